@@ -1,0 +1,234 @@
+// FundsHold actor: the balance of one account in one funding pool, and its open holds.
+// Available = balance − open holds. A reserve that does not fit is refused and holds nothing;
+// the balance never goes negative; every change of funds emits its event in the same commit.
+
+import { GatewayError } from '../../lib/errors';
+import { billingEvent, usageEvent } from '../../lib/events';
+import { MAX_SAFE, min, parseAmount, toJsonAmount } from '../../lib/money';
+import type { ActorContext, ActorInstance } from '../runtime/port';
+import {
+  FUNDS_HOLD_ACTOR_TYPE,
+  FUNDS_HOLD_METHODS,
+  type BalanceView,
+  type CreditOutcome,
+  type CreditRequest,
+  type FundsHoldApi,
+  type HoldOutcome,
+  type ReleaseRequest,
+  type ReserveRequest,
+  type SettleRequest,
+} from './FundsHoldInterface';
+import { canTransition, type HoldState } from './transitions';
+
+const STATE_KEY = 'funds';
+const CREDIT_KEY_PREFIX = 'credit:';
+const EXPIRY_REMINDER = 'expire-holds';
+/** Closed holds remembered so that a retried settle/release answers the same; oldest dropped first. */
+const CLOSED_HOLDS_KEPT = 1000;
+
+interface OpenHold {
+  amount: string;
+  expiresAt: number;
+  requestId: string;
+  model: string;
+  profileId: string;
+}
+
+interface ClosedHold {
+  state: Exclude<HoldState, 'open'>;
+  amount: string;
+  charged: string;
+}
+
+interface FundsState {
+  balance: string;
+  holds: Record<string, OpenHold>;
+  closed: Record<string, ClosedHold>;
+  closedOrder: string[];
+  /** When the pending expiry reminder is due (null: none pending). */
+  reminderDueAt: number | null;
+}
+
+function emptyState(): FundsState {
+  return { balance: '0', holds: {}, closed: {}, closedOrder: [], reminderDueAt: null };
+}
+
+function held(state: FundsState): bigint {
+  let total = 0n;
+  for (const hold of Object.values(state.holds)) total += BigInt(hold.amount);
+  return total;
+}
+
+export class FundsHold implements FundsHoldApi, ActorInstance {
+  static readonly actorType = FUNDS_HOLD_ACTOR_TYPE;
+  static readonly methods = FUNDS_HOLD_METHODS;
+
+  private readonly accountId: string;
+  private readonly pool: string;
+
+  constructor(private readonly ctx: ActorContext) {
+    const separator = ctx.actorId.lastIndexOf(':');
+    if (separator <= 0) throw new GatewayError('invalid_request', `FundsHold id must be "<account>:<pool>", got "${ctx.actorId}"`);
+    this.accountId = ctx.actorId.slice(0, separator);
+    this.pool = ctx.actorId.slice(separator + 1);
+  }
+
+  async reserve(request: ReserveRequest): Promise<HoldOutcome> {
+    const amount = parseAmount(request.amount);
+    const state = await this.load();
+    const existing = state.holds[request.holdId];
+    if (existing) {
+      if (BigInt(existing.amount) !== amount) throw new GatewayError('hold_state_conflict', `hold ${request.holdId} is open with another amount`);
+      return this.outcome(request.holdId, 'open', amount, 0n, state);
+    }
+    if (state.closed[request.holdId]) throw new GatewayError('hold_state_conflict', `hold ${request.holdId} has already ended`);
+    const available = BigInt(state.balance) - held(state);
+    if (amount > available) {
+      throw new GatewayError('insufficient_funds', 'the available balance does not cover the reservation estimate', {
+        extra: { required: toJsonAmount(amount), available: toJsonAmount(available < 0n ? 0n : available) },
+      });
+    }
+    const expiresAt = this.ctx.now() + request.ttlMs;
+    state.holds[request.holdId] = { amount: amount.toString(), expiresAt, requestId: request.requestId, model: request.model, profileId: request.profileId };
+    if (state.reminderDueAt === null || expiresAt < state.reminderDueAt) {
+      await this.ctx.reminders.register(EXPIRY_REMINDER, Math.max(0, expiresAt - this.ctx.now()));
+      state.reminderDueAt = expiresAt;
+    }
+    this.save(state);
+    return this.outcome(request.holdId, 'open', amount, 0n, state);
+  }
+
+  async settle(request: SettleRequest): Promise<HoldOutcome> {
+    const state = await this.load();
+    const hold = state.holds[request.holdId];
+    if (!hold) return this.repeatOrConflict(state, request.holdId, 'settled');
+    const amount = BigInt(hold.amount);
+    let cost = 0n;
+    const lines = request.lines.map((line) => {
+      const quantity = parseAmount(line.quantity);
+      const unitPrice = parseAmount(line.unitPrice);
+      const lineCost = quantity * unitPrice;
+      cost += lineCost;
+      return { unit: line.unit, quantity: toJsonAmount(quantity), unitPrice: toJsonAmount(unitPrice), cost: toJsonAmount(lineCost) };
+    });
+    // Never above the hold: usage beyond the estimate is borne by the platform.
+    const charged = request.platformBorne ? 0n : min(cost, amount);
+    const balance = BigInt(state.balance) - charged;
+    state.balance = balance.toString();
+    this.close(state, request.holdId, 'settled', amount, charged);
+    const now = this.ctx.now();
+    const common = { accountId: this.accountId, pool: this.pool, holdId: request.holdId, requestId: hold.requestId, model: hold.model, profileId: hold.profileId };
+    this.ctx.emit(billingEvent(`${request.holdId}:charge`, now, {
+      ...common,
+      kind: request.platformBorne ? 'platform_borne' : 'charge',
+      balanceDelta: -toJsonAmount(charged),
+      amount: toJsonAmount(request.platformBorne ? cost : charged),
+    }));
+    this.ctx.emit(usageEvent(`${request.holdId}:usage`, now, { ...common, lines, charged: toJsonAmount(charged) }));
+    this.save(state);
+    return this.outcome(request.holdId, 'settled', amount, charged, state);
+  }
+
+  async release(request: ReleaseRequest): Promise<HoldOutcome> {
+    const state = await this.load();
+    const hold = state.holds[request.holdId];
+    if (!hold) return this.repeatOrConflict(state, request.holdId, 'released');
+    this.end(state, request.holdId, 'released', request.reason);
+    this.save(state);
+    return this.outcome(request.holdId, 'released', BigInt(hold.amount), 0n, state);
+  }
+
+  async credit(request: CreditRequest): Promise<CreditOutcome> {
+    const amount = parseAmount(request.amount);
+    if (amount === 0n) throw new GatewayError('invalid_request', 'amount must be positive', { param: 'amount' });
+    if (typeof request.reference !== 'string' || request.reference.length === 0 || request.reference.length > 200) {
+      throw new GatewayError('invalid_request', 'reference must be a string of 1 to 200 characters', { param: 'reference' });
+    }
+    const state = await this.load();
+    const creditKey = CREDIT_KEY_PREFIX + request.reference;
+    const earlier = await this.ctx.state.get<string>(creditKey);
+    if (earlier !== undefined) {
+      if (BigInt(earlier) !== amount) throw new GatewayError('credit_reference_reused', `reference "${request.reference}" was already used for another amount`, { param: 'reference' });
+      return { reference: request.reference, amount: toJsonAmount(amount), applied: false, balance: toJsonAmount(BigInt(state.balance)) };
+    }
+    const balance = BigInt(state.balance) + amount;
+    if (balance > MAX_SAFE) throw new GatewayError('invalid_request', 'the balance would exceed 2^53-1 minor units', { param: 'amount' });
+    state.balance = balance.toString();
+    this.ctx.state.set(creditKey, amount.toString());
+    this.ctx.emit(billingEvent(`credit:${this.accountId}:${this.pool}:${request.reference}`, this.ctx.now(), {
+      kind: 'credit', accountId: this.accountId, pool: this.pool, balanceDelta: toJsonAmount(amount), amount: toJsonAmount(amount), reference: request.reference,
+    }));
+    this.save(state);
+    return { reference: request.reference, amount: toJsonAmount(amount), applied: true, balance: toJsonAmount(balance) };
+  }
+
+  async getBalance(): Promise<BalanceView> {
+    const state = await this.load();
+    const balance = BigInt(state.balance);
+    const onHold = held(state);
+    return {
+      accountId: this.accountId,
+      pool: this.pool,
+      balance: toJsonAmount(balance),
+      held: toJsonAmount(onHold),
+      available: toJsonAmount(balance - onHold),
+      openHolds: Object.keys(state.holds).length,
+    };
+  }
+
+  async onReminder(name: string): Promise<void> {
+    if (name !== EXPIRY_REMINDER) return;
+    const state = await this.load();
+    const now = this.ctx.now();
+    let next: number | null = null;
+    for (const [holdId, hold] of Object.entries(state.holds)) {
+      if (hold.expiresAt <= now) this.end(state, holdId, 'expired', 'expired');
+      else if (next === null || hold.expiresAt < next) next = hold.expiresAt;
+    }
+    state.reminderDueAt = next;
+    if (next !== null) await this.ctx.reminders.register(EXPIRY_REMINDER, Math.max(0, next - now));
+    this.save(state);
+  }
+
+  /** Ends an open hold without a charge (released or expired) and emits the release. */
+  private end(state: FundsState, holdId: string, to: 'released' | 'expired', reason: string): void {
+    const hold = state.holds[holdId];
+    const amount = BigInt(hold.amount);
+    this.close(state, holdId, to, amount, 0n);
+    this.ctx.emit(billingEvent(`${holdId}:release`, this.ctx.now(), {
+      kind: 'release', accountId: this.accountId, pool: this.pool, balanceDelta: 0, amount: toJsonAmount(amount),
+      holdId, requestId: hold.requestId, model: hold.model, profileId: hold.profileId, reference: reason,
+    }));
+  }
+
+  private close(state: FundsState, holdId: string, to: Exclude<HoldState, 'open'>, amount: bigint, charged: bigint): void {
+    if (!canTransition('open', to)) throw new GatewayError('hold_state_conflict', `a hold cannot move from open to ${to}`);
+    delete state.holds[holdId];
+    state.closed[holdId] = { state: to, amount: amount.toString(), charged: charged.toString() };
+    state.closedOrder.push(holdId);
+    while (state.closedOrder.length > CLOSED_HOLDS_KEPT) delete state.closed[state.closedOrder.shift() as string];
+  }
+
+  /** A settle or release of a hold that is no longer open: the same answer if it ended that way, else a conflict. */
+  private repeatOrConflict(state: FundsState, holdId: string, wanted: Exclude<HoldState, 'open'>): HoldOutcome {
+    const closed = state.closed[holdId];
+    if (!closed) throw new GatewayError('hold_not_found', `no hold ${holdId}`);
+    if (closed.state === wanted || (wanted === 'released' && closed.state === 'expired')) {
+      return this.outcome(holdId, closed.state, BigInt(closed.amount), BigInt(closed.charged), state);
+    }
+    if (!canTransition(closed.state, wanted)) throw new GatewayError('hold_state_conflict', `hold ${holdId} is ${closed.state}; it cannot become ${wanted}`);
+    throw new GatewayError('hold_state_conflict', `hold ${holdId} is ${closed.state}`);
+  }
+
+  private outcome(holdId: string, holdState: HoldState, amount: bigint, charged: bigint, state: FundsState): HoldOutcome {
+    return { holdId, state: holdState, amount: toJsonAmount(amount), charged: toJsonAmount(charged), balance: toJsonAmount(BigInt(state.balance)) };
+  }
+
+  private async load(): Promise<FundsState> {
+    return (await this.ctx.state.get<FundsState>(STATE_KEY)) ?? emptyState();
+  }
+
+  private save(state: FundsState): void {
+    this.ctx.state.set(STATE_KEY, state);
+  }
+}

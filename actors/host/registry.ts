@@ -1,0 +1,6 @@
+// Every actor class both hosts run. Adding an actor means adding it here.
+
+import { FundsHold } from '../funds-hold/FundsHold';
+import type { ActorClass } from '../runtime/port';
+
+export const ACTOR_CLASSES: readonly ActorClass[] = [FundsHold];

@@ -1,0 +1,151 @@
+// Dapr actor host: wraps each plain actor class in an @dapr/dapr AbstractActor adapter whose
+// class name is the actor type. State lives in the Dapr state manager (Redis state store),
+// reminders in the Dapr Scheduler, events go to Dapr pub/sub through a transactional outbox.
+
+import { AbstractActor, Temporal, type ActorId, type DaprClient } from '@dapr/dapr';
+import { toGatewayError } from '../../lib/errors';
+import type { EventEnvelope } from '../../lib/events';
+import type { ActorCallResult, ActorClass, ActorContext, ActorInstance } from './port';
+
+const OUTBOX_KEY = '__outbox';
+const OUTBOX_REMINDER = '__outbox';
+const RETRY_MS = 2000;
+const REMOVED = Symbol('removed');
+
+export type DaprPublisher = (event: EventEnvelope) => Promise<void>;
+
+interface ReminderPayload {
+  name: string;
+  data: unknown;
+}
+
+/** Builds the AbstractActor subclass Dapr registers for `cls`; its name is `cls.actorType`. */
+export function daprActorClass(cls: ActorClass, publish: DaprPublisher): new (client: DaprClient, id: ActorId) => AbstractActor {
+  class Adapter extends AbstractActor {
+    private core: (ActorInstance & Record<string, unknown>) | undefined;
+    private events: EventEnvelope[] = [];
+    /** This turn's writes, applied to the SDK state manager when the method has returned. */
+    private writes = new Map<string, { value: unknown } | typeof REMOVED>();
+    /** Ids published since activation: dropped from the stored outbox at the next commit. */
+    private readonly published = new Set<string>();
+
+    private instance(): ActorInstance & Record<string, unknown> {
+      if (!this.core) this.core = new cls(this.context()) as ActorInstance & Record<string, unknown>;
+      return this.core;
+    }
+
+    private context(): ActorContext {
+      const state = this.getStateManager();
+      return {
+        actorType: cls.actorType,
+        actorId: this.getActorId().getId(),
+        now: Date.now,
+        state: {
+          get: async <T>(key: string) => {
+            const written = this.writes.get(key);
+            if (written !== undefined) return written === REMOVED ? undefined : (written.value as T);
+            const [has, value] = await state.tryGetState(key);
+            return has ? (value as T) : undefined;
+          },
+          set: (key, value) => {
+            this.writes.set(key, { value });
+          },
+          remove: (key) => {
+            this.writes.set(key, REMOVED);
+          },
+        },
+        reminders: {
+          register: (name, dueInMs, data) =>
+            this.registerActorReminder(name, Temporal.Duration.from({ milliseconds: Math.max(0, Math.round(dueInMs)) }), undefined, undefined, { name, data: data ?? null } satisfies ReminderPayload),
+          unregister: (name) => this.unregisterActorReminder(name),
+        },
+        emit: (event) => {
+          this.events.push(event);
+        },
+      };
+    }
+
+    /** One turn: run the method, then commit state and outbox in one state transaction, then publish. */
+    async run(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>): Promise<ActorCallResult<unknown>> {
+      const stateManager = this.getStateManager();
+      this.events = [];
+      this.writes = new Map();
+      try {
+        const result = await body(this.instance());
+        for (const [key, write] of this.writes) {
+          if (write === REMOVED) await stateManager.tryRemoveState(key);
+          else await stateManager.setState(key, write.value);
+        }
+        const outbox = await this.nextOutbox(this.events);
+        if (outbox) await stateManager.setState(OUTBOX_KEY, outbox);
+        await stateManager.saveState();
+        if (outbox && outbox.length > 0) await this.publishOutbox(outbox);
+        return { ok: true, result };
+      } catch (error) {
+        // A failed turn leaves nothing behind: the SDK's cache would otherwise keep the changes.
+        await stateManager.clearCache();
+        this.core = undefined;
+        return { ok: false, error: toGatewayError(error).toJSON() };
+      } finally {
+        this.events = [];
+        this.writes = new Map();
+      }
+    }
+
+    /** The outbox to store: what is still unpublished plus this turn's events (undefined: unchanged). */
+    private async nextOutbox(events: EventEnvelope[]): Promise<EventEnvelope[] | undefined> {
+      const stored = await this.storedOutbox();
+      const pending = stored.filter((e) => !this.published.has(e.id));
+      if (events.length === 0 && pending.length === stored.length) return undefined;
+      return [...pending, ...events];
+    }
+
+    private async storedOutbox(): Promise<EventEnvelope[]> {
+      const [has, stored] = await this.getStateManager().tryGetState(OUTBOX_KEY);
+      return has && Array.isArray(stored) ? (stored as EventEnvelope[]) : [];
+    }
+
+    private async publishOutbox(outbox: EventEnvelope[]): Promise<void> {
+      let failed = false;
+      for (const event of outbox) {
+        if (this.published.has(event.id)) continue;
+        try {
+          await publish(event);
+          this.published.add(event.id);
+        } catch {
+          failed = true;
+        }
+      }
+      if (failed) await this.registerActorReminder(OUTBOX_REMINDER, Temporal.Duration.from({ milliseconds: RETRY_MS }), undefined, undefined, { name: OUTBOX_REMINDER, data: null });
+    }
+
+    override async receiveReminder(raw: unknown): Promise<void> {
+      // Reminder handlers are not guarded by the SDK: nothing may escape from here.
+      const payload = raw as ReminderPayload | undefined;
+      try {
+        const name = payload?.name ?? '';
+        if (name === OUTBOX_REMINDER) {
+          await this.publishOutbox(await this.storedOutbox());
+          return;
+        }
+        const outcome = await this.run((core) => core.onReminder(name, payload?.data ?? null));
+        if (!outcome.ok) throw new Error(outcome.error.message);
+      } catch {
+        if (payload?.name) {
+          await this.registerActorReminder(payload.name, Temporal.Duration.from({ milliseconds: RETRY_MS }), undefined, undefined, payload).catch(() => undefined);
+        }
+      }
+    }
+  }
+
+  for (const method of cls.methods) {
+    Object.defineProperty(Adapter.prototype, method, {
+      value: function (this: Adapter, arg: unknown) {
+        return this.run((core) => (core[method] as (a: unknown) => Promise<unknown>).call(core, arg));
+      },
+    });
+  }
+  // The Dapr actor type is the class name: it must be exactly the frozen type name.
+  Object.defineProperty(Adapter, 'name', { value: cls.actorType });
+  return Adapter;
+}

@@ -1,0 +1,26 @@
+// Calls actors through the caller's own Dapr sidecar (the gateway's). Domain errors come back
+// as values (ActorCallResult) and are rethrown here as the same GatewayError.
+
+import { DaprSidecar } from '../../lib/dapr-http';
+import { GatewayError } from '../../lib/errors';
+import type { ActorCallResult, ActorInvoker } from './port';
+
+export class DaprActorInvoker implements ActorInvoker {
+  constructor(private readonly sidecar: DaprSidecar) {}
+
+  async invoke<R>(actorType: string, actorId: string, method: string, arg: unknown, traceparent?: string): Promise<R> {
+    const path = `/v1.0/actors/${actorType}/${encodeURIComponent(actorId)}/method/${method}`;
+    const { status, json } = await this.sidecar.request('PUT', path, arg ?? null, traceparent ? { traceparent } : {});
+    if (status !== 200) throw new GatewayError('actor_unavailable', `actor call ${actorType}.${method} failed with ${status}`);
+    return unwrapActorResult<R>(json as ActorCallResult<R>);
+  }
+}
+
+export function unwrapActorResult<R>(outcome: ActorCallResult<R>): R {
+  if (outcome && outcome.ok === true) return outcome.result;
+  if (outcome && outcome.ok === false) {
+    const { code, message, param, extra } = outcome.error;
+    throw new GatewayError(GatewayError.isCode(code) ? code : 'internal_error', message, { param, extra });
+  }
+  throw new GatewayError('actor_unavailable', 'malformed actor response');
+}

@@ -1,0 +1,259 @@
+// Embedded actor host: one process, turn-based concurrency per actor id, state, outbox and
+// reminders durable in the local database. A due reminder still fires after a restart.
+
+import { GatewayError, toGatewayError } from '../../lib/errors';
+import type { EventEnvelope } from '../../lib/events';
+import type { LocalDb } from '../../lib/local-db';
+import type { ActorClass, ActorContext, ActorInstance, ActorInvoker } from './port';
+
+export type Publisher = (event: EventEnvelope) => Promise<void>;
+
+interface Turn {
+  dirty: Map<string, unknown>;
+  events: EventEnvelope[];
+}
+
+interface Activation {
+  instance: ActorInstance & Record<string, unknown>;
+  /** Committed state read so far. */
+  cache: Map<string, unknown>;
+  /** The uncommitted changes of the turn under way. */
+  turn: Turn;
+}
+
+interface StoredReminder {
+  actorType: string;
+  actorId: string;
+  name: string;
+  dueAt: number;
+  data: unknown;
+}
+
+const DELETED = Symbol('deleted');
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const OUTBOX_RETRY_MS = 2000;
+
+export interface EmbeddedHostOptions {
+  db: LocalDb;
+  publish: Publisher;
+  now?: () => number;
+  /** Observes every actor call (tracing, metrics); must not throw. */
+  onCall?: (actorType: string, actorId: string, method: string, durationMs: number, ok: boolean) => void;
+}
+
+export class EmbeddedActorHost implements ActorInvoker {
+  private readonly classes = new Map<string, ActorClass>();
+  private readonly activations = new Map<string, Activation>();
+  private readonly turns = new Map<string, Promise<unknown>>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private outboxRetry: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly now: () => number;
+
+  constructor(private readonly options: EmbeddedHostOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  register(cls: ActorClass): void {
+    this.classes.set(cls.actorType, cls);
+  }
+
+  /** Schedules every stored reminder (due ones fire at once) and republishes the pending outbox. */
+  async start(): Promise<void> {
+    for (const { value } of this.options.db.reminders.getRange()) this.schedule(value as StoredReminder);
+    await this.flushOutbox();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    if (this.outboxRetry) clearTimeout(this.outboxRetry);
+    await Promise.allSettled([...this.turns.values()]);
+  }
+
+  invoke<R>(actorType: string, actorId: string, method: string, arg: unknown): Promise<R> {
+    const cls = this.classes.get(actorType);
+    if (!cls) return Promise.reject(new GatewayError('not_found', `unknown actor type ${actorType}`));
+    if (!cls.methods.includes(method)) return Promise.reject(new GatewayError('not_found', `${actorType} has no method ${method}`));
+    return this.turn(cls, actorId, (instance) => (instance[method] as (a: unknown) => Promise<R>).call(instance, arg), method);
+  }
+
+  /** Runs `body` as the next turn of the actor: strictly one at a time per actor id. */
+  private turn<R>(cls: ActorClass, actorId: string, body: (instance: Activation['instance']) => Promise<R>, label: string): Promise<R> {
+    const key = `${cls.actorType}\u0000${actorId}`;
+    const previous = this.turns.get(key);
+    const run = previous ? previous.then(() => this.execute(cls, actorId, key, body, label)) : this.execute(cls, actorId, key, body, label);
+    const tail = run.then(noop, noop);
+    this.turns.set(key, tail);
+    void tail.then(() => {
+      if (this.turns.get(key) === tail) this.turns.delete(key);
+    });
+    return run;
+  }
+
+  private async execute<R>(cls: ActorClass, actorId: string, key: string, body: (instance: Activation['instance']) => Promise<R>, label: string): Promise<R> {
+    const started = performance.now();
+    const activation = this.activate(cls, actorId, key);
+    const { dirty, events } = activation.turn;
+    let ok = false;
+    try {
+      const result = await body(activation.instance);
+      this.commit(key, dirty, events);
+      ok = true;
+      for (const [stateKey, value] of dirty) {
+        if (value === DELETED) activation.cache.delete(stateKey);
+        else activation.cache.set(stateKey, value);
+      }
+      if (events.length > 0) await this.publishAll(events);
+      return result;
+    } catch (error) {
+      // The method may have mutated cached objects before failing: drop the activation.
+      this.activations.delete(key);
+      throw toGatewayError(error);
+    } finally {
+      this.options.onCall?.(cls.actorType, actorId, label, performance.now() - started, ok);
+    }
+  }
+
+  private activate(cls: ActorClass, actorId: string, key: string): Activation {
+    let activation = this.activations.get(key);
+    if (!activation) {
+      const created: Activation = { instance: undefined as unknown as Activation['instance'], cache: new Map(), turn: newTurn() };
+      created.instance = new cls(this.context(cls.actorType, actorId, key, created)) as Activation['instance'];
+      this.activations.set(key, created);
+      activation = created;
+    } else {
+      activation.turn = newTurn();
+    }
+    return activation;
+  }
+
+  private context(actorType: string, actorId: string, key: string, activation: Activation): ActorContext {
+    const db = this.options.db;
+    const cache = activation.cache;
+    const turnOf = () => activation.turn;
+    return {
+      actorType,
+      actorId,
+      now: this.now,
+      state: {
+        async get<T>(stateKey: string): Promise<T | undefined> {
+          const { dirty } = turnOf();
+          if (dirty.has(stateKey)) {
+            const value = dirty.get(stateKey);
+            return value === DELETED ? undefined : (value as T);
+          }
+          if (cache.has(stateKey)) return cache.get(stateKey) as T;
+          const stored = db.actorState.get(`${key}\u0000${stateKey}`) as T | undefined;
+          if (stored !== undefined) cache.set(stateKey, stored);
+          return stored;
+        },
+        set<T>(stateKey: string, value: T): void {
+          turnOf().dirty.set(stateKey, value);
+        },
+        remove(stateKey: string): void {
+          turnOf().dirty.set(stateKey, DELETED);
+        },
+      },
+      reminders: {
+        register: async (name, dueInMs, data) => {
+          const reminder: StoredReminder = { actorType, actorId, name, dueAt: this.now() + dueInMs, data: data ?? null };
+          db.reminders.putSync(reminderKey(actorType, actorId, name), reminder);
+          this.schedule(reminder);
+        },
+        unregister: async (name) => {
+          const rKey = reminderKey(actorType, actorId, name);
+          db.reminders.removeSync(rKey);
+          clearTimeout(this.timers.get(rKey));
+          this.timers.delete(rKey);
+        },
+      },
+      emit(event: EventEnvelope): void {
+        turnOf().events.push(event);
+      },
+    };
+  }
+
+  /** State changes and the outbox in one LMDB transaction. */
+  private commit(key: string, dirty: Map<string, unknown>, events: EventEnvelope[]): void {
+    if (dirty.size === 0 && events.length === 0) return;
+    const { root, actorState, outbox } = this.options.db;
+    root.transactionSync(() => {
+      for (const [stateKey, value] of dirty) {
+        if (value === DELETED) actorState.removeSync(`${key}\u0000${stateKey}`);
+        else actorState.putSync(`${key}\u0000${stateKey}`, value);
+      }
+      for (const event of events) outbox.putSync(event.id, event);
+    });
+  }
+
+  private async publishAll(events: EventEnvelope[]): Promise<void> {
+    for (const event of events) {
+      try {
+        await this.options.publish(event);
+        this.options.db.outbox.removeSync(event.id);
+      } catch {
+        this.scheduleOutboxRetry();
+      }
+    }
+  }
+
+  /** Publishes whatever the outbox still holds (after a restart or a failed publish). */
+  async flushOutbox(): Promise<void> {
+    const pending = [...this.options.db.outbox.getRange()].map(({ value }) => value as EventEnvelope);
+    await this.publishAll(pending);
+  }
+
+  private scheduleOutboxRetry(): void {
+    if (this.closed || this.outboxRetry) return;
+    this.outboxRetry = setTimeout(() => {
+      this.outboxRetry = undefined;
+      void this.flushOutbox();
+    }, OUTBOX_RETRY_MS);
+    this.outboxRetry.unref();
+  }
+
+  private schedule(reminder: StoredReminder): void {
+    if (this.closed) return;
+    const rKey = reminderKey(reminder.actorType, reminder.actorId, reminder.name);
+    clearTimeout(this.timers.get(rKey));
+    const delay = Math.min(MAX_TIMER_MS, Math.max(0, reminder.dueAt - this.now()));
+    const timer = setTimeout(() => void this.fire(rKey, reminder), delay);
+    timer.unref();
+    this.timers.set(rKey, timer);
+  }
+
+  private async fire(rKey: string, reminder: StoredReminder): Promise<void> {
+    this.timers.delete(rKey);
+    if (reminder.dueAt > this.now()) return this.schedule(reminder);
+    const cls = this.classes.get(reminder.actorType);
+    if (!cls) return;
+    const stored = () => this.options.db.reminders.get(rKey) as StoredReminder | undefined;
+    if (stored()?.dueAt !== reminder.dueAt) return; // replaced or removed since scheduled
+    try {
+      // Remove first, in the same turn: a reminder the handler registers again replaces it.
+      await this.turn(cls, reminder.actorId, async (instance) => {
+        if (stored()?.dueAt === reminder.dueAt) this.options.db.reminders.removeSync(rKey);
+        await instance.onReminder(reminder.name, reminder.data);
+      }, `reminder:${reminder.name}`);
+    } catch {
+      // A failed reminder turn is retried, so a due expiry is never lost.
+      if (!stored()) {
+        const retry = { ...reminder, dueAt: this.now() + OUTBOX_RETRY_MS };
+        this.options.db.reminders.putSync(rKey, retry);
+        this.schedule(retry);
+      }
+    }
+  }
+}
+
+function reminderKey(actorType: string, actorId: string, name: string): string {
+  return `${actorType}\u0000${actorId}\u0000${name}`;
+}
+
+function newTurn(): Turn {
+  return { dirty: new Map(), events: [] };
+}
+
+function noop(): void {}

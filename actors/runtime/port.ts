@@ -1,0 +1,48 @@
+// The actor-context port: what an actor class may use. Both hosts (embedded, Dapr) implement it,
+// so the same actor classes run on either. State changes made during one method call are
+// committed together with the events the call emits (transactional outbox), or not at all.
+
+import type { EventEnvelope } from '../../lib/events';
+
+export interface ActorState {
+  get<T>(key: string): Promise<T | undefined>;
+  set<T>(key: string, value: T): void;
+  remove(key: string): void;
+}
+
+export interface ActorReminders {
+  /** One-shot reminder `name` due in `dueInMs`; registering the same name again replaces it. */
+  register(name: string, dueInMs: number, data?: unknown): Promise<void>;
+  unregister(name: string): Promise<void>;
+}
+
+export interface ActorContext {
+  readonly actorType: string;
+  readonly actorId: string;
+  readonly state: ActorState;
+  readonly reminders: ActorReminders;
+  /** Adds an event to the outbox in the same commit as the state; the host publishes it after. */
+  emit(event: EventEnvelope): void;
+  now(): number;
+}
+
+/** Every actor class: built per activation with its context; `onReminder` receives due reminders. */
+export interface ActorInstance {
+  onReminder(name: string, data: unknown): Promise<void>;
+}
+
+export interface ActorClass<T extends ActorInstance = ActorInstance> {
+  new (context: ActorContext): T;
+  /** The frozen public actor type name (Dapr actor type). */
+  readonly actorType: string;
+  /** Methods callable from outside, each taking one JSON argument and returning JSON. */
+  readonly methods: readonly string[];
+}
+
+/** What callers (the gateway) use: the same on both hosts. Errors come back as GatewayError. */
+export interface ActorInvoker {
+  invoke<R>(actorType: string, actorId: string, method: string, arg: unknown): Promise<R>;
+}
+
+/** Wire result of an actor call on both hosts: domain errors travel as values, not exceptions. */
+export type ActorCallResult<R> = { ok: true; result: R } | { ok: false; error: { code: string; message: string; param?: string; extra?: Record<string, unknown> } };

@@ -1,0 +1,59 @@
+// The catalog configuration file: models, their profiles and prices. Validated at start-up.
+
+import { z } from 'zod';
+
+export const PRICED_OPERATIONS = ['TEXT_OUTPUT', 'IMAGE', 'SECOND'] as const;
+export type PricedOperation = (typeof PRICED_OPERATIONS)[number];
+
+export const WIRE_FORMATS = ['openai-chat', 'anthropic-messages', 'openai-images'] as const;
+export type WireFormat = (typeof WIRE_FORMATS)[number];
+
+const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be a lowercase UUID');
+const amount = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+const tokens = z.number().int().positive().max(1_048_576);
+
+export const profileSchema = z.object({
+  profile_id: uuid,
+  wire_format: z.enum(WIRE_FORMATS),
+  compat_profile: z.string().min(1),
+  provider: z.string().min(1),
+  upstream_model: z.string().min(1),
+  capabilities: z.array(z.string().min(1)),
+  chat_runtime_supported: z.boolean(),
+}).strict();
+
+/** Status strings are kept as written: anything other than "ready" (or a missing one) is not ready. */
+const pricingStatus = z.record(z.string(), z.string());
+
+export const pricesSchema = z.object({
+  TEXT_INPUT: amount.optional(),
+  TEXT_OUTPUT: amount.optional(),
+  IMAGE: amount.optional(),
+  SECOND: amount.optional(),
+}).strict();
+
+export const modelSchema = z.object({
+  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'letters, digits, ".", "_" and "-" only'),
+  display_name: z.string().optional(),
+  withdrawn: z.boolean().default(false),
+  profiles: z.array(profileSchema).min(1),
+  pricing_status: pricingStatus,
+  /** Prices in minor units per unit (token, image, second). */
+  prices: pricesSchema.default({}),
+  /** The explicit free contract: the only way a zero price is valid. */
+  free_contract: z.boolean().default(false),
+  limits: z.object({
+    max_tokens: tokens.optional(),
+    output_budget: tokens.optional(),
+    max_body_bytes: z.number().int().positive().optional(),
+  }).strict().default({}),
+}).strict();
+
+export const catalogFileSchema = z.object({
+  models: z.array(modelSchema),
+  providers: z.record(z.string(), z.unknown()),
+}).strict();
+
+export type CatalogProfile = z.infer<typeof profileSchema>;
+export type CatalogModel = z.infer<typeof modelSchema>;
+export type CatalogFile = z.infer<typeof catalogFileSchema>;

@@ -1,0 +1,64 @@
+// The operator CLI: the same operations as the operator API, over HTTP.
+//   npm run cli -- accounts create <name>
+//   npm run cli -- api-keys create <accountId>
+//   npm run cli -- credits add <accountId> <amount> <reference>
+// Reads GATEWAY_URL (default http://127.0.0.1:8080) and GATEWAY_ADMIN_TOKEN.
+
+export interface CliIo {
+  env: NodeJS.ProcessEnv;
+  out: (line: string) => void;
+  err: (line: string) => void;
+  fetch: typeof fetch;
+}
+
+const USAGE = `usage:
+  accounts create <name>
+  api-keys create <accountId>
+  credits add <accountId> <amount> <reference>`;
+
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const base = (io.env.GATEWAY_URL ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
+  const token = io.env.GATEWAY_ADMIN_TOKEN;
+  if (!token) {
+    io.err('GATEWAY_ADMIN_TOKEN is not set');
+    return 2;
+  }
+  const [noun, verb, ...rest] = argv;
+  let path: string;
+  let body: unknown;
+  if (noun === 'accounts' && verb === 'create' && rest.length === 1) {
+    path = '/admin/v1/accounts';
+    body = { name: rest[0] };
+  } else if (noun === 'api-keys' && verb === 'create' && rest.length === 1) {
+    path = `/admin/v1/accounts/${encodeURIComponent(rest[0])}/api-keys`;
+    body = {};
+  } else if (noun === 'credits' && verb === 'add' && rest.length === 3 && /^\d+$/.test(rest[1] ?? '')) {
+    path = `/admin/v1/accounts/${encodeURIComponent(rest[0])}/credits`;
+    body = { amount: Number(rest[1]), reference: rest[2] };
+  } else {
+    io.err(USAGE);
+    return 2;
+  }
+  const response = await io.fetch(base + path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) {
+    io.err(`${response.status} ${text}`);
+    return 1;
+  }
+  io.out(text);
+  return 0;
+}
+
+if (require.main === module) {
+  runCli(process.argv.slice(2), { env: process.env, out: (l) => console.log(l), err: (l) => console.error(l), fetch }).then(
+    (code) => process.exit(code),
+    (error) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    },
+  );
+}

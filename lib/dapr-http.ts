@@ -1,0 +1,46 @@
+// A small client for the Dapr sidecar's HTTP API (actor invocation, publish, state, service
+// invocation): one keep-alive connection pool, JSON in and out, W3C trace context carried.
+
+import { Pool } from 'undici';
+import { GatewayError } from './errors';
+
+export class DaprSidecar {
+  private readonly pool: Pool;
+
+  constructor(readonly host: string, readonly httpPort: number, connections = 64) {
+    this.pool = new Pool(`http://${host}:${httpPort}`, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
+  }
+
+  async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: unknown }> {
+    let response;
+    try {
+      response = await this.pool.request({
+        method,
+        path,
+        headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (error) {
+      throw new GatewayError('actor_unavailable', `Dapr sidecar unreachable: ${(error as Error).message}`);
+    }
+    const text = await response.body.text();
+    let json: unknown = undefined;
+    if (text.length > 0) {
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = text;
+      }
+    }
+    return { status: response.statusCode, json };
+  }
+
+  async publish(pubsub: string, topic: string, event: unknown, traceparent?: string): Promise<void> {
+    const { status, json } = await this.request('POST', `/v1.0/publish/${pubsub}/${encodeURIComponent(topic)}`, event, traceparent ? { traceparent } : {});
+    if (status !== 204 && status !== 200) throw new Error(`publish to ${topic} failed with ${status}: ${JSON.stringify(json)}`);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}

@@ -1,0 +1,69 @@
+// One error class, a closed set of codes, and an exhaustive code → HTTP status map:
+// a new code without a status does not compile. Routes throw; one middleware formats.
+
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_json: 400,
+  max_tokens_out_of_range: 400,
+  max_completion_tokens_unsupported: 400,
+  n_unsupported: 400,
+  thinking_budget_invalid: 400,
+  estimate_too_large: 400,
+  wire_format_mismatch: 400,
+  idempotency_key_required: 400,
+  idempotency_key_invalid: 400,
+  unauthorized: 401,
+  insufficient_funds: 402,
+  credential_family_mismatch: 403,
+  model_not_eligible: 403,
+  admin_disabled: 403,
+  not_found: 404,
+  model_not_found: 404,
+  account_not_found: 404,
+  hold_not_found: 404,
+  idempotency_key_reused: 409,
+  credit_reference_reused: 409,
+  hold_state_conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  internal_error: 500,
+  provider_error: 502,
+  provider_rejected: 400,
+  actor_unavailable: 503,
+  provider_timeout: 504,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly param?: string;
+  readonly extra?: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, options: { param?: string; extra?: Record<string, unknown> } = {}) {
+    super(message);
+    this.name = 'GatewayError';
+    this.code = code;
+    this.param = options.param;
+    this.extra = options.extra;
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+
+  /** Plain form that crosses process boundaries (actor calls) and comes back as the same error. */
+  toJSON(): { code: ErrorCode; message: string; param?: string; extra?: Record<string, unknown> } {
+    return { code: this.code, message: this.message, param: this.param, extra: this.extra };
+  }
+
+  static isCode(value: unknown): value is ErrorCode {
+    return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ERROR_STATUS, value);
+  }
+}
+
+/** Wraps anything thrown into a GatewayError: the one place unknown errors become 500s. */
+export function toGatewayError(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error;
+  return new GatewayError('internal_error', 'internal error');
+}

@@ -1,0 +1,33 @@
+// The embedded default's local file database: LMDB (memory-mapped, transactional).
+// Every write is a committed LMDB transaction before it is acknowledged, so a killed process
+// loses nothing acknowledged; with GATEWAY_FSYNC=always each commit is also flushed to disk
+// (survives a machine crash), otherwise the OS flushes it (see docs/durability.md).
+
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+
+export interface LocalDb {
+  readonly root: RootDatabase;
+  readonly actorState: Database<unknown, string>;
+  readonly reminders: Database<unknown, string>;
+  readonly outbox: Database<unknown, string>;
+  readonly ledger: Database<unknown, string>;
+  readonly accounts: Database<unknown, string>;
+  close(): Promise<void>;
+}
+
+export function openLocalDb(dataDir: string, options: { fsync?: boolean } = {}): LocalDb {
+  mkdirSync(dataDir, { recursive: true });
+  const root = open({ path: join(dataDir, 'gateway.lmdb'), noSync: !options.fsync, encoding: 'msgpack', maxDbs: 16 });
+  const sub = (name: string) => root.openDB<unknown, string>({ name, encoding: 'msgpack' });
+  return {
+    root,
+    actorState: sub('actor-state'),
+    reminders: sub('reminders'),
+    outbox: sub('outbox'),
+    ledger: sub('ledger'),
+    accounts: sub('accounts'),
+    close: () => root.close(),
+  };
+}

@@ -1,0 +1,56 @@
+// The gateway's HTTP edge: route families, one request-id middleware, one error handler.
+
+import express from 'express';
+import type { Logger } from 'pino';
+import type { FundsHoldClient } from '../../actors/funds-hold/client';
+import type { Catalog } from '../../catalog/catalog';
+import type { ChatProvider } from '../../providers/port';
+import type { AccountStore } from './accounts/store';
+import { errorHandler, notFound } from './middleware/errors';
+import { requestId } from './middleware/request-id';
+import { adminRoutes } from './routes/admin';
+import { catalogRoutes } from './routes/catalog';
+import { chatRoutes } from './routes/chat';
+import { consoleRoutes } from './routes/console';
+
+export interface GatewayDeps {
+  catalog: Catalog;
+  providers: ReadonlyMap<string, ChatProvider>;
+  funds: FundsHoldClient;
+  accounts: AccountStore;
+  logger: Logger;
+  actorHost: 'embedded' | 'dapr';
+  adminToken?: string;
+  maxBodyBytes: number;
+  providerTimeoutMs: number;
+  holdTtlMs: number;
+  /** Dependencies of /readyz: each answers whether it is reachable. */
+  readiness: Record<string, () => Promise<boolean>>;
+}
+
+export function createGatewayApp(deps: GatewayDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestId());
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const checks: Record<string, boolean> = {};
+    await Promise.all(Object.entries(deps.readiness).map(async ([name, check]) => {
+      checks[name] = await check().catch(() => false);
+    }));
+    const ready = Object.values(checks).every(Boolean);
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
+  });
+
+  app.use(catalogRoutes(deps.catalog, { actorHost: deps.actorHost }));
+  app.use(chatRoutes({ catalog: deps.catalog, providers: deps.providers, funds: deps.funds, maxBodyBytes: deps.maxBodyBytes, providerTimeoutMs: deps.providerTimeoutMs, holdTtlMs: deps.holdTtlMs, logger: deps.logger }, deps.accounts));
+  app.use(consoleRoutes({ accounts: deps.accounts, funds: deps.funds }));
+  app.use(adminRoutes({ adminToken: deps.adminToken, accounts: deps.accounts, funds: deps.funds }));
+  app.use(notFound());
+  app.use(errorHandler(deps.logger));
+  return app;
+}

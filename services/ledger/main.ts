@@ -1,0 +1,26 @@
+// Entry point of the ledger app in the Dapr topology (Redis storage).
+
+import pino from 'pino';
+import { loadConfig } from '../../lib/config';
+import { createLedgerApp } from './app';
+import { RedisLedgerStore } from './redis-store';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = pino({ level: config.logLevel, base: { service: 'ledger' } });
+  const store = await RedisLedgerStore.connect(config.redisUrl);
+  const app = createLedgerApp(store, { logger, ready: () => store.ping() });
+  const port = config.appPort ?? 3102;
+  const server = app.listen(port, '127.0.0.1', () => logger.info({ port }, 'ledger listening'));
+  const stop = () => {
+    server.close(() => void store.close().finally(() => process.exit(0)));
+    setTimeout(() => process.exit(0), 5000).unref();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});
