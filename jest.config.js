@@ -3,7 +3,7 @@
 const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022', keepClassNames: true } }] };
 module.exports = {
   projects: [
-    { displayName: 'unit', testEnvironment: 'node', transform, testMatch: ['<rootDir>/{lib,actors,services,providers,catalog,cli,topology}/**/*.test.ts'] },
+    { displayName: 'unit', testEnvironment: 'node', transform, testMatch: ['<rootDir>/{lib,actors,services,providers,catalog,cli,topology}/**/*.test.ts', '<rootDir>/test/support/*.test.ts'] },
     { displayName: 'e2e-embedded', testEnvironment: 'node', transform, testMatch: ['<rootDir>/test/embedded/**/*.test.ts'] },
     { displayName: 'e2e-dapr', testEnvironment: 'node', transform, testMatch: ['<rootDir>/test/dapr/**/*.test.ts'] },
   ],

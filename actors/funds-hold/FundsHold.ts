@@ -22,7 +22,12 @@ import { canTransition, type HoldState } from './transitions';
 
 const STATE_KEY = 'funds';
 const CREDIT_KEY_PREFIX = 'credit:';
+/**
+ * Expiry reminders are named by their due time: a one-shot reminder re-registered from its own
+ * callback under the same name can be deleted when that callback completes (Dapr Scheduler).
+ */
 const EXPIRY_REMINDER = 'expire-holds';
+const expiryReminderName = (dueAt: number) => `${EXPIRY_REMINDER}@${dueAt}`;
 /** Closed holds remembered so that a retried settle/release answers the same; oldest dropped first. */
 const CLOSED_HOLDS_KEPT = 1000;
 
@@ -91,7 +96,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     const expiresAt = this.ctx.now() + request.ttlMs;
     state.holds[request.holdId] = { amount: amount.toString(), expiresAt, requestId: request.requestId, model: request.model, profileId: request.profileId };
     if (state.reminderDueAt === null || expiresAt < state.reminderDueAt) {
-      await this.ctx.reminders.register(EXPIRY_REMINDER, Math.max(0, expiresAt - this.ctx.now()));
+      await this.ctx.reminders.register(expiryReminderName(expiresAt), Math.max(0, expiresAt - this.ctx.now()));
       state.reminderDueAt = expiresAt;
     }
     this.save(state);
@@ -177,7 +182,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
   }
 
   async onReminder(name: string): Promise<void> {
-    if (name !== EXPIRY_REMINDER) return;
+    if (!name.startsWith(EXPIRY_REMINDER)) return;
     const state = await this.load();
     const now = this.ctx.now();
     let next: number | null = null;
@@ -186,7 +191,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
       else if (next === null || hold.expiresAt < next) next = hold.expiresAt;
     }
     state.reminderDueAt = next;
-    if (next !== null) await this.ctx.reminders.register(EXPIRY_REMINDER, Math.max(0, next - now));
+    if (next !== null) await this.ctx.reminders.register(expiryReminderName(next), Math.max(0, next - now));
     this.save(state);
   }
 

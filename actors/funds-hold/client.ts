@@ -25,7 +25,7 @@ export class FundsHoldClient {
       settle: (request: SettleRequest) => call<HoldOutcome>('settle', request),
       release: (request: ReleaseRequest) => call<HoldOutcome>('release', request),
       credit: (request: CreditRequest) => call<CreditOutcome>('credit', request),
-      getBalance: () => call<BalanceView>('getBalance', null),
+      getBalance: () => call<BalanceView>('getBalance', {}),
     };
   }
 }

@@ -2,10 +2,12 @@
 // @dapr/dapr server; daprd calls the methods and reminders, placement spreads the ids.
 
 import { CommunicationProtocolEnum, DaprServer, LogLevel } from '@dapr/dapr';
+import ActorRuntime from '@dapr/dapr/actors/runtime/ActorRuntime';
+import express from 'express';
 import pino from 'pino';
 import { loadConfig } from '../../lib/config';
 import { DaprSidecar } from '../../lib/dapr-http';
-import { daprActorClass } from '../runtime/dapr-host';
+import { daprActorClass, decodeReminderData, REMIND_METHOD } from '../runtime/dapr-host';
 import { ACTOR_CLASSES } from './registry';
 
 export const PUBSUB_NAME = 'pubsub';
@@ -15,7 +17,24 @@ async function main(): Promise<void> {
   const logger = pino({ level: config.logLevel, base: { service: 'actors' } });
   const sidecar = new DaprSidecar(config.dapr.host, config.dapr.httpPort);
   const publish = (event: { topic: string; traceparent?: string }) => sidecar.publish(PUBSUB_NAME, event.topic, event, event.traceparent);
-  const server = new DaprServer({
+  // Reminders are routed here, before the SDK's own route, because the SDK hands the actor
+  // neither the reminder's name nor intact data. daprd holds the actor's turn while it calls.
+  const app = express();
+  let server: DaprServer | undefined;
+  app.put('/actors/:type/:id/method/remind/:name', express.json({ type: () => true, limit: '1mb' }), async (req, res) => {
+    const { type, id, name } = req.params;
+    try {
+      const runtime = ActorRuntime.getInstanceByDaprClient((server as DaprServer).client);
+      const payload = { name, data: decodeReminderData((req.body as { data?: unknown } | undefined)?.data) };
+      await runtime.invoke(type, id, REMIND_METHOD, Buffer.from(JSON.stringify(payload)));
+      res.status(200).end();
+    } catch (error) {
+      logger.error({ err: (error as Error).message, type, id, name }, 'reminder failed');
+      res.status(500).end();
+    }
+  });
+  server = new DaprServer({
+    serverHttp: app,
     serverHost: '127.0.0.1',
     serverPort: String(config.appPort ?? 3101),
     communicationProtocol: CommunicationProtocolEnum.HTTP,

@@ -19,6 +19,22 @@ interface ReminderPayload {
   data: unknown;
 }
 
+/** The adapter method the reminder route calls with `{ name, data }`. */
+export const REMIND_METHOD = '__remind';
+
+/** Reminder data as daprd delivers it: JSON, or a base64 or JSON string of it. */
+export function decodeReminderData(data: unknown): unknown {
+  if (typeof data !== 'string') return data ?? null;
+  for (const text of [data, Buffer.from(data, 'base64').toString('utf8')]) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      /* next form */
+    }
+  }
+  return data;
+}
+
 /** Builds the AbstractActor subclass Dapr registers for `cls`; its name is `cls.actorType`. */
 export function daprActorClass(cls: ActorClass, publish: DaprPublisher): new (client: DaprClient, id: ActorId) => AbstractActor {
   class Adapter extends AbstractActor {
@@ -119,6 +135,11 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher): new (cl
       if (failed) await this.registerActorReminder(OUTBOX_REMINDER, Temporal.Duration.from({ milliseconds: RETRY_MS }), undefined, undefined, { name: OUTBOX_REMINDER, data: null });
     }
 
+    /** Called by the reminder route of dapr-main.ts (the SDK drops the reminder's name and data). */
+    async __remind(payload: ReminderPayload): Promise<void> {
+      await this.receiveReminder(payload);
+    }
+
     override async receiveReminder(raw: unknown): Promise<void> {
       // Reminder handlers are not guarded by the SDK: nothing may escape from here.
       const payload = raw as ReminderPayload | undefined;
@@ -130,7 +151,8 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher): new (cl
         }
         const outcome = await this.run((core) => core.onReminder(name, payload?.data ?? null));
         if (!outcome.ok) throw new Error(outcome.error.message);
-      } catch {
+      } catch (error) {
+        process.stderr.write(`reminder ${payload?.name} of ${cls.actorType}/${this.getActorId().getId()} failed, retrying: ${(error as Error).message}\n`);
         if (payload?.name) {
           await this.registerActorReminder(payload.name, Temporal.Duration.from({ milliseconds: RETRY_MS }), undefined, undefined, payload).catch(() => undefined);
         }

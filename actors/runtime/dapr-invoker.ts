@@ -10,8 +10,8 @@ export class DaprActorInvoker implements ActorInvoker {
 
   async invoke<R>(actorType: string, actorId: string, method: string, arg: unknown, traceparent?: string): Promise<R> {
     const path = `/v1.0/actors/${actorType}/${encodeURIComponent(actorId)}/method/${method}`;
-    const { status, json } = await this.sidecar.request('PUT', path, arg ?? null, traceparent ? { traceparent } : {});
-    if (status !== 200) throw new GatewayError('actor_unavailable', `actor call ${actorType}.${method} failed with ${status}`);
+    const { status, json } = await this.sidecar.request('PUT', path, arg ?? {}, traceparent ? { traceparent } : {});
+    if (status !== 200) throw new GatewayError('actor_unavailable', `actor call ${actorType}.${method} failed with ${status}: ${JSON.stringify(json).slice(0, 300)}`);
     return unwrapActorResult<R>(json as ActorCallResult<R>);
   }
 }

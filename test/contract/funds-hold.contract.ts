@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { FundsHoldClient } from '../../actors/funds-hold/client';
 import type { ActorInvoker } from '../../actors/runtime/port';
+import { eventually } from '../support/eventually';
 
 export interface HostUnderTest {
   invoker: ActorInvoker;
@@ -14,16 +15,6 @@ export interface HostUnderTest {
 }
 
 const meta = { requestId: 'req', model: 'sim-chat', profileId: 'p' };
-
-async function eventually<T>(probe: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await probe();
-  while (!accept(value) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    value = await probe();
-  }
-  return value;
-}
 
 export function fundsHoldContract(hostName: string, start: () => Promise<HostUnderTest>): void {
   describe(`FundsHold contract on the ${hostName} host`, () => {

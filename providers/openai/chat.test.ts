@@ -1,0 +1,206 @@
+import { createServer, type Server } from 'node:net';
+import { startUpstream, type Upstream } from '../../test/support/upstream';
+import { ProviderError, type ChatCall, type ChatStreamChunk } from '../port';
+import { OpenAiChatProvider } from './chat';
+
+let upstream: Upstream;
+let provider: OpenAiChatProvider;
+
+beforeAll(async () => {
+  upstream = await startUpstream();
+  provider = new OpenAiChatProvider({ name: 'local', baseUrl: upstream.url, apiKey: 'sk-test', maxBodyBytes: 1024 * 1024 });
+});
+
+afterAll(async () => {
+  await provider.close();
+  await upstream.close();
+});
+
+const messages = [{ role: 'user', content: 'hello' }];
+
+/** The upstream's behaviours are request headers, so each behaviour gets its own provider. */
+function providerWith(headers: Record<string, string>): OpenAiChatProvider {
+  return new OpenAiChatProvider({ name: 'local', baseUrl: upstream.url, maxBodyBytes: 1024 * 1024, headers });
+}
+
+function call(overrides: Partial<ChatCall> = {}): ChatCall {
+  return { upstreamModel: 'up-model', messages, maxTokens: 5, passthrough: { temperature: 0.5 }, signal: new AbortController().signal, ...overrides };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<ProviderError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof ProviderError)) throw new Error(`expected a ProviderError, got ${String(error)}`);
+  return error;
+}
+
+async function until(condition: () => boolean, ms = 2000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe('OpenAiChatProvider.complete', () => {
+  it('when the upstream answers JSON, then content, finish reason and usage come back', async () => {
+    const answer = await provider.complete(call());
+    expect(answer.content).toBe('tok0 tok1 tok2 tok3 tok4');
+    expect(answer.finishReason).toBe('length');
+    expect(answer.usage).toEqual({ inputTokens: Math.ceil(JSON.stringify(messages).length / 4), outputTokens: 5 });
+    expect(answer.id).toMatch(/^chatcmpl-up-/);
+    expect(upstream.lastBody).toEqual({ temperature: 0.5, model: 'up-model', messages, max_tokens: 5 });
+  });
+
+  it('when the upstream answers 400, then the call is rejected with its status and message', async () => {
+    const p = providerWith({ 'x-upstream-behaviour': 'status=400' });
+    const error = await rejection(p.complete(call()));
+    await p.close();
+    expect([error.kind, error.upstreamStatus]).toEqual(['rejected', 400]);
+    expect(error.message).toContain('simulated status 400');
+  });
+
+  it('when the upstream answers 503, then the upstream is unavailable', async () => {
+    const p = providerWith({ 'x-upstream-behaviour': 'status=503' });
+    const error = await rejection(p.stream(call()));
+    await p.close();
+    expect([error.kind, error.upstreamStatus]).toEqual(['unavailable', 503]);
+  });
+
+  it('when nothing listens on the port, then the upstream is unavailable', async () => {
+    const closed = await startUpstream();
+    await closed.close();
+    const p = new OpenAiChatProvider({ name: 'gone', baseUrl: closed.url, maxBodyBytes: 1024 });
+    const error = await rejection(p.complete(call()));
+    await p.close();
+    expect(error.kind).toBe('unavailable');
+  });
+
+  it('when the answer is not JSON, then it is a protocol error', async () => {
+    const server = await rawServer('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 5\r\n\r\n{oops');
+    const p = new OpenAiChatProvider({ name: 'raw', baseUrl: `http://127.0.0.1:${port(server)}/v1`, maxBodyBytes: 1024 });
+    const error = await rejection(p.complete(call()));
+    await p.close();
+    server.close();
+    expect(error.kind).toBe('protocol');
+  });
+
+  it('when the request body exceeds maxBodyBytes, then it is rejected with 413 before sending', async () => {
+    const before = upstream.requests;
+    const p = new OpenAiChatProvider({ name: 'tiny', baseUrl: upstream.url, maxBodyBytes: 10 });
+    const error = await rejection(p.complete(call()));
+    await p.close();
+    expect([error.kind, error.upstreamStatus]).toEqual(['rejected', 413]);
+    expect(upstream.requests).toBe(before);
+  });
+
+  it('when the timeout signal fires while the upstream hangs, then it is a timeout and the upstream sees the disconnect', async () => {
+    const p = providerWith({ 'x-upstream-behaviour': 'hang' });
+    const aborts = upstream.clientAborts;
+    const error = await rejection(p.complete(call({ signal: AbortSignal.timeout(50) })));
+    expect(error.kind).toBe('timeout');
+    await until(() => upstream.clientAborts === aborts + 1);
+    await p.close();
+  });
+
+  it('when the caller aborts for another reason, then it is a protocol error', async () => {
+    const p = providerWith({ 'x-upstream-behaviour': 'hang' });
+    const controller = new AbortController();
+    const pending = p.complete(call({ signal: controller.signal }));
+    setTimeout(() => controller.abort(new Error('client gone')), 20);
+    const error = await rejection(pending);
+    await p.close();
+    expect(error.kind).toBe('protocol');
+  });
+});
+
+describe('OpenAiChatProvider.stream', () => {
+  it('when streaming, then chunks arrive one per word with a usage chunk last', async () => {
+    const chunks: ChatStreamChunk[] = [];
+    for await (const chunk of await provider.stream(call({ maxTokens: 3 }))) chunks.push(chunk);
+    expect(chunks.map((c) => c.outputDelta)).toEqual(['tok0', ' tok1', ' tok2', '', '']);
+    expect(chunks[0].chunk).toMatchObject({ object: 'chat.completion.chunk', choices: [{ delta: { role: 'assistant' } }] });
+    expect(chunks[3].chunk).toMatchObject({ choices: [{ finish_reason: 'length' }] }); // 16 words asked, 3 allowed
+    expect(chunks[4].usage).toEqual({ inputTokens: Math.ceil(JSON.stringify(messages).length / 4), outputTokens: 3 });
+    expect(upstream.lastBody).toMatchObject({ stream: true, stream_options: { include_usage: true }, max_tokens: 3 });
+  });
+
+  it('when the upstream breaks after 3 chunks, then 3 chunks arrive and the iterator fails as protocol', async () => {
+    const p = providerWith({ 'x-upstream-behaviour': 'break-after=3' });
+    const seen: string[] = [];
+    const stream = await p.stream(call());
+    const error = await rejection(
+      (async () => {
+        for await (const chunk of stream) seen.push(chunk.outputDelta);
+      })(),
+    );
+    await p.close();
+    expect(seen).toEqual(['tok0', ' tok1', ' tok2']);
+    expect(error.kind).toBe('protocol');
+  });
+
+  it('when the consumer stops early, then the upstream sees the disconnect', async () => {
+    const p = providerWith({ 'x-upstream-behaviour': 'chunk-delay=20', 'x-upstream-tokens': '50' });
+    const aborts = upstream.clientAborts;
+    const stream = await p.stream(call({ maxTokens: 50 }));
+    for await (const chunk of stream) if (chunk.outputDelta === ' tok1') break;
+    await until(() => upstream.clientAborts === aborts + 1);
+    await p.close();
+  });
+
+  it('when the consumer gives up before reading anything, then the upstream sees the disconnect', async () => {
+    const p = providerWith({ 'x-upstream-behaviour': 'chunk-delay=20', 'x-upstream-tokens': '50' });
+    const aborts = upstream.clientAborts;
+    const iterator = (await p.stream(call({ maxTokens: 50 })))[Symbol.asyncIterator]();
+    await iterator.return?.();
+    await until(() => upstream.clientAborts === aborts + 1);
+    await p.close();
+  });
+
+  it('when the signal fires mid-stream, then the iterator fails as timeout', async () => {
+    const server = await rawServer('HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: {"choices":[{"delta":{"content":"a"}}]}\n\n');
+    const p = new OpenAiChatProvider({ name: 'raw', baseUrl: `http://127.0.0.1:${port(server)}/v1`, maxBodyBytes: 1024 });
+    const stream = await p.stream(call({ signal: AbortSignal.timeout(50) }));
+    const seen: string[] = [];
+    const error = await rejection(
+      (async () => {
+        for await (const chunk of stream) seen.push(chunk.outputDelta);
+      })(),
+    );
+    await p.close();
+    server.close();
+    expect(seen).toEqual(['a']);
+    expect(error.kind).toBe('timeout');
+  });
+
+  it('when calls run one after another, then the pool reuses one keep-alive socket', async () => {
+    const own = await startUpstream();
+    const p = new OpenAiChatProvider({ name: 'reuse', baseUrl: own.url, maxBodyBytes: 1024 * 1024 });
+    for (let i = 0; i < 5; i++) {
+      // undici frees a socket a tick after its body ends: without the pause a second one opens.
+      for await (const chunk of await p.stream(call())) void chunk;
+      await new Promise((resolve) => setImmediate(resolve));
+      await p.complete(call());
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await p.close();
+    await own.close();
+    expect([own.requests, own.connections]).toEqual([10, 1]);
+  });
+});
+
+/** A TCP server that answers the first bytes of each connection with `reply`, verbatim. */
+async function rawServer(reply: string): Promise<Server> {
+  const server = createServer((socket) => {
+    socket.once('data', () => socket.write(reply));
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
+function port(server: Server): number {
+  return (server.address() as { port: number }).port;
+}

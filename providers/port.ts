@@ -1,0 +1,93 @@
+// The one port every provider adapter implements. The gateway speaks OpenAI chat-completions
+// wire to adapters; an adapter translates to its upstream. Streams yield chunk by chunk.
+
+export type ProviderErrorKind =
+  /** The upstream refused the request and said so (4xx): nothing was produced. */
+  | 'rejected'
+  /** The upstream could not be reached or failed (connect error, 5xx) before any output. */
+  | 'unavailable'
+  /** No answer within the provider timeout: the outcome is unknown. */
+  | 'timeout'
+  /** The connection broke or the upstream sent something unreadable after the call started. */
+  | 'protocol';
+
+export class ProviderError extends Error {
+  constructor(
+    readonly kind: ProviderErrorKind,
+    message: string,
+    readonly upstreamStatus?: number,
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+}
+
+/** Per-request directives for the simulated provider (header `X-Sim-Directive`, see docs/simulated-provider.md). */
+export interface SimDirectives {
+  /** Fail with 503 before any output. */
+  failBeforeOutput?: boolean;
+  /** Confirmed rejection (400 from the provider). */
+  reject?: boolean;
+  /** Never answer (until aborted): the gateway's provider timeout decides. */
+  hang?: boolean;
+  /** Deliver the artifact only after this many ms (images). */
+  lateArtifactMs?: number;
+  /** Delay between streamed chunks, ms. */
+  streamDelayMs?: number;
+  /** Number of output tokens to produce (capped by max_tokens). */
+  outputTokens?: number;
+  /** Fail in the middle of a stream after this many chunks. */
+  failAfterChunks?: number;
+}
+
+export interface ChatMessage {
+  role: string;
+  content: unknown;
+  [key: string]: unknown;
+}
+
+export interface ChatCall {
+  /** The upstream's own model name (from the catalog profile). */
+  upstreamModel: string;
+  messages: ChatMessage[];
+  /** The frozen effective max_tokens: what the provider is asked for. */
+  maxTokens: number;
+  /** Other request fields passed through unchanged (temperature, top_p, stop, tools, ...). */
+  passthrough: Record<string, unknown>;
+  directives?: SimDirectives;
+  signal: AbortSignal;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface ChatCompletion {
+  id: string;
+  content: string;
+  finishReason: string;
+  usage: TokenUsage;
+  /** The upstream's created timestamp, seconds. */
+  created: number;
+}
+
+export interface ChatStreamChunk {
+  /** The OpenAI chat.completion.chunk object, to be relayed as one SSE event. */
+  chunk: Record<string, unknown>;
+  /** Text this chunk adds to the output (counted towards the charge on disconnect). */
+  outputDelta: string;
+  /** Present on the final usage chunk. */
+  usage?: TokenUsage;
+}
+
+export interface ChatProvider {
+  readonly name: string;
+  /** The largest request body the upstream accepts, bytes. */
+  readonly maxBodyBytes: number;
+  complete(call: ChatCall): Promise<ChatCompletion>;
+  /** Resolves once the upstream accepted the stream (errors before output reject here). */
+  stream(call: ChatCall): Promise<AsyncIterable<ChatStreamChunk>>;
+  /** Frees kept-alive connections at shutdown; adapters without any omit it. */
+  close?(): Promise<void>;
+}

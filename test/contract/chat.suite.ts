@@ -1,0 +1,241 @@
+// End-to-end chat suite over HTTP: the same cases against the embedded process and the Dapr topology.
+
+import { randomUUID } from 'node:crypto';
+import { balance, chat, fundedAccount, hello, json } from '../support/api';
+import { eventually } from '../support/eventually';
+
+export interface DeploymentUnderTest {
+  url: string;
+  /** Restarts (embedded: the process; Dapr: the apps and sidecars) and returns the gateway URL. */
+  restart?: () => Promise<string>;
+  /** Kills the process that holds the request in flight (kill -9) and starts it again. */
+  crashAndRestart?: () => Promise<string>;
+  ledgerBalance(accountId: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Reads an SSE response: the data payloads in order. */
+async function sse(response: Response): Promise<string[]> {
+  const text = await response.text();
+  return text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
+}
+
+export function chatSuite(hostName: string, start: () => Promise<DeploymentUnderTest>): void {
+  describe(`PAYG chat on the ${hostName} host`, () => {
+    let d: DeploymentUnderTest;
+    beforeAll(async () => {
+      d = await start();
+    });
+    afterAll(async () => {
+      await d?.close();
+    });
+
+    it('when the catalog and capabilities are read anonymously, then both answer with the default models', async () => {
+      const catalog = await json(`${d.url}/api/open/v1/catalog/models`);
+      expect(catalog.status).toBe(200);
+      const chatModel = catalog.body.data.find((m: { id: string }) => m.id === 'sim-chat');
+      expect(chatModel.capabilities_profile_id).toBe(chatModel.profiles[0].profile_id);
+      expect(chatModel.pricing_status).toMatchObject({ TEXT_OUTPUT: 'ready' });
+      const caps = await json(`${d.url}/api/open/v1/capabilities`);
+      expect(caps.status).toBe(200);
+      expect(caps.body.candidate_contract).toBe(true);
+    });
+
+    it('when the credential is missing, unknown or an OAuth token, then 401, 401 and 403 credential_family_mismatch', async () => {
+      expect((await chat(d.url, '', hello, { headers: { authorization: '' } })).status).toBe(401);
+      expect((await chat(d.url, 'sk-payg-unknown', hello)).body.error.code).toBe('unauthorized');
+      const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln';
+      const refused = await chat(d.url, jwt, hello);
+      expect(refused.status).toBe(403);
+      expect(refused.body.error).toMatchObject({ code: 'credential_family_mismatch' });
+      expect(refused.body.error.request_id).toBeTruthy();
+    });
+
+    it('when a chat succeeds, then it is charged input×100 + output×400 and balance and ledger agree', async () => {
+      const { accountId, apiKey } = await fundedAccount(d.url, 10_000_000);
+      const response = await chat(d.url, apiKey, { ...hello, max_tokens: 8 }, { headers: { 'x-sim-directive': 'tokens=5' } });
+      expect(response.status).toBe(200);
+      expect(response.body.choices[0].message.content).toBe('tok0 tok1 tok2 tok3 tok4');
+      const { prompt_tokens, completion_tokens } = response.body.usage;
+      const charge = prompt_tokens * 100 + completion_tokens * 400;
+      expect(Number(response.headers.get('x-payg-charged'))).toBe(charge);
+      expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000 - charge, held: 0 });
+      expect(await eventually(() => d.ledgerBalance(accountId), (b) => b === 10_000_000 - charge)).toBe(10_000_000 - charge);
+    });
+
+    it('when max_tokens is given, then the provider is asked for exactly that frozen limit', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const response = await chat(d.url, apiKey, { ...hello, max_tokens: 3 }, { headers: { 'x-sim-directive': 'tokens=40' } });
+      expect(response.body.usage.completion_tokens).toBe(3);
+      expect(response.body.choices[0].finish_reason).toBe('length');
+    });
+
+    it('when any text limit is broken, then 400 with its own code and the balance does not move', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const cases: [unknown, string][] = [
+        [{ ...hello, max_tokens: 1_048_577 }, 'max_tokens_out_of_range'],
+        [{ ...hello, max_tokens: 8193 }, 'max_tokens_out_of_range'],
+        [{ ...hello, max_tokens: -1 }, 'max_tokens_out_of_range'],
+        [{ ...hello, max_completion_tokens: 10 }, 'max_completion_tokens_unsupported'],
+        [{ ...hello, n: 2 }, 'n_unsupported'],
+        [{ ...hello, max_tokens: 10, thinking: { budget_tokens: 11 } }, 'thinking_budget_invalid'],
+        [{ ...hello, thinking: { budget_tokens: '5' } }, 'thinking_budget_invalid'],
+        [{ ...hello, thinking: { budget_tokens: -1 } }, 'thinking_budget_invalid'],
+        [{ messages: [] }, 'invalid_request'],
+        [[1, 2], 'invalid_request'],
+      ];
+      for (const [body, code] of cases) {
+        const response = await chat(d.url, apiKey, body);
+        expect([response.status, response.body.error?.code]).toEqual([400, code]);
+      }
+      const nonFinite = await chat(d.url, apiKey, undefined, { raw: '{"messages":[{"role":"user","content":"x"}],"thinking":{"budget_tokens":1e400}}' });
+      expect(nonFinite.body.error.code).toBe('thinking_budget_invalid');
+      const broken = await chat(d.url, apiKey, undefined, { raw: '{"messages": [' });
+      expect([broken.status, broken.body.error.code]).toEqual([400, 'invalid_json']);
+      const form = await chat(d.url, apiKey, undefined, { raw: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      expect(form.status).toBe(415);
+      expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000, held: 0 });
+    });
+
+    it('when the model is not eligible or unknown, then it is refused before anything is held', async () => {
+      const { apiKey } = await fundedAccount(d.url, 1_000_000);
+      expect((await chat(d.url, apiKey, hello, { model: 'unpriced-chat' })).body.error.code).toBe('model_not_eligible');
+      expect((await chat(d.url, apiKey, hello, { model: 'no-such-model' })).status).toBe(404);
+      expect((await chat(d.url, apiKey, hello, { model: '6f1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e02' })).body.error.code).toBe('wire_format_mismatch');
+      expect(await balance(d.url, apiKey)).toMatchObject({ balance: 1_000_000, held: 0 });
+    });
+
+    it('when the body is larger than the effective limit, then 413 and nothing is held', async () => {
+      const { apiKey } = await fundedAccount(d.url, 1_000_000_000);
+      const big = await chat(d.url, apiKey, { messages: [{ role: 'user', content: 'x'.repeat(300_000) }] });
+      expect([big.status, big.body.error?.code]).toEqual([413, 'payload_too_large']);
+      expect(await balance(d.url, apiKey)).toMatchObject({ balance: 1_000_000_000, held: 0 });
+    });
+
+    it('when the reservation estimate does not fit, then 402 insufficient_funds and nothing is held', async () => {
+      const { apiKey } = await fundedAccount(d.url, 1000);
+      const response = await chat(d.url, apiKey, hello);
+      expect([response.status, response.body.error.code]).toEqual([402, 'insufficient_funds']);
+      expect(await balance(d.url, apiKey)).toMatchObject({ balance: 1000, held: 0 });
+    });
+
+    it('when the provider fails before any output, then the hold is released and nothing is charged', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const failed = await chat(d.url, apiKey, hello, { headers: { 'x-sim-directive': 'fail-before-output' } });
+      expect([failed.status, failed.body.error.code]).toEqual([502, 'provider_error']);
+      const rejected = await chat(d.url, apiKey, hello, { headers: { 'x-sim-directive': 'reject' } });
+      expect(rejected.body.error.code).toBe('provider_rejected');
+      const streamed = await chat(d.url, apiKey, { ...hello, stream: true }, { headers: { 'x-sim-directive': 'fail-before-output' } });
+      expect(streamed.status).toBe(502);
+      expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000, held: 0 });
+    });
+
+    it('when streaming, then chunks arrive as SSE ending with [DONE], usage only on request, and the charge matches', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const plain = await fetch(`${d.url}/api/open/v1/models/sim-chat/chat`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'x-sim-directive': 'tokens=4' },
+        body: JSON.stringify({ ...hello, stream: true }),
+      });
+      expect(plain.headers.get('content-type')).toMatch(/text\/event-stream/);
+      const events = await sse(plain);
+      expect(events[events.length - 1]).toBe('[DONE]');
+      const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
+      expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toContain('tok3');
+      expect(chunks.every((c) => c.model === 'sim-chat' && !c.usage)).toBe(true);
+      const withUsage = await fetch(`${d.url}/api/open/v1/models/sim-chat/chat`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'x-sim-directive': 'tokens=4' },
+        body: JSON.stringify({ ...hello, stream: true, stream_options: { include_usage: true } }),
+      });
+      const usage = (await sse(withUsage)).filter((e) => e !== '[DONE]').map((e) => JSON.parse(e)).find((c) => c.usage)?.usage;
+      expect(usage).toMatchObject({ completion_tokens: 4 });
+      const perChat = usage.prompt_tokens * 100 + usage.completion_tokens * 400;
+      expect(await eventually(() => balance(d.url, apiKey), (b) => b.held === 0)).toMatchObject({ balance: 10_000_000 - 2 * perChat });
+    });
+
+    it('when the client disconnects mid-stream, then the upstream call stops and only what was produced is charged', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const controller = new AbortController();
+      const response = await fetch(`${d.url}/api/open/v1/models/sim-chat/chat`, {
+        method: 'POST',
+        signal: controller.signal,
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'x-sim-directive': 'tokens=200; stream-delay=20' },
+        body: JSON.stringify({ ...hello, stream: true, max_tokens: 200 }),
+      });
+      const reader = response.body!.getReader();
+      let received = '';
+      while ((received.match(/tok/g) ?? []).length < 3) received += new TextDecoder().decode((await reader.read()).value);
+      controller.abort();
+      const after = await eventually(() => balance(d.url, apiKey), (b) => b.held === 0);
+      const charged = 10_000_000 - after.balance;
+      expect(charged).toBeGreaterThan(0);
+      expect(charged).toBeLessThan(Math.ceil(200 / 4) * 100 + 100 * 400); // far less than 200 output tokens
+    });
+
+    it('when the provider hangs past the timeout, then 504 and the hold is released', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const response = await chat(d.url, apiKey, hello, { headers: { 'x-sim-directive': 'hang' } });
+      expect([response.status, response.body.error.code]).toEqual([504, 'provider_timeout']);
+      expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000, held: 0 });
+    });
+
+    it('when a model is served by an OpenAI-compatible upstream over HTTP, then chat and stream work through the adapter', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const response = await chat(d.url, apiKey, { ...hello, max_tokens: 6 }, { model: 'upstream-chat' });
+      expect(response.status).toBe(200);
+      expect(response.body.usage.completion_tokens).toBe(6);
+      const streamed = await fetch(`${d.url}/api/open/v1/models/upstream-chat/chat`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ...hello, stream: true, max_tokens: 4 }),
+      });
+      const events = await sse(streamed);
+      expect(events[events.length - 1]).toBe('[DONE]');
+    });
+
+    it('when 40 chats race on a balance that covers at most 5, then at most 5 succeed, the rest 402, and balance = credits − Σ charges = ledger', async () => {
+      // Each chat produces its full 1,000 output tokens: it reserves ≈406,000 and is charged ≈401,000,
+      // so the balance covers at most 5 chats however the 40 interleave.
+      const credits = 2_100_000;
+      const { accountId, apiKey } = await fundedAccount(d.url, credits);
+      const responses = await Promise.all(Array.from({ length: 40 }, () => chat(d.url, apiKey, { ...hello, max_tokens: 1000 }, { headers: { 'x-sim-directive': 'tokens=1000' } })));
+      const ok = responses.filter((r) => r.status === 200);
+      expect(ok.length).toBeGreaterThan(0);
+      expect(ok.length).toBeLessThanOrEqual(5);
+      expect(responses.filter((r) => r.status !== 200).every((r) => r.status === 402)).toBe(true);
+      const charged = ok.reduce((sum, r) => sum + Number(r.headers.get('x-payg-charged')), 0);
+      const after = await balance(d.url, apiKey);
+      expect(after).toMatchObject({ balance: credits - charged, held: 0 });
+      expect(await eventually(() => d.ledgerBalance(accountId), (b) => b === credits - charged)).toBe(credits - charged);
+    });
+
+    it('when the deployment restarts, then no money and no open hold is lost, and the hold still expires', async () => {
+      if (!d.crashAndRestart) return;
+      const { accountId, apiKey } = await fundedAccount(d.url, 10_000_000);
+      await chat(d.url, apiKey, hello, { headers: { 'x-sim-directive': 'tokens=3' } });
+      const before = await balance(d.url, apiKey);
+      // A request in flight (the provider hangs) holds funds when the process is killed.
+      const inFlight = chat(d.url, apiKey, { ...hello, stream: true }, { headers: { 'x-sim-directive': 'hang' } }).catch(() => undefined);
+      await eventually(() => balance(d.url, apiKey), (b) => b.held > 0);
+      d.url = await d.crashAndRestart();
+      await inFlight;
+      const after = await balance(d.url, apiKey);
+      expect(after.balance).toBe(before.balance);
+      // The hold survived the crash, and its expiry reminder releases it without a charge.
+      const released = await eventually(() => balance(d.url, apiKey), (b) => b.held === 0, 30_000);
+      expect(released).toMatchObject({ balance: before.balance, held: 0 });
+      expect(await eventually(() => d.ledgerBalance(accountId), (b) => b === before.balance)).toBe(before.balance);
+      if (d.restart) {
+        d.url = await d.restart();
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: before.balance, held: 0 });
+      }
+    });
+
+    it('when the same account is used after all of this, then its key still works and ids are not reused', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const one = await chat(d.url, apiKey, hello, { headers: { 'x-request-id': `req-${randomUUID()}` } });
+      expect(one.status).toBe(200);
+    });
+  });
+}

@@ -1,0 +1,76 @@
+// Real processes for end-to-end tests: the gateway as `npm start` runs it (built dist/).
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+export const ROOT = join(__dirname, '..', '..');
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitFor(url: string, timeoutMs = 30_000, child?: ChildProcess, output?: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child && child.exitCode !== null) throw new Error(`process exited with ${child.exitCode} before ${url} answered:\n${output?.() ?? ''}`);
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${url}:\n${output?.() ?? ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export interface GatewayProcess {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  output(): string;
+  /** SIGTERM and wait for the exit. */
+  stop(): Promise<void>;
+  /** SIGKILL and wait for the exit. */
+  kill(): Promise<void>;
+}
+
+export async function startGateway(env: Record<string, string>, port?: number): Promise<GatewayProcess> {
+  const chosen = port ?? (await freePort());
+  let output = '';
+  const child = spawn(process.execPath, [join(ROOT, 'dist/services/gateway/main.js')], {
+    cwd: ROOT,
+    env: { ...process.env, GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', ...env, PORT: String(chosen), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (d) => (output += d));
+  child.stderr?.on('data', (d) => (output += d));
+  const url = `http://127.0.0.1:${chosen}`;
+  await waitFor(`${url}/healthz`, 30_000, child, () => output);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    url,
+    port: chosen,
+    child,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+    kill: async () => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,203 @@
+// A local OpenAI-compatible upstream for tests and benchmarks, on bare node:http.
+// It is the latency baseline of the benchmarks, so the happy path does little work.
+//
+// POST /v1/chat/completions answers N = min(max_tokens ?? 16, x-upstream-tokens ?? 16)
+// words "tok0 tok1 …" as JSON, or as SSE when `stream: true` (one chunk per word, a finish
+// chunk, a usage chunk if stream_options.include_usage, then [DONE]).
+// Header `x-upstream-behaviour` (";" or "," separated): status=<code>, hang,
+// break-after=<chunks> (stream: destroy the socket after that many events),
+// delay=<ms> (before answering), chunk-delay=<ms> (stream: between events).
+//
+// CLI: `node dist/test/support/upstream.js` listens on PORT (default 9100).
+
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface UpstreamOptions {
+  port?: number;
+  host?: string;
+}
+
+export interface Upstream {
+  /** Base URL including the version, e.g. http://127.0.0.1:9100/v1. */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+  /** Chat requests received. */
+  requests: number;
+  /** The parsed body of the last chat request. */
+  lastBody: unknown;
+  /** Chat requests whose client went away before the answer was complete. */
+  clientAborts: number;
+  /** TCP connections accepted (keep-alive reuse shows as fewer connections than requests). */
+  connections: number;
+}
+
+interface Behaviour {
+  status?: number;
+  hang?: boolean;
+  breakAfter?: number;
+  delayMs?: number;
+  chunkDelayMs?: number;
+}
+
+const DEFAULT_TOKENS = 16;
+const CHAT_PATH = '/v1/chat/completions';
+const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
+
+export async function startUpstream(options: UpstreamOptions = {}): Promise<Upstream> {
+  const host = options.host ?? '127.0.0.1';
+  const upstream: Upstream = { url: '', port: 0, requests: 0, lastBody: undefined, clientAborts: 0, connections: 0, close };
+  const server = createServer({ keepAlive: true }, (req, res) => {
+    if (req.method !== 'POST' || req.url !== CHAT_PATH) return sendError(res, 404, 'not found');
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      upstream.requests++;
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(chunks.length === 1 ? chunks[0].toString() : Buffer.concat(chunks).toString());
+      } catch {
+        return sendError(res, 400, 'body is not JSON');
+      }
+      upstream.lastBody = body;
+      let behaviour: Behaviour;
+      let headerTokens: number;
+      try {
+        behaviour = parseBehaviour(req.headers['x-upstream-behaviour']);
+        headerTokens = parseCount('x-upstream-tokens', req.headers['x-upstream-tokens']) ?? DEFAULT_TOKENS;
+      } catch (error) {
+        return sendError(res, 400, (error as Error).message);
+      }
+      res.on('close', () => {
+        if (!res.writableFinished && behaviour.breakAfter === undefined) upstream.clientAborts++;
+      });
+      const answer = (): void => respond(res, body, behaviour, headerTokens);
+      if (behaviour.hang) return;
+      if (behaviour.delayMs) setTimeout(answer, behaviour.delayMs);
+      else answer();
+    });
+  });
+  server.on('connection', () => upstream.connections++);
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  upstream.port = (server.address() as AddressInfo).port;
+  upstream.url = `http://${host.includes(':') ? `[${host}]` : host}:${upstream.port}/v1`;
+  return upstream;
+
+  function close(): Promise<void> {
+    return new Promise((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+}
+
+let sequence = 0;
+
+function respond(res: ServerResponse, body: Record<string, unknown>, behaviour: Behaviour, headerTokens: number): void {
+  if (res.destroyed) return;
+  if (behaviour.status !== undefined && (behaviour.status < 200 || behaviour.status >= 300)) {
+    return sendError(res, behaviour.status, `simulated status ${behaviour.status}`);
+  }
+  const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : DEFAULT_TOKENS;
+  const tokens = Math.max(0, Math.min(maxTokens, headerTokens));
+  const finishReason = headerTokens > maxTokens ? 'length' : 'stop';
+  const promptTokens = Math.ceil(Buffer.byteLength(JSON.stringify(body.messages ?? [])) / 4);
+  const usage = { prompt_tokens: promptTokens, completion_tokens: tokens, total_tokens: promptTokens + tokens };
+  const id = `chatcmpl-up-${++sequence}`;
+  const created = Math.floor(Date.now() / 1000);
+  const model = typeof body.model === 'string' ? body.model : 'unknown';
+  if (body.stream !== true) {
+    const message = { role: 'assistant', content: words(tokens) };
+    const json = { id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: finishReason }], usage };
+    return sendJson(res, 200, json);
+  }
+  const head = `{"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},`;
+  const events: string[] = [];
+  for (let i = 0; i < tokens; i++) {
+    const delta = i === 0 ? `{"role":"assistant","content":"tok0"}` : `{"content":" tok${i}"}`;
+    events.push(`data: ${head}"choices":[{"index":0,"delta":${delta},"finish_reason":null}]}\n\n`);
+  }
+  const lastDelta = tokens === 0 ? '{"role":"assistant","content":""}' : '{}';
+  events.push(`data: ${head}"choices":[{"index":0,"delta":${lastDelta},"finish_reason":"${finishReason}"}]}\n\n`);
+  const options = body.stream_options as { include_usage?: unknown } | undefined;
+  if (options?.include_usage === true) events.push(`data: ${head}"choices":[],"usage":${JSON.stringify(usage)}}\n\n`);
+  events.push('data: [DONE]\n\n');
+  res.writeHead(200, SSE_HEADERS);
+  if (behaviour.breakAfter === undefined && !behaviour.chunkDelayMs) {
+    // One write: the client still parses event by event, the socket sees one packet.
+    res.end(events.join(''));
+    return;
+  }
+  writeOneByOne(res, events, behaviour);
+}
+
+/** Writes events one at a time (each flushed), spaced by chunk-delay, cut at break-after. */
+function writeOneByOne(res: ServerResponse, events: string[], behaviour: Behaviour): void {
+  let i = 0;
+  const step = (): void => {
+    if (res.destroyed) return;
+    if (i === events.length) return void res.end();
+    // The upstream breaks the connection itself (not counted as a client abort).
+    if (i === behaviour.breakAfter) return void res.socket?.destroy();
+    res.write(events[i++], () => (behaviour.chunkDelayMs ? setTimeout(step, behaviour.chunkDelayMs) : step()));
+  };
+  step();
+}
+
+const WORDS: string[] = [];
+
+function words(n: number): string {
+  for (let i = WORDS.length; i < n; i++) WORDS.push(i === 0 ? 'tok0' : `tok${i}`);
+  return WORDS.slice(0, n).join(' ');
+}
+
+function sendJson(res: ServerResponse, status: number, json: unknown): void {
+  const text = JSON.stringify(json);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, status: number, message: string): void {
+  const type = status >= 500 ? 'server_error' : 'invalid_request_error';
+  sendJson(res, status, { error: { message, type, code: `upstream_${status}` } });
+}
+
+function parseBehaviour(header: string | string[] | undefined): Behaviour {
+  const behaviour: Behaviour = {};
+  if (typeof header !== 'string') return behaviour;
+  for (const part of header.split(/[;,]/)) {
+    const [rawName, value] = part.split('=', 2);
+    const name = rawName.trim();
+    if (name === '') continue;
+    if (name === 'hang' && value === undefined) behaviour.hang = true;
+    else if (name === 'status') behaviour.status = parseCount(name, value ?? '');
+    else if (name === 'break-after') behaviour.breakAfter = parseCount(name, value ?? '');
+    else if (name === 'delay') behaviour.delayMs = parseCount(name, value ?? '');
+    else if (name === 'chunk-delay') behaviour.chunkDelayMs = parseCount(name, value ?? '');
+    else throw new Error(`unknown x-upstream-behaviour "${part.trim()}"`);
+  }
+  return behaviour;
+}
+
+function parseCount(name: string, value: string | string[] | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const text = typeof value === 'string' ? value.trim() : '';
+  if (!/^\d+$/.test(text)) throw new Error(`${name} needs a non-negative integer, got "${String(value)}"`);
+  return Number(text);
+}
+
+if (require.main === module) {
+  const port = Number(process.env.PORT ?? 9100);
+  startUpstream({ port, host: process.env.HOST }).then(
+    (upstream) => console.log(`upstream listening on ${upstream.url}`),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

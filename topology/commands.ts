@@ -1,0 +1,93 @@
+// Command lines of the topology's processes. Everything binds to 127.0.0.1 and every server gets
+// its own healthz and metrics port (DESIGN.md §5: the traps of a loopback-only host).
+
+import { join } from 'node:path';
+import type { PortPlan, SidecarPorts } from './ports';
+
+export interface Command {
+  command: string;
+  args: string[];
+}
+
+const LOOPBACK = '127.0.0.1';
+
+export function redisCommand(port: number, dir: string): Command {
+  return {
+    command: 'redis-server',
+    // AOF on, RDB snapshots off: every acknowledged write survives a restart of this Redis.
+    args: ['--port', String(port), '--bind', LOOPBACK, '--dir', dir, '--appendonly', 'yes', '--save', '', '--daemonize', 'no'],
+  };
+}
+
+export function placementCommand(binDir: string, plan: PortPlan): Command {
+  return {
+    command: join(binDir, 'placement'),
+    args: [
+      '--port', String(plan.placement),
+      '--listen-address', LOOPBACK,
+      '--initial-cluster', `dapr-placement-0=${LOOPBACK}:${plan.placementRaft}`,
+      '--healthz-port', String(plan.placementHealthz),
+      '--healthz-listen-address', LOOPBACK,
+      '--metrics-port', String(plan.placementMetrics),
+      '--metrics-listen-address', LOOPBACK,
+      '--log-level', 'warn',
+    ],
+  };
+}
+
+export function schedulerCommand(binDir: string, plan: PortPlan, etcdDataDir: string): Command {
+  return {
+    command: join(binDir, 'scheduler'),
+    args: [
+      '--port', String(plan.scheduler),
+      '--listen-address', LOOPBACK,
+      // The address daprd is told to connect to; without it the scheduler may announce a non-loopback IP.
+      '--override-broadcast-host-port', `${LOOPBACK}:${plan.scheduler}`,
+      '--healthz-port', String(plan.schedulerHealthz),
+      '--healthz-listen-address', LOOPBACK,
+      '--metrics-port', String(plan.schedulerMetrics),
+      '--metrics-listen-address', LOOPBACK,
+      '--etcd-data-dir', etcdDataDir,
+      '--etcd-client-port', String(plan.schedulerEtcdClient),
+      '--etcd-client-listen-address', LOOPBACK,
+      '--etcd-initial-cluster', `dapr-scheduler-server-0=http://${LOOPBACK}:${plan.schedulerEtcdPeer}`,
+      '--log-level', 'warn',
+    ],
+  };
+}
+
+export interface SidecarInput {
+  binDir: string;
+  appId: string;
+  ports: SidecarPorts;
+  plan: PortPlan;
+  resourcesDir: string;
+  configFile: string;
+}
+
+export function daprdCommand({ binDir, appId, ports, plan, resourcesDir, configFile }: SidecarInput): Command {
+  return {
+    command: join(binDir, 'daprd'),
+    args: [
+      '--mode', 'standalone',
+      '--app-id', appId,
+      '--app-port', String(ports.app),
+      '--app-protocol', 'http',
+      '--app-channel-address', LOOPBACK,
+      '--dapr-listen-addresses', LOOPBACK,
+      '--dapr-http-port', String(ports.http),
+      '--dapr-grpc-port', String(ports.grpc),
+      '--dapr-internal-grpc-port', String(ports.internalGrpc),
+      '--dapr-internal-grpc-listen-address', LOOPBACK,
+      '--dapr-public-port', String(ports.publicHealth),
+      '--dapr-public-listen-address', LOOPBACK,
+      '--metrics-port', String(ports.metrics),
+      '--metrics-listen-address', LOOPBACK,
+      '--placement-host-address', `${LOOPBACK}:${plan.placement}`,
+      '--scheduler-host-address', `${LOOPBACK}:${plan.scheduler}`,
+      '--resources-path', resourcesDir,
+      '--config', configFile,
+      '--log-level', 'warn',
+    ],
+  };
+}

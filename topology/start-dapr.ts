@@ -1,0 +1,88 @@
+// `npm run start:dapr`: Redis (if none answers), placement, scheduler and every app with its daprd
+// sidecar on 127.0.0.1; Ctrl-C or SIGTERM stops them all. Settings (environment):
+//   PORT                    public port of the gateway (default 8080)
+//   GATEWAY_DATA_DIR        topology data: Redis AOF, scheduler etcd, logs (default ./data/dapr)
+//   GATEWAY_DAPR_BASE_PORT  run every port at base + offset instead of the defaults
+//   DAPR_OTEL_ENDPOINT      OTLP/gRPC collector (host:port) the sidecars export traces to
+// Every other variable (GATEWAY_ADMIN_TOKEN, …) reaches the apps unchanged.
+
+import { spawnSync } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { repoRoot } from './binaries';
+import { planPorts } from './ports';
+import { redisPing } from './readiness';
+import { resolveDaprBinaries, startTopology, type RunningTopology } from './topology';
+
+const APP_PREFIX = /^\[(gateway(-\d+)?|actors|ledger)\] /;
+const INFRA_PROBLEM = /level=(error|fatal)|"level":"(error|fatal)"|# (Fatal|Failed)/;
+const SHUTDOWN_NOISE = /context canceled/;
+
+/** App output in full; infrastructure output only when it reports an error (all of it is in the logs). */
+function consoleLine(line: string): void {
+  if (APP_PREFIX.test(line) || (INFRA_PROBLEM.test(line) && !SHUTDOWN_NOISE.test(line))) process.stdout.write(line + '\n');
+}
+
+function commandExists(name: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
+}
+
+async function ensureRedis(port: number): Promise<void> {
+  const answering = await redisPing(port).then(
+    (reply) => reply === '+PONG',
+    () => false,
+  );
+  if (answering || commandExists('redis-server')) return;
+  console.log('redis-server is not installed; running scripts/ensure-redis.sh');
+  const result = spawnSync('bash', [join(repoRoot(), 'scripts', 'ensure-redis.sh')], { stdio: 'inherit' });
+  if (result.status !== 0) throw new Error('could not install redis-server (scripts/ensure-redis.sh failed); install Redis and retry');
+}
+
+async function main(): Promise<void> {
+  const basePort = process.env.GATEWAY_DAPR_BASE_PORT ? Number(process.env.GATEWAY_DAPR_BASE_PORT) : 0;
+  if (!Number.isInteger(basePort) || basePort < 0 || basePort > 65000) throw new Error(`GATEWAY_DAPR_BASE_PORT must be a port number, got ${process.env.GATEWAY_DAPR_BASE_PORT}`);
+  const dataDir = resolve(process.env.GATEWAY_DATA_DIR ?? './data/dapr');
+  await ensureRedis(planPorts({ basePort, gatewayInstances: 1, env: process.env }).redis);
+  const daprBinDir = await resolveDaprBinaries();
+
+  let topology: RunningTopology | undefined;
+  let shuttingDown = false;
+  const shutdown = async (code: number) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    console.log('stopping the Dapr topology…');
+    await topology?.stop();
+    process.exit(code);
+  };
+  // Registered before start so a Ctrl-C during start-up still stops what has started.
+  let interruptedDuringStart = false;
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => {
+      if (topology) return void shutdown(0);
+      // A second interrupt during start-up exits at once; the exit hook kills what was started.
+      if (interruptedDuringStart) process.exit(130);
+      interruptedDuringStart = true;
+      console.log('stopping once start-up has finished (interrupt again to kill now)');
+    });
+  }
+
+  const started = Date.now();
+  topology = await startTopology({
+    basePort,
+    dataDir,
+    daprBinDir,
+    log: consoleLine,
+    onUnexpectedExit: (name, status, lastOutput) => {
+      console.error(`${name} exited unexpectedly (code ${status.code}, signal ${status.signal}); last output:\n${lastOutput}`);
+      void shutdown(1);
+    },
+  });
+  if (interruptedDuringStart) return shutdown(0);
+  console.log(`Dapr topology up in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in ${join(dataDir, 'logs')}`);
+  for (const url of topology.gatewayUrls) console.log(`gateway listening on ${url}`);
+  console.log('press Ctrl-C to stop');
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

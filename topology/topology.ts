@@ -1,0 +1,272 @@
+// The local Dapr topology: Redis (unless one already answers), placement, scheduler, and the
+// actors, ledger and gateway apps, each with its own daprd sidecar, all on 127.0.0.1.
+// Ports: topology/ports.ts; command lines: topology/commands.ts; operations: docs/dapr-runtime.md.
+
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { repoRoot, resolveDaprBinaries } from './binaries';
+import { daprdCommand, placementCommand, redisCommand, schedulerCommand, type Command } from './commands';
+import { ManagedProcess, type ExitStatus } from './managed-process';
+import { appInstances, appPorts, assertPortsFree, controlPlanePorts, planPorts, type AppName, type SidecarPorts } from './ports';
+import { httpProbe, NotReadyError, redisPing, redisProbe, tcpProbe, waitUntil, type Probe } from './readiness';
+import { writeResources } from './resources';
+
+export { resolveDaprBinaries } from './binaries';
+
+/** How to run one app instead of its real entrypoint (fixtures), or `false` to leave it (and its sidecar) out. */
+export interface AppOverride {
+  command: string;
+  args: string[];
+}
+
+export interface TopologyOptions {
+  /** 0 (default): the fixed default ports; B > 0: every port is B + a fixed offset. */
+  basePort?: number;
+  dataDir: string;
+  /** Public port of the first gateway instance (default: B, or PORT, or 8080). */
+  gatewayPort?: number;
+  gatewayInstances?: number;
+  /** Passed to every app (after the runner's defaults, before its port wiring). */
+  env?: Record<string, string>;
+  log?: (line: string) => void;
+  redisPort?: number;
+  /** Actor types the actors sidecar must report before the topology counts as up. */
+  actorTypes?: string[];
+  /** Directory of daprd, placement and scheduler; default: resolveDaprBinaries(). */
+  daprBinDir?: string;
+  apps?: Partial<Record<AppName, AppOverride | false>>;
+  /** OTLP/gRPC endpoint (host:port) the sidecars export traces to; default DAPR_OTEL_ENDPOINT, or none. */
+  otelEndpoint?: string;
+  startupTimeoutMs?: number;
+  stopTimeoutMs?: number;
+  /** Called when a process of a running topology exits without stop/kill/restart asking it to. */
+  onUnexpectedExit?: (name: string, status: ExitStatus, lastOutput: string) => void;
+}
+
+export type ProcessName =
+  | 'gateway' | `gateway-${number}` | 'actors' | 'ledger'
+  | 'daprd-gateway' | `daprd-gateway-${number}` | 'daprd-actors' | 'daprd-ledger'
+  | 'placement' | 'scheduler' | 'redis';
+
+export interface RunningTopology {
+  gatewayUrls: string[];
+  redisUrl: string;
+  ports: Record<string, number>;
+  /** Process names in start order (what kill and restart accept). */
+  processes: string[];
+  stop(): Promise<void>;
+  /** Signals one process (default SIGKILL) and waits for it to exit (stop signals excepted). */
+  kill(app: ProcessName, signal?: NodeJS.Signals): Promise<void>;
+  /** Stops one process if it runs, starts it again and waits until it is ready. */
+  restart(app: ProcessName): Promise<void>;
+}
+
+/** Stop order: apps, then sidecars, then the control plane, then Redis. */
+type Tier = 0 | 1 | 2 | 3;
+
+interface Entry {
+  proc: ManagedProcess;
+  tier: Tier;
+  /** Waits until the process is usable. */
+  ready: (timeoutMs: number) => Promise<void>;
+}
+
+const DEFAULT_ACTOR_TYPES = ['FundsHold'];
+const APP_ENTRYPOINTS: Record<AppName, string> = {
+  actors: 'dist/actors/host/dapr-main.js',
+  ledger: 'dist/services/ledger/main.js',
+  gateway: 'dist/services/gateway/main.js',
+};
+
+export async function startTopology(options: TopologyOptions): Promise<RunningTopology> {
+  const root = repoRoot();
+  const dataDir = resolve(options.dataDir);
+  const logDir = join(dataDir, 'logs');
+  for (const dir of [logDir, join(dataDir, 'redis'), join(dataDir, 'scheduler'), join(dataDir, 'apps')]) mkdirSync(dir, { recursive: true });
+  const startupTimeoutMs = options.startupTimeoutMs ?? 60_000;
+  const stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
+  const log = options.log;
+  const plan = planPorts({
+    basePort: options.basePort ?? 0,
+    gatewayPort: options.gatewayPort,
+    gatewayInstances: options.gatewayInstances ?? 1,
+    redisPort: options.redisPort,
+    env: process.env,
+  });
+  const appSpec = (app: AppName): AppOverride | false =>
+    options.apps?.[app] ?? { command: process.execPath, args: [join(root, APP_ENTRYPOINTS[app])] };
+  const instances = appInstances(plan).filter((i) => appSpec(i.app) !== false);
+  const missing = [...new Set(instances.map((i) => i.app))].filter((app) => !options.apps?.[app] && !existsSync(join(root, APP_ENTRYPOINTS[app])));
+  if (missing.length > 0) {
+    throw new Error(`app entrypoints not built: ${missing.map((a) => APP_ENTRYPOINTS[a]).join(', ')} (run npm run build)`);
+  }
+  const ports: Record<string, number> = controlPlanePorts(plan);
+  for (const i of instances) Object.assign(ports, appPorts(i.name, i.ports));
+
+  const ownRedis = await redisNeedsStarting(plan.redis);
+  await assertPortsFree(Object.fromEntries(Object.entries(ports).filter(([name]) => ownRedis || name !== 'redis')));
+
+  const binDir = options.daprBinDir ?? (await resolveDaprBinaries({ log: log ?? ((l) => process.stderr.write(l + '\n')) }));
+  const resourcesDir = writeResources(root, join(dataDir, 'run', 'resources'), plan.redis);
+  const configFile = join(root, 'dapr', 'config.yaml');
+  const entries = new Map<string, Entry>();
+  const processOf = (name: string, cmd: Command, env: NodeJS.ProcessEnv, cwd = root) =>
+    new ManagedProcess({ name, command: cmd.command, args: cmd.args, env, cwd, logDir, log });
+  const add = (name: string, tier: Tier, proc: ManagedProcess, probe: Probe, what: string, deps: ManagedProcess[] = []) => {
+    entries.set(name, {
+      proc,
+      tier,
+      ready: (timeoutMs) => waitUntil(what, probe, { timeoutMs, processes: [...deps, proc] }),
+    });
+  };
+
+  const sidecarEnv: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DAPR_HOST_IP: '127.0.0.1',
+    // dapr/config.yaml reads it; empty means "no trace exporter" (spans are still propagated).
+    DAPR_OTEL_ENDPOINT: options.otelEndpoint ?? process.env.DAPR_OTEL_ENDPOINT ?? '',
+  };
+  const redisUrl = `redis://127.0.0.1:${plan.redis}`;
+
+  if (ownRedis) {
+    add('redis', 3, processOf('redis', redisCommand(plan.redis, join(dataDir, 'redis')), { PATH: process.env.PATH }), redisProbe(plan.redis), `Redis PING on port ${plan.redis}`);
+  }
+  add('placement', 2, processOf('placement', placementCommand(binDir, plan), sidecarEnv),
+    httpProbe(`http://127.0.0.1:${plan.placementHealthz}/healthz`), 'placement healthz');
+  add('scheduler', 2, processOf('scheduler', schedulerCommand(binDir, plan, join(dataDir, 'scheduler')), sidecarEnv),
+    httpProbe(`http://127.0.0.1:${plan.schedulerHealthz}/healthz`), 'scheduler healthz');
+
+  const appEnv = (app: AppName, name: string, p: SidecarPorts): NodeJS.ProcessEnv => ({
+    ...process.env,
+    GATEWAY_DATA_DIR: join(dataDir, 'apps', name),
+    ...options.env,
+    APP_ID: app,
+    DAPR_HOST: '127.0.0.1',
+    DAPR_HTTP_PORT: String(p.http),
+    DAPR_GRPC_PORT: String(p.grpc),
+    REDIS_URL: redisUrl,
+    ...(app === 'gateway'
+      ? { PORT: String(p.app), HOST: '127.0.0.1', GATEWAY_ACTOR_HOST: 'dapr', LEDGER_APP_ID: 'ledger' }
+      : { APP_PORT: String(p.app), DAPR_SERVER_PORT: String(p.app) }),
+  });
+  const actorTypes = options.actorTypes ?? DEFAULT_ACTOR_TYPES;
+  for (const { app, name, ports: p } of instances) {
+    const spec = appSpec(app);
+    if (spec === false) continue;
+    const appProc = processOf(name, spec, appEnv(app, name, p));
+    // Every gateway instance shares the app id `gateway`: replicas of one app, so they share its
+    // state-store key prefix (account and API-key records).
+    const sidecar = processOf(`daprd-${name}`, daprdCommand({ binDir, appId: app, ports: p, plan, resourcesDir, configFile }), sidecarEnv);
+    const appProbe = app === 'gateway' ? httpProbe(`http://127.0.0.1:${p.app}/healthz`) : tcpProbe(p.app);
+    add(name, 0, appProc, appProbe, app === 'gateway' ? `${name} GET /healthz` : `${name} listening on port ${p.app}`);
+    const sidecarProbes: Probe[] = [httpProbe(`http://127.0.0.1:${p.http}/v1.0/healthz`)];
+    if (app === 'actors') sidecarProbes.push(actorRuntimeProbe(p.http, actorTypes));
+    add(`daprd-${name}`, 1, sidecar, allOf(sidecarProbes), app === 'actors' ? `daprd-actors healthz and actor types ${actorTypes.join(', ')}` : `daprd-${name} healthz`, [appProc]);
+  }
+
+  let up = false;
+  let stopping = false;
+  const launch = (name: string, e: Entry) => {
+    e.proc.start();
+    void e.proc.exited.then((status) => {
+      if (up && !stopping && !e.proc.exitWasRequested) options.onUnexpectedExit?.(name, status, e.proc.tail());
+    });
+  };
+  const startTier = async (tiers: Tier[]) => {
+    const batch = [...entries].filter(([, e]) => tiers.includes(e.tier));
+    for (const [name, e] of batch) launch(name, e);
+    await Promise.all(batch.map(([, e]) => e.ready(startupTimeoutMs)));
+  };
+  const stopAll = async () => {
+    stopping = true;
+    for (const tier of [0, 1, 2, 3] as const) {
+      await Promise.all([...entries.values()].filter((e) => e.tier === tier).map((e) => e.proc.stop(stopTimeoutMs)));
+    }
+  };
+
+  const started = Date.now();
+  try {
+    await startTier([3]);
+    await startTier([2]);
+    await startTier([0, 1]);
+  } catch (err) {
+    await stopAll();
+    throw startupError(err);
+  }
+  up = true;
+  log?.(`[topology] up in ${Date.now() - started} ms`);
+
+  const entry = (name: string): Entry => {
+    const e = entries.get(name);
+    if (!e) throw new Error(`no process named ${name} in this topology (have: ${[...entries.keys()].join(', ')})`);
+    return e;
+  };
+  return {
+    gatewayUrls: instances.filter((i) => i.app === 'gateway').map((i) => `http://127.0.0.1:${i.ports.app}`),
+    redisUrl,
+    ports,
+    processes: [...entries.keys()],
+    stop: stopAll,
+    async kill(name, signal = 'SIGKILL') {
+      const { proc } = entry(name);
+      if (signal === 'SIGSTOP' || signal === 'SIGCONT' || signal === 'SIGTSTP') proc.killGroupNow(signal);
+      else await proc.kill(signal);
+    },
+    async restart(name) {
+      const e = entry(name);
+      await e.proc.stop(stopTimeoutMs);
+      launch(name, e);
+      try {
+        await e.ready(startupTimeoutMs);
+      } catch (err) {
+        throw startupError(err);
+      }
+    },
+  };
+}
+
+/** Starts our own Redis only when nothing answers PING on the port; refuses a non-Redis listener. */
+async function redisNeedsStarting(port: number): Promise<boolean> {
+  let reply: string;
+  try {
+    reply = await redisPing(port);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ECONNREFUSED') return true;
+    throw new Error(`something on 127.0.0.1:${port} does not answer like Redis: ${(err as Error).message}`);
+  }
+  if (reply === '+PONG') return false;
+  throw new Error(`the Redis on 127.0.0.1:${port} answered PING with ${reply}; the topology needs one without a password`);
+}
+
+/** Ready when the actor runtime runs, placement is connected and every awaited actor type is registered. */
+function actorRuntimeProbe(httpPort: number, actorTypes: string[]): Probe {
+  return httpProbe(`http://127.0.0.1:${httpPort}/v1.0/metadata`, (body) => {
+    const md = body as { actorRuntime?: { runtimeStatus?: string; hostReady?: boolean; placement?: string; activeActors?: Array<{ type?: string }> } };
+    const rt = md.actorRuntime;
+    if (!rt || rt.runtimeStatus !== 'RUNNING') return `actor runtime ${rt?.runtimeStatus ?? 'absent'}`;
+    if (rt.placement !== 'placement: connected') return `actor runtime ${rt.placement ?? 'placement unknown'}`;
+    if (!rt.hostReady) return 'actor host not ready';
+    const registered = new Set((rt.activeActors ?? []).map((a) => a.type));
+    const missing = actorTypes.filter((t) => !registered.has(t));
+    return missing.length > 0 ? `actor types not registered: ${missing.join(', ')} (have: ${[...registered].join(', ') || 'none'})` : undefined;
+  });
+}
+
+function allOf(probes: Probe[]): Probe {
+  return async () => {
+    for (const probe of probes) {
+      const missing = await probe();
+      if (missing !== undefined) return missing;
+    }
+    return undefined;
+  };
+}
+
+function startupError(err: unknown): Error {
+  if (err instanceof NotReadyError && err.process) {
+    const where = `${err.process.spec.name} (log: ${err.process.spec.logDir}/${err.process.spec.name}.log)`;
+    return new Error(`Dapr topology failed to start: ${err.message}\n--- last output of ${where} ---\n${err.process.tail()}`);
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}
