@@ -61,8 +61,20 @@ export interface RunningTopology {
   restart(app: ProcessName): Promise<void>;
 }
 
-/** Stop order: apps, then sidecars, then the control plane, then Redis. */
-type Tier = 0 | 1 | 2 | 3;
+/**
+ * Stop order (start order is the reverse, the first three tiers together): the gateway apps stop
+ * taking traffic; the sidecars drain (daprd finishes in-flight actor calls, deactivates actors
+ * through the app, ends its subscriptions); then the actors and ledger apps, which the draining
+ * sidecars still call; then placement and scheduler; then Redis.
+ */
+enum Tier {
+  Edge = 0,
+  Sidecar = 1,
+  Backend = 2,
+  ControlPlane = 3,
+  Redis = 4,
+}
+const STOP_ORDER = [Tier.Edge, Tier.Sidecar, Tier.Backend, Tier.ControlPlane, Tier.Redis];
 
 interface Entry {
   proc: ManagedProcess;
@@ -130,11 +142,11 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
   const redisUrl = `redis://127.0.0.1:${plan.redis}`;
 
   if (ownRedis) {
-    add('redis', 3, processOf('redis', redisCommand(plan.redis, join(dataDir, 'redis')), { PATH: process.env.PATH }), redisProbe(plan.redis), `Redis PING on port ${plan.redis}`);
+    add('redis', Tier.Redis, processOf('redis', redisCommand(plan.redis, join(dataDir, 'redis')), { PATH: process.env.PATH }), redisProbe(plan.redis), `Redis PING on port ${plan.redis}`);
   }
-  add('placement', 2, processOf('placement', placementCommand(binDir, plan), sidecarEnv),
+  add('placement', Tier.ControlPlane, processOf('placement', placementCommand(binDir, plan), sidecarEnv),
     httpProbe(`http://127.0.0.1:${plan.placementHealthz}/healthz`), 'placement healthz');
-  add('scheduler', 2, processOf('scheduler', schedulerCommand(binDir, plan, join(dataDir, 'scheduler')), sidecarEnv),
+  add('scheduler', Tier.ControlPlane, processOf('scheduler', schedulerCommand(binDir, plan, join(dataDir, 'scheduler')), sidecarEnv),
     httpProbe(`http://127.0.0.1:${plan.schedulerHealthz}/healthz`), 'scheduler healthz');
 
   const appEnv = (app: AppName, name: string, p: SidecarPorts): NodeJS.ProcessEnv => ({
@@ -159,10 +171,10 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
     // state-store key prefix (account and API-key records).
     const sidecar = processOf(`daprd-${name}`, daprdCommand({ binDir, appId: app, ports: p, plan, resourcesDir, configFile }), sidecarEnv);
     const appProbe = app === 'gateway' ? httpProbe(`http://127.0.0.1:${p.app}/healthz`) : tcpProbe(p.app);
-    add(name, 0, appProc, appProbe, app === 'gateway' ? `${name} GET /healthz` : `${name} listening on port ${p.app}`);
+    add(name, app === 'gateway' ? Tier.Edge : Tier.Backend, appProc, appProbe, app === 'gateway' ? `${name} GET /healthz` : `${name} listening on port ${p.app}`);
     const sidecarProbes: Probe[] = [httpProbe(`http://127.0.0.1:${p.http}/v1.0/healthz`)];
     if (app === 'actors') sidecarProbes.push(actorRuntimeProbe(p.http, actorTypes));
-    add(`daprd-${name}`, 1, sidecar, allOf(sidecarProbes), app === 'actors' ? `daprd-actors healthz and actor types ${actorTypes.join(', ')}` : `daprd-${name} healthz`, [appProc]);
+    add(`daprd-${name}`, Tier.Sidecar, sidecar, allOf(sidecarProbes), app === 'actors' ? `daprd-actors healthz and actor types ${actorTypes.join(', ')}` : `daprd-${name} healthz`, [appProc]);
   }
 
   let up = false;
@@ -180,16 +192,16 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
   };
   const stopAll = async () => {
     stopping = true;
-    for (const tier of [0, 1, 2, 3] as const) {
+    for (const tier of STOP_ORDER) {
       await Promise.all([...entries.values()].filter((e) => e.tier === tier).map((e) => e.proc.stop(stopTimeoutMs)));
     }
   };
 
   const started = Date.now();
   try {
-    await startTier([3]);
-    await startTier([2]);
-    await startTier([0, 1]);
+    await startTier([Tier.Redis]);
+    await startTier([Tier.ControlPlane]);
+    await startTier([Tier.Edge, Tier.Sidecar, Tier.Backend]);
   } catch (err) {
     await stopAll();
     throw startupError(err);
@@ -239,10 +251,19 @@ async function redisNeedsStarting(port: number): Promise<boolean> {
   throw new Error(`the Redis on 127.0.0.1:${port} answered PING with ${reply}; the topology needs one without a password`);
 }
 
-/** Ready when the actor runtime runs, placement is connected and every awaited actor type is registered. */
+interface SidecarMetadata {
+  actorRuntime?: { runtimeStatus?: string; hostReady?: boolean; placement?: string; activeActors?: Array<{ type?: string }> };
+  scheduler?: { connected_addresses?: string[] };
+}
+
+/**
+ * Ready when the actor runtime runs, placement is connected, every awaited actor type is
+ * registered and the scheduler (where reminders live) is connected.
+ */
 function actorRuntimeProbe(httpPort: number, actorTypes: string[]): Probe {
   return httpProbe(`http://127.0.0.1:${httpPort}/v1.0/metadata`, (body) => {
-    const md = body as { actorRuntime?: { runtimeStatus?: string; hostReady?: boolean; placement?: string; activeActors?: Array<{ type?: string }> } };
+    const md = body as SidecarMetadata;
+    if (!md.scheduler?.connected_addresses?.length) return 'scheduler not connected';
     const rt = md.actorRuntime;
     if (!rt || rt.runtimeStatus !== 'RUNNING') return `actor runtime ${rt?.runtimeStatus ?? 'absent'}`;
     if (rt.placement !== 'placement: connected') return `actor runtime ${rt.placement ?? 'placement unknown'}`;

@@ -22,14 +22,14 @@ import { canTransition, type HoldState } from './transitions';
 
 const STATE_KEY = 'funds';
 const CREDIT_KEY_PREFIX = 'credit:';
+/** Each ended hold is its own small record, so the hot state (balance, open holds) stays small. */
+const CLOSED_KEY_PREFIX = 'closed:';
 /**
  * Expiry reminders are named by their due time: a one-shot reminder re-registered from its own
  * callback under the same name can be deleted when that callback completes (Dapr Scheduler).
  */
 const EXPIRY_REMINDER = 'expire-holds';
 const expiryReminderName = (dueAt: number) => `${EXPIRY_REMINDER}@${dueAt}`;
-/** Closed holds remembered so that a retried settle/release answers the same; oldest dropped first. */
-const CLOSED_HOLDS_KEPT = 1000;
 
 interface OpenHold {
   amount: string;
@@ -48,14 +48,12 @@ interface ClosedHold {
 interface FundsState {
   balance: string;
   holds: Record<string, OpenHold>;
-  closed: Record<string, ClosedHold>;
-  closedOrder: string[];
   /** When the pending expiry reminder is due (null: none pending). */
   reminderDueAt: number | null;
 }
 
 function emptyState(): FundsState {
-  return { balance: '0', holds: {}, closed: {}, closedOrder: [], reminderDueAt: null };
+  return { balance: '0', holds: {}, reminderDueAt: null };
 }
 
 function held(state: FundsState): bigint {
@@ -86,7 +84,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
       if (BigInt(existing.amount) !== amount) throw new GatewayError('hold_state_conflict', `hold ${request.holdId} is open with another amount`);
       return this.outcome(request.holdId, 'open', amount, 0n, state);
     }
-    if (state.closed[request.holdId]) throw new GatewayError('hold_state_conflict', `hold ${request.holdId} has already ended`);
+    if (await this.closedHold(request.holdId)) throw new GatewayError('hold_state_conflict', `hold ${request.holdId} has already ended`);
     const available = BigInt(state.balance) - held(state);
     if (amount > available) {
       throw new GatewayError('insufficient_funds', 'the available balance does not cover the reservation estimate', {
@@ -209,14 +207,16 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
   private close(state: FundsState, holdId: string, to: Exclude<HoldState, 'open'>, amount: bigint, charged: bigint): void {
     if (!canTransition('open', to)) throw new GatewayError('hold_state_conflict', `a hold cannot move from open to ${to}`);
     delete state.holds[holdId];
-    state.closed[holdId] = { state: to, amount: amount.toString(), charged: charged.toString() };
-    state.closedOrder.push(holdId);
-    while (state.closedOrder.length > CLOSED_HOLDS_KEPT) delete state.closed[state.closedOrder.shift() as string];
+    this.ctx.state.set<ClosedHold>(CLOSED_KEY_PREFIX + holdId, { state: to, amount: amount.toString(), charged: charged.toString() });
+  }
+
+  private closedHold(holdId: string): Promise<ClosedHold | undefined> {
+    return this.ctx.state.get<ClosedHold>(CLOSED_KEY_PREFIX + holdId);
   }
 
   /** A settle or release of a hold that is no longer open: the same answer if it ended that way, else a conflict. */
-  private repeatOrConflict(state: FundsState, holdId: string, wanted: Exclude<HoldState, 'open'>): HoldOutcome {
-    const closed = state.closed[holdId];
+  private async repeatOrConflict(state: FundsState, holdId: string, wanted: Exclude<HoldState, 'open'>): Promise<HoldOutcome> {
+    const closed = await this.closedHold(holdId);
     if (!closed) throw new GatewayError('hold_not_found', `no hold ${holdId}`);
     if (closed.state === wanted || (wanted === 'released' && closed.state === 'expired')) {
       return this.outcome(holdId, closed.state, BigInt(closed.amount), BigInt(closed.charged), state);

@@ -36,6 +36,12 @@ const OUTBOX_RETRY_MS = 2000;
 export interface EmbeddedHostOptions {
   db: LocalDb;
   publish: Publisher;
+  /**
+   * An in-process consumer on the same database (the embedded ledger): events are delivered
+   * inside the state commit's own transaction, so the outbox is not needed for them. It must be
+   * synchronous and idempotent by event id.
+   */
+  deliverInCommit?: (event: EventEnvelope) => void;
   now?: () => number;
   /** Observes every actor call (tracing, metrics); must not throw. */
   onCall?: (actorType: string, actorId: string, method: string, durationMs: number, ok: boolean) => void;
@@ -105,7 +111,7 @@ export class EmbeddedActorHost implements ActorInvoker {
         if (value === DELETED) activation.cache.delete(stateKey);
         else activation.cache.set(stateKey, value);
       }
-      if (events.length > 0) await this.publishAll(events);
+      if (events.length > 0 && !this.options.deliverInCommit) await this.publishAll(events);
       return result;
     } catch (error) {
       // The method may have mutated cached objects before failing: drop the activation.
@@ -175,16 +181,20 @@ export class EmbeddedActorHost implements ActorInvoker {
     };
   }
 
-  /** State changes and the outbox in one LMDB transaction. */
+  /** State changes and the outbox (or the in-process delivery) in one LMDB transaction. */
   private commit(key: string, dirty: Map<string, unknown>, events: EventEnvelope[]): void {
     if (dirty.size === 0 && events.length === 0) return;
     const { root, actorState, outbox } = this.options.db;
+    const deliver = this.options.deliverInCommit;
     root.transactionSync(() => {
       for (const [stateKey, value] of dirty) {
         if (value === DELETED) actorState.removeSync(`${key}\u0000${stateKey}`);
         else actorState.putSync(`${key}\u0000${stateKey}`, value);
       }
-      for (const event of events) outbox.putSync(event.id, event);
+      for (const event of events) {
+        if (deliver) deliver(event);
+        else outbox.putSync(event.id, event);
+      }
     });
   }
 

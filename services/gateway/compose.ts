@@ -27,6 +27,7 @@ export interface Composition {
 export async function compose(config: GatewayConfig, logger: Logger = pino({ level: config.logLevel })): Promise<Composition> {
   const catalog = loadCatalog(config.catalogFile);
   const providers = createProviders(catalog.file.providers);
+  const closeProviders = () => Promise.allSettled([...providers.values()].map((p) => p.close?.()));
   const common = {
     catalog,
     providers,
@@ -46,13 +47,17 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
       accounts: new AccountStore(new DaprStateKeyValueStore(sidecar)),
       readiness: { sidecar: async () => (await sidecar.request('GET', '/v1.0/healthz')).status === 204 },
     };
-    return { deps, close: () => sidecar.close() };
+    return { deps, close: async () => {
+      await closeProviders();
+      await sidecar.close();
+    } };
   }
 
   const db = openLocalDb(config.dataDir, { fsync: config.fsync });
   const ledger = new LmdbLedgerStore(db);
-  // The embedded pub/sub: events go straight to the ledger, which is idempotent by event id.
-  const host = new EmbeddedActorHost({ db, publish: async (event) => void ledger.appendSync(event) });
+  // The embedded pub/sub: events reach the ledger inside the actor's own state commit (one LMDB
+  // transaction), so a change of funds and its ledger entry can never be apart.
+  const host = new EmbeddedActorHost({ db, publish: async (event) => void ledger.appendSync(event), deliverInCommit: (event) => void ledger.appendSync(event) });
   for (const cls of ACTOR_CLASSES) host.register(cls);
   await host.start();
   const deps: GatewayDeps = {
@@ -65,6 +70,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     deps,
     embedded: { host, db, ledger },
     close: async () => {
+      await closeProviders();
       await host.close();
       await db.close();
     },

@@ -3,8 +3,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { repoRoot } from '../../topology/binaries';
 
-export const ROOT = join(__dirname, '..', '..');
+export const ROOT = repoRoot(__dirname);
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
 export async function freePort(): Promise<number> {
