@@ -15,11 +15,12 @@ import { resolveDaprBinaries, startTopology, type RunningTopology } from './topo
 
 const APP_PREFIX = /^\[(gateway(-\d+)?|actors|ledger)\] /;
 const INFRA_PROBLEM = /level=(error|fatal)|"level":"(error|fatal)"|# (Fatal|Failed)/;
-const SHUTDOWN_NOISE = /context canceled/;
+/** Set once stopping starts: the control plane logs errors about its peers going away. */
+let stopping = false;
 
 /** App output in full; infrastructure output only when it reports an error (all of it is in the logs). */
 function consoleLine(line: string): void {
-  if (APP_PREFIX.test(line) || (INFRA_PROBLEM.test(line) && !SHUTDOWN_NOISE.test(line))) process.stdout.write(line + '\n');
+  if (APP_PREFIX.test(line) || (!stopping && INFRA_PROBLEM.test(line))) process.stdout.write(line + '\n');
 }
 
 function commandExists(name: string): boolean {
@@ -45,10 +46,9 @@ async function main(): Promise<void> {
   const daprBinDir = await resolveDaprBinaries();
 
   let topology: RunningTopology | undefined;
-  let shuttingDown = false;
   const shutdown = async (code: number) => {
-    if (shuttingDown) return;
-    shuttingDown = true;
+    if (stopping) return;
+    stopping = true;
     console.log('stopping the Dapr topology…');
     await topology?.stop();
     process.exit(code);
