@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { repoRoot } from '../../topology/binaries';
 import { portIsFree } from '../../topology/ports';
 import { resolveDaprBinaries, startTopology, type RunningTopology } from '../../topology/topology';
+import { eventually } from '../support/eventually';
 
 // The first run on a machine may build the Dapr runtime from source (scripts/dapr-runtime.sh).
 const BUILD_TIMEOUT_MS = 45 * 60_000;
@@ -23,15 +24,6 @@ async function daprPost(port: number, path: string, body?: unknown): Promise<{ s
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, text: await res.text() };
-}
-
-async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (accept(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 let binDir: string;
@@ -73,8 +65,9 @@ describe('topology runner with fixture apps', () => {
 
   test('when each gateway instance invokes the ledger by app id, then both reach it', async () => {
     expect(topology.gatewayUrls).toHaveLength(2);
+    // Self-hosted name resolution (mDNS) may need a moment after the sidecars report healthy.
     for (const url of topology.gatewayUrls) {
-      const res = await fetch(`${url}/call/ledger`);
+      const res = await eventually(() => fetch(`${url}/call/ledger`), (r) => r.status === 200, 15_000);
       expect(res.status).toBe(200);
     }
   });
