@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     logger: { level: LogLevel.Warn },
   });
   await server.actor.init();
-  for (const cls of ACTOR_CLASSES) server.actor.registerActor(daprActorClass(cls, publish));
+  for (const cls of ACTOR_CLASSES) server.actor.registerActor(daprActorClass(cls, publish, sidecar));
   await server.start();
   logger.info({ port: config.appPort, actorTypes: ACTOR_CLASSES.map((c) => c.actorType) }, 'actors app listening');
   const stop = () => {

@@ -3,6 +3,7 @@
 // reminders in the Dapr Scheduler, events go to Dapr pub/sub through a transactional outbox.
 
 import { AbstractActor, Temporal, type ActorId, type DaprClient } from '@dapr/dapr';
+import type { DaprSidecar } from '../../lib/dapr-http';
 import { toGatewayError } from '../../lib/errors';
 import type { EventEnvelope } from '../../lib/events';
 import type { ActorCallResult, ActorClass, ActorContext, ActorInstance } from './port';
@@ -36,12 +37,44 @@ export function decodeReminderData(data: unknown): unknown {
 }
 
 /** Builds the AbstractActor subclass Dapr registers for `cls`; its name is `cls.actorType`. */
-export function daprActorClass(cls: ActorClass, publish: DaprPublisher): new (client: DaprClient, id: ActorId) => AbstractActor {
+export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar: DaprSidecar): new (client: DaprClient, id: ActorId) => AbstractActor {
+  // Actor state goes straight to the sidecar's actor state API rather than through the SDK's
+  // state manager: reads (absence included) are cached for the activation, a turn's writes and
+  // its outbox are one state transaction, and no write needs a "does it exist" round trip first.
   class Adapter extends AbstractActor {
     private core: (ActorInstance & Record<string, unknown>) | undefined;
     private events: EventEnvelope[] = [];
-    /** This turn's writes, applied to the SDK state manager when the method has returned. */
+    /** This turn's writes, committed in one transaction when the method has returned. */
     private writes = new Map<string, { value: unknown } | typeof REMOVED>();
+    /** Committed state read or written since activation (REMOVED: known absent). */
+    private cache = new Map<string, { value: unknown } | typeof REMOVED>();
+
+    private statePath(key?: string): string {
+      const base = `/v1.0/actors/${cls.actorType}/${encodeURIComponent(this.getActorId().getId())}/state`;
+      return key === undefined ? base : `${base}/${encodeURIComponent(key)}`;
+    }
+
+    private async read(key: string): Promise<unknown> {
+      const cached = this.cache.get(key);
+      if (cached !== undefined) return cached === REMOVED ? undefined : cached.value;
+      const { status, json } = await sidecar.request('GET', this.statePath(key));
+      if (status === 204 || (status === 200 && json === undefined)) {
+        this.cache.set(key, REMOVED);
+        return undefined;
+      }
+      if (status !== 200) throw new Error(`actor state read failed with ${status}`);
+      this.cache.set(key, { value: json });
+      return json;
+    }
+
+    private async commit(writes: Map<string, { value: unknown } | typeof REMOVED>): Promise<void> {
+      if (writes.size === 0) return;
+      const operations = [...writes].map(([key, write]) =>
+        write === REMOVED ? { operation: 'delete', request: { key } } : { operation: 'upsert', request: { key, value: write.value } });
+      const { status, json } = await sidecar.request('POST', this.statePath(), operations);
+      if (status !== 204 && status !== 200) throw new Error(`actor state transaction failed with ${status}: ${JSON.stringify(json)}`);
+      for (const [key, write] of writes) this.cache.set(key, write);
+    }
     /** Ids published since activation: dropped from the stored outbox at the next commit. */
     private readonly published = new Set<string>();
 
@@ -51,7 +84,6 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher): new (cl
     }
 
     private context(): ActorContext {
-      const state = this.getStateManager();
       return {
         actorType: cls.actorType,
         actorId: this.getActorId().getId(),
@@ -60,8 +92,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher): new (cl
           get: async <T>(key: string) => {
             const written = this.writes.get(key);
             if (written !== undefined) return written === REMOVED ? undefined : (written.value as T);
-            const [has, value] = await state.tryGetState(key);
-            return has ? (value as T) : undefined;
+            return (await this.read(key)) as T | undefined;
           },
           set: (key, value) => {
             this.writes.set(key, { value });
@@ -83,23 +114,18 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher): new (cl
 
     /** One turn: run the method, then commit state and outbox in one state transaction, then publish. */
     async run(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>): Promise<ActorCallResult<unknown>> {
-      const stateManager = this.getStateManager();
       this.events = [];
       this.writes = new Map();
       try {
         const result = await body(this.instance());
-        for (const [key, write] of this.writes) {
-          if (write === REMOVED) await stateManager.tryRemoveState(key);
-          else await stateManager.setState(key, write.value);
-        }
         const outbox = await this.nextOutbox(this.events);
-        if (outbox) await stateManager.setState(OUTBOX_KEY, outbox);
-        await stateManager.saveState();
+        if (outbox) this.writes.set(OUTBOX_KEY, { value: outbox });
+        await this.commit(this.writes);
         if (outbox && outbox.length > 0) await this.publishOutbox(outbox);
         return { ok: true, result };
       } catch (error) {
-        // A failed turn leaves nothing behind: the SDK's cache would otherwise keep the changes.
-        await stateManager.clearCache();
+        // A failed turn leaves nothing behind: the method may have mutated cached objects.
+        this.cache = new Map();
         this.core = undefined;
         return { ok: false, error: toGatewayError(error).toJSON() };
       } finally {
@@ -117,21 +143,20 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher): new (cl
     }
 
     private async storedOutbox(): Promise<EventEnvelope[]> {
-      const [has, stored] = await this.getStateManager().tryGetState(OUTBOX_KEY);
-      return has && Array.isArray(stored) ? (stored as EventEnvelope[]) : [];
+      const stored = await this.read(OUTBOX_KEY);
+      return Array.isArray(stored) ? (stored as EventEnvelope[]) : [];
     }
 
     private async publishOutbox(outbox: EventEnvelope[]): Promise<void> {
       let failed = false;
-      for (const event of outbox) {
-        if (this.published.has(event.id)) continue;
+      await Promise.all(outbox.filter((event) => !this.published.has(event.id)).map(async (event) => {
         try {
           await publish(event);
           this.published.add(event.id);
         } catch {
           failed = true;
         }
-      }
+      }));
       if (failed) await this.registerActorReminder(OUTBOX_REMINDER, Temporal.Duration.from({ milliseconds: RETRY_MS }), undefined, undefined, { name: OUTBOX_REMINDER, data: null });
     }
 
