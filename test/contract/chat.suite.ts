@@ -39,6 +39,9 @@ export function chatSuite(hostName: string, start: () => Promise<DeploymentUnder
       const caps = await json(`${d.url}/api/open/v1/capabilities`);
       expect(caps.status).toBe(200);
       expect(caps.body.candidate_contract).toBe(true);
+      const openapi = await json(`${d.url}/api/open/v1/openapi.json`);
+      expect(openapi.status).toBe(200);
+      expect(Object.keys(openapi.body.paths)).toContain('/api/open/v1/models/{id}/chat');
     });
 
     it('when the credential is missing, unknown or an OAuth token, then 401, 401 and 403 credential_family_mismatch', async () => {

@@ -3,11 +3,15 @@
 import { Router } from 'express';
 import { eligibility, publicEntry, type Catalog } from '../../../catalog/catalog';
 import { PRICED_OPERATIONS } from '../../../catalog/schema';
+import { openApiDocument } from '../openapi';
 
 export function catalogRoutes(catalog: Catalog, info: { actorHost: string }): Router {
   const router = Router();
   router.get('/api/open/v1/catalog/models', (_req, res) => {
     res.json({ object: 'list', data: catalog.models().map(publicEntry) });
+  });
+  router.get('/api/open/v1/openapi.json', (_req, res) => {
+    res.json(openApiDocument);
   });
   router.get('/api/open/v1/capabilities', (_req, res) => {
     res.json({

@@ -1,0 +1,41 @@
+// The operator CLI against the real embedded gateway: the same operations as the operator API.
+
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { balance } from '../support/api';
+import { ADMIN_TOKEN, ROOT, startGateway, type GatewayProcess } from '../support/processes';
+
+const run = promisify(execFile);
+
+describe('operator CLI', () => {
+  let gateway: GatewayProcess;
+  const cli = (args: string[], token = ADMIN_TOKEN) =>
+    run(process.execPath, [join(ROOT, 'dist/cli/main.js'), ...args], { env: { ...process.env, GATEWAY_URL: gateway.url, GATEWAY_ADMIN_TOKEN: token } });
+
+  beforeAll(async () => {
+    gateway = await startGateway({ GATEWAY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'cli-')), 'data') });
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+  });
+
+  it('when an account, a key and a credit are made with the CLI, then the key sees the credited balance', async () => {
+    const account = JSON.parse((await cli(['accounts', 'create', 'cli-user'])).stdout);
+    const key = JSON.parse((await cli(['api-keys', 'create', account.accountId])).stdout);
+    expect(key.apiKey).toMatch(/^sk-payg-/);
+    const credit = JSON.parse((await cli(['credits', 'add', account.accountId, '1234', 'ref-1'])).stdout);
+    expect(credit).toMatchObject({ applied: true, balance: 1234 });
+    const again = JSON.parse((await cli(['credits', 'add', account.accountId, '1234', 'ref-1'])).stdout);
+    expect(again).toMatchObject({ applied: false, balance: 1234 });
+    expect(await balance(gateway.url, key.apiKey)).toMatchObject({ balance: 1234, held: 0 });
+  });
+
+  it('when the token is wrong or the arguments are bad, then the CLI exits non-zero and changes nothing', async () => {
+    await expect(cli(['accounts', 'create', 'x'], 'wrong-token-wrong-token')).rejects.toMatchObject({ code: 1 });
+    await expect(cli(['credits', 'add', 'acct', 'ten', 'ref'])).rejects.toMatchObject({ code: 2 });
+    await expect(cli(['credits', 'add', 'acct_missing', '10', 'ref'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('404') });
+  });
+});
