@@ -221,8 +221,8 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     if (closed.state === wanted || (wanted === 'released' && closed.state === 'expired')) {
       return this.outcome(holdId, closed.state, BigInt(closed.amount), BigInt(closed.charged), state);
     }
-    if (!canTransition(closed.state, wanted)) throw new GatewayError('hold_state_conflict', `hold ${holdId} is ${closed.state}; it cannot become ${wanted}`);
-    throw new GatewayError('hold_state_conflict', `hold ${holdId} is ${closed.state}`);
+    // An ended hold has no transitions left (transitions.ts): any other ending is refused.
+    throw new GatewayError('hold_state_conflict', `hold ${holdId} is ${closed.state}; it cannot become ${wanted}`);
   }
 
   private outcome(holdId: string, holdState: HoldState, amount: bigint, charged: bigint, state: FundsState): HoldOutcome {

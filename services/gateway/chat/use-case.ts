@@ -9,7 +9,7 @@ import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import type { UsageLine } from '../../../actors/funds-hold/FundsHoldInterface';
 import { requireEligible, type Catalog, type ResolvedProfile } from '../../../catalog/catalog';
 import { GatewayError } from '../../../lib/errors';
-import { ProviderError, type ChatCall, type ChatProvider, type SimDirectives, type TokenUsage } from '../../../providers/port';
+import { ProviderError, type ChatCall, type ChatProvider, type ChatStreamChunk, type SimDirectives, type TokenUsage } from '../../../providers/port';
 import type { Caller } from '../middleware/auth';
 import { checkBodySize, checkThinkingBudget, effectiveMaxTokens, rejectUnsupported, reservationEstimate } from './limits';
 import { GATEWAY_FIELDS, parseChatBody, type ChatBody } from './request';
@@ -127,7 +127,7 @@ async function streamChat(
   res: Response,
   hold: { release: (reason: string) => Promise<unknown>; settle: (usage: TokenUsage) => Promise<unknown>; holdId: string },
 ): Promise<void> {
-  let chunks: AsyncIterable<import('../../../providers/port').ChatStreamChunk>;
+  let chunks: AsyncIterable<ChatStreamChunk>;
   try {
     chunks = await chat.provider.stream(call);
   } catch (error) {
