@@ -9,6 +9,7 @@ import { DaprActorInvoker } from '../../actors/runtime/dapr-invoker';
 import { EmbeddedActorHost } from '../../actors/runtime/embedded-host';
 import { loadCatalog } from '../../catalog/catalog';
 import type { GatewayConfig } from '../../lib/config';
+import type { EventEnvelope } from '../../lib/events';
 import { DaprSidecar } from '../../lib/dapr-http';
 import { openLocalDb, type LocalDb } from '../../lib/local-db';
 import { createProviders } from '../../providers/registry';
@@ -57,7 +58,8 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   const ledger = new LmdbLedgerStore(db);
   // The embedded pub/sub: events reach the ledger inside the actor's own state commit (one LMDB
   // transaction), so a change of funds and its ledger entry can never be apart.
-  const host = new EmbeddedActorHost({ db, publish: async (event) => void ledger.appendSync(event), deliverInCommit: (event) => void ledger.appendSync(event) });
+  const deliver = (event: EventEnvelope) => void ledger.appendSync(event);
+  const host = new EmbeddedActorHost({ db, publish: async (event) => deliver(event), deliverInCommit: deliver });
   for (const cls of ACTOR_CLASSES) host.register(cls);
   await host.start();
   const deps: GatewayDeps = {

@@ -4,7 +4,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient } from 'redis';
+import { RedisLedgerStore } from '../../services/ledger/redis-store';
 import { startTopology, type RunningTopology } from '../../topology/topology';
 import { chatSuite } from '../contract/chat.suite';
 import { writeTestCatalog } from '../support/catalog';
@@ -25,8 +25,7 @@ chatSuite('Dapr', async () => {
     GATEWAY_LOG_LEVEL: 'warn',
   };
   const topology: RunningTopology = await startTopology({ basePort: 21000, dataDir: join(dir, 'topology'), env });
-  const redis = createClient({ url: topology.redisUrl });
-  await redis.connect();
+  const ledger = await RedisLedgerStore.connect(topology.redisUrl);
   return {
     url: topology.gatewayUrls[0],
     crashAndRestart: async () => {
@@ -41,9 +40,9 @@ chatSuite('Dapr', async () => {
       for (const app of ['gateway', 'actors', 'ledger'] as const) await topology.restart(app);
       return topology.gatewayUrls[0];
     },
-    ledgerBalance: async (accountId) => Number((await redis.hGet(`ledger:totals:${accountId}:pool-3`, 'balance')) ?? 0),
+    ledgerBalance: async (accountId) => (await ledger.account(accountId, 'pool-3')).balance,
     close: async () => {
-      await redis.quit();
+      await ledger.close();
       await topology.stop();
       await upstream.close();
     },
