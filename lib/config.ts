@@ -5,6 +5,10 @@ import { z } from 'zod';
 
 export const HARD_BODY_LIMIT = 32 * 1024 * 1024;
 
+/** UNKNOWN_IMAGE_V1: 24 hours from the original reservation. */
+export const IMAGE_UNKNOWN_DEADLINE_MS = 24 * 60 * 60 * 1000;
+const DAY_MS = IMAGE_UNKNOWN_DEADLINE_MS;
+
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -19,6 +23,8 @@ const envSchema = z.object({
   GATEWAY_PROXY_MAX_BODY_BYTES: int(1, HARD_BODY_LIMIT).default(HARD_BODY_LIMIT),
   GATEWAY_PROVIDER_TIMEOUT_MS: int(1, 3_600_000).default(120_000),
   GATEWAY_HOLD_TTL_MS: int(1000, 86_400_000).optional(),
+  GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS: int(1000, DAY_MS).optional(),
+  GATEWAY_IMAGE_ARTIFACT_WAIT_MS: int(1, DAY_MS).optional(),
   GATEWAY_FSYNC: z.enum(['always', 'os']).default('os'),
   GATEWAY_TEST_MODE: flag.default(false),
   GATEWAY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -41,6 +47,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   }
   const e = parsed.data;
   const providerTimeoutMs = e.GATEWAY_PROVIDER_TIMEOUT_MS;
+  if (e.GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS !== undefined && !e.GATEWAY_TEST_MODE) {
+    throw new ConfigError('invalid configuration:\n  GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS: the UNKNOWN_IMAGE_V1 deadline is 24 hours; it may be shortened only with GATEWAY_TEST_MODE=true');
+  }
+  const imageDeadlineMs = e.GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS ?? IMAGE_UNKNOWN_DEADLINE_MS;
+  const holdTtlMs = e.GATEWAY_HOLD_TTL_MS ?? providerTimeoutMs + 60_000;
   return {
     port: e.PORT,
     host: e.HOST,
@@ -52,7 +63,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     maxBodyBytes: Math.min(e.GATEWAY_MAX_BODY_BYTES, e.GATEWAY_PROXY_MAX_BODY_BYTES, HARD_BODY_LIMIT),
     providerTimeoutMs,
     /** A hold outlives the provider timeout; its expiry reminder releases it if its request vanished. */
-    holdTtlMs: e.GATEWAY_HOLD_TTL_MS ?? providerTimeoutMs + 60_000,
+    holdTtlMs,
+    images: {
+      /** Frozen into each task at reservation (UNKNOWN_IMAGE_V1). */
+      deadlineMs: imageDeadlineMs,
+      /** An image hold outlives the deadline, which releases it; its own expiry is the backstop. */
+      holdTtlMs: imageDeadlineMs + holdTtlMs,
+      /** How long a provider call may run on after its client got 503 (a late artifact can still arrive). */
+      artifactWaitMs: Math.max(providerTimeoutMs, e.GATEWAY_IMAGE_ARTIFACT_WAIT_MS ?? imageDeadlineMs + holdTtlMs),
+    },
     fsync: e.GATEWAY_FSYNC === 'always',
     testMode: e.GATEWAY_TEST_MODE,
     logLevel: e.GATEWAY_LOG_LEVEL,

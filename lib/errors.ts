@@ -24,12 +24,15 @@ export const ERROR_STATUS = {
   idempotency_key_reused: 409,
   credit_reference_reused: 409,
   hold_state_conflict: 409,
+  task_state_conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   internal_error: 500,
   provider_error: 502,
   provider_rejected: 400,
   actor_unavailable: 503,
+  image_unresolved: 503,
+  image_unknown: 503,
   provider_timeout: 504,
 } as const satisfies Record<string, number>;
 

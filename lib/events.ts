@@ -44,10 +44,10 @@ export interface EventEnvelope<T = BillingData | UsageData> {
   traceparent?: string;
 }
 
-export function billingEvent(id: string, occurredAtMs: number, data: BillingData): EventEnvelope<BillingData> {
-  return { id, topic: 'billing', type: `billing.${data.kind}`, occurredAt: new Date(occurredAtMs).toISOString(), source: 'FundsHold', data };
+export function billingEvent(id: string, occurredAtMs: number, data: BillingData, source = 'FundsHold'): EventEnvelope<BillingData> {
+  return { id, topic: 'billing', type: `billing.${data.kind}`, occurredAt: new Date(occurredAtMs).toISOString(), source, data };
 }
 
-export function usageEvent(id: string, occurredAtMs: number, data: UsageData): EventEnvelope<UsageData> {
-  return { id, topic: 'usage', type: 'usage.recorded', occurredAt: new Date(occurredAtMs).toISOString(), source: 'FundsHold', data };
+export function usageEvent(id: string, occurredAtMs: number, data: UsageData, source = 'FundsHold'): EventEnvelope<UsageData> {
+  return { id, topic: 'usage', type: 'usage.recorded', occurredAt: new Date(occurredAtMs).toISOString(), source, data };
 }

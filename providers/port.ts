@@ -91,3 +91,52 @@ export interface ChatProvider {
   /** Frees kept-alive connections at shutdown; adapters without any omit it. */
   close?(): Promise<void>;
 }
+
+// ---- Images -------------------------------------------------------------------------------
+
+/** One image generation, as the gateway asks an adapter for it (always exactly one image). */
+export interface ImageCall {
+  /** The image task this call belongs to: sent upstream as the call's idempotency reference. */
+  taskId: string;
+  /** The upstream's own model name (from the catalog profile). */
+  upstreamModel: string;
+  prompt: string;
+  responseFormat: 'url' | 'b64_json';
+  /** Other request fields passed through unchanged (size, quality, style, user, ...). */
+  passthrough: Record<string, unknown>;
+  directives?: SimDirectives;
+  /** When the call was sent (ms since the epoch): lets a provider answer a later lookup. */
+  sentAt: number;
+  signal: AbortSignal;
+}
+
+/** The one generated image: exactly one of url and b64Json is set, as the call asked. */
+export interface ImageArtifact {
+  url?: string;
+  b64Json?: string;
+  revisedPrompt?: string;
+  /** The upstream's created timestamp, seconds. */
+  created: number;
+}
+
+/** What a provider can say, later, about an earlier call it was sent. */
+export type ImageLookup =
+  | { status: 'succeeded'; artifact: ImageArtifact }
+  /** The provider confirms the call produced nothing and never will (a confirmed rejection). */
+  | { status: 'failed'; reason: string }
+  /** Still running, or the provider cannot tell: the outcome stays undetermined. */
+  | { status: 'pending' };
+
+export interface ImageProvider {
+  readonly name: string;
+  /** The largest request body the upstream accepts, bytes. */
+  readonly maxBodyBytes: number;
+  /** Generates one image. Fails with ProviderError: 'rejected' is a confirmed rejection. */
+  generate(call: ImageCall): Promise<ImageArtifact>;
+  /**
+   * Asks the upstream for the outcome of an earlier call, given that call as it was sent
+   * (signal aside). Adapters whose upstream cannot tell omit it.
+   */
+  lookup?(call: Omit<ImageCall, 'signal'>, signal: AbortSignal): Promise<ImageLookup>;
+  close?(): Promise<void>;
+}

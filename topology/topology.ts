@@ -10,6 +10,7 @@ import { ManagedProcess, type ExitStatus } from './managed-process';
 import { appInstances, appPorts, assertPortsFree, controlPlanePorts, planPorts, type AppName, type SidecarPorts } from './ports';
 import { httpProbe, NotReadyError, redisPing, redisProbe, tcpProbe, waitUntil, type Probe } from './readiness';
 import { writeResources } from './resources';
+import { ACTOR_CLASSES } from '../actors/host/registry';
 
 export { resolveDaprBinaries } from './binaries';
 
@@ -83,7 +84,7 @@ interface Entry {
   ready: (timeoutMs: number) => Promise<void>;
 }
 
-const DEFAULT_ACTOR_TYPES = ['FundsHold'];
+const DEFAULT_ACTOR_TYPES = ACTOR_CLASSES.map((cls) => cls.actorType);
 const APP_ENTRYPOINTS: Record<AppName, string> = {
   actors: 'dist/actors/host/dapr-main.js',
   ledger: 'dist/services/ledger/main.js',

@@ -1,6 +1,7 @@
 // Every actor class both hosts run. Adding an actor means adding it here.
 
 import { FundsHold } from '../funds-hold/FundsHold';
+import { ImageTask } from '../image-task/ImageTask';
 import type { ActorClass } from '../runtime/port';
 
-export const ACTOR_CLASSES: readonly ActorClass[] = [FundsHold];
+export const ACTOR_CLASSES: readonly ActorClass[] = [FundsHold, ImageTask];

@@ -6,12 +6,15 @@ import { AbstractActor, Temporal, type ActorId, type DaprClient } from '@dapr/da
 import type { DaprSidecar } from '../../lib/dapr-http';
 import { toGatewayError } from '../../lib/errors';
 import type { EventEnvelope } from '../../lib/events';
+import { DaprActorInvoker } from './dapr-invoker';
 import type { ActorCallResult, ActorClass, ActorContext, ActorInstance } from './port';
 
 const OUTBOX_KEY = '__outbox';
 const OUTBOX_REMINDER = '__outbox';
 const RETRY_MS = 2000;
 const REMOVED = Symbol('removed');
+/** Appended to a reminder's name when a failed reminder is retried (see receiveReminder). */
+export const RETRY_SUFFIX = '~retry@';
 
 export type DaprPublisher = (event: EventEnvelope) => Promise<void>;
 
@@ -38,6 +41,7 @@ export function decodeReminderData(data: unknown): unknown {
 
 /** Builds the AbstractActor subclass Dapr registers for `cls`; its name is `cls.actorType`. */
 export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar: DaprSidecar): new (client: DaprClient, id: ActorId) => AbstractActor {
+  const actors = new DaprActorInvoker(sidecar);
   // Actor state goes straight to the sidecar's actor state API rather than through the SDK's
   // state manager: reads (absence included) are cached for the activation, a turn's writes and
   // its outbox are one state transaction, and no write needs a "does it exist" round trip first.
@@ -88,6 +92,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
         actorType: cls.actorType,
         actorId: this.getActorId().getId(),
         now: Date.now,
+        actors,
         state: {
           get: async <T>(key: string) => {
             const written = this.writes.get(key);
@@ -179,7 +184,10 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       } catch (error) {
         process.stderr.write(`reminder ${payload?.name} of ${cls.actorType}/${this.getActorId().getId()} failed, retrying: ${(error as Error).message}\n`);
         if (payload?.name) {
-          await this.registerActorReminder(payload.name, Temporal.Duration.from({ milliseconds: RETRY_MS }), undefined, undefined, payload).catch(() => undefined);
+          // A fresh name: the Scheduler may delete a one-shot job re-registered under its own
+          // name from its own callback. Actors match their reminders by name prefix.
+          const retry = { name: `${payload.name.split(RETRY_SUFFIX)[0]}${RETRY_SUFFIX}${Date.now()}`, data: payload.data };
+          await this.registerActorReminder(retry.name, Temporal.Duration.from({ milliseconds: RETRY_MS }), undefined, undefined, retry).catch(() => undefined);
         }
       }
     }

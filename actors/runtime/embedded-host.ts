@@ -143,6 +143,7 @@ export class EmbeddedActorHost implements ActorInvoker {
       actorType,
       actorId,
       now: this.now,
+      actors: this,
       state: {
         async get<T>(stateKey: string): Promise<T | undefined> {
           const { dirty } = turnOf();

@@ -23,6 +23,12 @@ export interface ActorContext {
   readonly reminders: ActorReminders;
   /** Adds an event to the outbox in the same commit as the state; the host publishes it after. */
   emit(event: EventEnvelope): void;
+  /**
+   * Calls another actor (its own turn, committed on its own). Never this actor itself: actors
+   * are not reentrant. A call made during a turn that later fails is not undone, so such calls
+   * must be idempotent (FundsHold's are, by hold id).
+   */
+  readonly actors: ActorInvoker;
   now(): number;
 }
 

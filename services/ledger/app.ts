@@ -25,6 +25,12 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
     res.status(200).json({ status });
   });
 
+  // Whether an event has been appended: the acknowledgment a late image artifact waits for.
+  app.get('/events/:eventId', async (req, res) => {
+    const found = await store.has(req.params.eventId);
+    res.status(found ? 200 : 404).json({ id: req.params.eventId, appended: found });
+  });
+
   app.get('/accounts/:accountId/pools/:pool', async (req, res) => {
     res.json(await store.account(req.params.accountId, req.params.pool));
   });

@@ -79,5 +79,7 @@ export interface AccountLedgerView {
 export interface LedgerStore {
   append(event: EventEnvelope): Promise<'appended' | 'duplicate'>;
   account(accountId: string, pool: string): Promise<AccountLedgerView>;
+  /** Whether the event was appended (its acknowledgment: a late image artifact waits for it). */
+  has(eventId: string): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -40,5 +40,9 @@ export class LmdbLedgerStore implements LedgerStore {
     return { accountId, pool, ...totals };
   }
 
+  async has(eventId: string): Promise<boolean> {
+    return this.db.ledger.get(`event\u0000${eventId}`) !== undefined;
+  }
+
   async close(): Promise<void> {}
 }

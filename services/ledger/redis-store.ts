@@ -44,6 +44,10 @@ export class RedisLedgerStore implements LedgerStore {
     return { accountId, pool, balance: Number(totals.balance ?? 0), bills: Number(totals.bills ?? 0), usage: Number(totals.usage ?? 0) };
   }
 
+  async has(eventId: string): Promise<boolean> {
+    return (await this.client.exists(`ledger:event:${eventId}`)) === 1;
+  }
+
   async ping(): Promise<boolean> {
     return (await this.client.ping()) === 'PONG';
   }

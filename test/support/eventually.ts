@@ -9,3 +9,16 @@ export async function eventually<T>(probe: () => Promise<T>, accept: (value: T) 
   }
   return value;
 }
+
+/** Runs `check` until it stops throwing (its expectations hold) or the time is up; then its last error. */
+export async function passes<T>(check: () => Promise<T>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() >= deadline) throw error;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

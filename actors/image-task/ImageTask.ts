@@ -1,0 +1,306 @@
+// ImageTask actor: one single-image generation under UNKNOWN_IMAGE_V1 (see ImageTaskInterface.ts
+// and transitions.ts). The task owns the lifecycle and the evidence; the money moves on the
+// owner's FundsHold (hold id `img:<taskId>`), whose calls are idempotent by hold id, so a turn
+// that fails after one of them can simply be run again.
+//
+// An outcome is recorded (one turn) before the funds move (the next turn): an artifact, once the
+// actor has it, is never lost, and a settlement that could not be made is retried by reminder.
+
+import { FundsHoldClient } from '../funds-hold/client';
+import { DEFAULT_POOL, type FundsHoldApi, type HoldOutcome } from '../funds-hold/FundsHoldInterface';
+import { GatewayError } from '../../lib/errors';
+import { billingEvent, usageEvent } from '../../lib/events';
+import type { ImageArtifact } from '../../providers/port';
+import type { ActorContext, ActorInstance } from '../runtime/port';
+import {
+  IMAGE_TASK_ACTOR_TYPE,
+  IMAGE_TASK_METHODS,
+  IMAGE_UNKNOWN_RESOLVED,
+  UNKNOWN_IMAGE_PROFILE,
+  type ImageTaskApi,
+  type ImageTaskPhase,
+  type ImageTaskView,
+  type LateArtifactView,
+  type Observation,
+  type Outcome,
+  type Owner,
+  type SentImageCall,
+  type StartOutcome,
+  type StartRequest,
+  type UnknownEvidence,
+} from './ImageTaskInterface';
+import { nextPhase, type From, type ImageTaskMove } from './transitions';
+
+const TASK_KEY = 'task';
+const DEADLINE_REMINDER = 'deadline';
+const FINISH_REMINDER = 'finish';
+const FINISH_RETRY_MS = 2000;
+const MAX_DEADLINE_MS = 24 * 60 * 60 * 1000;
+/** Evidence is kept small: the first observations tell what happened, the last what is now. */
+const MAX_OBSERVATIONS = 50;
+
+interface TaskRecord {
+  phase: ImageTaskPhase;
+  owner: Owner;
+  fingerprint: string;
+  requestId: string;
+  model: string;
+  profileId: string;
+  price: string;
+  holdId: string;
+  reservedAt: number;
+  deadlineAt: number;
+  call: SentImageCall & { sentAt: number };
+  seen: Observation[];
+  outcome?: { kind: 'succeeded'; artifact: ImageArtifact } | { kind: 'failed'; reason: string };
+  charged: string;
+  unknown?: UnknownEvidence;
+  late?: LateArtifactView & { artifact: ImageArtifact };
+}
+
+function positiveSafeInt(value: unknown, field: string, max = Number.MAX_SAFE_INTEGER, min = 1): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new GatewayError('invalid_request', `${field} must be an integer from ${min} to ${max}`, { param: field });
+  }
+  return value;
+}
+
+export class ImageTask implements ImageTaskApi, ActorInstance {
+  static readonly actorType = IMAGE_TASK_ACTOR_TYPE;
+  static readonly methods = IMAGE_TASK_METHODS;
+
+  private readonly funds: FundsHoldClient;
+
+  constructor(private readonly ctx: ActorContext) {
+    this.funds = new FundsHoldClient(ctx.actors);
+  }
+
+  async start(request: StartRequest): Promise<StartOutcome> {
+    const existing = await this.load();
+    if (existing) {
+      if (existing.fingerprint !== request.fingerprint || !sameOwner(existing.owner, request.owner)) {
+        throw new GatewayError('idempotency_key_reused', 'this Idempotency-Key was already used with a different request', { param: 'Idempotency-Key' });
+      }
+      return { role: 'existing', task: this.view_(existing) };
+    }
+    const price = positiveSafeInt(request.price, 'price', Number.MAX_SAFE_INTEGER, 0);
+    const deadlineMs = positiveSafeInt(request.deadlineMs, 'deadlineMs', MAX_DEADLINE_MS);
+    const holdTtlMs = positiveSafeInt(request.holdTtlMs, 'holdTtlMs');
+    if (holdTtlMs <= deadlineMs) throw new GatewayError('invalid_request', 'holdTtlMs must outlast deadlineMs', { param: 'holdTtlMs' });
+    const holdId = `img:${this.ctx.actorId}`;
+    // The task exists only once its hold does: a refused reservation leaves nothing behind.
+    await this.fundsOf(request.owner).reserve({ holdId, amount: price, ttlMs: holdTtlMs, requestId: request.requestId, model: request.model, profileId: request.profileId });
+    const now = this.ctx.now();
+    const task: TaskRecord = {
+      phase: this.move('new', 'start'),
+      owner: { accountId: request.owner.accountId, apiKeyId: request.owner.apiKeyId },
+      fingerprint: request.fingerprint,
+      requestId: request.requestId,
+      model: request.model,
+      profileId: request.profileId,
+      price: String(price),
+      holdId,
+      reservedAt: now,
+      deadlineAt: now + deadlineMs,
+      call: { ...request.call, sentAt: now },
+      seen: [],
+      charged: '0',
+    };
+    // UNKNOWN_IMAGE_V1: the deadline is frozen here, measured from the original reservation.
+    await this.ctx.reminders.register(`${DEADLINE_REMINDER}@${task.deadlineAt}`, deadlineMs);
+    this.save(task);
+    return { role: 'owner', task: this.view_(task) };
+  }
+
+  async record(outcome: Outcome): Promise<ImageTaskView> {
+    const task = await this.required();
+    const now = this.ctx.now();
+    if (outcome.kind === 'unresolved') {
+      if (task.phase === 'running' || task.phase === 'unknown') this.observe(task, outcome.what, now);
+    } else if (task.phase === 'running') {
+      task.phase = this.move(task.phase, 'outcome');
+      task.outcome = outcome.kind === 'succeeded' ? { kind: 'succeeded', artifact: outcome.artifact } : { kind: 'failed', reason: outcome.reason };
+      this.observe(task, outcome.kind === 'succeeded' ? `artifact received (${outcome.via})` : `provider rejection confirmed (${outcome.via}): ${outcome.reason}`, now);
+      // Should the caller not come back to finish, the reminder does.
+      await this.ctx.reminders.register(`${FINISH_REMINDER}@${now + FINISH_RETRY_MS}`, FINISH_RETRY_MS);
+    } else if (task.phase === 'unknown') {
+      if (outcome.kind === 'succeeded' && !task.late) this.lateArtifact(task, outcome.artifact, now);
+      else this.observe(task, outcome.kind === 'succeeded' ? 'another late artifact (ignored)' : `after UNKNOWN: ${outcome.reason}`, now);
+    }
+    // settling, succeeded, failed: the first outcome stands; a repeat changes nothing.
+    this.save(task);
+    return this.view_(task);
+  }
+
+  async finish(): Promise<ImageTaskView> {
+    const task = await this.required();
+    if (task.phase !== 'settling' || !task.outcome) return this.view_(task);
+    const funds = this.fundsOf(task.owner);
+    if (task.outcome.kind === 'failed') {
+      await funds.release({ holdId: task.holdId, reason: 'provider_rejected' });
+      task.phase = this.move(task.phase, 'release');
+    } else {
+      const settled = await this.settleOrBear(task, funds);
+      task.charged = String(settled.charged);
+      task.phase = this.move(task.phase, 'settle');
+    }
+    // The deadline no longer matters; were the unregistering lost, the reminder finds a final phase.
+    await this.ctx.reminders.unregister(`${DEADLINE_REMINDER}@${task.deadlineAt}`).catch(() => undefined);
+    this.save(task);
+    return this.view_(task);
+  }
+
+  async expire(): Promise<ImageTaskView> {
+    const task = await this.required();
+    if (this.ctx.now() < task.deadlineAt) return this.view_(task);
+    if (task.phase === 'settling') return this.finish();
+    if (task.phase !== 'running') return this.view_(task);
+    // image_unknown_resolved: release the hold (its acknowledgment comes back from FundsHold),
+    // keep the evidence, invent no usage, never call the provider again.
+    await this.fundsOf(task.owner).release({ holdId: task.holdId, reason: IMAGE_UNKNOWN_RESOLVED });
+    const now = this.ctx.now();
+    task.phase = this.move(task.phase, 'deadline');
+    task.unknown = {
+      profile: UNKNOWN_IMAGE_PROFILE,
+      resolution: IMAGE_UNKNOWN_RESOLVED,
+      resolvedAt: now,
+      reservedAt: task.reservedAt,
+      deadlineAt: task.deadlineAt,
+      sent: task.call,
+      seen: [...task.seen],
+    };
+    this.save(task);
+    return this.view_(task);
+  }
+
+  async releaseLate(request: { eventIds: string[] }): Promise<ImageTaskView> {
+    const task = await this.required();
+    const late = task.late;
+    if (!late || late.state !== 'awaiting_ledger') return this.view_(task);
+    const acknowledged = new Set(request.eventIds);
+    if (!late.eventIds.every((id) => acknowledged.has(id))) {
+      throw new GatewayError('invalid_request', 'the late artifact is released only once the ledger holds all of its events', { param: 'eventIds' });
+    }
+    this.move(task.phase, 'late_released');
+    late.state = 'released';
+    this.save(task);
+    return this.view_(task);
+  }
+
+  async view(owner: Owner): Promise<ImageTaskView> {
+    const task = await this.load();
+    // Another owner, or another key of the same owner, learns nothing: not even that it exists.
+    if (!task || !sameOwner(task.owner, owner)) throw new GatewayError('not_found', 'no such image task');
+    return this.view_(task);
+  }
+
+  async onReminder(name: string): Promise<void> {
+    if (name.startsWith(DEADLINE_REMINDER)) {
+      const task = await this.load();
+      const early = task ? task.deadlineAt - this.ctx.now() : 0;
+      // A reminder delivered ahead of the frozen deadline is set again for the rest of it.
+      if (task && early > 0) await this.ctx.reminders.register(`${DEADLINE_REMINDER}@${task.deadlineAt}~${this.ctx.now()}`, early);
+      else await this.expire();
+    } else if (name.startsWith(FINISH_REMINDER)) {
+      await this.finish();
+    }
+  }
+
+  /** Settles the hold for the one image; if the hold already ended otherwise, the platform bears it. */
+  private async settleOrBear(task: TaskRecord, funds: FundsHoldApi): Promise<HoldOutcome | { charged: number }> {
+    const lines = [{ unit: 'IMAGE' as const, quantity: 1, unitPrice: Number(task.price) }];
+    try {
+      return await funds.settle({ holdId: task.holdId, lines });
+    } catch (error) {
+      if (!(error instanceof GatewayError) || error.code !== 'hold_state_conflict') throw error;
+      // The hold expired before the artifact could be settled: record the real usage, charge nothing.
+      this.emitPlatformBorne(task, 'settle-after-expiry', this.ctx.now());
+      return { charged: 0 };
+    }
+  }
+
+  /** A genuine artifact after UNKNOWN: a real IMAGE quantity-1 event, zero charge, platform-borne. */
+  private lateArtifact(task: TaskRecord, artifact: ImageArtifact, now: number): void {
+    this.move(task.phase, 'late_artifact');
+    const eventIds = this.emitPlatformBorne(task, 'late-artifact', now);
+    task.late = { state: 'awaiting_ledger', arrivedAt: now, eventIds, artifact };
+    this.observe(task, 'late artifact arrived', now);
+  }
+
+  private emitPlatformBorne(task: TaskRecord, reason: string, now: number): string[] {
+    const price = Number(task.price);
+    const common = { accountId: task.owner.accountId, pool: DEFAULT_POOL, holdId: task.holdId, requestId: task.requestId, model: task.model, profileId: task.profileId };
+    const usage = usageEvent(`${this.ctx.actorId}:${reason}:usage`, now, {
+      ...common,
+      lines: [{ unit: 'IMAGE', quantity: 1, unitPrice: price, cost: price }],
+      charged: 0,
+    }, IMAGE_TASK_ACTOR_TYPE);
+    const billing = billingEvent(`${this.ctx.actorId}:${reason}:platform-borne`, now, {
+      ...common, kind: 'platform_borne', balanceDelta: 0, amount: price, reference: reason,
+    }, IMAGE_TASK_ACTOR_TYPE);
+    this.ctx.emit(usage);
+    this.ctx.emit(billing);
+    return [usage.id, billing.id];
+  }
+
+  private observe(task: TaskRecord, what: string, at: number): void {
+    this.move(task.phase, 'observe', true);
+    task.seen.push({ at, what });
+    // Keep the first observations and the latest ones.
+    if (task.seen.length > MAX_OBSERVATIONS) task.seen.splice(MAX_OBSERVATIONS / 2, 1);
+  }
+
+  /** The one gate every phase change passes: the transition table. */
+  private move(from: From, move: ImageTaskMove, quiet = false): ImageTaskPhase {
+    const to = nextPhase(from, move);
+    if (!to) {
+      if (quiet) return from as ImageTaskPhase;
+      throw new GatewayError('task_state_conflict', `an image task cannot ${move} from ${from}`);
+    }
+    return to;
+  }
+
+  private fundsOf(owner: Owner): FundsHoldApi {
+    return this.funds.of(owner.accountId, DEFAULT_POOL);
+  }
+
+  private view_(task: TaskRecord): ImageTaskView {
+    const artifact = task.phase === 'succeeded' && task.outcome?.kind === 'succeeded'
+      ? task.outcome.artifact
+      : task.late?.state === 'released' ? task.late.artifact : undefined;
+    return {
+      taskId: this.ctx.actorId,
+      status: task.phase === 'running' || task.phase === 'settling' ? 'unresolved' : task.phase,
+      phase: task.phase,
+      model: task.model,
+      profileId: task.profileId,
+      provider: task.call.provider,
+      reservedAt: task.reservedAt,
+      deadlineAt: task.deadlineAt,
+      call: task.call,
+      charged: Number(task.charged),
+      ...(artifact ? { artifact } : {}),
+      ...(task.phase === 'failed' && task.outcome?.kind === 'failed' ? { failure: task.outcome.reason } : {}),
+      ...(task.unknown ? { unknown: task.unknown } : {}),
+      ...(task.late ? { lateArtifact: { state: task.late.state, arrivedAt: task.late.arrivedAt, eventIds: task.late.eventIds } } : {}),
+    };
+  }
+
+  private async required(): Promise<TaskRecord> {
+    const task = await this.load();
+    if (!task) throw new GatewayError('not_found', 'no such image task');
+    return task;
+  }
+
+  private load(): Promise<TaskRecord | undefined> {
+    return this.ctx.state.get<TaskRecord>(TASK_KEY);
+  }
+
+  private save(task: TaskRecord): void {
+    this.ctx.state.set(TASK_KEY, task);
+  }
+}
+
+function sameOwner(a: Owner, b: Owner): boolean {
+  return a.accountId === b.accountId && a.apiKeyId === b.apiKeyId;
+}

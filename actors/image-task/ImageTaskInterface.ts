@@ -1,0 +1,118 @@
+// The public API of the ImageTask actor: one actor per image task, the task id is the actor id.
+// It carries one single-image generation under the UNKNOWN_IMAGE_V1 contract (SPEC.md): the
+// hold on the owner's FundsHold, what was sent and seen, the outcome, the 24-hour deadline.
+// Callers depend on this file only; the actor type name "ImageTask" is frozen.
+
+import type { ImageArtifact, SimDirectives } from '../../providers/port';
+
+export const IMAGE_TASK_ACTOR_TYPE = 'ImageTask';
+export const UNKNOWN_IMAGE_PROFILE = 'UNKNOWN_IMAGE_V1';
+/** The resolution that moves an undetermined task to UNKNOWN at its deadline. */
+export const IMAGE_UNKNOWN_RESOLVED = 'image_unknown_resolved';
+
+/** Internal phases (the transition table in transitions.ts). */
+export type ImageTaskPhase = 'running' | 'settling' | 'succeeded' | 'failed' | 'unknown';
+/** What clients see: running and settling are both "unresolved" (result cannot yet be determined). */
+export type ImageTaskStatus = 'unresolved' | 'succeeded' | 'failed' | 'unknown';
+
+/** The provider call as it was sent: evidence, and what a provider lookup is asked about. */
+export interface SentImageCall {
+  provider: string;
+  upstreamModel: string;
+  prompt: string;
+  responseFormat: 'url' | 'b64_json';
+  passthrough: Record<string, unknown>;
+  directives?: SimDirectives;
+}
+
+export interface Owner {
+  accountId: string;
+  apiKeyId: string;
+}
+
+export interface StartRequest {
+  owner: Owner;
+  /** SHA-256 of the request (model, body, directives): the same key with another payload conflicts. */
+  fingerprint: string;
+  requestId: string;
+  model: string;
+  profileId: string;
+  /** IMAGE unit price at reservation, minor units: the hold and the charge of the one image. */
+  price: number;
+  /** The UNKNOWN_IMAGE_V1 window, frozen into the task at reservation. */
+  deadlineMs: number;
+  /** The hold's own expiry (a backstop): longer than the deadline. */
+  holdTtlMs: number;
+  call: SentImageCall;
+}
+
+export interface Observation {
+  at: number;
+  what: string;
+}
+
+export type Outcome =
+  | { kind: 'succeeded'; artifact: ImageArtifact; via: 'response' | 'lookup' }
+  | { kind: 'failed'; reason: string; via: 'response' | 'lookup' }
+  | { kind: 'unresolved'; what: string };
+
+export interface LateArtifactView {
+  /** Awaiting the ledger's acknowledgment of the zero-charge IMAGE event, or released to the owner. */
+  state: 'awaiting_ledger' | 'released';
+  arrivedAt: number;
+  /** The usage and billing events the ledger must hold before the artifact is released. */
+  eventIds: string[];
+}
+
+export interface UnknownEvidence {
+  profile: typeof UNKNOWN_IMAGE_PROFILE;
+  resolution: typeof IMAGE_UNKNOWN_RESOLVED;
+  resolvedAt: number;
+  reservedAt: number;
+  deadlineAt: number;
+  sent: SentImageCall & { sentAt: number };
+  seen: Observation[];
+}
+
+export interface ImageTaskView {
+  taskId: string;
+  status: ImageTaskStatus;
+  phase: ImageTaskPhase;
+  model: string;
+  profileId: string;
+  provider: string;
+  reservedAt: number;
+  deadlineAt: number;
+  /** The call as sent (for provider lookups); the owner only ever sees it through evidence. */
+  call: SentImageCall & { sentAt: number };
+  /** Charged to the customer, minor units (0 until settled; 0 for failed and unknown). */
+  charged: number;
+  /** Present when the image may be shown: succeeded, or a late artifact released after UNKNOWN. */
+  artifact?: ImageArtifact;
+  failure?: string;
+  unknown?: UnknownEvidence;
+  lateArtifact?: LateArtifactView;
+}
+
+export interface StartOutcome {
+  /** owner: this call created the task and must call the provider; existing: a retry of it. */
+  role: 'owner' | 'existing';
+  task: ImageTaskView;
+}
+
+export interface ImageTaskApi {
+  /** Creates the task and reserves its hold (one turn), or returns the existing task of this key. */
+  start(request: StartRequest): Promise<StartOutcome>;
+  /** Records what the provider said (or that nothing could be determined). */
+  record(outcome: Outcome): Promise<ImageTaskView>;
+  /** Settles or releases the hold of a recorded outcome; retried by reminder until it has. */
+  finish(request: Record<string, never>): Promise<ImageTaskView>;
+  /** Applies image_unknown_resolved when the deadline has passed and the task is undetermined. */
+  expire(request: Record<string, never>): Promise<ImageTaskView>;
+  /** Releases a late artifact once the gateway has seen the ledger acknowledge its events. */
+  releaseLate(request: { eventIds: string[] }): Promise<ImageTaskView>;
+  /** The task, for its owner only: anyone else gets not_found. */
+  view(owner: Owner): Promise<ImageTaskView>;
+}
+
+export const IMAGE_TASK_METHODS = ['start', 'record', 'finish', 'expire', 'releaseLate', 'view'] as const satisfies readonly (keyof ImageTaskApi)[];
