@@ -1,11 +1,15 @@
-// The plain provider registry: a validated config entry in, an adapter out.
+// The plain provider registry: a validated config entry in, a provider out.
 // The catalog file's `providers` map ({ "<name>": { "kind": … } }) is checked with
-// providerConfigSchema at start-up; each entry becomes one adapter named by its key.
+// providerConfigSchema at start-up; each entry becomes one Provider named by its key,
+// holding a chat and an images adapter that share the entry's connections.
 
 import { z } from 'zod';
 import { OpenAiChatProvider } from './openai/chat';
-import type { ChatProvider } from './port';
+import { OpenAiClient } from './openai/client';
+import { OpenAiImageProvider } from './openai/images';
+import type { ChatProvider, ImageProvider } from './port';
 import { SimulatedChatProvider } from './simulated/chat';
+import { SimulatedImageProvider } from './simulated/images';
 
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
 
@@ -25,6 +29,9 @@ const openAiEntry = z.strictObject({
   maxBodyBytes: maxBodyBytes.optional(),
   /** Most sockets kept open to the upstream. */
   connections: z.int().positive().optional(),
+  /** Extra headers sent on every request (an organisation or project id; never the API key). */
+  headers: z.record(z.string().regex(/^[A-Za-z0-9-]+$/, 'a header name'), z.string()).optional()
+    .refine((h) => !h || !Object.keys(h).some((k) => k.toLowerCase() === 'authorization'), 'the API key goes in apiKeyEnv, not in headers'),
 });
 
 export const providerEntrySchema = z.discriminatedUnion('kind', [simulatedEntry, openAiEntry]);
@@ -38,18 +45,34 @@ export type ProviderConfigs = z.infer<typeof providerConfigSchema>;
 
 type Env = Record<string, string | undefined>;
 
-export function createProvider(config: ProviderConfig, env: Env = process.env): ChatProvider {
+/** One config entry: its adapters by modality, under the entry's name. */
+export interface Provider {
+  readonly name: string;
+  readonly chat: ChatProvider;
+  readonly images: ImageProvider;
+  /** Frees the entry's kept-alive connections (both adapters'), at shutdown. */
+  close(): Promise<void>;
+}
+
+export function createProvider(config: ProviderConfig, env: Env = process.env): Provider {
+  const { name } = config;
+  const limit = config.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   switch (config.kind) {
-    case 'simulated':
-      return new SimulatedChatProvider({ name: config.name, maxBodyBytes: config.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES });
-    case 'openai':
-      return new OpenAiChatProvider({
-        name: config.name,
+    case 'simulated': {
+      const options = { name, maxBodyBytes: limit };
+      return { name, chat: new SimulatedChatProvider(options), images: new SimulatedImageProvider(options), close: async () => undefined };
+    }
+    case 'openai': {
+      const client = new OpenAiClient({
+        name,
         baseUrl: config.baseUrl,
-        apiKey: apiKey(config.name, config.apiKeyEnv, env),
-        maxBodyBytes: config.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+        apiKey: apiKey(name, config.apiKeyEnv, env),
+        maxBodyBytes: limit,
         connections: config.connections,
+        headers: config.headers,
       });
+      return { name, chat: new OpenAiChatProvider({ client }), images: new OpenAiImageProvider({ client }), close: () => client.close() };
+    }
   }
 }
 
@@ -57,7 +80,7 @@ export function createProvider(config: ProviderConfig, env: Env = process.env): 
  * Every provider of a catalog's `providers` map, by name. The map is validated here too,
  * so an unchecked map (as read from the file) fails at start-up with every issue named.
  */
-export function createProviders(configs: Readonly<Record<string, unknown>>, env: Env = process.env): Map<string, ChatProvider> {
+export function createProviders(configs: Readonly<Record<string, unknown>>, env: Env = process.env): Map<string, Provider> {
   const parsed = providerConfigSchema.safeParse(configs);
   if (!parsed.success) throw new Error(`invalid providers config:\n${z.prettifyError(parsed.error)}`);
   return new Map(Object.entries(parsed.data).map(([name, entry]) => [name, createProvider({ ...entry, name }, env)]));

@@ -1,67 +1,21 @@
-// OpenAI-compatible chat adapter: POST {baseUrl}/chat/completions over a keep-alive
-// undici Pool. `baseUrl` is origin plus prefix up to and including the API version,
-// e.g. "https://api.openai.com/v1" or "http://127.0.0.1:9100/v1".
+// OpenAI-compatible chat adapter: POST {baseUrl}/chat/completions, JSON or SSE, through the
+// HTTP client of its provider entry (./client.ts: the pool, headers and failure mapping,
+// shared with the images adapter of the same entry).
 
-import { Pool } from 'undici';
-import type { Dispatcher } from 'undici';
-import { abortedCallError } from '../abort';
-import {
-  ProviderError,
-  type ChatCall,
-  type ChatCompletion,
-  type ChatProvider,
-  type ChatStreamChunk,
-  type TokenUsage,
-} from '../port';
+import { ProviderError, type ChatCall, type ChatCompletion, type ChatProvider, type ChatStreamChunk, type TokenUsage } from '../port';
+import { failedRead, OpenAiAdapter, readJsonObject, type OpenAiAdapterOptions, type ResponseBody } from './client';
+import { asArray, asObject, asOptionalObject, badShape, type Json } from './shape';
 import { SseDataReader } from './sse';
 
-export interface OpenAiChatProviderOptions {
-  name: string;
-  /** Origin and path prefix including the version, e.g. "https://api.openai.com/v1". */
-  baseUrl: string;
-  apiKey?: string;
-  maxBodyBytes: number;
-  /** Most sockets kept open to the upstream (default 128). */
-  connections?: number;
-  /** Extra headers sent on every request (organisation, project, test behaviours). */
-  headers?: Record<string, string>;
-}
+/** Own connection settings, or the client shared with the entry's other adapters. */
+export type OpenAiChatProviderOptions = OpenAiAdapterOptions;
 
-type Body = Dispatcher.ResponseData['body'];
-type Json = Record<string, unknown>;
-
-const ERROR_BODY_LIMIT = 8 * 1024;
-
-export class OpenAiChatProvider implements ChatProvider {
-  readonly name: string;
-  readonly maxBodyBytes: number;
-  private readonly pool: Pool;
-  private readonly path: string;
-  private readonly jsonHeaders: Record<string, string>;
-  private readonly sseHeaders: Record<string, string>;
-
-  constructor(options: OpenAiChatProviderOptions) {
-    const url = new URL(options.baseUrl);
-    this.name = options.name;
-    this.maxBodyBytes = options.maxBodyBytes;
-    this.path = `${url.pathname.replace(/\/+$/, '')}/chat/completions`;
-    this.pool = new Pool(url.origin, { connections: options.connections ?? 128, pipelining: 1 });
-    const headers: Record<string, string> = { ...options.headers, 'content-type': 'application/json' };
-    if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-    this.jsonHeaders = { ...headers, accept: 'application/json' };
-    this.sseHeaders = { ...headers, accept: 'text/event-stream' };
-  }
-
+export class OpenAiChatProvider extends OpenAiAdapter implements ChatProvider {
   async complete(call: ChatCall): Promise<ChatCompletion> {
     const { stream: _s, stream_options: _o, ...passthrough } = call.passthrough;
     const payload = { ...passthrough, model: call.upstreamModel, messages: call.messages, max_tokens: call.maxTokens };
-    const body = await this.post(call, payload, false);
-    let json: Json;
-    try {
-      json = asObject(JSON.parse(await body.text()), 'response');
-    } catch (error) {
-      throw failedRead(error, call.signal);
-    }
+    const { body } = await this.client.post('/chat/completions', payload, call.signal, 'json');
+    const json = await readJsonObject(body, call.signal);
     const choice = asObject(asArray(json.choices, 'choices')[0], 'choices[0]');
     const message = asObject(choice.message, 'choices[0].message');
     return {
@@ -83,51 +37,17 @@ export class OpenAiChatProvider implements ChatProvider {
       stream: true,
       stream_options: { ...options, include_usage: true },
     };
-    const body = await this.post(call, request, true);
+    const { statusCode, headers, body } = await this.client.post('/chat/completions', request, call.signal, 'sse');
+    const type = headers['content-type'];
+    if (typeof type === 'string' && !type.includes('text/event-stream')) {
+      body.destroy();
+      throw new ProviderError('protocol', `${this.name} answered a stream with content-type ${type}`, statusCode);
+    }
     return cancellable(body, readChunks(body, call.signal));
-  }
-
-  /** Closes the pool's sockets; in-flight calls finish first. */
-  close(): Promise<void> {
-    return this.pool.close();
-  }
-
-  /** Sends the request; resolves with the body of a 2xx answer, else rejects mapped. */
-  private async post(call: ChatCall, payload: Json, streaming: boolean): Promise<Body> {
-    const json = JSON.stringify(payload);
-    if (Buffer.byteLength(json) > this.maxBodyBytes) {
-      throw new ProviderError('rejected', `request body over the ${this.maxBodyBytes}-byte limit of ${this.name}`, 413);
-    }
-    let response: Dispatcher.ResponseData;
-    try {
-      response = await this.pool.request({
-        method: 'POST',
-        path: this.path,
-        headers: streaming ? this.sseHeaders : this.jsonHeaders,
-        body: json,
-        signal: call.signal,
-      });
-    } catch (error) {
-      throw failedRequest(error, call.signal);
-    }
-    const { statusCode, headers, body } = response;
-    if (statusCode >= 200 && statusCode < 300) {
-      const type = headers['content-type'];
-      if (streaming && typeof type === 'string' && !type.includes('text/event-stream')) {
-        body.destroy();
-        throw new ProviderError('protocol', `${this.name} answered a stream with content-type ${type}`, statusCode);
-      }
-      return body;
-    }
-    const detail = await errorDetail(body);
-    const message = `${this.name} answered ${statusCode}${detail ? `: ${detail}` : ''}`;
-    if (statusCode >= 500) throw new ProviderError('unavailable', message, statusCode);
-    if (statusCode >= 400) throw new ProviderError('rejected', message, statusCode);
-    throw new ProviderError('protocol', message, statusCode);
   }
 }
 
-async function* readChunks(body: Body, signal: AbortSignal): AsyncGenerator<ChatStreamChunk> {
+async function* readChunks(body: ResponseBody, signal: AbortSignal): AsyncGenerator<ChatStreamChunk> {
   const reader = new SseDataReader();
   // Manual iteration: leaving the loop must not destroy the body (see finally).
   const bytes = body.iterator({ destroyOnReturn: false });
@@ -160,7 +80,7 @@ async function* readChunks(body: Body, signal: AbortSignal): AsyncGenerator<Chat
 }
 
 /** Reads what is left of a finished body in the background, so its socket is reused. */
-async function drain(body: Body, bytes: AsyncIterator<unknown>): Promise<void> {
+async function drain(body: ResponseBody, bytes: AsyncIterator<unknown>): Promise<void> {
   try {
     await bytes.return?.(); // detaches the iterator's listeners, leaving the body readable
     await body.dump({ limit: Number.MAX_SAFE_INTEGER });
@@ -170,7 +90,7 @@ async function drain(body: Body, bytes: AsyncIterator<unknown>): Promise<void> {
 }
 
 /** Destroys the body when the consumer gives up, even before its first next(). */
-function cancellable(body: Body, chunks: AsyncGenerator<ChatStreamChunk>): AsyncIterable<ChatStreamChunk> {
+function cancellable(body: ResponseBody, chunks: AsyncGenerator<ChatStreamChunk>): AsyncIterable<ChatStreamChunk> {
   return {
     [Symbol.asyncIterator]: () => ({
       next: () => chunks.next(),
@@ -207,63 +127,4 @@ function toUsage(value: unknown): TokenUsage | undefined {
   const output = usage?.completion_tokens;
   if (typeof input !== 'number' || typeof output !== 'number') return undefined;
   return { inputTokens: input, outputTokens: output };
-}
-
-async function errorDetail(body: Body): Promise<string> {
-  let text = '';
-  try {
-    for await (const bytes of body) {
-      text += (bytes as Buffer).toString('utf8');
-      if (text.length >= ERROR_BODY_LIMIT) break;
-    }
-  } catch {
-    // The status is what matters; an unreadable error body adds nothing.
-  } finally {
-    if (!body.destroyed) body.destroy();
-  }
-  try {
-    const message = asOptionalObject(asOptionalObject(JSON.parse(text))?.error)?.message;
-    if (typeof message === 'string') return message;
-  } catch {
-    // Not JSON: fall through to the raw text.
-  }
-  return text.slice(0, 200);
-}
-
-/** Before a response: the call was aborted, timed out, or never reached the upstream. */
-function failedRequest(error: unknown, signal: AbortSignal): ProviderError {
-  if (signal.aborted) return abortedCallError(signal);
-  const code = (error as { code?: unknown } | null)?.code;
-  if (code === 'UND_ERR_HEADERS_TIMEOUT') return new ProviderError('timeout', 'upstream sent no headers in time');
-  return new ProviderError('unavailable', `upstream unreachable: ${errorText(error)}`);
-}
-
-/** While reading a 2xx body: aborted, or the upstream broke or sent garbage. */
-function failedRead(error: unknown, signal: AbortSignal): ProviderError {
-  if (signal.aborted) return abortedCallError(signal);
-  if (error instanceof ProviderError) return error;
-  if (error instanceof SyntaxError) return new ProviderError('protocol', 'upstream answer is not JSON');
-  return new ProviderError('protocol', `upstream connection broke: ${errorText(error)}`);
-}
-
-function errorText(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  const message = error instanceof Error ? error.message : String(error);
-  return typeof code === 'string' ? `${code} ${message}` : message;
-}
-
-function asOptionalObject(value: unknown): Json | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
-}
-
-function asObject(value: unknown, what: string): Json {
-  return asOptionalObject(value) ?? badShape(what);
-}
-
-function asArray(value: unknown, what: string): unknown[] {
-  return Array.isArray(value) ? value : badShape(what);
-}
-
-function badShape(what: string): never {
-  throw new ProviderError('protocol', `upstream answer has no valid ${what}`);
 }

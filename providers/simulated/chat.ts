@@ -14,16 +14,13 @@ import {
   type ChatStreamChunk,
   type TokenUsage,
 } from '../port';
+import { SimulatedAdapter, type SimulatedProviderOptions } from './adapter';
 
 export { parseSimDirectives, SimDirectiveError } from './directives';
 
 export const SIM_DEFAULT_OUTPUT_TOKENS = 16;
-const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
 
-export interface SimulatedChatProviderOptions {
-  name?: string;
-  maxBodyBytes?: number;
-}
+export type SimulatedChatProviderOptions = SimulatedProviderOptions;
 
 interface Plan {
   id: string;
@@ -33,15 +30,7 @@ interface Plan {
   usage: TokenUsage;
 }
 
-export class SimulatedChatProvider implements ChatProvider {
-  readonly name: string;
-  readonly maxBodyBytes: number;
-
-  constructor(options: SimulatedChatProviderOptions = {}) {
-    this.name = options.name ?? 'sim';
-    this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  }
-
+export class SimulatedChatProvider extends SimulatedAdapter implements ChatProvider {
   async complete(call: ChatCall): Promise<ChatCompletion> {
     await this.start(call);
     const plan = planOutput(call);

@@ -12,11 +12,14 @@ import { adminRoutes } from './routes/admin';
 import { catalogRoutes } from './routes/catalog';
 import { chatRoutes } from './routes/chat';
 import { consoleRoutes } from './routes/console';
+import { imageRoutes } from './routes/images';
+import type { ImageService } from './images/use-case';
 
 export interface GatewayDeps {
   catalog: Catalog;
   providers: ReadonlyMap<string, ChatProvider>;
   funds: FundsHoldClient;
+  images: ImageService;
   accounts: AccountStore;
   logger: Logger;
   actorHost: 'embedded' | 'dapr';
@@ -48,6 +51,7 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
 
   app.use(catalogRoutes(deps.catalog, { actorHost: deps.actorHost }));
   app.use(chatRoutes({ catalog: deps.catalog, providers: deps.providers, funds: deps.funds, maxBodyBytes: deps.maxBodyBytes, providerTimeoutMs: deps.providerTimeoutMs, holdTtlMs: deps.holdTtlMs, logger: deps.logger }, deps.accounts));
+  app.use(imageRoutes(deps.images, deps.accounts, deps.maxBodyBytes));
   app.use(consoleRoutes({ accounts: deps.accounts, funds: deps.funds }));
   app.use(adminRoutes({ adminToken: deps.adminToken, accounts: deps.accounts, funds: deps.funds }));
   app.use(notFound());

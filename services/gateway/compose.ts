@@ -4,6 +4,7 @@
 
 import pino, { type Logger } from 'pino';
 import { FundsHoldClient } from '../../actors/funds-hold/client';
+import { ImageTaskClient } from '../../actors/image-task/client';
 import { ACTOR_CLASSES } from '../../actors/host/registry';
 import { DaprActorInvoker } from '../../actors/runtime/dapr-invoker';
 import { EmbeddedActorHost } from '../../actors/runtime/embedded-host';
@@ -17,6 +18,8 @@ import { LmdbLedgerStore } from '../ledger/lmdb-store';
 import { DaprStateKeyValueStore, LmdbKeyValueStore } from './accounts/kv';
 import { AccountStore } from './accounts/store';
 import type { GatewayDeps } from './app';
+import { ImageService } from './images/use-case';
+import type { ActorInvoker } from '../../actors/runtime/port';
 
 export interface Composition {
   deps: GatewayDeps;
@@ -28,10 +31,10 @@ export interface Composition {
 export async function compose(config: GatewayConfig, logger: Logger = pino({ level: config.logLevel })): Promise<Composition> {
   const catalog = loadCatalog(config.catalogFile);
   const providers = createProviders(catalog.file.providers);
-  const closeProviders = () => Promise.allSettled([...providers.values()].map((p) => p.close?.()));
+  const closeProviders = () => Promise.allSettled([...providers.values()].map((p) => p.close()));
   const common = {
     catalog,
-    providers,
+    providers: new Map([...providers].map(([name, p]) => [name, p.chat])),
     logger,
     actorHost: config.actorHost,
     adminToken: config.adminToken,
@@ -39,16 +42,36 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     providerTimeoutMs: config.providerTimeoutMs,
     holdTtlMs: config.holdTtlMs,
   };
+  const imageService = (actors: ActorInvoker, ledgerHas: (eventId: string) => Promise<boolean>) => new ImageService({
+    catalog,
+    providers: new Map([...providers].map(([name, p]) => [name, p.images])),
+    tasks: new ImageTaskClient(actors),
+    ledgerHas,
+    maxBodyBytes: config.maxBodyBytes,
+    providerTimeoutMs: config.providerTimeoutMs,
+    images: config.images,
+    logger,
+  });
 
   if (config.actorHost === 'dapr') {
     const sidecar = new DaprSidecar(config.dapr.host, config.dapr.httpPort);
+    const actors = new DaprActorInvoker(sidecar);
+    // The ledger app answers whether it has appended an event (service invocation).
+    const ledgerHas = async (eventId: string) => {
+      const { status } = await sidecar.request('GET', `/v1.0/invoke/${config.dapr.ledgerAppId}/method/events/${encodeURIComponent(eventId)}`);
+      if (status !== 200 && status !== 404) throw new Error(`ledger lookup failed with ${status}`);
+      return status === 200;
+    };
+    const images = imageService(actors, ledgerHas);
     const deps: GatewayDeps = {
       ...common,
-      funds: new FundsHoldClient(new DaprActorInvoker(sidecar)),
+      funds: new FundsHoldClient(actors),
+      images,
       accounts: new AccountStore(new DaprStateKeyValueStore(sidecar)),
       readiness: { sidecar: async () => (await sidecar.request('GET', '/v1.0/healthz')).status === 204 },
     };
     return { deps, close: async () => {
+      await images.close();
       await closeProviders();
       await sidecar.close();
     } };
@@ -62,9 +85,11 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   const host = new EmbeddedActorHost({ db, publish: async (event) => deliver(event), deliverInCommit: deliver });
   for (const cls of ACTOR_CLASSES) host.register(cls);
   await host.start();
+  const images = imageService(host, (eventId) => ledger.has(eventId));
   const deps: GatewayDeps = {
     ...common,
     funds: new FundsHoldClient(host),
+    images,
     accounts: new AccountStore(new LmdbKeyValueStore(db.accounts)),
     readiness: { database: async () => (db.root.get('__ping__'), true) },
   };
@@ -72,6 +97,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     deps,
     embedded: { host, db, ledger },
     close: async () => {
+      await images.close();
       await closeProviders();
       await host.close();
       await db.close();

@@ -22,4 +22,16 @@ describe('OpenAPI document', () => {
     expect(openApiDocument.openapi).toBe('3.1.0');
     for (const path of Object.keys(openApiDocument.paths)) expect(path.startsWith('/v1/sessions') || path === '/v1/workspaces').toBe(false);
   });
+  it('when the image routes are read, then their 200/400/409/503 answers are described, the failures with taskId and status', () => {
+    const paths = openApiDocument.paths as Record<string, Record<string, { responses: Record<string, { content?: unknown }> }>>;
+    const generate = paths['/api/open/v1/models/{id}/images/generations'].post.responses;
+    const recover = paths['/api/open/v1/models/{id}/images/tasks/{taskId}'].get.responses;
+    expect(Object.keys(generate)).toEqual(expect.arrayContaining(['200', '400', '409', '503']));
+    expect(Object.keys(recover)).toEqual(expect.arrayContaining(['200', '400', '404', '503']));
+    for (const answer of [generate['400'], generate['503'], recover['400'], recover['503']]) {
+      expect(JSON.stringify(answer.content)).toContain('#/components/schemas/ImageTaskError');
+    }
+    const failure = JSON.stringify(openApiDocument.components.schemas.ImageTaskError);
+    expect(failure).toContain('"required":["taskId","status"]');
+  });
 });

@@ -40,6 +40,52 @@ export const openApiDocument = {
         },
         description: 'OpenAI chat-completions wire. max_completion_tokens is refused (use max_tokens). Body ≤ the effective limit (≤ 32 MiB).',
       },
+      ImageRequest: {
+        type: 'object',
+        required: ['prompt'],
+        properties: {
+          prompt: { type: 'string', minLength: 1, maxLength: 32000 },
+          n: { type: 'integer', enum: [1], description: 'Exactly one image per request.' },
+          response_format: { type: 'string', enum: ['url', 'b64_json'], default: 'url' },
+          size: { type: 'string', description: 'Passed to the provider as given, like the other OpenAI image fields (quality, style, user).' },
+        },
+        additionalProperties: true,
+        description: 'OpenAI images wire, one image. The same Idempotency-Key with a different body (or model path) conflicts.',
+      },
+      ImageSucceeded: {
+        type: 'object',
+        required: ['taskId', 'status', 'model', 'charged', 'created', 'data'],
+        properties: {
+          taskId: { type: 'string', format: 'uuid' },
+          status: { type: 'string', enum: ['succeeded', 'unknown'], description: 'unknown only for a late artifact released after UNKNOWN_IMAGE_V1 (late_artifact: true, charged 0)' },
+          model: { type: 'string' },
+          charged: { type: 'integer', description: 'Charged to the balance, nano-USD' },
+          created: { type: 'integer' },
+          resolution: { type: 'string', enum: ['image_unknown_resolved'] },
+          late_artifact: { type: 'boolean' },
+          data: {
+            type: 'array', minItems: 1, maxItems: 1,
+            items: { type: 'object', properties: { url: { type: 'string' }, b64_json: { type: 'string' }, revised_prompt: { type: 'string' } } },
+          },
+        },
+      },
+      ImageTaskError: {
+        allOf: [
+          { $ref: '#/components/schemas/Error' },
+          {
+            type: 'object',
+            required: ['taskId', 'status'],
+            properties: {
+              taskId: { type: 'string', format: 'uuid' },
+              status: { type: 'string', enum: ['failed', 'unresolved', 'unknown'] },
+              model: { type: 'string' },
+              deadline: { type: 'string', format: 'date-time', description: 'unresolved: when UNKNOWN_IMAGE_V1 resolves the task' },
+              resolution: { type: 'string', enum: ['image_unknown_resolved'] },
+            },
+            description: 'Never carries a URL or base64.',
+          },
+        ],
+      },
       Balance: {
         type: 'object',
         properties: {
@@ -76,6 +122,49 @@ export const openApiDocument = {
           '415': errorResponse('unsupported_media_type'),
           '502': errorResponse('provider_error'),
           '504': errorResponse('provider_timeout'),
+        },
+      },
+    },
+    '/api/open/v1/models/{id}/images/generations': {
+      post: {
+        summary: 'PAYG single-image generation (pool-3), safe to retry with the same Idempotency-Key (UNKNOWN_IMAGE_V1)',
+        security: apiKey,
+        parameters: [
+          { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Model id or profile id (OpenAI images profile)' },
+          {
+            name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', pattern: '^"?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"?$' },
+            description: 'Canonical UUID (lowercase 8-4-4-4-12), or the same value as a quoted structured-field string. Scoped to the account and the API key: reuse it, with the same key, for every retry.',
+          },
+        ],
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageRequest' } } } },
+        responses: {
+          '200': { description: 'The image; header x-payg-charged', content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageSucceeded' } } } },
+          '400': { description: 'status failed (provider_rejected, hold released) with taskId; or invalid input before anything is held (idempotency_key_required, idempotency_key_invalid, n_unsupported, invalid_request, invalid_json, wire_format_mismatch)', content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageTaskError' } } } },
+          '401': errorResponse('Missing or unknown API key'),
+          '402': errorResponse('insufficient_funds: the image price exceeds the available balance; no task is created'),
+          '403': errorResponse('credential_family_mismatch (OAuth token) or model_not_eligible'),
+          '404': errorResponse('model_not_found'),
+          '409': errorResponse('idempotency_key_reused: the key was used with another payload; nothing held, nothing called'),
+          '413': errorResponse('payload_too_large'),
+          '503': { description: 'status unresolved (result cannot be determined yet) or unknown (past the 24-hour deadline, hold released); taskId, Retry-After, no URL or base64', headers: { 'Retry-After': { schema: { type: 'integer' } } }, content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageTaskError' } } } },
+        },
+      },
+    },
+    '/api/open/v1/models/{id}/images/tasks/{taskId}': {
+      get: {
+        summary: 'Recovery of an image task: original owner and original API key only; works after the model is withdrawn',
+        security: apiKey,
+        parameters: [
+          { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The model id or profile id the task was created with' },
+          { name: 'taskId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+        ],
+        responses: {
+          '200': { description: 'The image (succeeded, or a late artifact after UNKNOWN)', content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageSucceeded' } } } },
+          '400': { description: 'status failed: the provider rejection is confirmed and the hold released', content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageTaskError' } } } },
+          '401': errorResponse('Missing or unknown API key'),
+          '403': errorResponse('credential_family_mismatch (OAuth token)'),
+          '404': errorResponse('not_found: no such task for this API key (another key, even of the same owner, learns nothing)'),
+          '503': { description: 'status unresolved or unknown; taskId, Retry-After, no URL or base64', headers: { 'Retry-After': { schema: { type: 'integer' } } }, content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageTaskError' } } } },
         },
       },
     },

@@ -9,7 +9,7 @@ import { FundsHoldClient } from '../../actors/funds-hold/client';
 import { DaprActorInvoker } from '../../actors/runtime/dapr-invoker';
 import { DaprSidecar } from '../../lib/dapr-http';
 import { startTopology, type RunningTopology } from '../../topology/topology';
-import { balance, chat, fundedAccount, hello } from '../support/api';
+import { balance, chat, fundedAccount, hello, image, picture } from '../support/api';
 import { ADMIN_TOKEN } from '../support/processes';
 
 jest.setTimeout(180_000);
@@ -47,5 +47,17 @@ describe('two gateway instances on the Dapr topology', () => {
     expect(ok.length).toBeLessThanOrEqual(5);
     const charged = ok.reduce((sum, r) => sum + Number(r.headers.get('x-payg-charged')), 0);
     expect(await balance(b, apiKey)).toMatchObject({ balance: 2_100_000 - charged, held: 0 });
+  });
+
+  it('when one image request with one Idempotency-Key races through both gateways, then all get the same task and the account is charged once', async () => {
+    const [a, b] = topology.gatewayUrls;
+    const { apiKey } = await fundedAccount(a, 100_000_000);
+    const key = randomUUID();
+    const headers = { 'x-sim-directive': 'late-artifact=300' };
+    const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => image(i % 2 ? b : a, apiKey, picture, { key, headers })));
+    expect(responses.map((r) => r.status)).toEqual(Array(10).fill(200));
+    expect(new Set(responses.map((r) => r.body.taskId)).size).toBe(1);
+    expect(new Set(responses.map((r) => r.body.data[0].b64_json)).size).toBe(1);
+    expect(await balance(b, apiKey)).toMatchObject({ balance: 100_000_000 - 40_000_000, held: 0 });
   });
 });

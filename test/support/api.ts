@@ -44,3 +44,21 @@ export async function balance(base: string, apiKey: string): Promise<{ balance: 
 }
 
 export const hello = { messages: [{ role: 'user', content: 'hello' }] };
+
+export const picture = { prompt: 'a red square', response_format: 'b64_json' };
+
+export function image(base: string, apiKey: string, body: unknown, options: { model?: string; key?: string | null; headers?: Record<string, string>; raw?: string } = {}) {
+  const headers: Record<string, string> = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...(options.headers ?? {}) };
+  if (options.key !== null) headers['idempotency-key'] = options.key ?? crypto.randomUUID();
+  return json(`${base}/api/open/v1/models/${options.model ?? 'sim-image'}/images/generations`, { method: 'POST', headers, body: options.raw ?? JSON.stringify(body) });
+}
+
+export function imageTask(base: string, apiKey: string, taskId: string, model = 'sim-image') {
+  return json(`${base}/api/open/v1/models/${model}/images/tasks/${taskId}`, { headers: { authorization: `Bearer ${apiKey}` } });
+}
+
+export async function apiKeyFor(base: string, accountId: string): Promise<string> {
+  const key = await admin(base, `/admin/v1/accounts/${accountId}/api-keys`, {});
+  if (key.status !== 201) throw new Error(`api key: ${key.status} ${JSON.stringify(key.body)}`);
+  return key.body.apiKey;
+}

@@ -111,3 +111,57 @@ describe('startUpstream', () => {
     expect(upstream.clientAborts).toBe(aborts + 1);
   });
 });
+
+const image = { model: 'img', prompt: 'a kite' };
+const imageError = async (body: unknown, headers: Record<string, string> = {}): Promise<[number, string]> => {
+  const reply = await post(body, headers, '/images/generations');
+  return [reply.status, JSON.parse(reply.text).error.message];
+};
+
+describe('startUpstream images', () => {
+  it('when no response_format is given, then it answers one URL it serves as a PNG', async () => {
+    const reply = await post(image, { 'idempotency-key': 'task-9' }, '/images/generations');
+    const json = JSON.parse(reply.text);
+    expect(reply.status).toBe(200);
+    expect(json).toEqual({ created: expect.any(Number), data: [{ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/files\/\d+\.png$/) }] });
+    expect(upstream.lastImageHeaders?.['idempotency-key']).toBe('task-9');
+    expect(upstream.lastImageBody).toEqual(image);
+    const file = await fetch(json.data[0].url);
+    expect(Buffer.from(await file.arrayBuffer()).subarray(1, 4).toString()).toBe('PNG');
+  });
+
+  it('when b64_json is asked, then it answers the base64 of a PNG', async () => {
+    const json = JSON.parse((await post({ ...image, response_format: 'b64_json', n: 1 }, {}, '/images/generations')).text);
+    expect(Object.keys(json.data[0])).toEqual(['b64_json']);
+    expect(Buffer.from(json.data[0].b64_json, 'base64').subarray(1, 4).toString()).toBe('PNG');
+  });
+
+  it('when images are asked for, then they are counted apart from chat requests', async () => {
+    const [chats, images] = [upstream.requests, upstream.imageRequests];
+    await post(image, {}, '/images/generations');
+    expect([upstream.requests, upstream.imageRequests]).toEqual([chats, images + 1]);
+  });
+
+  it.each([
+    [{ ...image, n: 2 }, 'n must be 1, got 2'],
+    [{ model: 'img' }, 'prompt is required'],
+    [{ ...image, response_format: 'png' }, 'response_format must be "url" or "b64_json", got "png"'],
+  ])('when the request is %j, then it is refused with 400', async (body, message) => {
+    expect(await imageError(body)).toEqual([400, message]);
+  });
+
+  it('when the behaviour is status=503, then it answers 503 with an OpenAI error body', async () => {
+    expect(await imageError(image, { 'x-upstream-behaviour': 'status=503' })).toEqual([503, 'simulated status 503']);
+  });
+
+  it('when the behaviour is wrong-format, then it answers b64_json for url', async () => {
+    const json = JSON.parse((await post(image, { 'x-upstream-behaviour': 'wrong-format' }, '/images/generations')).text);
+    expect(Object.keys(json.data[0])).toEqual(['b64_json']);
+  });
+
+  it('when a behaviour belongs to the other route, then it is refused with 400', async () => {
+    expect(await imageError(image, { 'x-upstream-behaviour': 'chunk-delay=5' })).toEqual([400, 'x-upstream-behaviour "chunk-delay" does not apply to images']);
+    const reply = await post({ model: 'm', messages }, { 'x-upstream-behaviour': 'wrong-format' });
+    expect(JSON.parse(reply.text).error.message).toBe('x-upstream-behaviour "wrong-format" does not apply to chat');
+  });
+});

@@ -4,14 +4,20 @@
 // POST /v1/chat/completions answers N = min(max_tokens ?? 16, x-upstream-tokens ?? 16)
 // words "tok0 tok1 …" as JSON, or as SSE when `stream: true` (one chunk per word, a finish
 // chunk, a usage chunk if stream_options.include_usage, then [DONE]).
+// POST /v1/images/generations answers one 8×8 PNG as { created, data: [{ b64_json }] } or
+// { created, data: [{ url }] } per response_format (default url); the url is served by
+// GET /files/<n>.png. It refuses, with 400 as OpenAI does, a missing prompt, n other than 1
+// and an unknown response_format.
 // Header `x-upstream-behaviour` (";" or "," separated): status=<code>, hang,
-// break-after=<chunks> (stream: destroy the socket after that many events),
-// delay=<ms> (before answering), chunk-delay=<ms> (stream: between events).
+// delay=<ms> (before answering), break-after=<n> (chat stream: destroy the socket after n
+// events; images: after n bytes of the body), chunk-delay=<ms> (chat stream: between events),
+// wrong-format (images: answer the form not asked for).
 //
 // CLI: `node dist/test/support/upstream.js` listens on PORT (default 9100).
 
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { solidPng } from '../../providers/simulated/png';
 
 export interface UpstreamOptions {
   port?: number;
@@ -31,6 +37,14 @@ export interface Upstream {
   clientAborts: number;
   /** TCP connections accepted (keep-alive reuse shows as fewer connections than requests). */
   connections: number;
+  /** Image generation requests received. */
+  imageRequests: number;
+  /** The parsed body of the last image request. */
+  lastImageBody: unknown;
+  /** The headers of the last image request (its idempotency-key among them). */
+  lastImageHeaders: IncomingHttpHeaders | undefined;
+  /** Image requests whose client went away before the answer was complete. */
+  imageClientAborts: number;
 }
 
 interface Behaviour {
@@ -39,44 +53,40 @@ interface Behaviour {
   breakAfter?: number;
   delayMs?: number;
   chunkDelayMs?: number;
+  wrongFormat?: boolean;
 }
+
+type JsonBody = Record<string, unknown>;
 
 const DEFAULT_TOKENS = 16;
 const CHAT_PATH = '/v1/chat/completions';
+const IMAGES_PATH = '/v1/images/generations';
+const FILE_PATH = /^\/files\/\d+\.png$/;
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
+const IMAGE = solidPng(8, 8, [0x33, 0x66, 0x99]);
+const IMAGE_BASE64 = IMAGE.toString('base64');
 
 export async function startUpstream(options: UpstreamOptions = {}): Promise<Upstream> {
   const host = options.host ?? '127.0.0.1';
-  const upstream: Upstream = { url: '', port: 0, requests: 0, lastBody: undefined, clientAborts: 0, connections: 0, close };
+  const upstream: Upstream = {
+    url: '',
+    port: 0,
+    requests: 0,
+    lastBody: undefined,
+    clientAborts: 0,
+    connections: 0,
+    imageRequests: 0,
+    lastImageBody: undefined,
+    lastImageHeaders: undefined,
+    imageClientAborts: 0,
+    close,
+  };
+  let origin = '';
   const server = createServer({ keepAlive: true }, (req, res) => {
-    if (req.method !== 'POST' || req.url !== CHAT_PATH) return sendError(res, 404, 'not found');
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      upstream.requests++;
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(chunks.length === 1 ? chunks[0].toString() : Buffer.concat(chunks).toString());
-      } catch {
-        return sendError(res, 400, 'body is not JSON');
-      }
-      upstream.lastBody = body;
-      let behaviour: Behaviour;
-      let headerTokens: number;
-      try {
-        behaviour = parseBehaviour(req.headers['x-upstream-behaviour']);
-        headerTokens = parseCount('x-upstream-tokens', req.headers['x-upstream-tokens']) ?? DEFAULT_TOKENS;
-      } catch (error) {
-        return sendError(res, 400, (error as Error).message);
-      }
-      res.on('close', () => {
-        if (!res.writableFinished && behaviour.breakAfter === undefined) upstream.clientAborts++;
-      });
-      const answer = (): void => respond(res, body, behaviour, headerTokens);
-      if (behaviour.hang) return;
-      if (behaviour.delayMs) setTimeout(answer, behaviour.delayMs);
-      else answer();
-    });
+    if (req.method === 'POST' && req.url === CHAT_PATH) return readBody(req, (raw) => chat(req, res, raw));
+    if (req.method === 'POST' && req.url === IMAGES_PATH) return readBody(req, (raw) => images(req, res, raw));
+    if (req.method === 'GET' && FILE_PATH.test(req.url ?? '')) return sendPng(res);
+    sendError(res, 404, 'not found');
   });
   server.on('connection', () => upstream.connections++);
   server.keepAliveTimeout = 60_000;
@@ -85,8 +95,42 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
     server.listen(options.port ?? 0, host, () => resolve());
   });
   upstream.port = (server.address() as AddressInfo).port;
-  upstream.url = `http://${host.includes(':') ? `[${host}]` : host}:${upstream.port}/v1`;
+  origin = `http://${host.includes(':') ? `[${host}]` : host}:${upstream.port}`;
+  upstream.url = `${origin}/v1`;
   return upstream;
+
+  function chat(req: IncomingMessage, res: ServerResponse, raw: string): void {
+    upstream.requests++;
+    const body = parseBody(res, raw);
+    if (!body) return;
+    upstream.lastBody = body;
+    let behaviour: Behaviour;
+    let headerTokens: number;
+    try {
+      behaviour = parseBehaviour(req.headers['x-upstream-behaviour'], 'chat');
+      headerTokens = parseCount('x-upstream-tokens', req.headers['x-upstream-tokens']) ?? DEFAULT_TOKENS;
+    } catch (error) {
+      return sendError(res, 400, (error as Error).message);
+    }
+    schedule(res, behaviour, () => upstream.clientAborts++, () => respond(res, body, behaviour, headerTokens));
+  }
+
+  function images(req: IncomingMessage, res: ServerResponse, raw: string): void {
+    upstream.imageRequests++;
+    upstream.lastImageHeaders = req.headers;
+    const body = parseBody(res, raw);
+    if (!body) return;
+    upstream.lastImageBody = body;
+    let behaviour: Behaviour;
+    try {
+      behaviour = parseBehaviour(req.headers['x-upstream-behaviour'], 'images');
+      checkImageRequest(body);
+    } catch (error) {
+      return sendError(res, 400, (error as Error).message);
+    }
+    const n = upstream.imageRequests;
+    schedule(res, behaviour, () => upstream.imageClientAborts++, () => respondImage(res, body, behaviour, `${origin}/files/${n}.png`));
+  }
 
   function close(): Promise<void> {
     return new Promise((resolve) => {
@@ -96,13 +140,43 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
   }
 }
 
+function readBody(req: IncomingMessage, done: (raw: string) => void): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => done(chunks.length === 1 ? chunks[0].toString() : Buffer.concat(chunks).toString()));
+}
+
+/** The JSON object of a request body, or undefined once a 400 has been sent for it. */
+function parseBody(res: ServerResponse, raw: string): JsonBody | undefined {
+  try {
+    return JSON.parse(raw) as JsonBody;
+  } catch {
+    sendError(res, 400, 'body is not JSON');
+    return undefined;
+  }
+}
+
+/** Answers now, after delay=, or never (hang); counts a client that leaves before the end. */
+function schedule(res: ServerResponse, behaviour: Behaviour, countAbort: () => void, answer: () => void): void {
+  res.on('close', () => {
+    if (!res.writableFinished && behaviour.breakAfter === undefined) countAbort();
+  });
+  if (behaviour.hang) return;
+  if (behaviour.delayMs) setTimeout(answer, behaviour.delayMs);
+  else answer();
+}
+
+/** A non-2xx status= behaviour: sends it and says so. */
+function sentStatus(res: ServerResponse, behaviour: Behaviour): boolean {
+  if (behaviour.status === undefined || (behaviour.status >= 200 && behaviour.status < 300)) return false;
+  sendError(res, behaviour.status, `simulated status ${behaviour.status}`);
+  return true;
+}
+
 let sequence = 0;
 
 function respond(res: ServerResponse, body: Record<string, unknown>, behaviour: Behaviour, headerTokens: number): void {
-  if (res.destroyed) return;
-  if (behaviour.status !== undefined && (behaviour.status < 200 || behaviour.status >= 300)) {
-    return sendError(res, behaviour.status, `simulated status ${behaviour.status}`);
-  }
+  if (res.destroyed || sentStatus(res, behaviour)) return;
   const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : DEFAULT_TOKENS;
   const tokens = Math.max(0, Math.min(maxTokens, headerTokens));
   const finishReason = headerTokens > maxTokens ? 'length' : 'stop';
@@ -149,6 +223,32 @@ function writeOneByOne(res: ServerResponse, events: string[], behaviour: Behavio
   step();
 }
 
+/** Refuses what OpenAI's images endpoint refuses: no prompt, n other than 1, an unknown format. */
+function checkImageRequest(body: JsonBody): void {
+  if (typeof body.prompt !== 'string' || body.prompt === '') throw new Error('prompt is required');
+  if (body.n !== undefined && body.n !== 1) throw new Error(`n must be 1, got ${JSON.stringify(body.n)}`);
+  const format = body.response_format;
+  if (format !== undefined && format !== 'url' && format !== 'b64_json') {
+    throw new Error(`response_format must be "url" or "b64_json", got ${JSON.stringify(format)}`);
+  }
+}
+
+function respondImage(res: ServerResponse, body: JsonBody, behaviour: Behaviour, url: string): void {
+  if (res.destroyed || sentStatus(res, behaviour)) return;
+  const b64 = (body.response_format === 'b64_json') !== (behaviour.wrongFormat === true);
+  const json = { created: Math.floor(Date.now() / 1000), data: [b64 ? { b64_json: IMAGE_BASE64 } : { url }] };
+  if (behaviour.breakAfter === undefined) return sendJson(res, 200, json);
+  // The full length is announced, part of it sent, then the upstream breaks the connection.
+  const text = Buffer.from(JSON.stringify(json));
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': text.length });
+  res.write(text.subarray(0, behaviour.breakAfter), () => res.socket?.destroy());
+}
+
+function sendPng(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'image/png', 'content-length': IMAGE.length });
+  res.end(IMAGE);
+}
+
 const WORDS: string[] = [];
 
 function words(n: number): string {
@@ -167,14 +267,19 @@ function sendError(res: ServerResponse, status: number, message: string): void {
   sendJson(res, status, { error: { message, type, code: `upstream_${status}` } });
 }
 
-function parseBehaviour(header: string | string[] | undefined): Behaviour {
+const CHAT_ONLY = new Set(['chunk-delay']);
+const IMAGES_ONLY = new Set(['wrong-format']);
+
+function parseBehaviour(header: string | string[] | undefined, route: 'chat' | 'images'): Behaviour {
   const behaviour: Behaviour = {};
   if (typeof header !== 'string') return behaviour;
   for (const part of header.split(/[;,]/)) {
     const [rawName, value] = part.split('=', 2);
     const name = rawName.trim();
     if (name === '') continue;
+    if ((route === 'chat' ? IMAGES_ONLY : CHAT_ONLY).has(name)) throw new Error(`x-upstream-behaviour "${name}" does not apply to ${route}`);
     if (name === 'hang' && value === undefined) behaviour.hang = true;
+    else if (name === 'wrong-format' && value === undefined) behaviour.wrongFormat = true;
     else if (name === 'status') behaviour.status = parseCount(name, value ?? '');
     else if (name === 'break-after') behaviour.breakAfter = parseCount(name, value ?? '');
     else if (name === 'delay') behaviour.delayMs = parseCount(name, value ?? '');

@@ -1,0 +1,185 @@
+// The HTTP side of one OpenAI-compatible provider entry, shared by its chat and images
+// adapters: one keep-alive undici Pool to the upstream, the headers every call carries, the
+// request-size limit, and the mapping of every failure to a ProviderError kind:
+//   connect error → 'unavailable'; 4xx → 'rejected'; 5xx → 'unavailable'; other non-2xx →
+//   'protocol'; the signal's timeout → 'timeout'; any other abort, or a body that breaks or
+//   is not JSON → 'protocol'.
+// `baseUrl` is origin plus prefix up to and including the API version,
+// e.g. "https://api.openai.com/v1" or "http://127.0.0.1:9100/v1".
+
+import type { IncomingHttpHeaders } from 'node:http';
+import { Pool } from 'undici';
+import type { Dispatcher } from 'undici';
+import { abortedCallError } from '../abort';
+import { ProviderError } from '../port';
+import { asObject, asOptionalObject, type Json } from './shape';
+
+export interface OpenAiClientOptions {
+  name: string;
+  /** Origin and path prefix including the version, e.g. "https://api.openai.com/v1". */
+  baseUrl: string;
+  apiKey?: string;
+  maxBodyBytes: number;
+  /** Most sockets kept open to the upstream (default 128). */
+  connections?: number;
+  /** Extra headers sent on every request (organisation, project, test behaviours). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * What an adapter is built from: its own connection settings (the adapter then owns the
+ * pool and closes it), or a client shared with the other adapters of its entry (whoever
+ * created the client closes it; the adapter's close() leaves it open).
+ */
+export type OpenAiAdapterOptions = OpenAiClientOptions | { client: OpenAiClient };
+
+export type ResponseBody = Dispatcher.ResponseData['body'];
+
+/** A 2xx answer whose body is still to be read. */
+export interface UpstreamAnswer {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  body: ResponseBody;
+}
+
+export type Accept = 'json' | 'sse';
+
+const ERROR_BODY_LIMIT = 8 * 1024;
+
+export class OpenAiClient {
+  readonly name: string;
+  readonly maxBodyBytes: number;
+  private readonly pool: Pool;
+  private readonly prefix: string;
+  private readonly jsonHeaders: Record<string, string>;
+  private readonly sseHeaders: Record<string, string>;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: OpenAiClientOptions) {
+    const url = new URL(options.baseUrl);
+    this.name = options.name;
+    this.maxBodyBytes = options.maxBodyBytes;
+    this.prefix = url.pathname.replace(/\/+$/, '');
+    this.pool = new Pool(url.origin, { connections: options.connections ?? 128, pipelining: 1 });
+    const headers: Record<string, string> = { ...options.headers, 'content-type': 'application/json' };
+    if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+    this.jsonHeaders = { ...headers, accept: 'application/json' };
+    this.sseHeaders = { ...headers, accept: 'text/event-stream' };
+  }
+
+  /**
+   * POSTs `payload` as JSON to `{baseUrl}{route}`; resolves with a 2xx answer, else rejects
+   * with the mapped ProviderError. `headers` are added for this request only.
+   */
+  async post(route: string, payload: Json, signal: AbortSignal, accept: Accept, headers?: Record<string, string>): Promise<UpstreamAnswer> {
+    const json = JSON.stringify(payload);
+    if (Buffer.byteLength(json) > this.maxBodyBytes) {
+      throw new ProviderError('rejected', `request body over the ${this.maxBodyBytes}-byte limit of ${this.name}`, 413);
+    }
+    const common = accept === 'sse' ? this.sseHeaders : this.jsonHeaders;
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.pool.request({
+        method: 'POST',
+        path: this.prefix + route,
+        headers: headers ? { ...common, ...headers } : common,
+        body: json,
+        signal,
+      });
+    } catch (error) {
+      throw failedRequest(error, signal);
+    }
+    const { statusCode, body } = response;
+    if (statusCode >= 200 && statusCode < 300) return { statusCode, headers: response.headers, body };
+    const detail = await errorDetail(body);
+    const message = `${this.name} answered ${statusCode}${detail ? `: ${detail}` : ''}`;
+    if (statusCode >= 500) throw new ProviderError('unavailable', message, statusCode);
+    if (statusCode >= 400) throw new ProviderError('rejected', message, statusCode);
+    throw new ProviderError('protocol', message, statusCode);
+  }
+
+  /**
+   * Closes the pool's sockets (in-flight calls finish first). Safe to call again: undici
+   * would reject a close after the first has finished.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.pool.close().then(() => undefined);
+    return this.closing;
+  }
+}
+
+/**
+ * The base of the entry's adapters: the name and size limit of the upstream, the client to
+ * call it through, and close(), which closes the client only when the adapter created it.
+ */
+export abstract class OpenAiAdapter {
+  readonly name: string;
+  readonly maxBodyBytes: number;
+  protected readonly client: OpenAiClient;
+  private readonly ownsClient: boolean;
+
+  constructor(options: OpenAiAdapterOptions) {
+    this.ownsClient = !('client' in options);
+    this.client = 'client' in options ? options.client : new OpenAiClient(options);
+    this.name = this.client.name;
+    this.maxBodyBytes = this.client.maxBodyBytes;
+  }
+
+  /** Closes the pool's sockets if this adapter owns them (in-flight calls finish first). */
+  close(): Promise<void> {
+    return this.ownsClient ? this.client.close() : Promise.resolve();
+  }
+}
+
+/** Reads a whole 2xx body as one JSON object. */
+export async function readJsonObject(body: ResponseBody, signal: AbortSignal): Promise<Json> {
+  try {
+    return asObject(JSON.parse(await body.text()), 'response');
+  } catch (error) {
+    throw failedRead(error, signal);
+  }
+}
+
+/** While reading a 2xx body: aborted, or the upstream broke or sent garbage. */
+export function failedRead(error: unknown, signal: AbortSignal): ProviderError {
+  if (signal.aborted) return abortedCallError(signal);
+  if (error instanceof ProviderError) return error;
+  if (error instanceof SyntaxError) return new ProviderError('protocol', 'upstream answer is not JSON');
+  return new ProviderError('protocol', `upstream connection broke: ${errorText(error)}`);
+}
+
+/** Before a response: the call was aborted, timed out, or never reached the upstream. */
+function failedRequest(error: unknown, signal: AbortSignal): ProviderError {
+  if (signal.aborted) return abortedCallError(signal);
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT') return new ProviderError('timeout', 'upstream sent no headers in time');
+  return new ProviderError('unavailable', `upstream unreachable: ${errorText(error)}`);
+}
+
+/** The upstream's own words for a non-2xx answer: its OpenAI error message, else the text's start. */
+async function errorDetail(body: ResponseBody): Promise<string> {
+  let text = '';
+  try {
+    for await (const bytes of body) {
+      text += (bytes as Buffer).toString('utf8');
+      if (text.length >= ERROR_BODY_LIMIT) break;
+    }
+  } catch {
+    // The status is what matters; an unreadable error body adds nothing.
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+  try {
+    const message = asOptionalObject(asOptionalObject(JSON.parse(text))?.error)?.message;
+    if (typeof message === 'string') return message;
+  } catch {
+    // Not JSON: fall through to the raw text.
+  }
+  return text.slice(0, 200);
+}
+
+function errorText(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  return typeof code === 'string' ? `${code} ${message}` : message;
+}

@@ -1,0 +1,266 @@
+// Single-image generation under UNKNOWN_IMAGE_V1, as a story: refuse what is invalid before
+// anything is held; let the ImageTask of this Idempotency-Key decide whether this request is its
+// owner (reserve the hold, call the provider once) or a retry (wait for, or report, the owner's
+// outcome); record what the provider said, then move the funds. A provider that does not answer
+// in time leaves the task unresolved (503 with its taskId) while the call runs on in the
+// background: its artifact, if one comes, is still recorded, even after UNKNOWN.
+
+import type { Logger } from 'pino';
+import type { ImageTaskClient } from '../../../actors/image-task/client';
+import { IMAGE_UNKNOWN_RESOLVED, type ImageTaskApi, type ImageTaskView, type Outcome, type Owner } from '../../../actors/image-task/ImageTaskInterface';
+import { requireEligible, type Catalog } from '../../../catalog/catalog';
+import { GatewayError } from '../../../lib/errors';
+import { ProviderError, type ImageProvider, type SimDirectives } from '../../../providers/port';
+import { errorBody } from '../middleware/errors';
+import { checkBodySize } from '../chat/limits';
+import { imageTaskId, parseIdempotencyKey, parseImageBody, requestFingerprint } from './request';
+
+export interface ImageSettings {
+  /** The UNKNOWN_IMAGE_V1 window frozen into each task. */
+  deadlineMs: number;
+  /** The hold's own expiry, beyond the deadline. */
+  holdTtlMs: number;
+  /** How long a provider call runs on after its client was answered 503. */
+  artifactWaitMs: number;
+}
+
+export interface ImageDeps {
+  catalog: Catalog;
+  providers: ReadonlyMap<string, ImageProvider>;
+  tasks: ImageTaskClient;
+  /** Whether the ledger has appended an event (its acknowledgment). */
+  ledgerHas(eventId: string): Promise<boolean>;
+  maxBodyBytes: number;
+  providerTimeoutMs: number;
+  images: ImageSettings;
+  logger: Logger;
+}
+
+export interface GenerateInput {
+  modelId: string;
+  body: unknown;
+  bodyBytes: number;
+  caller: Owner;
+  requestId: string;
+  idempotencyKey: string | string[] | undefined;
+  directives?: SimDirectives;
+}
+
+export interface RecoverInput {
+  modelId: string;
+  taskId: string;
+  caller: Owner;
+  requestId: string;
+}
+
+export interface ImageReply {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** Seconds a client should wait before asking again about an unresolved or unknown task. */
+const RETRY_AFTER_UNRESOLVED_S = 5;
+const RETRY_AFTER_UNKNOWN_S = 60;
+const POLL_MS = 50;
+/** How long a request waits for the ledger to acknowledge a late artifact's events. */
+const LEDGER_ACK_WAIT_MS = 2000;
+const TASK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+export class ImageService {
+  /** Provider calls this process owns, by task: a concurrent retry here waits on the same call. */
+  private readonly inflight = new Map<string, Promise<ImageTaskView | undefined>>();
+  private readonly calls = new Set<AbortController>();
+
+  constructor(private readonly deps: ImageDeps) {}
+
+  async generate(input: GenerateInput): Promise<ImageReply> {
+    const { deps } = this;
+    // Everything that can refuse the request comes before the hold.
+    const idempotencyKey = parseIdempotencyKey(input.idempotencyKey);
+    const resolved = deps.catalog.resolve(input.modelId, 'openai-images');
+    const provider = deps.providers.get(resolved.profile.provider);
+    if (!provider) throw new GatewayError('model_not_eligible', `model ${resolved.model.id} has no configured provider`);
+    checkBodySize(input.bodyBytes, [deps.maxBodyBytes, provider.maxBodyBytes, resolved.model.limits.max_body_bytes ?? Infinity]);
+    const request = parseImageBody(input.body);
+    const price = requireEligible(resolved.model, 'IMAGE');
+
+    const taskId = imageTaskId(input.caller.accountId, input.caller.apiKeyId, idempotencyKey);
+    const task = deps.tasks.of(taskId);
+    const started = await task.start({
+      owner: input.caller,
+      fingerprint: requestFingerprint(input.modelId, input.body, input.directives),
+      requestId: input.requestId,
+      model: resolved.model.id,
+      profileId: resolved.profile.profile_id,
+      price,
+      deadlineMs: deps.images.deadlineMs,
+      holdTtlMs: deps.images.holdTtlMs,
+      call: { provider: resolved.profile.provider, upstreamModel: resolved.profile.upstream_model, prompt: request.prompt, responseFormat: request.responseFormat, passthrough: request.passthrough, ...(input.directives ? { directives: input.directives } : {}) },
+    });
+    const view = started.role === 'owner'
+      ? await this.callProvider(task, started.task, provider)
+      : await this.awaitOwner(task, started.task, input.caller);
+    return reply(view, input.requestId);
+  }
+
+  /** GET …/images/tasks/{taskId}: the owner's view, advanced as far as can be determined now. */
+  async recover(input: RecoverInput): Promise<ImageReply> {
+    if (!TASK_ID.test(input.taskId)) throw new GatewayError('not_found', 'no such image task');
+    const task = this.deps.tasks.of(input.taskId);
+    const view = await task.view(input.caller);
+    // The model need not be in the catalog any more: the task carries what it needs.
+    if (input.modelId !== view.model && input.modelId !== view.profileId) throw new GatewayError('not_found', 'no such image task');
+    return reply(await this.advance(task, view), input.requestId);
+  }
+
+  /** Stops waiting for background provider calls (shutdown): their tasks stay unresolved. */
+  async close(): Promise<void> {
+    for (const controller of this.calls) controller.abort(new Error('the gateway is shutting down'));
+    await Promise.race([Promise.allSettled([...this.inflight.values()]), sleep(2000)]);
+  }
+
+  /** The owner's one provider call: answered within the provider timeout, or 503 while it runs on. */
+  private async callProvider(task: ImageTaskApi, view: ImageTaskView, provider: ImageProvider): Promise<ImageTaskView> {
+    const { deps } = this;
+    const controller = new AbortController();
+    const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(deps.images.artifactWaitMs)]);
+    const { provider: _name, ...sent } = view.call;
+    this.calls.add(controller);
+    const attempt = provider.generate({ ...sent, taskId: view.taskId, signal }).then(
+      (artifact) => this.conclude(task, { kind: 'succeeded', artifact, via: 'response' }),
+      (error: unknown) => this.conclude(task, classify(error)),
+    ).finally(() => {
+      this.calls.delete(controller);
+      this.inflight.delete(view.taskId);
+    });
+    this.inflight.set(view.taskId, attempt);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), deps.providerTimeoutMs);
+    });
+    const first = await Promise.race([attempt, timedOut]);
+    clearTimeout(timer);
+    if (first !== 'timeout') return first ?? view;
+    return task.record({ kind: 'unresolved', what: `no answer within the provider timeout of ${deps.providerTimeoutMs} ms; the call runs on` }).catch(() => view);
+  }
+
+  /** A retry of a task another request owns: wait (bounded) for that request's outcome. */
+  private async awaitOwner(task: ImageTaskApi, view: ImageTaskView, caller: Owner): Promise<ImageTaskView> {
+    const until = view.call.sentAt + this.deps.providerTimeoutMs;
+    const local = this.inflight.get(view.taskId);
+    let current = view;
+    if (local) {
+      await Promise.race([local, sleep(until - Date.now())]);
+    } else {
+      // Owned by another gateway instance (or by one that died): poll the task.
+      while (current.phase === 'running' && Date.now() < until) {
+        await sleep(POLL_MS);
+        current = await task.view(caller);
+      }
+    }
+    return this.advance(task, await task.view(caller), { lookup: false });
+  }
+
+  /** Moves a task on as far as can be determined now: deadline, provider lookup, funds, late artifact. */
+  private async advance(task: ImageTaskApi, view: ImageTaskView, options: { lookup?: boolean } = {}): Promise<ImageTaskView> {
+    let current = view;
+    try {
+      if (current.phase === 'running') {
+        if (Date.now() >= current.deadlineAt) current = await task.expire({});
+        else if (options.lookup !== false) current = await this.lookup(task, current);
+      }
+      if (current.phase === 'settling') current = await task.finish({});
+      if (current.lateArtifact?.state === 'awaiting_ledger') current = await this.releaseLate(task, current);
+    } catch (error) {
+      // Settlement unresolved for now (an actor or the ledger unreachable): the task says so.
+      this.deps.logger.warn({ err: error, taskId: current.taskId }, 'image task could not be advanced');
+    }
+    return current;
+  }
+
+  /** Asks the provider about the original call, where the provider can tell (never after UNKNOWN). */
+  private async lookup(task: ImageTaskApi, view: ImageTaskView): Promise<ImageTaskView> {
+    const provider = this.deps.providers.get(view.provider);
+    if (!provider?.lookup) return view;
+    const { provider: _name, ...sent } = view.call;
+    let found;
+    try {
+      found = await provider.lookup({ ...sent, taskId: view.taskId }, AbortSignal.timeout(this.deps.providerTimeoutMs));
+    } catch (error) {
+      return task.record({ kind: 'unresolved', what: `lookup failed: ${(error as Error).message}` });
+    }
+    if (found.status === 'pending') return task.record({ kind: 'unresolved', what: 'lookup: the provider cannot tell yet' });
+    const outcome: Outcome = found.status === 'succeeded'
+      ? { kind: 'succeeded', artifact: found.artifact, via: 'lookup' }
+      : { kind: 'failed', reason: found.reason, via: 'lookup' };
+    return (await this.conclude(task, outcome)) ?? view;
+  }
+
+  /** Records a provider outcome and moves the funds; undefined when the actors could not be reached. */
+  private async conclude(task: ImageTaskApi, outcome: Outcome): Promise<ImageTaskView | undefined> {
+    try {
+      let view = await task.record(outcome);
+      if (view.phase === 'settling') view = await task.finish({});
+      if (view.lateArtifact?.state === 'awaiting_ledger') view = await this.releaseLate(task, view, LEDGER_ACK_WAIT_MS);
+      return view;
+    } catch (error) {
+      this.deps.logger.error({ err: error, outcome: outcome.kind }, 'image outcome not recorded; the task stays unresolved');
+      return undefined;
+    }
+  }
+
+  /** A late artifact is released only once the ledger holds its zero-charge IMAGE events. */
+  private async releaseLate(task: ImageTaskApi, view: ImageTaskView, waitMs = 0): Promise<ImageTaskView> {
+    const eventIds = view.lateArtifact?.eventIds ?? [];
+    const until = Date.now() + waitMs;
+    for (;;) {
+      const acknowledged = await Promise.all(eventIds.map((id) => this.deps.ledgerHas(id)));
+      if (acknowledged.every(Boolean)) return task.releaseLate({ eventIds });
+      if (Date.now() >= until) return view;
+      await sleep(POLL_MS);
+    }
+  }
+}
+
+function classify(error: unknown): Outcome {
+  if (error instanceof ProviderError && error.kind === 'rejected') {
+    return { kind: 'failed', reason: `${error.message}${error.upstreamStatus ? ` (${error.upstreamStatus})` : ''}`, via: 'response' };
+  }
+  if (error instanceof ProviderError) return { kind: 'unresolved', what: `provider ${error.kind}: ${error.message}` };
+  return { kind: 'unresolved', what: `provider call failed: ${(error as Error)?.message ?? String(error)}` };
+}
+
+function imageData(view: ImageTaskView) {
+  const artifact = view.artifact!;
+  return {
+    created: artifact.created,
+    data: [{ ...(artifact.url !== undefined ? { url: artifact.url } : { b64_json: artifact.b64Json }), ...(artifact.revisedPrompt ? { revised_prompt: artifact.revisedPrompt } : {}) }],
+  };
+}
+
+/** The HTTP answer for a task: 200 with the image, 400 failed, 503 unresolved or unknown. */
+export function reply(view: ImageTaskView, requestId: string): ImageReply {
+  const charged = { 'x-payg-charged': String(view.charged) };
+  const common = { taskId: view.taskId, status: view.status, model: view.model };
+  if (view.artifact) {
+    const late = view.status === 'unknown' ? { resolution: IMAGE_UNKNOWN_RESOLVED, late_artifact: true } : {};
+    return { status: 200, headers: charged, body: { ...common, ...late, charged: view.charged, ...imageData(view) } };
+  }
+  if (view.status === 'failed') {
+    const error = new GatewayError('provider_rejected', `the provider rejected the request: ${view.failure ?? 'no reason given'}; the hold was released`);
+    return { status: 400, headers: charged, body: { ...errorBody(error, requestId), ...common } };
+  }
+  if (view.status === 'unknown') {
+    const error = new GatewayError('image_unknown', 'the result of this image task could not be determined within its 24-hour deadline (UNKNOWN_IMAGE_V1): the hold was released and nothing was charged');
+    return { status: 503, headers: { ...charged, 'retry-after': String(RETRY_AFTER_UNKNOWN_S) }, body: { ...errorBody(error, requestId), ...common, resolution: IMAGE_UNKNOWN_RESOLVED } };
+  }
+  const error = new GatewayError('image_unresolved', 'the result of this image task cannot be determined yet; ask again with GET /api/open/v1/models/{id}/images/tasks/{taskId} using the same API key (never retry with another key)');
+  return {
+    status: 503,
+    headers: { ...charged, 'retry-after': String(RETRY_AFTER_UNRESOLVED_S) },
+    body: { ...errorBody(error, requestId), ...common, deadline: new Date(view.deadlineAt).toISOString() },
+  };
+}

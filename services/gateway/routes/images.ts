@@ -1,0 +1,32 @@
+// POST /api/open/v1/models/{id}/images/generations — one image, Idempotency-Key required.
+// GET  /api/open/v1/models/{id}/images/tasks/{taskId} — recovery, original owner and API key only.
+
+import { Router, type Response } from 'express';
+import type { AccountStore } from '../accounts/store';
+import type { ImageReply, ImageService } from '../images/use-case';
+import { apiKeyAuth } from '../middleware/auth';
+import { jsonBody } from '../middleware/json-body';
+import { directivesOf } from './chat';
+
+function send(res: Response, reply: ImageReply): void {
+  res.status(reply.status).set(reply.headers).json(reply.body);
+}
+
+export function imageRoutes(images: ImageService, accounts: AccountStore, maxBodyBytes: number): Router {
+  const router = Router();
+  router.post('/api/open/v1/models/:id/images/generations', apiKeyAuth(accounts), jsonBody(maxBodyBytes), async (req, res) => {
+    send(res, await images.generate({
+      modelId: req.params.id as string,
+      body: req.body,
+      bodyBytes: req.bodyBytes,
+      caller: req.caller,
+      requestId: req.requestId,
+      idempotencyKey: req.headers['idempotency-key'],
+      directives: directivesOf(req),
+    }));
+  });
+  router.get('/api/open/v1/models/:id/images/tasks/:taskId', apiKeyAuth(accounts), async (req, res) => {
+    send(res, await images.recover({ modelId: req.params.id as string, taskId: req.params.taskId as string, caller: req.caller, requestId: req.requestId }));
+  });
+  return router;
+}
