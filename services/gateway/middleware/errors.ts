@@ -8,9 +8,20 @@ export function errorBody(error: GatewayError, requestId: string) {
   return { error: { code: error.code, message: error.message, ...(error.param ? { param: error.param } : {}), request_id: requestId, ...(error.extra ?? {}) } };
 }
 
+/**
+ * Express itself refuses some requests before any route runs, with an http-errors style error
+ * (a `status` in 4xx): a path segment that is not valid percent-encoding is the one known case.
+ * That is the client's input, never a 5xx.
+ */
+function fromExpress(error: unknown): GatewayError | undefined {
+  const status = (error as { status?: unknown } | null)?.status;
+  if (typeof status !== 'number' || status < 400 || status > 499) return undefined;
+  return new GatewayError('invalid_request', error instanceof URIError ? 'the request path is not valid percent-encoding' : 'the request is malformed');
+}
+
 export function errorHandler(logger: Logger) {
   return function handleError(error: unknown, req: Request, res: Response, _next: NextFunction): void {
-    const gatewayError = toGatewayError(error);
+    const gatewayError = fromExpress(error) ?? toGatewayError(error);
     if (gatewayError.status >= 500) logger.error({ err: error, requestId: req.requestId }, 'request failed');
     if (res.headersSent) {
       res.end();

@@ -1,0 +1,101 @@
+// Malformed input never gets a 5xx and never moves money: every open route is sent broken JSON,
+// wrong types, absurd numbers, hostile path segments and headers, and must answer 4xx (or a
+// well-formed success); nothing is left held, and the balance moved only by what was served.
+
+import { randomUUID } from 'node:crypto';
+import { balance, fundedAccount } from '../support/api';
+import { passes } from '../support/eventually';
+
+export interface MalformedDeployment {
+  url: string;
+  ledgerBalance(accountId: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+interface Probe {
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+const BODIES = [
+  '',
+  '{',
+  'null',
+  '[]',
+  '"text"',
+  '123',
+  '{"messages":"hello"}',
+  '{"messages":[{"role":1}]}',
+  '{"messages":[{"role":"user","content":"hi"}],"max_tokens":1e400}',
+  '{"messages":[{"role":"user","content":"hi"}],"max_tokens":-1}',
+  '{"messages":[{"role":"user","content":"hi"}],"max_tokens":"5"}',
+  '{"messages":[{"role":"user","content":"hi"}],"thinking":{"budget_tokens":{"$gt":0}}}',
+  '{"messages":[{"role":"user","content":"hi"}],"stream":"yes"}',
+  '{"prompt":{"text":"x"}}',
+  '{"prompt":"x","n":1.5}',
+  '{"prompt":"x","response_format":null}',
+  '{"__proto__":{"admin":true},"prompt":"x"}',
+  '{"constructor":{"prototype":{"x":1}},"messages":[]}',
+  `{"prompt":"${'\\u0000'.repeat(100)}"}`,
+  `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+  '{"amount":"100000000000000000000000","reference":"r"}',
+  '{"amount":-5,"reference":"r"}',
+];
+
+const HOSTILE_IDS = ['%00', '..%2F..%2Fadmin', 'x'.repeat(5000), '%E2%80%AE', "'%20OR%201=1", '%ZZ'];
+
+export function malformedSuite(hostName: string, start: () => Promise<MalformedDeployment>): void {
+  describe(`malformed input on the ${hostName} host`, () => {
+    let d: MalformedDeployment;
+    beforeAll(async () => {
+      d = await start();
+    });
+    afterAll(async () => {
+      await d?.close();
+    });
+
+    it('when any open route gets malformed input, then no answer is a 5xx, nothing stays held, and the balance moves only by what was served', async () => {
+      const { accountId, apiKey } = await fundedAccount(d.url, 100_000_000);
+      const auth = { authorization: `Bearer ${apiKey}` };
+      const json = { ...auth, 'content-type': 'application/json' };
+      const probes: Probe[] = [];
+      for (const body of BODIES) {
+        probes.push({ method: 'POST', path: '/api/open/v1/models/sim-chat/chat', headers: json, body });
+        probes.push({ method: 'POST', path: '/api/open/v1/models/sim-image/images/generations', headers: { ...json, 'idempotency-key': randomUUID() }, body });
+        probes.push({ method: 'POST', path: '/api/open/v1/models/sim-chat/chat', headers: { ...auth, 'content-type': 'text/plain' }, body });
+      }
+      for (const id of HOSTILE_IDS) {
+        probes.push({ method: 'POST', path: `/api/open/v1/models/${id}/chat`, headers: json, body: '{"messages":[{"role":"user","content":"hi"}]}' });
+        probes.push({ method: 'GET', path: `/api/open/v1/models/sim-image/images/tasks/${id}`, headers: auth });
+        probes.push({ method: 'GET', path: `/api/open/v1/models/${id}/images/tasks/${randomUUID()}`, headers: auth });
+      }
+      for (const header of ['Bearer', 'Bearer ', 'Basic abc', `Bearer ${'a'.repeat(10_000)}`, 'Bearer a.b.c', 'Bearer \u00e9']) {
+        probes.push({ method: 'POST', path: '/api/open/v1/models/sim-chat/chat', headers: { authorization: header, 'content-type': 'application/json' }, body: '{}' });
+      }
+      for (const key of ['', '""', '"', 'null', randomUUID().toUpperCase(), `${randomUUID()}, ${randomUUID()}`]) {
+        probes.push({ method: 'POST', path: '/api/open/v1/models/sim-image/images/generations', headers: { ...json, 'idempotency-key': key }, body: '{"prompt":"x"}' });
+      }
+      for (const directive of ['tokens=-1', 'tokens=99999999999999999999', 'hang=1', ';;;', 'late-artifact']) {
+        probes.push({ method: 'POST', path: '/api/open/v1/models/sim-chat/chat', headers: { ...json, 'x-sim-directive': directive }, body: '{"messages":[{"role":"user","content":"hi"}]}' });
+      }
+      probes.push({ method: 'GET', path: '/api/distribution/api-credit/balance?account=../other', headers: auth });
+      probes.push({ method: 'PUT', path: '/api/open/v1/models/sim-chat/chat', headers: json, body: '{}' });
+      probes.push({ method: 'POST', path: '/admin/v1/accounts', headers: { authorization: 'Bearer wrong', 'content-type': 'application/json' }, body: '{"name":1}' });
+
+      const failures: string[] = [];
+      let charged = 0;
+      for (const probe of probes) {
+        const response = await fetch(`${d.url}${probe.path}`, { method: probe.method, headers: probe.headers, body: probe.body });
+        await response.arrayBuffer();
+        if (response.status >= 500) failures.push(`${probe.method} ${probe.path.slice(0, 80)} ${probe.body?.slice(0, 60) ?? ''} → ${response.status}`);
+        // A probe that was in fact valid (say, an extra "__proto__" key) is served and charged.
+        if (response.status < 300) charged += Number(response.headers.get('x-payg-charged') ?? 0);
+      }
+      expect(failures).toEqual([]);
+      expect(await balance(d.url, apiKey)).toMatchObject({ balance: 100_000_000 - charged, held: 0 });
+      await passes(async () => expect(await d.ledgerBalance(accountId)).toBe(100_000_000 - charged));
+    });
+  });
+}

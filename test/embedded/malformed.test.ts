@@ -1,0 +1,29 @@
+// Malformed input against the real embedded process.
+
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openLocalDb, type LocalDb } from '../../lib/local-db';
+import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
+import { malformedSuite } from '../contract/malformed.suite';
+import { startGateway } from '../support/processes';
+
+jest.setTimeout(60_000);
+
+malformedSuite('embedded', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-malformed-'));
+  const env = { GATEWAY_DATA_DIR: join(dir, 'data'), GATEWAY_PROVIDER_TIMEOUT_MS: '1000' };
+  const gateway = await startGateway(env);
+  let db: LocalDb | undefined;
+  return {
+    url: gateway.url,
+    ledgerBalance: async (accountId) => {
+      db ??= openLocalDb(env.GATEWAY_DATA_DIR);
+      return (await new LmdbLedgerStore(db).account(accountId, 'pool-3')).balance;
+    },
+    close: async () => {
+      await gateway.stop();
+      await db?.close();
+    },
+  };
+});
