@@ -1,0 +1,241 @@
+// Reads the three descriptions of the Dapr deployment — the Kubernetes manifests
+// (deploy/kubernetes), docker-compose.yml and the local runner (topology/) with its components/
+// and dapr/ files — into plain objects that topology/manifests.test.ts checks and compares.
+// Only reads: nothing here starts a process or opens a port.
+
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, posix, resolve } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { appInstances, planPorts } from './ports';
+import { writeResources } from './resources';
+
+/** A parsed YAML document; manifests are open-ended, so their fields are read loosely. */
+export type Doc = Record<string, any>;
+
+export interface Manifest {
+  /** Path relative to the repository root. */
+  file: string;
+  doc: Doc;
+}
+
+export interface Sources {
+  /** Every YAML file read, by path relative to the repository root. */
+  texts: Record<string, string>;
+  /** File names in deploy/kubernetes. */
+  k8sFiles: string[];
+  /** The Kubernetes resources of deploy/kubernetes (kustomization and secret template apart). */
+  k8s: Manifest[];
+  kustomization: Doc;
+  /** The documents of deploy/kubernetes/secrets.example.yaml. */
+  secretTemplate: Manifest[];
+  /** components/*.yaml. */
+  components: Manifest[];
+  /** The Dapr resources of dapr/ (config.yaml, resiliency.yaml). */
+  dapr: Manifest[];
+  compose: Doc;
+  /** The Dapr resources the local runner hands every daprd (topology/resources.ts). */
+  topologyResources: Manifest[];
+  /** App id → app port of the local runner's default port plan (topology/ports.ts). */
+  topologyApps: Record<string, number>;
+}
+
+export const K8S_DIR = 'deploy/kubernetes';
+export const KUSTOMIZATION = 'kustomization.yaml';
+export const SECRET_TEMPLATE = 'secrets.example.yaml';
+export const NAMESPACE = 'payg';
+
+export const repoRoot = resolve(__dirname, '..');
+
+export function parseYaml(text: string): { docs: Doc[]; errors: string[] } {
+  // merge: docker-compose.yml builds its services from `<<: *anchor` merge keys.
+  const parsed = parseAllDocuments(text, { merge: true });
+  const documents = Array.isArray(parsed) ? parsed : [];
+  const errors = documents.flatMap((d) => d.errors.map((e) => e.message));
+  const docs = documents.map((d) => d.toJS() as Doc | null).filter((d): d is Doc => d !== null && typeof d === 'object');
+  return { docs, errors };
+}
+
+function yamlNames(dir: string): string[] {
+  return readdirSync(dir).filter((n) => n.endsWith('.yaml') || n.endsWith('.yml')).sort();
+}
+
+export function loadSources(root = repoRoot): Sources {
+  const texts: Record<string, string> = {};
+  const read = (file: string): Manifest[] => {
+    texts[file] = readFileSync(join(root, file), 'utf8');
+    return parseYaml(texts[file]!).docs.map((doc) => ({ file, doc }));
+  };
+  const k8sFiles = yamlNames(join(root, K8S_DIR));
+  const k8s: Manifest[] = [];
+  let kustomization: Doc = {};
+  let secretTemplate: Manifest[] = [];
+  for (const name of k8sFiles) {
+    const docs = read(posix.join(K8S_DIR, name));
+    if (name === KUSTOMIZATION) kustomization = docs[0]?.doc ?? {};
+    else if (name === SECRET_TEMPLATE) secretTemplate = docs;
+    else k8s.push(...docs);
+  }
+  const components = yamlNames(join(root, 'components')).flatMap((n) => read(`components/${n}`));
+  const dapr = yamlNames(join(root, 'dapr'))
+    .flatMap((n) => read(`dapr/${n}`))
+    .filter((m) => String(m.doc.apiVersion ?? '').startsWith('dapr.io/'));
+  const compose = read('docker-compose.yml')[0]?.doc ?? {};
+
+  const scratch = mkdtempSync(join(tmpdir(), 'manifests-test-'));
+  let topologyResources: Manifest[];
+  try {
+    const dir = writeResources(root, join(scratch, 'resources'), 6379);
+    topologyResources = yamlNames(dir).flatMap((n) =>
+      parseYaml(readFileSync(join(dir, n), 'utf8')).docs.map((doc) => ({ file: `(local runner) ${n}`, doc })),
+    );
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  const topologyApps: Record<string, number> = {};
+  for (const i of appInstances(planPorts({ basePort: 0, gatewayInstances: 1, env: {} }))) topologyApps[i.app] = i.ports.app;
+
+  return { texts, k8sFiles, k8s, kustomization, secretTemplate, components, dapr, compose, topologyResources, topologyApps };
+}
+
+export const kindOf = (ms: Manifest[], kind: string): Manifest[] => ms.filter((m) => m.doc.kind === kind);
+
+export const where = (m: Manifest): string => `${m.file}: ${m.doc.kind ?? '?'} ${m.doc.metadata?.name ?? '?'}`;
+
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: Doc;
+}
+
+/** A Deployment annotated for the Dapr sidecar injector. */
+export interface K8sApp {
+  id: string;
+  port: number;
+  deployment: Manifest;
+  annotations: Record<string, string>;
+  /** The container the sidecar calls: the one exposing the app port (else the first). */
+  container: Doc;
+  env: EnvVar[];
+}
+
+export function k8sApps(s: Sources): K8sApp[] {
+  return kindOf(s.k8s, 'Deployment')
+    .filter((m) => m.doc.spec?.template?.metadata?.annotations?.['dapr.io/enabled'] === 'true')
+    .map((deployment) => {
+      const annotations: Record<string, string> = deployment.doc.spec.template.metadata.annotations;
+      const port = Number(annotations['dapr.io/app-port']);
+      const containers: Doc[] = deployment.doc.spec.template.spec?.containers ?? [];
+      const container = containers.find((c) => (c.ports ?? []).some((p: Doc) => p.containerPort === port)) ?? containers[0] ?? {};
+      return { id: annotations['dapr.io/app-id'] ?? '', port, deployment, annotations, container, env: container.env ?? [] };
+    });
+}
+
+/**
+ * The environment a container sees: literal values, `$(VAR)` references to earlier variables
+ * expanded as the kubelet does, and every secretKeyRef replaced by `secretValue(ref)`.
+ */
+export function resolveEnv(env: EnvVar[], secretValue: (ref: Doc) => string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const v of env) {
+    if (v.valueFrom?.secretKeyRef) out[v.name] = secretValue(v.valueFrom.secretKeyRef);
+    else if (v.value !== undefined) out[v.name] = String(v.value).replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (all, name: string) => out[name] ?? all);
+  }
+  return out;
+}
+
+/** An app of docker-compose.yml: a service with a daprd sidecar in its network namespace. */
+export interface ComposeApp {
+  id: string;
+  port: number;
+  service: string;
+  command: string[];
+  env: Record<string, unknown>;
+}
+
+const argAfter = (args: string[], flag: string): string | undefined => {
+  const i = args.indexOf(flag);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+
+export function composeApps(compose: Doc): ComposeApp[] {
+  const services: Record<string, Doc> = compose.services ?? {};
+  return Object.values(services)
+    .filter((sidecar) => Array.isArray(sidecar.command) && String(sidecar.command[0]).endsWith('daprd'))
+    .map((sidecar) => {
+      const args: string[] = sidecar.command.map(String);
+      const service = String(sidecar.network_mode ?? '').replace(/^service:/, '');
+      const app = services[service] ?? {};
+      return {
+        id: argAfter(args, '--app-id') ?? '',
+        port: Number(argAfter(args, '--app-port')),
+        service,
+        command: (app.command ?? []).map(String),
+        env: app.environment ?? {},
+      };
+    });
+}
+
+/** Volume `host:container[:mode]` strings of a compose service as [host, container] pairs. */
+function volumeMounts(service: Doc): Array<[string, string]> {
+  return (service.volumes ?? []).map((v: string) => String(v).split(':').slice(0, 2) as [string, string]);
+}
+
+/** Maps a path inside a compose container to the repository path it is bind-mounted from. */
+function hostPath(service: Doc, inContainer: string): string | undefined {
+  for (const [host, target] of volumeMounts(service)) {
+    if (!host.startsWith('./')) continue;
+    if (inContainer === target) return posix.normalize(host);
+    if (inContainer.startsWith(`${target}/`)) return posix.normalize(host + inContainer.slice(target.length));
+  }
+  return undefined;
+}
+
+/**
+ * The repository files docker-compose.yml copies into the sidecars' resources volume: the
+ * `/src/...` paths (globs allowed) of the one-shot step that writes `/resources`.
+ */
+export function composeResourceFiles(compose: Doc, root = repoRoot): string[] {
+  const step = Object.values<Doc>(compose.services ?? {}).find((svc) => volumeMounts(svc).some(([, target]) => target === '/resources'));
+  if (!step) return [];
+  const script = (step.command ?? []).map(String).join(' ');
+  const files: string[] = [];
+  for (const path of script.match(/\/src\/[^\s;"]+/g) ?? []) {
+    const host = hostPath(step, path);
+    if (!host) continue;
+    const base = posix.basename(host);
+    if (!base.includes('*')) {
+      files.push(host);
+      continue;
+    }
+    const pattern = new RegExp(`^${base.replace(/\./g, '\\.').replace(/\*/g, '.*')}$`);
+    const dir = posix.dirname(host);
+    files.push(...readdirSync(join(root, dir)).filter((n) => pattern.test(n)).sort().map((n) => posix.join(dir, n)));
+  }
+  return files;
+}
+
+/** The repository file every compose sidecar reads as its Dapr Configuration (`--config`). */
+export function composeConfigFiles(compose: Doc): string[] {
+  const services: Record<string, Doc> = compose.services ?? {};
+  return Object.values(services)
+    .filter((svc) => Array.isArray(svc.command) && String(svc.command[0]).endsWith('daprd'))
+    .map((svc) => {
+      const inContainer = argAfter(svc.command.map(String), '--config');
+      return (inContainer && hostPath(svc, inContainer)) ?? `(no --config mount in ${svc.network_mode})`;
+    });
+}
+
+/** `host:port` → [host, port]. */
+export function hostPort(address: string): [string, number] {
+  const i = address.lastIndexOf(':');
+  return [address.slice(0, i), Number(address.slice(i + 1))];
+}
+
+/** The Service a cluster-local host name (`svc`, `svc.ns`, `svc.ns.svc[.cluster.local]`) names, if in our namespace. */
+export function serviceOfHost(host: string): string | undefined {
+  const [name, namespace = NAMESPACE, ...rest] = host.split('.');
+  if (namespace !== NAMESPACE) return undefined;
+  if (rest.length > 0 && rest.join('.') !== 'svc' && rest.join('.') !== 'svc.cluster.local') return undefined;
+  return name;
+}
