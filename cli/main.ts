@@ -2,7 +2,11 @@
 //   npm run cli -- accounts create <name>
 //   npm run cli -- api-keys create <accountId>
 //   npm run cli -- credits add <accountId> <amount> <reference>
+//   npm run cli -- orders create <accountId> <amount>   (a top-up order, paid through checkout)
+//   npm run cli -- reconcile            (exit code 1 when the ledger and an actor disagree)
 // Reads GATEWAY_URL (default http://127.0.0.1:8080) and GATEWAY_ADMIN_TOKEN.
+
+import { reconcileCommand } from './reconcile';
 
 export interface CliIo {
   env: NodeJS.ProcessEnv;
@@ -14,7 +18,9 @@ export interface CliIo {
 const USAGE = `usage:
   accounts create <name>
   api-keys create <accountId>
-  credits add <accountId> <amount> <reference>`;
+  credits add <accountId> <amount> <reference>
+  orders create <accountId> <amount>
+  reconcile`;
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const base = (io.env.GATEWAY_URL ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
@@ -23,6 +29,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.err('GATEWAY_ADMIN_TOKEN is not set');
     return 2;
   }
+  if (argv.length === 1 && argv[0] === 'reconcile') return reconcileCommand(base, token, io);
   const [noun, verb, ...rest] = argv;
   let path: string;
   let body: unknown;
@@ -35,6 +42,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   } else if (noun === 'credits' && verb === 'add' && rest.length === 3 && /^\d+$/.test(rest[1] ?? '')) {
     path = `/admin/v1/accounts/${encodeURIComponent(rest[0])}/credits`;
     body = { amount: Number(rest[1]), reference: rest[2] };
+  } else if (noun === 'orders' && verb === 'create' && rest.length === 2 && /^\d+$/.test(rest[1] ?? '')) {
+    path = `/admin/v1/accounts/${encodeURIComponent(rest[0])}/orders`;
+    body = { amount: Number(rest[1]) };
   } else {
     io.err(USAGE);
     return 2;

@@ -21,3 +21,17 @@ describe('image settings', () => {
     }
   });
 });
+
+describe('checkout settings', () => {
+  it('when nothing is set, then checkout callbacks are off and the tolerance is 300 seconds', () => {
+    expect(loadConfig({}).checkout).toEqual({ secret: undefined, toleranceS: 300 });
+  });
+  it('when the secret is shorter than 32 characters, then start-up is refused naming it', () => {
+    expect(() => loadConfig({ GATEWAY_CHECKOUT_SECRET: 'x'.repeat(31) })).toThrow(/GATEWAY_CHECKOUT_SECRET/);
+    expect(loadConfig({ GATEWAY_CHECKOUT_SECRET: 'x'.repeat(32) }).checkout.secret).toBe('x'.repeat(32));
+  });
+  it('when the tolerance is outside 1 to 3600 seconds, then start-up is refused', () => {
+    for (const value of ['0', '3601', 'soon']) expect(() => loadConfig({ GATEWAY_CHECKOUT_TOLERANCE_S: value })).toThrow(/GATEWAY_CHECKOUT_TOLERANCE_S/);
+    expect(loadConfig({ GATEWAY_CHECKOUT_TOLERANCE_S: '60' }).checkout.toleranceS).toBe(60);
+  });
+});

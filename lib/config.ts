@@ -27,6 +27,8 @@ const envSchema = z.object({
   GATEWAY_IMAGE_ARTIFACT_WAIT_MS: int(1, DAY_MS).optional(),
   GATEWAY_FSYNC: z.enum(['always', 'os']).default('os'),
   GATEWAY_TEST_MODE: flag.default(false),
+  GATEWAY_CHECKOUT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  GATEWAY_CHECKOUT_TOLERANCE_S: int(1, 3600).default(300),
   GATEWAY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DAPR_HOST: z.string().default('127.0.0.1'),
   DAPR_HTTP_PORT: int(1, 65535).default(3500),
@@ -75,6 +77,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     fsync: e.GATEWAY_FSYNC === 'always',
     testMode: e.GATEWAY_TEST_MODE,
     logLevel: e.GATEWAY_LOG_LEVEL,
+    /** Checkout callbacks: HMAC-SHA256 secret (unset: the callback route answers 503) and timestamp tolerance. */
+    checkout: { secret: e.GATEWAY_CHECKOUT_SECRET, toleranceS: e.GATEWAY_CHECKOUT_TOLERANCE_S },
     dapr: { host: e.DAPR_HOST, httpPort: e.DAPR_HTTP_PORT, ledgerAppId: e.LEDGER_APP_ID },
     appPort: e.APP_PORT,
     redisUrl: e.REDIS_URL,

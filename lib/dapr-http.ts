@@ -1,7 +1,7 @@
 // A small client for the Dapr sidecar's HTTP API (actor invocation, publish, state, service
 // invocation): one keep-alive connection pool, JSON in and out, W3C trace context carried.
 
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import { GatewayError } from './errors';
 
 export class DaprSidecar {
@@ -33,6 +33,16 @@ export class DaprSidecar {
       }
     }
     return { status: response.statusCode, json };
+  }
+
+  /** A GET whose answer body is handed over as a stream, never buffered: the caller reads or destroys it. */
+  async stream(path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Dispatcher.ResponseData['body'] }> {
+    try {
+      const response = await this.pool.request({ method: 'GET', path, headers });
+      return { status: response.statusCode, headers: response.headers, body: response.body };
+    } catch (error) {
+      throw new GatewayError('actor_unavailable', `Dapr sidecar unreachable: ${(error as Error).message}`);
+    }
   }
 
   async publish(pubsub: string, topic: string, event: unknown, traceparent?: string): Promise<void> {

@@ -42,3 +42,16 @@ export function min(a: Amount, b: Amount): Amount {
 export function cost(pricePerUnit: Amount, quantity: bigint): Amount {
   return pricePerUnit * quantity;
 }
+
+/**
+ * Splits `total` over `parts` in order, each share at most its part: the first parts are covered
+ * first, whatever is left uncovered falls on the last ones. The shares add up to min(total, Σ parts).
+ */
+export function allocateInOrder(total: Amount, parts: Amount[]): Amount[] {
+  let left = total;
+  return parts.map((part) => {
+    const share = min(part, left);
+    left -= share;
+    return share;
+  });
+}

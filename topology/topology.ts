@@ -60,6 +60,8 @@ export interface RunningTopology {
   kill(app: ProcessName, signal?: NodeJS.Signals): Promise<void>;
   /** Stops one process if it runs, starts it again and waits until it is ready. */
   restart(app: ProcessName): Promise<void>;
+  /** The operating-system process id of a running process (for measurements), else undefined. */
+  pid(name: ProcessName): number | undefined;
 }
 
 /**
@@ -225,6 +227,9 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
       const { proc } = entry(name);
       if (signal === 'SIGSTOP' || signal === 'SIGCONT' || signal === 'SIGTSTP') proc.killGroupNow(signal);
       else await proc.kill(signal);
+    },
+    pid(name) {
+      return entry(name).proc.pid;
     },
     async restart(name) {
       const e = entry(name);

@@ -2,6 +2,7 @@
 
 import { FundsHold } from '../funds-hold/FundsHold';
 import { ImageTask } from '../image-task/ImageTask';
+import { Order } from '../order/Order';
 import type { ActorClass } from '../runtime/port';
 
-export const ACTOR_CLASSES: readonly ActorClass[] = [FundsHold, ImageTask];
+export const ACTOR_CLASSES: readonly ActorClass[] = [FundsHold, ImageTask, Order];

@@ -12,6 +12,7 @@ import { GatewayError } from '../../lib/errors';
 import { billingEvent, usageEvent } from '../../lib/events';
 import type { ImageArtifact } from '../../providers/port';
 import type { ActorContext, ActorInstance } from '../runtime/port';
+import { StateRecord } from '../runtime/state-record';
 import {
   IMAGE_TASK_ACTOR_TYPE,
   IMAGE_TASK_METHODS,
@@ -70,13 +71,15 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
   static readonly methods = IMAGE_TASK_METHODS;
 
   private readonly funds: FundsHoldClient;
+  private readonly stored: StateRecord<TaskRecord>;
 
   constructor(private readonly ctx: ActorContext) {
     this.funds = new FundsHoldClient(ctx.actors);
+    this.stored = new StateRecord(ctx.state, TASK_KEY, 'no such image task');
   }
 
   async start(request: StartRequest): Promise<StartOutcome> {
-    const existing = await this.load();
+    const existing = await this.stored.load();
     if (existing) {
       if (existing.fingerprint !== request.fingerprint || !sameOwner(existing.owner, request.owner)) {
         throw new GatewayError('idempotency_key_reused', 'this Idempotency-Key was already used with a different request', { param: 'Idempotency-Key' });
@@ -108,12 +111,12 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     };
     // UNKNOWN_IMAGE_V1: the deadline is frozen here, measured from the original reservation.
     await this.ctx.reminders.register(`${DEADLINE_REMINDER}@${task.deadlineAt}`, deadlineMs);
-    this.save(task);
+    this.stored.save(task);
     return { role: 'owner', task: this.view_(task) };
   }
 
   async record(outcome: Outcome): Promise<ImageTaskView> {
-    const task = await this.required();
+    const task = await this.stored.required();
     const now = this.ctx.now();
     if (outcome.kind === 'unresolved') {
       if (task.phase === 'running' || task.phase === 'unknown') this.observe(task, outcome.what, now);
@@ -128,12 +131,12 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
       else this.observe(task, outcome.kind === 'succeeded' ? 'another late artifact (ignored)' : `after UNKNOWN: ${outcome.reason}`, now);
     }
     // settling, succeeded, failed: the first outcome stands; a repeat changes nothing.
-    this.save(task);
+    this.stored.save(task);
     return this.view_(task);
   }
 
   async finish(): Promise<ImageTaskView> {
-    const task = await this.required();
+    const task = await this.stored.required();
     if (task.phase !== 'settling' || !task.outcome) return this.view_(task);
     const funds = this.fundsOf(task.owner);
     if (task.outcome.kind === 'failed') {
@@ -146,12 +149,12 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     }
     // The deadline no longer matters; were the unregistering lost, the reminder finds a final phase.
     await this.ctx.reminders.unregister(`${DEADLINE_REMINDER}@${task.deadlineAt}`).catch(() => undefined);
-    this.save(task);
+    this.stored.save(task);
     return this.view_(task);
   }
 
   async expire(): Promise<ImageTaskView> {
-    const task = await this.required();
+    const task = await this.stored.required();
     if (this.ctx.now() < task.deadlineAt) return this.view_(task);
     if (task.phase === 'settling') return this.finish();
     if (task.phase !== 'running') return this.view_(task);
@@ -169,12 +172,12 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
       sent: task.call,
       seen: [...task.seen],
     };
-    this.save(task);
+    this.stored.save(task);
     return this.view_(task);
   }
 
   async releaseLate(request: { eventIds: string[] }): Promise<ImageTaskView> {
-    const task = await this.required();
+    const task = await this.stored.required();
     const late = task.late;
     if (!late || late.state !== 'awaiting_ledger') return this.view_(task);
     const acknowledged = new Set(request.eventIds);
@@ -183,12 +186,12 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     }
     this.move(task.phase, 'late_released');
     late.state = 'released';
-    this.save(task);
+    this.stored.save(task);
     return this.view_(task);
   }
 
   async view(owner: Owner): Promise<ImageTaskView> {
-    const task = await this.load();
+    const task = await this.stored.load();
     // Another owner, or another key of the same owner, learns nothing: not even that it exists.
     if (!task || !sameOwner(task.owner, owner)) throw new GatewayError('not_found', 'no such image task');
     return this.view_(task);
@@ -196,7 +199,7 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
 
   async onReminder(name: string): Promise<void> {
     if (name.startsWith(DEADLINE_REMINDER)) {
-      const task = await this.load();
+      const task = await this.stored.load();
       const early = task ? task.deadlineAt - this.ctx.now() : 0;
       // A reminder delivered ahead of the frozen deadline is set again for the rest of it.
       if (task && early > 0) await this.ctx.reminders.register(`${DEADLINE_REMINDER}@${task.deadlineAt}~${this.ctx.now()}`, early);
@@ -284,20 +287,6 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
       ...(task.unknown ? { unknown: task.unknown } : {}),
       ...(task.late ? { lateArtifact: { state: task.late.state, arrivedAt: task.late.arrivedAt, eventIds: task.late.eventIds } } : {}),
     };
-  }
-
-  private async required(): Promise<TaskRecord> {
-    const task = await this.load();
-    if (!task) throw new GatewayError('not_found', 'no such image task');
-    return task;
-  }
-
-  private load(): Promise<TaskRecord | undefined> {
-    return this.ctx.state.get<TaskRecord>(TASK_KEY);
-  }
-
-  private save(task: TaskRecord): void {
-    this.ctx.state.set(TASK_KEY, task);
   }
 }
 

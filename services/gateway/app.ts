@@ -14,6 +14,9 @@ import { chatRoutes } from './routes/chat';
 import { consoleRoutes } from './routes/console';
 import { imageRoutes } from './routes/images';
 import type { ImageService } from './images/use-case';
+import type { LedgerReader } from './ledger/reader';
+import type { OrderService } from './orders/use-case';
+import { orderRoutes } from './routes/orders';
 
 export interface GatewayDeps {
   catalog: Catalog;
@@ -29,6 +32,10 @@ export interface GatewayDeps {
   holdTtlMs: number;
   /** Dependencies of /readyz: each answers whether it is reachable. */
   readiness: Record<string, () => Promise<boolean>>;
+  /** The ledger's reads: console pages and exports, reconciliation. */
+  ledger: LedgerReader;
+  /** Top-up orders and their checkout callbacks. */
+  orders: OrderService;
 }
 
 export function createGatewayApp(deps: GatewayDeps): express.Express {
@@ -52,8 +59,9 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
   app.use(catalogRoutes(deps.catalog, { actorHost: deps.actorHost }));
   app.use(chatRoutes({ catalog: deps.catalog, providers: deps.providers, funds: deps.funds, maxBodyBytes: deps.maxBodyBytes, providerTimeoutMs: deps.providerTimeoutMs, holdTtlMs: deps.holdTtlMs, logger: deps.logger }, deps.accounts));
   app.use(imageRoutes(deps.images, deps.accounts, deps.maxBodyBytes));
-  app.use(consoleRoutes({ accounts: deps.accounts, funds: deps.funds }));
-  app.use(adminRoutes({ adminToken: deps.adminToken, accounts: deps.accounts, funds: deps.funds }));
+  app.use(consoleRoutes({ accounts: deps.accounts, funds: deps.funds, ledger: deps.ledger }));
+  app.use(adminRoutes({ adminToken: deps.adminToken, accounts: deps.accounts, funds: deps.funds, ledger: deps.ledger, orders: deps.orders }));
+  app.use(orderRoutes(deps.orders, deps.accounts));
   app.use(notFound());
   app.use(errorHandler(deps.logger));
   return app;

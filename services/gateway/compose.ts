@@ -15,10 +15,14 @@ import { DaprSidecar } from '../../lib/dapr-http';
 import { openLocalDb, type LocalDb } from '../../lib/local-db';
 import { createProviders } from '../../providers/registry';
 import { LmdbLedgerStore } from '../ledger/lmdb-store';
+import { daprLedgerReader } from './ledger/dapr-reader';
+import { storeLedgerReader } from './ledger/reader';
 import { DaprStateKeyValueStore, LmdbKeyValueStore } from './accounts/kv';
 import { AccountStore } from './accounts/store';
 import type { GatewayDeps } from './app';
 import { ImageService } from './images/use-case';
+import { OrderClient } from '../../actors/order/client';
+import { OrderService } from './orders/use-case';
 import type { ActorInvoker } from '../../actors/runtime/port';
 
 export interface Composition {
@@ -53,6 +57,8 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     logger,
   });
 
+  const orderService = (actors: ActorInvoker) => new OrderService({ orders: new OrderClient(actors), checkout: config.checkout, logger });
+
   if (config.actorHost === 'dapr') {
     const sidecar = new DaprSidecar(config.dapr.host, config.dapr.httpPort);
     const actors = new DaprActorInvoker(sidecar);
@@ -69,6 +75,8 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
       images,
       accounts: new AccountStore(new DaprStateKeyValueStore(sidecar)),
       readiness: { sidecar: async () => (await sidecar.request('GET', '/v1.0/healthz')).status === 204 },
+      ledger: daprLedgerReader(sidecar, config.dapr.ledgerAppId),
+      orders: orderService(actors),
     };
     return { deps, close: async () => {
       await images.close();
@@ -92,6 +100,8 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     images,
     accounts: new AccountStore(new LmdbKeyValueStore(db.accounts)),
     readiness: { database: async () => (db.root.get('__ping__'), true) },
+    ledger: storeLedgerReader(ledger),
+    orders: orderService(host),
   };
   return {
     deps,

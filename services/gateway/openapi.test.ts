@@ -35,3 +35,20 @@ describe('OpenAPI document', () => {
     expect(failure).toContain('"required":["taskId","status"]');
   });
 });
+
+describe('OpenAPI document of orders', () => {
+  const paths = openApiDocument.paths as unknown as Record<string, Record<string, { security: unknown[]; responses: Record<string, unknown> }>>;
+  it('when the order routes are read, then creation answers 201/400/401/409 and the owner-only read 200/401/404, both with an API key', () => {
+    const create = paths['/api/consumer/orders'].post;
+    const read = paths['/api/consumer/orders/{orderId}'].get;
+    expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '409']));
+    expect(Object.keys(read.responses)).toEqual(expect.arrayContaining(['200', '401', '404']));
+    expect([create.security, read.security]).toEqual([[{ apiKey: [] }], [{ apiKey: [] }]]);
+  });
+  it('when the checkout callback is read, then it is signature-verified and answers 200/400/401/404/409', () => {
+    const callback = paths['/api/consumer/checkout/callback'].post;
+    expect(callback.security).toEqual([{ checkoutSignature: [] }]);
+    expect(Object.keys(callback.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404', '409']));
+    expect(openApiDocument.components.securitySchemes.checkoutSignature).toMatchObject({ type: 'apiKey', in: 'header', name: 'Checkout-Signature' });
+  });
+});

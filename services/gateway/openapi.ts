@@ -1,6 +1,9 @@
 // The OpenAPI 3.1 description of the formal open navigation (prototype routes are not in it).
 // A candidate reference: registered routes and credential contracts prevail (SPEC.md, Versioning).
 
+import { consolePaths, consoleSchemas } from './openapi-console';
+import { orderPaths, orderSchemas, orderSecuritySchemes } from './openapi-orders';
+
 const error = { $ref: '#/components/schemas/Error' };
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: error } } });
 const apiKey = [{ apiKey: [] }];
@@ -13,7 +16,7 @@ export const openApiDocument = {
     description: 'Candidate contract. Amounts are integers in nano-USD (scale 9). Readiness is not production enablement.',
   },
   components: {
-    securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'API key: Authorization: Bearer <key>' } },
+    securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'API key: Authorization: Bearer <key>' }, ...orderSecuritySchemes },
     schemas: {
       Error: {
         type: 'object',
@@ -93,6 +96,8 @@ export const openApiDocument = {
           balance: { type: 'integer' }, held: { type: 'integer' }, available: { type: 'integer' }, openHolds: { type: 'integer' },
         },
       },
+      ...consoleSchemas,
+      ...orderSchemas,
     },
   },
   paths: {
@@ -175,5 +180,7 @@ export const openApiDocument = {
         responses: { '200': { description: 'Balance', content: { 'application/json': { schema: { $ref: '#/components/schemas/Balance' } } } }, '401': errorResponse('Missing or unknown API key') },
       },
     },
+    ...consolePaths,
+    ...orderPaths,
   },
 } as const;

@@ -1,10 +1,17 @@
 // The ledger service as a Dapr app: subscriptions for the billing and usage topics, and the
 // reads the gateway makes through service invocation.
 
-import express from 'express';
+import { Readable } from 'node:stream';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
+import { GatewayError, toGatewayError } from '../../lib/errors';
 import { TOPICS } from '../../lib/events';
+import { sendStream } from '../../lib/http-stream';
+import { ledgerBalances } from './balances';
+import { exportItems, readPage } from './console';
+import { CONSOLE_KINDS, parseExportQuery, parsePageQuery, type ConsoleKind } from './console-query';
 import type { LedgerStore } from './entries';
+import { exportHeaders, exportStream } from './export-format';
 import { createEventHandler } from './subscriber';
 
 export const PUBSUB_NAME = 'pubsub';
@@ -35,6 +42,26 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
     res.json(await store.account(req.params.accountId, req.params.pool));
   });
 
+  // The console's reads (services/ledger/console.ts), for the gateway, which has authenticated
+  // the caller and names the caller's own account in the path.
+  app.get('/accounts/:accountId/pools/:pool/:kind/page', async (req, res) => {
+    const kind = consoleKind(req.params.kind);
+    res.json(await readPage(store, kind, req.params.accountId, req.params.pool, parsePageQuery(req.query)));
+  });
+
+  app.get('/accounts/:accountId/pools/:pool/:kind/export', async (req, res) => {
+    const kind = consoleKind(req.params.kind);
+    const query = parseExportQuery(req.query);
+    res.set(exportHeaders(kind, query.format));
+    await sendStream(exportStream(kind, query.format, exportItems(store, kind, req.params.accountId, req.params.pool, query)), res);
+  });
+
+  // Reconciliation: every account with its balance recomputed from its bill rows, as JSON Lines.
+  app.get('/balances', async (_req, res) => {
+    res.set('content-type', 'application/x-ndjson; charset=utf-8');
+    await sendStream(Readable.from(balanceLines(store)), res);
+  });
+
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -44,5 +71,24 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready' });
   });
 
+  app.use(function ledgerError(error: unknown, _req: Request, res: Response, _next: NextFunction) {
+    const failure = toGatewayError(error);
+    if (failure.status >= 500) options.logger?.error({ err: error }, 'ledger read failed');
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.status(failure.status).json({ error: { code: failure.code, message: failure.message, ...(failure.param ? { param: failure.param } : {}) } });
+  });
+
   return app;
+}
+
+function consoleKind(value: string | undefined): ConsoleKind {
+  if (!CONSOLE_KINDS.includes(value as ConsoleKind)) throw new GatewayError('not_found', `no console list ${value}`);
+  return value as ConsoleKind;
+}
+
+async function* balanceLines(store: LedgerStore): AsyncGenerator<string> {
+  for await (const balance of ledgerBalances(store)) yield `${JSON.stringify(balance)}\n`;
 }

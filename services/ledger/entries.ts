@@ -1,8 +1,10 @@
-// Ledger entries derived from events: a bill line for every billing event, a usage record for
-// every usage event. The event id is the entry id, so a redelivered event is recognised.
+// Ledger rows derived from events: one bill row per billing event (its id is the event id) and
+// one usage row per usage line (id `<eventId>:<unit>`). The event id is also the dedupe mark, so
+// a redelivered event is recognised and never doubles a row.
 
 import { z } from 'zod';
-import { TOPICS, type BillingData, type EventEnvelope, type UsageData } from '../../lib/events';
+import { TOPICS, type BillingData, type EventEnvelope, type Topic, type UsageData, type UsageUnit } from '../../lib/events';
+import { allocateInOrder, toJsonAmount } from '../../lib/money';
 
 const safeInt = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
 
@@ -52,34 +54,80 @@ export function parseEvent(raw: unknown): EventEnvelope {
   return { ...base.data, data: data.data } as EventEnvelope;
 }
 
+/** One bill row: the billing event's data with its id and time. */
 export interface BillEntry extends BillingData {
   id: string;
   occurredAt: string;
 }
 
-export interface UsageEntry extends UsageData {
+type UsageLineData = UsageData['lines'][number];
+
+/** One usage row: one line of a usage event, with the event's context. */
+export interface UsageRow extends Omit<UsageData, 'lines' | 'charged'>, UsageLineData {
+  /** `<eventId>:<unit>` (a unit repeated within one event: `<eventId>:<unit>:<n>`, n from 2) */
   id: string;
   occurredAt: string;
+  /** This line's share of what the event charged the customer: the lines are covered in order. */
+  charged: number;
+  /** The event charged nothing for a cost above zero: the platform bore the whole cost. */
+  platformBorne: boolean;
 }
 
-export function toEntry(event: EventEnvelope): BillEntry | UsageEntry {
-  return { id: event.id, occurredAt: event.occurredAt, ...(event.data as BillingData | UsageData) } as BillEntry | UsageEntry;
+export type LedgerRow = BillEntry | UsageRow;
+
+/** The rows an event becomes, oldest first: one bill row, or one usage row per line. */
+export function toRows(event: EventEnvelope): LedgerRow[] {
+  if (event.topic === 'billing') return [{ id: event.id, occurredAt: event.occurredAt, ...(event.data as BillingData) }];
+  const { accountId, pool, holdId, requestId, model, profileId, lines, charged } = event.data as UsageData;
+  const shares = allocateInOrder(BigInt(charged), lines.map((line) => BigInt(line.cost)));
+  const platformBorne = charged === 0 && lines.some((line) => line.cost > 0);
+  const seen = new Map<UsageUnit, number>();
+  return lines.map((line, i) => {
+    const nth = (seen.get(line.unit) ?? 0) + 1;
+    seen.set(line.unit, nth);
+    return {
+      id: nth === 1 ? `${event.id}:${line.unit}` : `${event.id}:${line.unit}:${nth}`,
+      occurredAt: event.occurredAt,
+      accountId, pool, holdId, requestId, model, profileId,
+      unit: line.unit, quantity: line.quantity, unitPrice: line.unitPrice, cost: line.cost,
+      charged: toJsonAmount(shares[i]),
+      platformBorne,
+    };
+  });
 }
 
 export interface AccountLedgerView {
   accountId: string;
   pool: string;
-  /** Σ balanceDelta of the bills: what the ledger says the balance is. */
+  /** Σ balanceDelta of the bills: what the ledger says the balance is (kept as a running total). */
   balance: number;
+  /** Bill rows (one per billing event). */
   bills: number;
+  /** Usage events (a chat is one, an image is one). */
   usage: number;
+  /** Usage rows (one per line of a usage event): what the usage pages count. */
+  usageRows: number;
 }
 
-/** The ledger's storage: append is atomic and idempotent by event id. */
+export interface LedgerAccount {
+  accountId: string;
+  pool: string;
+}
+
+/**
+ * The ledger's storage: append is atomic and idempotent by event id. Rows of one account and
+ * topic are numbered 1, 2, … in append order and never move, so a position read once stays valid.
+ */
 export interface LedgerStore {
   append(event: EventEnvelope): Promise<'appended' | 'duplicate'>;
   account(accountId: string, pool: string): Promise<AccountLedgerView>;
   /** Whether the event was appended (its acknowledgment: a late image artifact waits for it). */
   has(eventId: string): Promise<boolean>;
+  /** How many rows the account has on the topic. */
+  count(topic: Topic, accountId: string, pool: string): Promise<number>;
+  /** Rows `from` to `to` (positions from 1, inclusive), newest first. */
+  rows(topic: Topic, accountId: string, pool: string, from: number, to: number): Promise<LedgerRow[]>;
+  /** Every account (with its pool) the ledger has rows for, in no particular order. */
+  accounts(): AsyncIterable<LedgerAccount>;
   close(): Promise<void>;
 }

@@ -1,15 +1,27 @@
 // Ledger storage of the embedded default, in the local database. One LMDB transaction per event:
-// the dedupe mark, the entry and the running balance move together.
+// the dedupe mark, the rows and the running totals move together.
+//
+// Keys: `event\0<eventId>` (dedupe mark), `<topic>\0<account>\0<pool>\0<position, 12 digits>`
+// (a row; positions from 1 in append order, so a reverse key range reads newest first) and
+// `totals\0<account>\0<pool>`.
 
-import type { EventEnvelope } from '../../lib/events';
+import type { EventEnvelope, Topic } from '../../lib/events';
 import type { LocalDb } from '../../lib/local-db';
-import { toEntry, type AccountLedgerView, type BillEntry, type LedgerStore } from './entries';
+import { toRows, type AccountLedgerView, type BillEntry, type LedgerAccount, type LedgerRow, type LedgerStore } from './entries';
 
 interface Totals {
   balance: number;
   bills: number;
   usage: number;
+  usageRows: number;
 }
+
+const SEP = '\u0000';
+const TOTALS_PREFIX = `totals${SEP}`;
+
+const rowKey = (topic: Topic, accountId: string, pool: string, position: number) =>
+  `${topic}${SEP}${accountId}${SEP}${pool}${SEP}${position.toString().padStart(12, '0')}`;
+const totalsKey = (accountId: string, pool: string) => `${TOTALS_PREFIX}${accountId}${SEP}${pool}`;
 
 export class LmdbLedgerStore implements LedgerStore {
   constructor(private readonly db: LocalDb) {}
@@ -19,30 +31,67 @@ export class LmdbLedgerStore implements LedgerStore {
   }
 
   appendSync(event: EventEnvelope): 'appended' | 'duplicate' {
-    const ledger = this.db.ledger;
-    const entry = toEntry(event);
-    const { accountId, pool } = entry;
-    return this.db.root.transactionSync(() => {
-      if (ledger.get(`event\u0000${event.id}`) !== undefined) return 'duplicate' as const;
-      const totalsKey = `totals\u0000${accountId}\u0000${pool}`;
-      const totals = (ledger.get(totalsKey) as Totals | undefined) ?? { balance: 0, bills: 0, usage: 0 };
-      const seq = event.topic === 'billing' ? ++totals.bills : ++totals.usage;
-      if (event.topic === 'billing') totals.balance += (entry as BillEntry).balanceDelta;
-      ledger.putSync(`event\u0000${event.id}`, 1);
-      ledger.putSync(`${event.topic}\u0000${accountId}\u0000${pool}\u0000${seq.toString().padStart(12, '0')}`, entry);
-      ledger.putSync(totalsKey, totals);
-      return 'appended' as const;
-    });
+    return this.db.root.transactionSync(() => this.write(event));
+  }
+
+  /** Appends many events in one transaction (bulk loads: benchmarks, imports); each still once by id. */
+  appendBatch(events: EventEnvelope[]): number {
+    return this.db.root.transactionSync(() => events.filter((event) => this.write(event) === 'appended').length);
   }
 
   async account(accountId: string, pool: string): Promise<AccountLedgerView> {
-    const totals = (this.db.ledger.get(`totals\u0000${accountId}\u0000${pool}`) as Totals | undefined) ?? { balance: 0, bills: 0, usage: 0 };
-    return { accountId, pool, ...totals };
+    return { accountId, pool, ...this.totals(accountId, pool) };
   }
 
   async has(eventId: string): Promise<boolean> {
-    return this.db.ledger.get(`event\u0000${eventId}`) !== undefined;
+    return this.db.ledger.get(`event${SEP}${eventId}`) !== undefined;
+  }
+
+  async count(topic: Topic, accountId: string, pool: string): Promise<number> {
+    const totals = this.totals(accountId, pool);
+    return topic === 'billing' ? totals.bills : totals.usageRows;
+  }
+
+  async rows(topic: Topic, accountId: string, pool: string, from: number, to: number): Promise<LedgerRow[]> {
+    if (to < from || to < 1) return [];
+    const start = Math.max(1, from);
+    const rows: LedgerRow[] = [];
+    for (const { value } of this.db.ledger.getRange({ start: rowKey(topic, accountId, pool, to), end: rowKey(topic, accountId, pool, start - 1), reverse: true })) {
+      rows.push(value as LedgerRow);
+    }
+    return rows;
+  }
+
+  async *accounts(): AsyncIterable<LedgerAccount> {
+    for (const key of this.db.ledger.getKeys({ start: TOTALS_PREFIX, end: `totals\u0001` })) {
+      const [accountId, pool] = (key as string).slice(TOTALS_PREFIX.length).split(SEP);
+      yield { accountId, pool };
+    }
   }
 
   async close(): Promise<void> {}
+
+  private totals(accountId: string, pool: string): Totals {
+    const stored = this.db.ledger.get(totalsKey(accountId, pool)) as Partial<Totals> | undefined;
+    return { balance: stored?.balance ?? 0, bills: stored?.bills ?? 0, usage: stored?.usage ?? 0, usageRows: stored?.usageRows ?? 0 };
+  }
+
+  /** The body of an append; runs inside a write transaction. */
+  private write(event: EventEnvelope): 'appended' | 'duplicate' {
+    const ledger = this.db.ledger;
+    if (ledger.get(`event${SEP}${event.id}`) !== undefined) return 'duplicate';
+    const { accountId, pool } = event.data;
+    const totals = this.totals(accountId, pool);
+    const rows = toRows(event);
+    if (event.topic === 'billing') {
+      totals.balance += (rows[0] as BillEntry).balanceDelta;
+      ledger.putSync(rowKey('billing', accountId, pool, ++totals.bills), rows[0]);
+    } else {
+      totals.usage += 1;
+      for (const row of rows) ledger.putSync(rowKey('usage', accountId, pool, ++totals.usageRows), row);
+    }
+    ledger.putSync(`event${SEP}${event.id}`, 1);
+    ledger.putSync(totalsKey(accountId, pool), totals);
+    return 'appended';
+  }
 }

@@ -38,4 +38,18 @@ describe('operator CLI', () => {
     await expect(cli(['credits', 'add', 'acct', 'ten', 'ref'])).rejects.toMatchObject({ code: 2 });
     await expect(cli(['credits', 'add', 'acct_missing', '10', 'ref'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('404') });
   });
+
+  it('when an order is created with the CLI, then the owner of the account reads it, created by the operator and not yet credited; bad arguments exit 2, an unknown account 1', async () => {
+    const account = JSON.parse((await cli(['accounts', 'create', 'cli-order'])).stdout);
+    const key = JSON.parse((await cli(['api-keys', 'create', account.accountId])).stdout);
+    const order = JSON.parse((await cli(['orders', 'create', account.accountId, '5000000000'])).stdout);
+    expect(order).toMatchObject({ accountId: account.accountId, amount: 5_000_000_000, currency: 'USD', status: 'created', createdBy: 'operator' });
+    const read = await fetch(`${gateway.url}/api/consumer/orders/${order.orderId}`, { headers: { authorization: `Bearer ${key.apiKey}` } });
+    expect(await read.json()).toEqual(order);
+    expect(await balance(gateway.url, key.apiKey)).toMatchObject({ balance: 0 });
+    await expect(cli(['orders', 'create', account.accountId, '5.5'])).rejects.toMatchObject({ code: 2 });
+    await expect(cli(['orders', 'create', account.accountId])).rejects.toMatchObject({ code: 2 });
+    await expect(cli(['orders', 'create', account.accountId, '0'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('400') });
+    await expect(cli(['orders', 'create', 'acct_missing', '10'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('404') });
+  });
 });

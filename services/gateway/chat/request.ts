@@ -2,7 +2,7 @@
 // limits.ts with their own codes; this schema only fixes the shape.
 
 import { z } from 'zod';
-import { GatewayError } from '../../../lib/errors';
+import { parseJsonObject } from '../json-object';
 
 const message = z.looseObject({
   role: z.string().min(1),
@@ -22,14 +22,5 @@ export type ChatBody = z.infer<typeof chatBodySchema> & Record<string, unknown>;
 export const GATEWAY_FIELDS = new Set(['model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'n']);
 
 export function parseChatBody(body: unknown): ChatBody {
-  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new GatewayError('invalid_request', 'the request body must be a JSON object');
-  }
-  const parsed = chatBodySchema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const param = issue?.path.join('.') || undefined;
-    throw new GatewayError('invalid_request', `${param ?? 'body'}: ${issue?.message ?? 'invalid'}`, { param });
-  }
-  return parsed.data as ChatBody;
+  return parseJsonObject(chatBodySchema, body) as ChatBody;
 }

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { GatewayError } from '../../../lib/errors';
+import { parseJsonObject, requireJsonObject } from '../json-object';
 import type { SimDirectives } from '../../../providers/port';
 
 /** A prompt longer than this is refused before anything is held (OpenAI's own largest bound). */
@@ -28,25 +29,17 @@ export interface ImageRequest {
 }
 
 export function parseImageBody(body: unknown): ImageRequest {
-  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new GatewayError('invalid_request', 'the request body must be a JSON object');
-  }
-  const record = body as Record<string, unknown>;
+  const record = requireJsonObject(body);
   if ('n' in record && record.n !== 1) {
     throw new GatewayError('n_unsupported', 'the image route generates exactly one image per request (n must be 1)', { param: 'n' });
   }
   if ('stream' in record && record.stream !== false) {
     throw new GatewayError('invalid_request', 'image generation is not streamed on this route', { param: 'stream' });
   }
-  const parsed = imageBodySchema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const param = issue?.path.join('.') || undefined;
-    throw new GatewayError('invalid_request', `${param ?? 'body'}: ${issue?.message ?? 'invalid'}`, { param });
-  }
+  const parsed = parseJsonObject(imageBodySchema, record);
   const passthrough: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(parsed.data)) if (!GATEWAY_FIELDS.has(key)) passthrough[key] = value;
-  return { prompt: parsed.data.prompt, responseFormat: parsed.data.response_format ?? 'url', passthrough };
+  for (const [key, value] of Object.entries(parsed)) if (!GATEWAY_FIELDS.has(key)) passthrough[key] = value;
+  return { prompt: parsed.prompt, responseFormat: parsed.response_format ?? 'url', passthrough };
 }
 
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

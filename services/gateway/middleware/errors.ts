@@ -21,7 +21,8 @@ function fromExpress(error: unknown): GatewayError | undefined {
 
 export function errorHandler(logger: Logger) {
   return function handleError(error: unknown, req: Request, res: Response, _next: NextFunction): void {
-    const gatewayError = fromExpress(error) ?? toGatewayError(error);
+    // A GatewayError has a `status` too: it must not be mistaken for Express's own.
+    const gatewayError = error instanceof GatewayError ? error : fromExpress(error) ?? toGatewayError(error);
     if (gatewayError.status >= 500) logger.error({ err: error, requestId: req.requestId }, 'request failed');
     if (res.headersSent) {
       res.end();

@@ -10,6 +10,8 @@ import { GatewayError } from '../../../lib/errors';
 declare module 'express-serve-static-core' {
   interface Request {
     bodyBytes: number;
+    /** The body's exact bytes, set by rawJsonBody (signatures are computed over them). */
+    rawBody?: Buffer;
   }
 }
 
@@ -17,6 +19,15 @@ const JSON_TYPE = /^application\/(.+\+)?json\s*(;|$)/i;
 const DRAIN_MAX = 2 * HARD_BODY_LIMIT;
 
 export function jsonBody(limitBytes: number) {
+  return readBody(limitBytes, true);
+}
+
+/** A JSON-typed body kept unparsed in req.rawBody: for a signature over the exact bytes, checked before parsing. */
+export function rawJsonBody(limitBytes: number) {
+  return readBody(limitBytes, false);
+}
+
+function readBody(limitBytes: number, parse: boolean) {
   return function parseJsonBody(req: Request, res: Response, next: NextFunction): void {
     const type = req.headers['content-type'];
     if (type !== undefined && !JSON_TYPE.test(type)) {
@@ -60,6 +71,10 @@ export function jsonBody(limitBytes: number) {
         return finish();
       }
       const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+      if (!parse) {
+        req.rawBody = raw;
+        return finish();
+      }
       try {
         req.body = JSON.parse(raw.toString('utf8'));
       } catch {

@@ -6,6 +6,11 @@ import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import { GatewayError } from '../../../lib/errors';
 import { CURRENCY, SCALE } from '../../../lib/money';
 import type { AccountStore } from '../accounts/store';
+import type { OrderService } from '../orders/use-case';
+import { ORDER_REFERENCE_PREFIX } from '../../../actors/order/OrderInterface';
+import { sendOrder } from './orders';
+import type { LedgerReader } from '../ledger/reader';
+import { reconcile } from '../ledger/reconcile';
 import { adminAuth } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
 
@@ -24,7 +29,7 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   return result.data;
 }
 
-export function adminRoutes(options: { adminToken?: string; accounts: AccountStore; funds: FundsHoldClient }): Router {
+export function adminRoutes(options: { adminToken?: string; accounts: AccountStore; funds: FundsHoldClient; ledger: LedgerReader; orders: OrderService }): Router {
   const { accounts, funds } = options;
   const router = Router();
   router.use('/admin/v1', adminAuth(options.adminToken), jsonBody(64 * 1024));
@@ -49,9 +54,23 @@ export function adminRoutes(options: { adminToken?: string; accounts: AccountSto
 
   router.post('/admin/v1/accounts/:accountId/credits', async (req, res) => {
     const body = parse(creditBody, req.body);
+    // Order credits are made by their orders only: once per order, for the order's amount.
+    if (body.reference.startsWith(ORDER_REFERENCE_PREFIX)) throw new GatewayError('invalid_request', `references starting with "${ORDER_REFERENCE_PREFIX}" are reserved for orders`, { param: 'reference' });
     const account = await existing(req.params.accountId as string);
     const outcome = await funds.of(account.accountId).credit(body);
     res.status(200).json({ accountId: account.accountId, currency: CURRENCY, scale: SCALE, ...outcome });
+  });
+
+  // A top-up order made by an operator: paid and fulfilled like the owner's own (docs/orders.md).
+  router.post('/admin/v1/accounts/:accountId/orders', async (req, res) => {
+    const account = await existing(req.params.accountId as string);
+    const order = await options.orders.create({ accountId: account.accountId, createdBy: 'operator', scope: 'operator', body: req.body, idempotencyKey: req.headers['idempotency-key'] });
+    sendOrder(res, 201, order);
+  });
+
+  // Every ledger account's balance recomputed from its bill rows against its FundsHold actor.
+  router.get('/admin/v1/reconciliation', async (_req, res) => {
+    res.json(await reconcile(options.ledger, funds));
   });
   return router;
 }

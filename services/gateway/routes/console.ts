@@ -1,16 +1,38 @@
-// Console routes on the caller's own account.
+// Console routes on the caller's own account (pool-3): balance, bills and usage by page, and
+// their exports. The account is the API key's, never anything in the request.
 
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
+import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
+import { sendStream } from '../../../lib/http-stream';
 import { CURRENCY, SCALE } from '../../../lib/money';
+import { parseExportQuery, parsePageQuery, type ConsoleKind } from '../../ledger/console-query';
+import { exportHeaders } from '../../ledger/export-format';
 import type { AccountStore } from '../accounts/store';
+import type { LedgerReader } from '../ledger/reader';
 import { apiKeyAuth } from '../middleware/auth';
 
-export function consoleRoutes(options: { accounts: AccountStore; funds: FundsHoldClient }): Router {
+export function consoleRoutes(options: { accounts: AccountStore; funds: FundsHoldClient; ledger: LedgerReader }): Router {
   const router = Router();
-  router.get('/api/distribution/api-credit/balance', apiKeyAuth(options.accounts), async (req, res) => {
+  const auth = apiKeyAuth(options.accounts);
+  router.get('/api/distribution/api-credit/balance', auth, async (req, res) => {
     const view = await options.funds.of(req.caller.accountId).getBalance();
     res.json({ currency: CURRENCY, scale: SCALE, ...view });
   });
+
+  const page = (kind: ConsoleKind) => async function consolePage(req: Request, res: Response) {
+    const query = parsePageQuery(req.query);
+    res.json(await options.ledger.page(kind, req.caller.accountId, DEFAULT_POOL, query));
+  };
+  const exported = (kind: ConsoleKind) => async function consoleExport(req: Request, res: Response) {
+    const query = parseExportQuery(req.query);
+    const body = await options.ledger.export(kind, req.caller.accountId, DEFAULT_POOL, query);
+    res.set(exportHeaders(kind, query.format));
+    await sendStream(body, res);
+  };
+  router.get('/api/distribution/api-credit/bills/page', auth, page('bills'));
+  router.get('/api/distribution/api-credit/usage/page', auth, page('usage'));
+  router.get('/api/distribution/api-credit/bills/export', auth, exported('bills'));
+  router.get('/api/distribution/api-credit/usage/export', auth, exported('usage'));
   return router;
 }

@@ -1,0 +1,209 @@
+// Order actor: one top-up order (see OrderInterface.ts and transitions.ts). A checkout callback is
+// recorded in one turn (paid, never fulfilled); the money moves in the next: `fulfil` credits the
+// order's amount on the owner's FundsHold under the reference `order:<orderId>` (idempotent per
+// reference, so a turn that fails after the credit can simply be run again) and only then shows
+// the order fulfilled. A reminder retries `fulfil` until it has.
+
+import { FundsHoldClient } from '../funds-hold/client';
+import { DEFAULT_POOL } from '../funds-hold/FundsHoldInterface';
+import { GatewayError } from '../../lib/errors';
+import type { ActorContext, ActorInstance } from '../runtime/port';
+import { StateRecord } from '../runtime/state-record';
+import {
+  MAX_ORDER_AMOUNT,
+  ORDER_ACTOR_TYPE,
+  ORDER_CURRENCY,
+  ORDER_METHODS,
+  PAYMENT_EVENT_TYPES,
+  orderCreditReference,
+  type CreateOrderOutcome,
+  type CreateOrderRequest,
+  type OrderApi,
+  type OrderCreator,
+  type OrderStatus,
+  type OrderView,
+  type PaymentEvent,
+  type PaymentOutcome,
+  type PaymentRecord,
+} from './OrderInterface';
+import { isCurrent, nextStatus, paymentMove, type From, type OrderMove } from './transitions';
+
+const ORDER_KEY = 'order';
+/** One small record per callback event id seen: a replay is recognised however many came since. */
+const EVENT_KEY_PREFIX = 'event:';
+const FULFIL_REMINDER = 'fulfil';
+const FULFIL_RETRY_MS = 2000;
+/** The view keeps the first callbacks and the latest ones. */
+const MAX_PAYMENT_RECORDS = 50;
+const CREATORS: readonly OrderCreator[] = ['console', 'operator'];
+
+interface OrderRecord {
+  status: OrderStatus;
+  accountId: string;
+  amount: number;
+  createdAt: number;
+  createdBy: OrderCreator;
+  /** occurredAt (ms) of the callback the status rests on; null while no callback has moved it. */
+  statusAt: number | null;
+  payments: PaymentRecord[];
+  paidAt?: number;
+  fulfilledAt?: number;
+  /** The pending fulfil reminder's name (unique per registration: Dapr Scheduler). */
+  fulfilReminder?: string;
+}
+
+function invalid(param: string, message: string): GatewayError {
+  return new GatewayError('invalid_request', `${param} ${message}`, { param });
+}
+
+function orderAmount(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > MAX_ORDER_AMOUNT) {
+    throw invalid('amount', `must be an integer from 1 to ${MAX_ORDER_AMOUNT} (nano-USD)`);
+  }
+  return value;
+}
+
+function text(value: unknown, param: string, maxLength: number): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) throw invalid(param, `must be a string of 1 to ${maxLength} characters`);
+  return value;
+}
+
+/** The callback as the actor accepts it (the gateway has validated it already; the actor owns its invariants). */
+function checkedEvent(event: PaymentEvent): PaymentEvent & { occurredAtMs: number } {
+  const id = text(event?.id, 'id', 200);
+  if (!PAYMENT_EVENT_TYPES.includes(event.type)) throw invalid('type', `must be one of ${PAYMENT_EVENT_TYPES.join(', ')}`);
+  if (typeof event.amount !== 'number' || !Number.isSafeInteger(event.amount) || event.amount < 0) throw invalid('amount', 'must be a non-negative integer');
+  const currency = text(event.currency, 'currency', 16);
+  const occurredAtMs = Date.parse(text(event.occurredAt, 'occurredAt', 64));
+  if (!Number.isFinite(occurredAtMs)) throw invalid('occurredAt', 'must be an RFC 3339 date-time');
+  return { id, type: event.type, amount: event.amount, currency, occurredAt: new Date(occurredAtMs).toISOString(), occurredAtMs };
+}
+
+export class Order implements OrderApi, ActorInstance {
+  static readonly actorType = ORDER_ACTOR_TYPE;
+  static readonly methods = ORDER_METHODS;
+
+  private readonly funds: FundsHoldClient;
+  private readonly stored: StateRecord<OrderRecord>;
+
+  constructor(private readonly ctx: ActorContext) {
+    this.funds = new FundsHoldClient(ctx.actors);
+    this.stored = new StateRecord(ctx.state, ORDER_KEY, 'no such order');
+  }
+
+  async create(request: CreateOrderRequest): Promise<CreateOrderOutcome> {
+    const accountId = text(request.accountId, 'accountId', 200);
+    const amount = orderAmount(request.amount);
+    if (!CREATORS.includes(request.createdBy)) throw invalid('createdBy', `must be one of ${CREATORS.join(', ')}`);
+    const existing = await this.stored.load();
+    if (existing) {
+      if (existing.accountId !== accountId || existing.amount !== amount || existing.createdBy !== request.createdBy) {
+        throw new GatewayError('idempotency_key_reused', 'this Idempotency-Key was already used for another order', { param: 'Idempotency-Key' });
+      }
+      return { created: false, order: this.view_(existing) };
+    }
+    const order: OrderRecord = {
+      status: this.move('new', 'create'),
+      accountId,
+      amount,
+      createdAt: this.ctx.now(),
+      createdBy: request.createdBy,
+      statusAt: null,
+      payments: [],
+    };
+    this.stored.save(order);
+    return { created: true, order: this.view_(order) };
+  }
+
+  async recordPayment(raw: PaymentEvent): Promise<PaymentOutcome> {
+    const order = await this.stored.required();
+    const event = checkedEvent(raw);
+    const seenKey = EVENT_KEY_PREFIX + event.id;
+    if ((await this.ctx.state.get<number>(seenKey)) !== undefined) {
+      throw new GatewayError('callback_replayed', `checkout event ${event.id} was already processed; nothing changed`, { extra: { orderId: this.ctx.actorId, status: order.status } });
+    }
+    const now = this.ctx.now();
+    const matches = event.amount === order.amount && event.currency.toUpperCase() === ORDER_CURRENCY;
+    const move = paymentMove(event.type, matches);
+    const to = nextStatus(order.status, move);
+    const applied = to !== undefined && isCurrent(move, event.occurredAtMs, order.statusAt);
+    let note: string;
+    if (!to) {
+      note = `ignored: an order that is ${order.status} does not take ${event.type}`;
+    } else if (!applied) {
+      note = `ignored: older than the callback the status ${order.status} rests on`;
+    } else {
+      note = move === 'mismatch'
+        ? `held for review: paid ${event.amount} ${event.currency}, the order is ${order.amount} ${ORDER_CURRENCY}; nothing credited`
+        : `${order.status} → ${to}`;
+      order.status = to;
+      order.statusAt = event.occurredAtMs;
+      if (to === 'paid') {
+        order.paidAt = now;
+        // Should the gateway not come back to fulfil (or its credit fail), the reminder does.
+        order.fulfilReminder = `${FULFIL_REMINDER}@${now + FULFIL_RETRY_MS}`;
+        await this.ctx.reminders.register(order.fulfilReminder, FULFIL_RETRY_MS);
+      }
+    }
+    order.payments.push({
+      eventId: event.id, type: event.type, amount: event.amount, currency: event.currency, occurredAt: event.occurredAt,
+      receivedAt: new Date(now).toISOString(), applied, note,
+    });
+    if (order.payments.length > MAX_PAYMENT_RECORDS) order.payments.splice(MAX_PAYMENT_RECORDS / 2, 1);
+    this.ctx.state.set(seenKey, now);
+    this.stored.save(order);
+    return { applied, order: this.view_(order) };
+  }
+
+  async fulfil(): Promise<OrderView> {
+    const order = await this.stored.required();
+    if (order.status !== 'paid') return this.view_(order);
+    // The credit first: the order shows fulfilled only once the credit has been committed.
+    await this.funds.of(order.accountId, DEFAULT_POOL).credit({ amount: order.amount, reference: orderCreditReference(this.ctx.actorId) });
+    order.status = this.move(order.status, 'fulfil');
+    order.fulfilledAt = this.ctx.now();
+    if (order.fulfilReminder) {
+      // Were the unregistering lost, the reminder finds the order fulfilled and does nothing.
+      await this.ctx.reminders.unregister(order.fulfilReminder).catch(() => undefined);
+      delete order.fulfilReminder;
+    }
+    this.stored.save(order);
+    return this.view_(order);
+  }
+
+  async view(owner: { accountId: string }): Promise<OrderView> {
+    const order = await this.stored.load();
+    // Another account learns nothing, not even that the order exists.
+    if (!order || order.accountId !== owner?.accountId) throw new GatewayError('not_found', 'no such order');
+    return this.view_(order);
+  }
+
+  async onReminder(name: string): Promise<void> {
+    // A failure throws: the host retries the reminder until the credit has been made.
+    if (name.startsWith(FULFIL_REMINDER)) await this.fulfil();
+  }
+
+  /** The one gate every status change passes: the transition table. */
+  private move(from: From, move: OrderMove): OrderStatus {
+    const to = nextStatus(from, move);
+    if (!to) throw new GatewayError('order_state_conflict', `an order cannot ${move} from ${from}`);
+    return to;
+  }
+
+  private view_(order: OrderRecord): OrderView {
+    const iso = (ms: number) => new Date(ms).toISOString();
+    return {
+      orderId: this.ctx.actorId,
+      accountId: order.accountId,
+      amount: order.amount,
+      currency: ORDER_CURRENCY,
+      status: order.status,
+      createdAt: iso(order.createdAt),
+      createdBy: order.createdBy,
+      payments: order.payments,
+      ...(order.paidAt !== undefined ? { paidAt: iso(order.paidAt) } : {}),
+      ...(order.fulfilledAt !== undefined ? { fulfilledAt: iso(order.fulfilledAt) } : {}),
+      creditReference: orderCreditReference(this.ctx.actorId),
+    };
+  }
+}

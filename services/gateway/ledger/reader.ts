@@ -1,0 +1,26 @@
+// The gateway's port to the ledger's reads: the console's pages and exports of the caller's own
+// account, and every account's recomputed balance (reconciliation). Embedded: the ledger store is
+// in this process and the shared implementation (services/ledger/console.ts) runs here. Dapr:
+// the ledger app runs it and this side relays (dapr-reader.ts).
+
+import type { Readable } from 'node:stream';
+import { ledgerBalances, type LedgerBalance } from '../../ledger/balances';
+import { exportItems, readPage, type ConsolePage } from '../../ledger/console';
+import type { ConsoleKind, ExportQuery, PageQuery } from '../../ledger/console-query';
+import type { LedgerStore } from '../../ledger/entries';
+import { exportStream } from '../../ledger/export-format';
+
+export interface LedgerReader {
+  page(kind: ConsoleKind, accountId: string, pool: string, query: PageQuery): Promise<ConsolePage>;
+  /** The export body (bytes of the query's format), streamed. */
+  export(kind: ConsoleKind, accountId: string, pool: string, query: ExportQuery): Promise<Readable>;
+  balances(): AsyncIterable<LedgerBalance>;
+}
+
+export function storeLedgerReader(store: LedgerStore): LedgerReader {
+  return {
+    page: (kind, accountId, pool, query) => readPage(store, kind, accountId, pool, query),
+    export: async (kind, accountId, pool, query) => exportStream(kind, query.format, exportItems(store, kind, accountId, pool, query)),
+    balances: () => ledgerBalances(store),
+  };
+}

@@ -1,0 +1,135 @@
+// OpenAPI entries of top-up orders and the checkout callback (docs/orders.md). Spread into openapi.ts.
+
+import { MAX_ORDER_AMOUNT, PAYMENT_EVENT_TYPES } from '../../actors/order/OrderInterface';
+import { SIGNATURE_HEADER } from './orders/signature';
+
+const errorAnswer = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+const orderAnswer = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Order' } } } });
+const STATUSES = ['created', 'payment_pending', 'failed', 'paid', 'fulfilled', 'payment_mismatch'];
+
+export const orderSecuritySchemes = {
+  checkoutSignature: {
+    type: 'apiKey',
+    in: 'header',
+    name: SIGNATURE_HEADER,
+    description: 't=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" under GATEWAY_CHECKOUT_SECRET>; t within GATEWAY_CHECKOUT_TOLERANCE_S (300 s) of now',
+  },
+};
+
+export const orderSchemas = {
+  OrderRequest: {
+    type: 'object',
+    required: ['amount'],
+    additionalProperties: false,
+    properties: { amount: { type: 'integer', minimum: 1, maximum: MAX_ORDER_AMOUNT, description: 'Top-up amount in nano-USD (1 USD = 1e9); at most 10,000 USD' } },
+  },
+  Order: {
+    type: 'object',
+    required: ['orderId', 'accountId', 'amount', 'currency', 'scale', 'status', 'createdAt', 'createdBy', 'payments', 'creditReference'],
+    properties: {
+      orderId: { type: 'string', pattern: '^ord_[0-9a-f]{32}$' },
+      accountId: { type: 'string' },
+      amount: { type: 'integer', description: 'nano-USD' },
+      currency: { type: 'string', enum: ['USD'] },
+      scale: { type: 'integer', enum: [9] },
+      status: {
+        type: 'string',
+        enum: STATUSES,
+        description: 'fulfilled only once the credit of the amount has been committed to the balance; a checkout callback makes an order paid at most. payment_mismatch: a payment of another amount or currency, held for review, never credited',
+      },
+      createdAt: { type: 'string', format: 'date-time' },
+      createdBy: { type: 'string', enum: ['console', 'operator'] },
+      payments: {
+        type: 'array',
+        description: 'Every checkout callback seen, applied or not (the first and the latest 25 when there are more than 50)',
+        items: {
+          type: 'object',
+          properties: {
+            eventId: { type: 'string' }, type: { type: 'string', enum: PAYMENT_EVENT_TYPES }, amount: { type: 'integer' }, currency: { type: 'string' },
+            occurredAt: { type: 'string', format: 'date-time' }, receivedAt: { type: 'string', format: 'date-time' }, applied: { type: 'boolean' }, note: { type: 'string' },
+          },
+        },
+      },
+      paidAt: { type: 'string', format: 'date-time' },
+      fulfilledAt: { type: 'string', format: 'date-time', description: 'Present exactly when the status is fulfilled' },
+      creditReference: { type: 'string', description: 'order:<orderId>, the reference of the one credit the order makes' },
+    },
+  },
+  CheckoutEvent: {
+    type: 'object',
+    required: ['id', 'type', 'orderId', 'amount', 'currency', 'occurredAt'],
+    properties: {
+      id: { type: 'string', minLength: 1, maxLength: 200, description: "The provider's event id; an id already processed is refused (409 callback_replayed)" },
+      type: { type: 'string', enum: PAYMENT_EVENT_TYPES },
+      orderId: { type: 'string' },
+      amount: { type: 'integer', minimum: 0, description: 'What was paid, in nano-USD for USD' },
+      currency: { type: 'string', description: 'ISO 4217 code, compared case-insensitively with USD' },
+      occurredAt: { type: 'string', format: 'date-time', description: 'Orders failures and pending notices: one older than the callback the status rests on changes nothing' },
+    },
+    additionalProperties: true,
+  },
+  CheckoutReceipt: {
+    type: 'object',
+    required: ['received', 'eventId', 'orderId', 'applied', 'status'],
+    properties: {
+      received: { type: 'boolean', enum: [true] },
+      eventId: { type: 'string' },
+      orderId: { type: 'string' },
+      applied: { type: 'boolean', description: 'false: recorded only (a duplicate success, an out-of-order or late failure or pending notice)' },
+      status: { type: 'string', enum: STATUSES },
+    },
+  },
+};
+
+const orderIdParameter = { name: 'orderId', in: 'path', required: true, schema: { type: 'string' } };
+const idempotencyKey = {
+  name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string' },
+  description: 'Optional canonical UUID: a retry with the same key (and API key) returns the same order; with another amount 409 idempotency_key_reused',
+};
+
+export const orderPaths = {
+  '/api/consumer/orders': {
+    post: {
+      summary: "A top-up order for the caller's own account; pay it at the payment provider, it is credited once the payment's callback has been recorded and the credit committed",
+      security: [{ apiKey: [] }],
+      parameters: [idempotencyKey],
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/OrderRequest' } } } },
+      responses: {
+        '201': orderAnswer('The order, status created'),
+        '400': errorAnswer('invalid_request (amount not an integer from 1 to 10,000 USD in nano-USD, unknown field), invalid_json, idempotency_key_invalid'),
+        '401': errorAnswer('Missing or unknown API key'),
+        '403': errorAnswer('credential_family_mismatch (OAuth token)'),
+        '409': errorAnswer('idempotency_key_reused: the key was used for another order'),
+      },
+    },
+  },
+  '/api/consumer/orders/{orderId}': {
+    get: {
+      summary: "The caller's own order: its status is where fulfillment is read (a checkout callback is no proof of it)",
+      security: [{ apiKey: [] }],
+      parameters: [orderIdParameter],
+      responses: {
+        '200': orderAnswer('The order'),
+        '401': errorAnswer('Missing or unknown API key'),
+        '403': errorAnswer('credential_family_mismatch (OAuth token)'),
+        '404': errorAnswer("not_found: no such order for this account (another account's, an unknown and a malformed id all answer the same)"),
+      },
+    },
+  },
+  '/api/consumer/checkout/callback': {
+    post: {
+      summary: "The payment provider's callback: records a payment on the order (paid at most); the credit that fulfils the order follows, once per order",
+      security: [{ checkoutSignature: [] }],
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CheckoutEvent' } } } },
+      responses: {
+        '200': { description: 'Recorded (applied or not)', content: { 'application/json': { schema: { $ref: '#/components/schemas/CheckoutReceipt' } } } },
+        '400': errorAnswer('invalid_json or invalid_request (a field missing or invalid, an unknown event type), after the signature was verified'),
+        '401': errorAnswer('signature_required, signature_invalid (forged, another secret, another body, malformed header) or signature_stale (timestamp outside the tolerance); nothing changed'),
+        '404': errorAnswer('not_found: no such order; nothing changed'),
+        '409': errorAnswer('callback_replayed: this event id was already processed for the order (with orderId and status); nothing changed'),
+        '413': errorAnswer('payload_too_large (64 KiB)'),
+        '503': errorAnswer('checkout_disabled: GATEWAY_CHECKOUT_SECRET is not set; retry later'),
+      },
+    },
+  },
+};

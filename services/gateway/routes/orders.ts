@@ -1,0 +1,50 @@
+// POST /api/consumer/orders             — a top-up order for the caller's own account (API key).
+// GET  /api/consumer/orders/{orderId}   — the caller's own order; anything else is the same 404.
+// POST /api/consumer/checkout/callback  — the payment provider's signed callback (no API key:
+//                                          the Checkout-Signature is its credential).
+
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import type { OrderView } from '../../../actors/order/OrderInterface';
+import { SCALE } from '../../../lib/money';
+import type { AccountStore } from '../accounts/store';
+import { apiKeyAuth } from '../middleware/auth';
+import { jsonBody, rawJsonBody } from '../middleware/json-body';
+import type { OrderService } from '../orders/use-case';
+import { SIGNATURE_HEADER } from '../orders/signature';
+
+/** Order requests and callbacks are small. */
+const ORDER_BODY_LIMIT = 64 * 1024;
+
+/** The order as every order route shows it: amounts in nano-USD (scale 9). */
+export function sendOrder(res: Response, status: number, order: OrderView): void {
+  res.status(status).json({ ...order, scale: SCALE });
+}
+
+export function orderRoutes(orders: OrderService, accounts: AccountStore): Router {
+  const router = Router();
+  router.post('/api/consumer/orders', apiKeyAuth(accounts), jsonBody(ORDER_BODY_LIMIT), async (req, res) => {
+    const order = await orders.create({
+      accountId: req.caller.accountId,
+      createdBy: 'console',
+      scope: req.caller.apiKeyId,
+      body: req.body,
+      idempotencyKey: req.headers['idempotency-key'],
+    });
+    sendOrder(res, 201, order);
+  });
+  router.get('/api/consumer/orders/:orderId', apiKeyAuth(accounts), async (req, res) => {
+    sendOrder(res, 200, await orders.get(req.caller.accountId, req.params.orderId as string));
+  });
+  router.post('/api/consumer/checkout/callback', checkoutEnabled(orders), rawJsonBody(ORDER_BODY_LIMIT), async (req, res) => {
+    res.status(200).json(await orders.callback({ raw: req.rawBody, signature: req.headers[SIGNATURE_HEADER.toLowerCase()] }));
+  });
+  return router;
+}
+
+/** 503 before the body is read while no checkout secret is configured. */
+function checkoutEnabled(orders: OrderService) {
+  return function requireCheckoutSecret(_req: Request, _res: Response, next: NextFunction): void {
+    orders.assertCheckoutEnabled();
+    next();
+  };
+}

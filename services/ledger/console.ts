@@ -1,0 +1,84 @@
+// The console's reads of one account's ledger, the one implementation behind both hosts: the
+// ledger app serves it over service invocation (Dapr), the gateway calls it on its own store
+// (embedded). Pages and exports list the same items in the same order, newest first (the order
+// the ledger recorded them), so an export is the concatenation of every page.
+
+import type { Topic } from '../../lib/events';
+import type { ConsoleKind, ExportQuery, PageQuery } from './console-query';
+import type { BillEntry, LedgerRow, LedgerStore, UsageRow } from './entries';
+
+/** Rows read from the store per step of an export. */
+export const EXPORT_CHUNK_ROWS = 1000;
+
+const IMAGE_HOLD_PREFIX = 'img:';
+
+/** An item of the console: a row without the account and pool (always the caller's), with the image task. */
+export type BillItem = Omit<BillEntry, 'accountId' | 'pool'> & { taskId?: string };
+export type UsageItem = Omit<UsageRow, 'accountId' | 'pool'> & { taskId?: string };
+
+export type ConsoleItem = BillItem | UsageItem;
+
+export interface ConsolePage {
+  items: ConsoleItem[];
+  page: number;
+  size: number;
+  total: number;
+}
+
+const TOPIC_OF: Record<ConsoleKind, Topic> = { bills: 'billing', usage: 'usage' };
+
+const BILL_FIELDS = ['id', 'occurredAt', 'kind', 'amount', 'balanceDelta', 'holdId', 'requestId', 'taskId', 'model', 'profileId', 'reference'] as const satisfies readonly (keyof BillItem)[];
+const USAGE_FIELDS = ['id', 'occurredAt', 'unit', 'quantity', 'unitPrice', 'cost', 'charged', 'platformBorne', 'holdId', 'requestId', 'taskId', 'model', 'profileId'] as const satisfies readonly (keyof UsageItem)[];
+
+/** Every field an item can have, in the order of the CSV columns. */
+export const ITEM_FIELDS: Record<ConsoleKind, readonly string[]> = { bills: BILL_FIELDS, usage: USAGE_FIELDS };
+
+const taskIdOf = (holdId: string | undefined) => (holdId?.startsWith(IMAGE_HOLD_PREFIX) ? holdId.slice(IMAGE_HOLD_PREFIX.length) : undefined);
+
+/** Copies the named fields that are present, in order: optional fields are left out, never null. */
+function pick<T>(source: Record<string, unknown>, fields: readonly string[]): T {
+  const item: Record<string, unknown> = {};
+  for (const field of fields) if (source[field] !== undefined) item[field] = source[field];
+  return item as T;
+}
+
+export function billItem(row: BillEntry): BillItem {
+  return pick<BillItem>({ ...row, taskId: taskIdOf(row.holdId) }, ITEM_FIELDS.bills);
+}
+
+export function usageItem(row: UsageRow): UsageItem {
+  return pick<UsageItem>({ ...row, taskId: taskIdOf(row.holdId) }, ITEM_FIELDS.usage);
+}
+
+export function toItem(kind: ConsoleKind, row: LedgerRow): ConsoleItem {
+  return kind === 'bills' ? billItem(row as BillEntry) : usageItem(row as UsageRow);
+}
+
+/** One page, newest first. A page past the last is empty; `total` counts every row either way. */
+export async function readPage(store: LedgerStore, kind: ConsoleKind, accountId: string, pool: string, query: PageQuery): Promise<ConsolePage> {
+  const topic = TOPIC_OF[kind];
+  const total = await store.count(topic, accountId, pool);
+  const newest = total - (query.page - 1) * query.size;
+  const rows = newest >= 1 ? await store.rows(topic, accountId, pool, newest - query.size + 1, newest) : [];
+  return { items: rows.map((row) => toItem(kind, row)), page: query.page, size: query.size, total };
+}
+
+/**
+ * Every item of the account, newest first, a chunk at a time, filtered by time (from inclusive,
+ * to exclusive). The rows are those recorded when the export began: later ones are not included.
+ * Recording order and event time can differ by the delivery delay, so the whole list is read.
+ */
+export async function* exportItems(store: LedgerStore, kind: ConsoleKind, accountId: string, pool: string, query: Pick<ExportQuery, 'fromMs' | 'toMs'>): AsyncGenerator<ConsoleItem[]> {
+  const topic = TOPIC_OF[kind];
+  const from = query.fromMs ?? -Infinity;
+  const to = query.toMs ?? Infinity;
+  for (let newest = await store.count(topic, accountId, pool); newest >= 1; newest -= EXPORT_CHUNK_ROWS) {
+    const rows = await store.rows(topic, accountId, pool, newest - EXPORT_CHUNK_ROWS + 1, newest);
+    const items: ConsoleItem[] = [];
+    for (const row of rows) {
+      const at = Date.parse(row.occurredAt);
+      if (at >= from && at < to) items.push(toItem(kind, row));
+    }
+    if (items.length > 0) yield items;
+  }
+}

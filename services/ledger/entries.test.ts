@@ -1,0 +1,44 @@
+import { billingEvent, usageEvent, type UsageData } from '../../lib/events';
+import { parseEvent, PoisonedEvent, toRows, type UsageRow } from './entries';
+
+const usage = (lines: UsageData['lines'], charged: number) =>
+  usageEvent('hold-1:usage', Date.parse('2025-03-01T10:00:00.000Z'), {
+    accountId: 'acct_1', pool: 'pool-3', holdId: 'hold-1', requestId: 'req-1', model: 'sim-chat', profileId: 'p-1', lines, charged,
+  });
+
+describe('ledger rows', () => {
+  it('when a billing event becomes a row, then it is the event data with its id and time', () => {
+    const event = billingEvent('credit:acct_1:pool-3:welcome', 0, { kind: 'credit', accountId: 'acct_1', pool: 'pool-3', balanceDelta: 5, amount: 5, reference: 'welcome' });
+    expect(toRows(event)).toEqual([{ id: event.id, occurredAt: '1970-01-01T00:00:00.000Z', kind: 'credit', accountId: 'acct_1', pool: 'pool-3', balanceDelta: 5, amount: 5, reference: 'welcome' }]);
+  });
+
+  it('when a usage event is charged in full, then there is one row per line, each charged its own cost', () => {
+    const rows = toRows(usage([{ unit: 'TEXT_INPUT', quantity: 8, unitPrice: 100, cost: 800 }, { unit: 'TEXT_OUTPUT', quantity: 16, unitPrice: 400, cost: 6400 }], 7200)) as UsageRow[];
+    expect(rows).toEqual([
+      { id: 'hold-1:usage:TEXT_INPUT', occurredAt: '2025-03-01T10:00:00.000Z', accountId: 'acct_1', pool: 'pool-3', holdId: 'hold-1', requestId: 'req-1', model: 'sim-chat', profileId: 'p-1', unit: 'TEXT_INPUT', quantity: 8, unitPrice: 100, cost: 800, charged: 800, platformBorne: false },
+      { id: 'hold-1:usage:TEXT_OUTPUT', occurredAt: '2025-03-01T10:00:00.000Z', accountId: 'acct_1', pool: 'pool-3', holdId: 'hold-1', requestId: 'req-1', model: 'sim-chat', profileId: 'p-1', unit: 'TEXT_OUTPUT', quantity: 16, unitPrice: 400, cost: 6400, charged: 6400, platformBorne: false },
+    ]);
+  });
+
+  it('when the charge was capped at the hold, then the lines are covered in order and the shares add up to the charge', () => {
+    const rows = toRows(usage([{ unit: 'TEXT_INPUT', quantity: 8, unitPrice: 100, cost: 800 }, { unit: 'TEXT_OUTPUT', quantity: 16, unitPrice: 400, cost: 6400 }], 5000)) as UsageRow[];
+    expect(rows.map((r) => [r.charged, r.platformBorne])).toEqual([[800, false], [4200, false]]);
+  });
+
+  it('when the platform bore the cost (charged 0), then every row says so and is charged 0', () => {
+    const rows = toRows(usage([{ unit: 'IMAGE', quantity: 1, unitPrice: 40_000_000, cost: 40_000_000 }], 0)) as UsageRow[];
+    expect(rows).toEqual([expect.objectContaining({ id: 'hold-1:usage:IMAGE', cost: 40_000_000, charged: 0, platformBorne: true })]);
+    const free = toRows(usage([{ unit: 'TEXT_INPUT', quantity: 3, unitPrice: 0, cost: 0 }], 0)) as UsageRow[];
+    expect(free[0]).toMatchObject({ charged: 0, platformBorne: false });
+  });
+
+  it('when one event repeats a unit, then the row ids stay distinct', () => {
+    const rows = toRows(usage([{ unit: 'SECOND', quantity: 1, unitPrice: 1, cost: 1 }, { unit: 'SECOND', quantity: 2, unitPrice: 1, cost: 2 }], 3));
+    expect(rows.map((r) => r.id)).toEqual(['hold-1:usage:SECOND', 'hold-1:usage:SECOND:2']);
+  });
+
+  it('when an event off the wire is malformed, then it is poisoned', () => {
+    expect(() => parseEvent({ ...usage([], 0), data: { accountId: 'acct_1' } })).toThrow(PoisonedEvent);
+    expect(parseEvent(JSON.parse(JSON.stringify(usage([], 0)))).id).toBe('hold-1:usage');
+  });
+});

@@ -1,0 +1,152 @@
+// The ledger store contract, run against LMDB (lmdb-store.test.ts) and a real Redis
+// (redis-store.test.ts): rows in append order read newest first, idempotent appends with the
+// right counts, the account listing, and the console's pages, exports and balances on top.
+
+import { randomUUID } from 'node:crypto';
+import { billingEvent, usageEvent, type BillingData, type EventEnvelope } from '../../lib/events';
+import { ledgerBalance } from './balances';
+import { EXPORT_CHUNK_ROWS, exportItems, readPage, type ConsoleItem } from './console';
+import type { LedgerStore } from './entries';
+
+const POOL = 'pool-3';
+const T0 = Date.parse('2025-03-01T00:00:00.000Z');
+
+export function credit(accountId: string, n: number, atMs = T0 + n * 1000, pool = POOL): EventEnvelope {
+  const data: BillingData = { kind: 'credit', accountId, pool, balanceDelta: 1000 + n, amount: 1000 + n, reference: `ref-${n}` };
+  return billingEvent(`credit:${accountId}:${pool}:ref-${n}`, atMs, data);
+}
+
+export function chatCharge(accountId: string, holdId: string, charged: number, atMs: number): EventEnvelope {
+  return billingEvent(`${holdId}:charge`, atMs, {
+    kind: 'charge', accountId, pool: POOL, balanceDelta: -charged, amount: charged, holdId, requestId: `req-${holdId}`, model: 'sim-chat', profileId: 'profile-1',
+  });
+}
+
+export function chatUsage(accountId: string, holdId: string, charged: number, atMs: number): EventEnvelope {
+  return usageEvent(`${holdId}:usage`, atMs, {
+    accountId, pool: POOL, holdId, requestId: `req-${holdId}`, model: 'sim-chat', profileId: 'profile-1', charged,
+    lines: [{ unit: 'TEXT_INPUT', quantity: 10, unitPrice: 100, cost: 1000 }, { unit: 'TEXT_OUTPUT', quantity: 5, unitPrice: 400, cost: 2000 }],
+  });
+}
+
+const ids = (items: ConsoleItem[]) => items.map((item) => item.id);
+
+async function collect(chunks: AsyncIterable<ConsoleItem[]>): Promise<ConsoleItem[]> {
+  const all: ConsoleItem[] = [];
+  for await (const chunk of chunks) all.push(...chunk);
+  return all;
+}
+
+export function ledgerStoreContract(name: string, open: () => Promise<LedgerStore>, close: () => Promise<void>): void {
+  describe(`ledger store contract: ${name}`, () => {
+    let store: LedgerStore;
+    const account = () => `acct_${randomUUID().replace(/-/g, '')}`;
+    beforeAll(async () => {
+      store = await open();
+    });
+    afterAll(async () => {
+      await close();
+    });
+
+    it('when events are appended, then the rows are numbered in append order and read newest first', async () => {
+      const acct = account();
+      for (let n = 1; n <= 5; n++) expect(await store.append(credit(acct, n))).toBe('appended');
+      expect(await store.count('billing', acct, POOL)).toBe(5);
+      expect((await store.rows('billing', acct, POOL, 2, 4)).map((r) => r.id)).toEqual([4, 3, 2].map((n) => `credit:${acct}:${POOL}:ref-${n}`));
+      expect((await store.rows('billing', acct, POOL, -3, 1)).map((r) => r.id)).toEqual([`credit:${acct}:${POOL}:ref-1`]);
+      expect((await store.rows('billing', acct, POOL, 5, 9)).map((r) => r.id)).toEqual([`credit:${acct}:${POOL}:ref-5`]);
+      expect(await store.rows('billing', acct, POOL, 6, 9)).toEqual([]);
+      expect(await store.rows('billing', acct, POOL, 3, 2)).toEqual([]);
+      expect(await store.count('usage', acct, POOL)).toBe(0);
+    });
+
+    it('when a usage event has two lines, then it is one usage event and two usage rows, each with its share of the charge', async () => {
+      const acct = account();
+      await store.append(chatUsage(acct, 'h1', 2500, T0));
+      expect(await store.account(acct, POOL)).toEqual({ accountId: acct, pool: POOL, balance: 0, bills: 0, usage: 1, usageRows: 2 });
+      const rows = await store.rows('usage', acct, POOL, 1, 2);
+      expect(rows).toEqual([
+        expect.objectContaining({ id: 'h1:usage:TEXT_OUTPUT', unit: 'TEXT_OUTPUT', quantity: 5, unitPrice: 400, cost: 2000, charged: 1500, platformBorne: false, holdId: 'h1', requestId: 'req-h1' }),
+        expect.objectContaining({ id: 'h1:usage:TEXT_INPUT', unit: 'TEXT_INPUT', quantity: 10, unitPrice: 100, cost: 1000, charged: 1000, platformBorne: false, occurredAt: new Date(T0).toISOString() }),
+      ]);
+    });
+
+    it('when the same events are delivered again, then nothing is added and every count stays right', async () => {
+      const acct = account();
+      const events = [credit(acct, 1), chatCharge(acct, 'h2', 3000, T0 + 5000), chatUsage(acct, 'h2', 3000, T0 + 5000)];
+      for (const event of events) expect(await store.append(event)).toBe('appended');
+      for (const event of events) expect(await store.append(event)).toBe('duplicate');
+      expect(await store.account(acct, POOL)).toEqual({ accountId: acct, pool: POOL, balance: 1001 - 3000, bills: 2, usage: 1, usageRows: 2 });
+      expect(await store.count('billing', acct, POOL)).toBe(2);
+      expect(await store.count('usage', acct, POOL)).toBe(2);
+      expect(await store.has(events[2].id)).toBe(true);
+    });
+
+    it('when accounts have rows in several pools, then the listing names each account and pool once', async () => {
+      const [a, b] = [account(), account()];
+      await store.append(credit(a, 1));
+      await store.append(credit(a, 2));
+      await store.append(credit(a, 3, T0, 'pool-1'));
+      await store.append(chatUsage(b, 'h3', 0, T0));
+      const listed: string[] = [];
+      for await (const entry of store.accounts()) if (entry.accountId === a || entry.accountId === b) listed.push(`${entry.accountId} ${entry.pool}`);
+      expect(listed.sort()).toEqual([`${a} pool-1`, `${a} ${POOL}`, `${b} ${POOL}`].sort());
+    });
+
+    it('when pages are read, then they cover every item once, newest first, with the total; past the last page they are empty', async () => {
+      const acct = account();
+      expect(await readPage(store, 'bills', acct, POOL, { page: 1, size: 20 })).toEqual({ items: [], page: 1, size: 20, total: 0 });
+      for (let n = 1; n <= 7; n++) await store.append(credit(acct, n));
+      const newestFirst = [7, 6, 5, 4, 3, 2, 1].map((n) => `credit:${acct}:${POOL}:ref-${n}`);
+      const pages = await Promise.all([1, 2, 3].map((page) => readPage(store, 'bills', acct, POOL, { page, size: 3 })));
+      expect(pages.map((p) => ids(p.items))).toEqual([newestFirst.slice(0, 3), newestFirst.slice(3, 6), newestFirst.slice(6)]);
+      expect(pages.map((p) => p.total)).toEqual([7, 7, 7]);
+      expect(await readPage(store, 'bills', acct, POOL, { page: 4, size: 3 })).toEqual({ items: [], page: 4, size: 3, total: 7 });
+      expect(await readPage(store, 'bills', acct, POOL, { page: Number.MAX_SAFE_INTEGER, size: 100 })).toMatchObject({ items: [], total: 7 });
+      expect((await readPage(store, 'bills', acct, POOL, { page: 1, size: 100 })).items[0]).toEqual({
+        id: newestFirst[0], occurredAt: new Date(T0 + 7000).toISOString(), kind: 'credit', amount: 1007, balanceDelta: 1007, reference: 'ref-7',
+      });
+    });
+
+    it('when an export runs, then it lists the items of all pages in their order, filtered by time (from inclusive, to exclusive)', async () => {
+      const acct = account();
+      for (let n = 1; n <= 5; n++) {
+        await store.append(chatCharge(acct, `h-${acct}-${n}`, 3000, T0 + n * 1000));
+        await store.append(chatUsage(acct, `h-${acct}-${n}`, 3000, T0 + n * 1000));
+      }
+      const pages: ConsoleItem[] = [];
+      for (let page = 1; page <= 4; page++) pages.push(...(await readPage(store, 'usage', acct, POOL, { page, size: 3 })).items);
+      expect(pages).toHaveLength(10);
+      expect(await collect(exportItems(store, 'usage', acct, POOL, {}))).toEqual(pages);
+      const window = await collect(exportItems(store, 'usage', acct, POOL, { fromMs: T0 + 2000, toMs: T0 + 4000 }));
+      expect(window.map((item) => item.occurredAt)).toEqual([T0 + 3000, T0 + 3000, T0 + 2000, T0 + 2000].map((ms) => new Date(ms).toISOString()));
+      expect(await collect(exportItems(store, 'bills', acct, POOL, { fromMs: T0 + 9000 }))).toEqual([]);
+    });
+
+    it('when rows are appended while an export runs, then the export lists the rows there were when it began, each once', async () => {
+      const acct = account();
+      const total = EXPORT_CHUNK_ROWS + 200;
+      for (let n = 1; n <= total; n++) await store.append(credit(acct, n));
+      const chunks = exportItems(store, 'bills', acct, POOL, {})[Symbol.asyncIterator]();
+      const first = await chunks.next();
+      expect(first.done).toBe(false);
+      await store.append(credit(acct, total + 1));
+      const rest = await collect({ [Symbol.asyncIterator]: () => chunks });
+      const all = [...(first.value as ConsoleItem[]), ...rest];
+      expect(all).toHaveLength(total);
+      expect(all[0].id).toBe(`credit:${acct}:${POOL}:ref-${total}`);
+      expect(all[total - 1].id).toBe(`credit:${acct}:${POOL}:ref-1`);
+      expect(new Set(ids(all)).size).toBe(total);
+    });
+
+    it('when the balance is recomputed, then it is the exact sum of the bill rows and equals the running total', async () => {
+      const acct = account();
+      await store.append(credit(acct, 1));
+      await store.append(chatCharge(acct, `h-${acct}`, 700, T0 + 1));
+      await store.append(chatUsage(acct, `h-${acct}`, 700, T0 + 1));
+      await store.append(billingEvent(`h-${acct}-2:release`, T0 + 2, { kind: 'release', accountId: acct, pool: POOL, balanceDelta: 0, amount: 5000, holdId: `h-${acct}-2` }));
+      expect(await ledgerBalance(store, acct, POOL)).toEqual({ accountId: acct, pool: POOL, balance: 1001 - 700, runningTotal: 1001 - 700, bills: 3 });
+      expect(await ledgerBalance(store, account(), POOL)).toMatchObject({ balance: 0, runningTotal: 0, bills: 0 });
+    });
+  });
+}

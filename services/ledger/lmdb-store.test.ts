@@ -1,0 +1,39 @@
+// The ledger store contract on LMDB (the embedded default's local database), plus the batch
+// append bulk loads use.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openLocalDb, type LocalDb } from '../../lib/local-db';
+import { chatUsage, credit, ledgerStoreContract } from './ledger-store.contract';
+import { LmdbLedgerStore } from './lmdb-store';
+
+let dir: string;
+let db: LocalDb;
+
+ledgerStoreContract('LMDB', async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ledger-lmdb-'));
+  db = openLocalDb(dir);
+  return new LmdbLedgerStore(db);
+}, async () => {
+  await db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('LMDB ledger batch append', () => {
+  it('when a batch repeats an event, then it is appended once and the rows and counts are those of single appends', async () => {
+    const batchDir = mkdtempSync(join(tmpdir(), 'ledger-batch-'));
+    const local = openLocalDb(batchDir);
+    try {
+      const store = new LmdbLedgerStore(local);
+      const events = [credit('acct_b', 1), chatUsage('acct_b', 'hb', 3000, 1), credit('acct_b', 2)];
+      expect(store.appendBatch([...events, events[1]])).toBe(3);
+      expect(store.appendBatch(events)).toBe(0);
+      expect(await store.account('acct_b', 'pool-3')).toEqual({ accountId: 'acct_b', pool: 'pool-3', balance: 1001 + 1002, bills: 2, usage: 1, usageRows: 2 });
+      expect((await store.rows('usage', 'acct_b', 'pool-3', 1, 2)).map((row) => row.id)).toEqual(['hb:usage:TEXT_OUTPUT', 'hb:usage:TEXT_INPUT']);
+    } finally {
+      await local.close();
+      rmSync(batchDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,89 @@
+// The two actor hosts an actor contract runs on, with the real ledger behind each:
+// the embedded host on a real local database (restart = host and database closed and opened
+// again), and the actors app behind a real daprd sidecar (restart = the actors app and its sidecar).
+
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ACTOR_CLASSES } from '../../actors/host/registry';
+import { DaprActorInvoker } from '../../actors/runtime/dapr-invoker';
+import { EmbeddedActorHost } from '../../actors/runtime/embedded-host';
+import type { ActorInvoker } from '../../actors/runtime/port';
+import { DaprSidecar } from '../../lib/dapr-http';
+import type { EventEnvelope } from '../../lib/events';
+import { openLocalDb, type LocalDb } from '../../lib/local-db';
+import type { AccountLedgerView } from '../../services/ledger/entries';
+import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
+import { RedisLedgerStore } from '../../services/ledger/redis-store';
+import { startTopology, type ProcessName } from '../../topology/topology';
+import { ADMIN_TOKEN } from './processes';
+
+export interface ActorHostUnderTest {
+  readonly invoker: ActorInvoker;
+  /** Restarts the host; returns the invoker to use after. */
+  restart(): Promise<ActorInvoker>;
+  /** The ledger's view of an account's pool-3 (after its events were delivered). */
+  ledger(accountId: string): Promise<AccountLedgerView>;
+  ledgerHas(eventId: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/**
+ * deliverInCommit (default true): the ledger is written in each turn's own commit, as `npm start`
+ * does; false: events go through the outbox and the publisher instead.
+ */
+export async function startEmbeddedActors(prefix: string, options: { deliverInCommit?: boolean } = {}): Promise<ActorHostUnderTest> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  let db: LocalDb;
+  let host: EmbeddedActorHost;
+  let ledger: LmdbLedgerStore;
+  const open = async () => {
+    db = openLocalDb(dir);
+    ledger = new LmdbLedgerStore(db);
+    const deliver = (event: EventEnvelope) => void ledger.appendSync(event);
+    host = new EmbeddedActorHost({ db, publish: async (event) => deliver(event), ...(options.deliverInCommit === false ? {} : { deliverInCommit: deliver }) });
+    for (const cls of ACTOR_CLASSES) host.register(cls);
+    await host.start();
+    return host;
+  };
+  const close = async () => {
+    await host.close();
+    await db.close();
+  };
+  await open();
+  return {
+    get invoker() {
+      return host;
+    },
+    restart: async () => {
+      await close();
+      return open();
+    },
+    ledger: (accountId) => ledger.account(accountId, 'pool-3'),
+    ledgerHas: (eventId) => ledger.has(eventId),
+    close,
+  };
+}
+
+/** restart: the processes a restart restarts, in order (default: the actors app and its sidecar). */
+export async function startDaprActors(prefix: string, basePort: number, options: { restart?: ProcessName[] } = {}): Promise<ActorHostUnderTest> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const topology = await startTopology({ basePort, dataDir: join(dir, 'topology'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn' } });
+  const sidecar = new DaprSidecar('127.0.0.1', topology.ports['daprd-gateway-http']);
+  const ledger = await RedisLedgerStore.connect(topology.redisUrl);
+  const invoker = new DaprActorInvoker(sidecar);
+  return {
+    invoker,
+    restart: async () => {
+      for (const name of options.restart ?? ['actors', 'daprd-actors']) await topology.restart(name);
+      return invoker;
+    },
+    ledger: (accountId) => ledger.account(accountId, 'pool-3'),
+    ledgerHas: (eventId) => ledger.has(eventId),
+    close: async () => {
+      await sidecar.close();
+      await ledger.close();
+      await topology.stop();
+    },
+  };
+}
