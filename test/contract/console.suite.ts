@@ -6,6 +6,7 @@
 import { billingEvent, usageEvent, type EventEnvelope } from '../../lib/events';
 import { admin, chat, fundedAccount, hello, image, json, picture } from '../support/api';
 import { ADMIN_TOKEN } from '../support/processes';
+import { checkoutCallback, createOrder, getOrder, paymentEvent } from '../support/orders';
 import { passes } from '../support/eventually';
 
 export interface ConsoleDeploymentUnderTest {
@@ -250,7 +251,7 @@ export function consoleSuite(hostName: string, start: () => Promise<ConsoleDeplo
       }
     });
 
-    it('when chats succeed, fail, are rejected or refused for funds while accounts are topped up, then reconciliation finds no difference', async () => {
+    it('when chats and images succeed, fail, are rejected or refused for funds while accounts are topped up by credits and paid orders, then reconciliation finds no difference', async () => {
       // A chat here holds about 32,000 (body bytes × input price + 64 × output price): the second
       // account can afford some as its top-ups land, the third none.
       const accounts = await Promise.all([FUNDS, 20_000, 1000].map((amount) => fundedAccount(d.url, amount)));
@@ -258,7 +259,17 @@ export function consoleSuite(hostName: string, start: () => Promise<ConsoleDeplo
       const statuses = await Promise.all(accounts.flatMap(({ apiKey, accountId }, a) => [
         ...directives.map(async (directive) => (await chat(d.url, apiKey, { ...hello, max_tokens: 64 }, { headers: directive ? { 'x-sim-directive': directive } : {} })).status),
         ...(a < 2 ? [1, 2] : []).map(async (n) => (await admin(d.url, `/admin/v1/accounts/${accountId}/credits`, { amount: 20_000, reference: `burst-${n}` })).status),
+        ...(a === 0 ? ['reject', undefined] : []).map(async (directive) => (await image(d.url, apiKey, picture, { headers: directive ? { 'x-sim-directive': directive } : {} })).status),
       ]));
+      // Top-ups through orders: a paid order is credited once, whatever the callbacks do.
+      for (const { apiKey } of accounts.slice(0, 2)) {
+        const order = await createOrder(d.url, apiKey, { amount: 30_000 });
+        expect(order.status).toBe(201);
+        const paid = paymentEvent(order.body.orderId, 30_000, 'payment.succeeded');
+        const callbacks = await Promise.all([paid, paid, paymentEvent(order.body.orderId, 30_000, 'payment.failed')].map((event) => checkoutCallback(d.url, event)));
+        expect(callbacks.map((c) => c.status).sort()).toEqual([200, 200, 409]);
+        await passes(async () => expect((await getOrder(d.url, apiKey, order.body.orderId)).body.status).toBe('fulfilled'));
+      }
       for (const status of [200, 400, 402, 502]) expect(statuses).toContain(status);
       expect(statuses.slice(-directives.length)).toEqual(directives.map(() => 402));
       const result = await passes(async () => {

@@ -81,6 +81,20 @@ export function malformedSuite(hostName: string, start: () => Promise<MalformedD
         probes.push({ method: 'POST', path: '/api/open/v1/models/sim-chat/chat', headers: { ...json, 'x-sim-directive': directive }, body: '{"messages":[{"role":"user","content":"hi"}]}' });
       }
       probes.push({ method: 'GET', path: '/api/distribution/api-credit/balance?account=../other', headers: auth });
+      for (const kind of ['bills', 'usage']) {
+        for (const query of ['page=-1', 'page=1e400', 'size=0x10', 'page=1&page=2', 'size[]=1', 'accountId=x', '%ZZ=1', `page=${'9'.repeat(400)}`]) {
+          probes.push({ method: 'GET', path: `/api/distribution/api-credit/${kind}/page?${query}`, headers: auth });
+        }
+        for (const query of ['format=xml', 'from=yesterday', 'to=2026-13-45T00:00:00Z', 'from=2026-01-01T00:00:00Z&to=2025-01-01T00:00:00Z', 'format=csv&format=jsonl']) {
+          probes.push({ method: 'GET', path: `/api/distribution/api-credit/${kind}/export?${query}`, headers: auth });
+        }
+      }
+      for (const body of [...BODIES, '{"amount":0}', '{"amount":1.5}', '{"amount":"1000"}', '{"amount":1e30}']) {
+        probes.push({ method: 'POST', path: '/api/consumer/orders', headers: json, body });
+        probes.push({ method: 'POST', path: '/api/consumer/checkout/callback', headers: { 'content-type': 'application/json', 'checkout-signature': 't=1,v1=00' }, body });
+        probes.push({ method: 'POST', path: '/api/consumer/checkout/callback', headers: { 'content-type': 'application/json' }, body });
+      }
+      for (const id of HOSTILE_IDS) probes.push({ method: 'GET', path: `/api/consumer/orders/${id}`, headers: auth });
       probes.push({ method: 'PUT', path: '/api/open/v1/models/sim-chat/chat', headers: json, body: '{}' });
       probes.push({ method: 'POST', path: '/admin/v1/accounts', headers: { authorization: 'Bearer wrong', 'content-type': 'application/json' }, body: '{"name":1}' });
 

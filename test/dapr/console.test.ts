@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { billingEvent } from '../../lib/events';
 import { RedisLedgerStore } from '../../services/ledger/redis-store';
 import { startTopology, type RunningTopology } from '../../topology/topology';
+import { CHECKOUT_SECRET } from '../support/orders';
 import { consoleSuite } from '../contract/console.suite';
 import { fundedAccount, json } from '../support/api';
 import { passes } from '../support/eventually';
@@ -22,7 +23,7 @@ let topology: RunningTopology;
 let ledger: RedisLedgerStore;
 beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-dapr-console-'));
-  topology = await startTopology({ basePort: 29000, dataDir: join(dir, 'topology'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn' } });
+  topology = await startTopology({ basePort: 29000, dataDir: join(dir, 'topology'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', GATEWAY_CHECKOUT_SECRET: CHECKOUT_SECRET } });
   ledger = await RedisLedgerStore.connect(topology.redisUrl);
 });
 afterAll(async () => {

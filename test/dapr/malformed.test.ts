@@ -6,13 +6,14 @@ import { join } from 'node:path';
 import { RedisLedgerStore } from '../../services/ledger/redis-store';
 import { startTopology } from '../../topology/topology';
 import { malformedSuite } from '../contract/malformed.suite';
+import { CHECKOUT_SECRET } from '../support/orders';
 import { ADMIN_TOKEN } from '../support/processes';
 
 jest.setTimeout(180_000);
 
 malformedSuite('Dapr', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-dapr-malformed-'));
-  const topology = await startTopology({ basePort: 31000, dataDir: join(dir, 'topology'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', GATEWAY_PROVIDER_TIMEOUT_MS: '1000' } });
+  const topology = await startTopology({ basePort: 31000, dataDir: join(dir, 'topology'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', GATEWAY_PROVIDER_TIMEOUT_MS: '1000', GATEWAY_CHECKOUT_SECRET: CHECKOUT_SECRET } });
   const ledger = await RedisLedgerStore.connect(topology.redisUrl);
   return {
     url: topology.gatewayUrls[0],

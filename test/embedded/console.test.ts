@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { billingEvent } from '../../lib/events';
 import { openLocalDb } from '../../lib/local-db';
 import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
+import { CHECKOUT_SECRET } from '../support/orders';
 import { consoleSuite } from '../contract/console.suite';
 import { fundedAccount, json } from '../support/api';
 import { ADMIN_TOKEN, ROOT, startGateway, type GatewayProcess } from '../support/processes';
@@ -17,7 +18,7 @@ jest.setTimeout(60_000);
 
 consoleSuite('embedded', async () => {
   const dataDir = join(mkdtempSync(join(tmpdir(), 'gw-console-')), 'data');
-  const gateway = await startGateway({ GATEWAY_DATA_DIR: dataDir });
+  const gateway = await startGateway({ GATEWAY_DATA_DIR: dataDir, GATEWAY_CHECKOUT_SECRET: CHECKOUT_SECRET });
   return {
     url: gateway.url,
     seed: async (events) => {

@@ -6,13 +6,14 @@ import { join } from 'node:path';
 import { openLocalDb, type LocalDb } from '../../lib/local-db';
 import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
 import { malformedSuite } from '../contract/malformed.suite';
+import { CHECKOUT_SECRET } from '../support/orders';
 import { startGateway } from '../support/processes';
 
 jest.setTimeout(60_000);
 
 malformedSuite('embedded', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-malformed-'));
-  const env = { GATEWAY_DATA_DIR: join(dir, 'data'), GATEWAY_PROVIDER_TIMEOUT_MS: '1000' };
+  const env = { GATEWAY_DATA_DIR: join(dir, 'data'), GATEWAY_PROVIDER_TIMEOUT_MS: '1000', GATEWAY_CHECKOUT_SECRET: CHECKOUT_SECRET };
   const gateway = await startGateway(env);
   let db: LocalDb | undefined;
   return {
