@@ -118,6 +118,9 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
   async record(outcome: Outcome): Promise<ImageTaskView> {
     const task = await this.stored.required();
     const now = this.ctx.now();
+    // Past the deadline the task is UNKNOWN whether or not its reminder has fired yet: an
+    // artifact arriving now is a late artifact (zero charge), never a charge.
+    if (task.phase === 'running' && now >= task.deadlineAt) await this.resolveUnknown(task);
     if (outcome.kind === 'unresolved') {
       if (task.phase === 'running' || task.phase === 'unknown') this.observe(task, outcome.what, now);
     } else if (task.phase === 'running') {
@@ -158,8 +161,16 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     if (this.ctx.now() < task.deadlineAt) return this.view_(task);
     if (task.phase === 'settling') return this.finish();
     if (task.phase !== 'running') return this.view_(task);
-    // image_unknown_resolved: release the hold (its acknowledgment comes back from FundsHold),
-    // keep the evidence, invent no usage, never call the provider again.
+    await this.resolveUnknown(task);
+    this.stored.save(task);
+    return this.view_(task);
+  }
+
+  /**
+   * image_unknown_resolved: release the hold (its acknowledgment comes back from FundsHold),
+   * keep the evidence, invent no usage, never call the provider again.
+   */
+  private async resolveUnknown(task: TaskRecord): Promise<void> {
     await this.fundsOf(task.owner).release({ holdId: task.holdId, reason: IMAGE_UNKNOWN_RESOLVED });
     const now = this.ctx.now();
     task.phase = this.move(task.phase, 'deadline');
@@ -172,8 +183,6 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
       sent: task.call,
       seen: [...task.seen],
     };
-    this.stored.save(task);
-    return this.view_(task);
   }
 
   async releaseLate(request: { eventIds: string[] }): Promise<ImageTaskView> {
@@ -198,11 +207,13 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
   }
 
   async onReminder(name: string): Promise<void> {
+    // A reminder whose task was never committed (its turn failed after registering) has nothing to do.
+    const task = await this.stored.load();
+    if (!task) return;
     if (name.startsWith(DEADLINE_REMINDER)) {
-      const task = await this.stored.load();
-      const early = task ? task.deadlineAt - this.ctx.now() : 0;
+      const early = task.deadlineAt - this.ctx.now();
       // A reminder delivered ahead of the frozen deadline is set again for the rest of it.
-      if (task && early > 0) await this.ctx.reminders.register(`${DEADLINE_REMINDER}@${task.deadlineAt}~${this.ctx.now()}`, early);
+      if (early > 0) await this.ctx.reminders.register(`${DEADLINE_REMINDER}@${task.deadlineAt}~${this.ctx.now()}`, early);
       else await this.expire();
     } else if (name.startsWith(FINISH_REMINDER)) {
       await this.finish();

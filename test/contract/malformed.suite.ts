@@ -40,6 +40,9 @@ const BODIES = [
   '{"constructor":{"prototype":{"x":1}},"messages":[]}',
   `{"prompt":"${'\\u0000'.repeat(100)}"}`,
   `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+  // Valid requests apart from a deeply nested extra field (passed through to the provider).
+  `{"prompt":"x","extra":${'['.repeat(3000)}${']'.repeat(3000)}}`,
+  `{"messages":[{"role":"user","content":"hi"}],"extra":${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}}`,
   '{"amount":"100000000000000000000000","reference":"r"}',
   '{"amount":-5,"reference":"r"}',
 ];
@@ -108,6 +111,11 @@ export function malformedSuite(hostName: string, start: () => Promise<MalformedD
         if (response.status < 300) charged += Number(response.headers.get('x-payg-charged') ?? 0);
       }
       expect(failures).toEqual([]);
+      // A body nested deeper than 64 levels is refused up front, however valid the rest is.
+      const deep = await fetch(`${d.url}/api/open/v1/models/sim-image/images/generations`, {
+        method: 'POST', headers: { ...json, 'idempotency-key': randomUUID() }, body: `{"prompt":"x","extra":${'['.repeat(65)}${']'.repeat(65)}}`,
+      });
+      expect([deep.status, ((await deep.json()) as { error: { code: string } }).error.code]).toEqual([400, 'invalid_request']);
       expect(await balance(d.url, apiKey)).toMatchObject({ balance: 100_000_000 - charged, held: 0 });
       await passes(async () => expect(await d.ledgerBalance(accountId)).toBe(100_000_000 - charged));
     });

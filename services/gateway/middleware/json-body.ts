@@ -18,6 +18,26 @@ declare module 'express-serve-static-core' {
 const JSON_TYPE = /^application\/(.+\+)?json\s*(;|$)/i;
 const DRAIN_MAX = 2 * HARD_BODY_LIMIT;
 
+/**
+ * Deeper JSON is refused: no real request nests this far, and code that walks a body (request
+ * fingerprints, state encoders) must never meet a depth that exhausts its stack.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** The nesting depth of a parsed JSON value, measured without recursion. */
+export function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > MAX_JSON_DEPTH) return deepest;
+    for (const child of Array.isArray(current) ? current : Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 export function jsonBody(limitBytes: number) {
   return readBody(limitBytes, true);
 }
@@ -79,6 +99,9 @@ function readBody(limitBytes: number, parse: boolean) {
         req.body = JSON.parse(raw.toString('utf8'));
       } catch {
         return finish(new GatewayError('invalid_json', 'request body is not valid JSON'));
+      }
+      if (nestingDepth(req.body) > MAX_JSON_DEPTH) {
+        return finish(new GatewayError('invalid_request', `request body is nested deeper than ${MAX_JSON_DEPTH} levels`));
       }
       finish();
     });
