@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:net';
+import { rejection } from '../../test/support/errors';
 import { startUpstream, type Upstream } from '../../test/support/upstream';
-import { ProviderError, type ChatCall, type ChatStreamChunk } from '../port';
+import type { ChatCall, ChatStreamChunk } from '../port';
 import { OpenAiChatProvider } from './chat';
 
 let upstream: Upstream;
@@ -25,15 +26,6 @@ function providerWith(headers: Record<string, string>): OpenAiChatProvider {
 
 function call(overrides: Partial<ChatCall> = {}): ChatCall {
   return { upstreamModel: 'up-model', messages, maxTokens: 5, passthrough: { temperature: 0.5 }, signal: new AbortController().signal, ...overrides };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ProviderError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof ProviderError)) throw new Error(`expected a ProviderError, got ${String(error)}`);
-  return error;
 }
 
 async function until(condition: () => boolean, ms = 2000): Promise<void> {

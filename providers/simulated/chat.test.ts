@@ -1,4 +1,5 @@
-import { ProviderError, type ChatCall, type ChatStreamChunk, type SimDirectives } from '../port';
+import { rejection } from '../../test/support/errors';
+import type { ChatCall, ChatStreamChunk, SimDirectives } from '../port';
 import { SimulatedChatProvider } from './chat';
 
 const provider = new SimulatedChatProvider();
@@ -14,15 +15,6 @@ async function collect(chunks: AsyncIterable<ChatStreamChunk>): Promise<ChatStre
   const all: ChatStreamChunk[] = [];
   for await (const chunk of chunks) all.push(chunk);
   return all;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ProviderError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof ProviderError)) throw new Error(`expected a ProviderError, got ${String(error)}`);
-  return error;
 }
 
 describe('SimulatedChatProvider.complete', () => {

@@ -1,14 +1,5 @@
-import { GatewayError } from '../../../lib/errors';
+import { codeOf } from '../../../test/support/errors';
 import { checkBodySize, checkThinkingBudget, effectiveMaxTokens, rejectUnsupported, reservationEstimate } from './limits';
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return (error as GatewayError).code;
-  }
-  return undefined;
-}
 
 describe('effective max_tokens', () => {
   it('when max_tokens is a positive integer within the ceiling, then it is the effective limit', () => {

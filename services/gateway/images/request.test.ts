@@ -1,16 +1,7 @@
-import { GatewayError } from '../../../lib/errors';
+import { codeOf as code } from '../../../test/support/errors';
 import { canonicalJson, imageTaskId, parseIdempotencyKey, parseImageBody, requestFingerprint } from './request';
 
 const KEY = '3f2b8c1e-7d4a-4e5f-9a6b-0c1d2e3f4a5b';
-
-function code(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return (error as GatewayError).code;
-  }
-  return undefined;
-}
 
 describe('Idempotency-Key', () => {
   it('when canonical, or the same value quoted as a structured-field string, then it is the key', () => {

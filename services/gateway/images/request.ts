@@ -44,6 +44,11 @@ export function parseImageBody(body: unknown): ImageRequest {
 
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/** Lowercase 8-4-4-4-12 hex: the form of Idempotency-Keys and of task ids. */
+export function isCanonicalUuid(value: string): boolean {
+  return CANONICAL_UUID.test(value);
+}
+
 /**
  * The Idempotency-Key header: a canonical UUID (lowercase 8-4-4-4-12 hex), or the same value as
  * a structured-field string (`"…"`, RFC 8941). Anything else is refused, before anything is held.
@@ -55,7 +60,7 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
   const raw = Array.isArray(header) ? (header.length === 1 ? header[0] : undefined) : header;
   const text = raw?.trim();
   const value = text && text.length >= 2 && text.startsWith('"') && text.endsWith('"') ? text.slice(1, -1) : text;
-  if (value === undefined || !CANONICAL_UUID.test(value)) {
+  if (value === undefined || !isCanonicalUuid(value)) {
     throw new GatewayError('idempotency_key_invalid', 'Idempotency-Key must be one canonical UUID: lowercase 8-4-4-4-12 hex, optionally as a quoted string', { param: 'Idempotency-Key' });
   }
   return value;

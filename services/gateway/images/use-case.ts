@@ -13,7 +13,7 @@ import { GatewayError } from '../../../lib/errors';
 import { ProviderError, type ImageProvider, type SimDirectives } from '../../../providers/port';
 import { errorBody } from '../middleware/errors';
 import { checkBodySize } from '../chat/limits';
-import { imageTaskId, parseIdempotencyKey, parseImageBody, requestFingerprint } from './request';
+import { imageTaskId, isCanonicalUuid, parseIdempotencyKey, parseImageBody, requestFingerprint } from './request';
 
 export interface ImageSettings {
   /** The UNKNOWN_IMAGE_V1 window frozen into each task. */
@@ -65,7 +65,6 @@ const RETRY_AFTER_UNKNOWN_S = 60;
 const POLL_MS = 50;
 /** How long a request waits for the ledger to acknowledge a late artifact's events. */
 const LEDGER_ACK_WAIT_MS = 2000;
-const TASK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
@@ -108,7 +107,7 @@ export class ImageService {
 
   /** GET …/images/tasks/{taskId}: the owner's view, advanced as far as can be determined now. */
   async recover(input: RecoverInput): Promise<ImageReply> {
-    if (!TASK_ID.test(input.taskId)) throw new GatewayError('not_found', 'no such image task');
+    if (!isCanonicalUuid(input.taskId)) throw new GatewayError('not_found', 'no such image task');
     const task = this.deps.tasks.of(input.taskId);
     const view = await task.view(input.caller);
     // The model need not be in the catalog any more: the task carries what it needs.
@@ -154,6 +153,7 @@ export class ImageService {
     let current = view;
     if (local) {
       await Promise.race([local, sleep(until - Date.now())]);
+      current = await task.view(caller);
     } else {
       // Owned by another gateway instance (or by one that died): poll the task.
       while (current.phase === 'running' && Date.now() < until) {
@@ -161,7 +161,7 @@ export class ImageService {
         current = await task.view(caller);
       }
     }
-    return this.advance(task, await task.view(caller), { lookup: false });
+    return this.advance(task, current, { lookup: false });
   }
 
   /** Moves a task on as far as can be determined now: deadline, provider lookup, funds, late artifact. */
