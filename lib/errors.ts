@@ -10,6 +10,8 @@ export const ERROR_STATUS = {
   thinking_budget_invalid: 400,
   estimate_too_large: 400,
   wire_format_mismatch: 400,
+  wire_translation_inexact: 400,
+  invalid_scope: 400,
   idempotency_key_required: 400,
   idempotency_key_invalid: 400,
   unauthorized: 401,
@@ -18,6 +20,11 @@ export const ERROR_STATUS = {
   signature_stale: 401,
   insufficient_funds: 402,
   credential_family_mismatch: 403,
+  compat_disabled: 403,
+  compat_scope_required: 403,
+  compat_account_unfunded: 403,
+  compat_model_not_eligible: 403,
+  capability_gate_closed: 403,
   model_not_eligible: 403,
   admin_disabled: 403,
   not_found: 404,
@@ -40,6 +47,7 @@ export const ERROR_STATUS = {
   image_unresolved: 503,
   image_unknown: 503,
   checkout_disabled: 503,
+  oauth_disabled: 503,
   provider_timeout: 504,
 } as const satisfies Record<string, number>;
 

@@ -140,3 +140,48 @@ export interface ImageProvider {
   lookup?(call: Omit<ImageCall, 'signal'>, signal: AbortSignal): Promise<ImageLookup>;
   close?(): Promise<void>;
 }
+
+// ---- Anthropic Messages wire --------------------------------------------------------------
+
+/** One call on the Anthropic Messages wire (POST /v1/messages), as the gateway asks an adapter. */
+export interface MessagesCall {
+  /** The upstream's own model name (from the catalog profile). */
+  upstreamModel: string;
+  /**
+   * The Messages body fields other than model, max_tokens and stream, passed as given:
+   * messages, system, temperature, top_p, top_k, stop_sequences, metadata, tools, thinking, ...
+   */
+  body: Record<string, unknown>;
+  /** The frozen effective max_tokens: what the provider is asked for. */
+  maxTokens: number;
+  directives?: SimDirectives;
+  signal: AbortSignal;
+}
+
+/** A finished Messages answer: the upstream's message object and its usage. */
+export interface MessagesResult {
+  /** The Anthropic `message` object ({id, type:"message", role, model, content, stop_reason, stop_sequence, usage}). */
+  message: Record<string, unknown>;
+  usage: TokenUsage;
+}
+
+/** One event of a Messages stream, to be relayed as `event: <event>\ndata: <json>`. */
+export interface MessagesStreamEvent {
+  /** message_start, content_block_start, ping, content_block_delta, content_block_stop, message_delta, message_stop. */
+  event: string;
+  data: Record<string, unknown>;
+  /** Text this event adds to the output (counted towards the charge on disconnect). */
+  outputDelta: string;
+  /** The usage known so far: on message_start (input) and message_delta (cumulative output). */
+  usage?: TokenUsage;
+}
+
+export interface MessagesProvider {
+  readonly name: string;
+  /** The largest request body the upstream accepts, bytes. */
+  readonly maxBodyBytes: number;
+  create(call: MessagesCall): Promise<MessagesResult>;
+  /** Resolves once the upstream accepted the stream (errors before output reject here). */
+  stream(call: MessagesCall): Promise<AsyncIterable<MessagesStreamEvent>>;
+  close?(): Promise<void>;
+}
