@@ -1,11 +1,14 @@
 // Three tiers: unit tests beside the code, contract tests against both actor hosts,
 // end-to-end tests against real processes (embedded gateway, Dapr topology) in test/.
-const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022', keepClassNames: true } }] };
+const swc = ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022', keepClassNames: true } }];
+// jose ships ES modules only; Jest on Node 20 loads CommonJS, so jose is compiled like our own code.
+const transform = { '^.+\\.ts$': swc, '^.+/node_modules/jose/.+\\.js$': swc };
+const transformIgnorePatterns = ['/node_modules/(?!jose/)'];
 module.exports = {
   projects: [
-    { displayName: 'unit', testEnvironment: 'node', transform, testMatch: ['<rootDir>/{lib,actors,services,providers,catalog,cli,topology}/**/*.test.ts', '<rootDir>/test/support/*.test.ts'] },
-    { displayName: 'e2e-embedded', testEnvironment: 'node', transform, testMatch: ['<rootDir>/test/embedded/**/*.test.ts'] },
-    { displayName: 'e2e-dapr', testEnvironment: 'node', transform, testMatch: ['<rootDir>/test/dapr/**/*.test.ts'] },
+    { displayName: 'unit', testEnvironment: 'node', transform, transformIgnorePatterns, testMatch: ['<rootDir>/{lib,actors,services,providers,catalog,cli,topology}/**/*.test.ts', '<rootDir>/test/support/*.test.ts'] },
+    { displayName: 'e2e-embedded', testEnvironment: 'node', transform, transformIgnorePatterns, testMatch: ['<rootDir>/test/embedded/**/*.test.ts'] },
+    { displayName: 'e2e-dapr', testEnvironment: 'node', transform, transformIgnorePatterns, testMatch: ['<rootDir>/test/dapr/**/*.test.ts'] },
   ],
   testTimeout: 60000,
 };

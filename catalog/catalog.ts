@@ -4,7 +4,16 @@ import { readFileSync } from 'node:fs';
 import { GatewayError } from '../lib/errors';
 import { catalogFileSchema, PRICED_OPERATIONS, type CatalogFile, type CatalogModel, type CatalogProfile, type PricedOperation, type WireFormat } from './schema';
 
+export type { CatalogModel, CatalogProfile } from './schema';
+
 export class CatalogFileError extends Error {}
+
+export const CHAT_WIRES = ['openai-chat', 'anthropic-messages'] as const satisfies readonly WireFormat[];
+export type ChatWire = (typeof CHAT_WIRES)[number];
+
+export function otherChatWire(wire: ChatWire): ChatWire {
+  return wire === 'openai-chat' ? 'anthropic-messages' : 'openai-chat';
+}
 
 export interface ResolvedProfile {
   model: CatalogModel;
@@ -41,6 +50,20 @@ export class Catalog {
     if (!model || (model.withdrawn && !options.includeWithdrawn)) throw new GatewayError('model_not_found', `no model ${id}`);
     const profile = model.profiles.find((p) => p.wire_format === wire);
     if (!profile) throw new GatewayError('wire_format_mismatch', `model ${id} has no ${wire} profile`);
+    return { model, profile };
+  }
+
+  /**
+   * A chat route's `{id}`: a profile id must speak the route's wire; a model id takes its
+   * profile of that wire, else its profile of the other chat wire, which serves the request
+   * only where the translation is exact (the caller translates and refuses otherwise).
+   */
+  resolveChat(id: string, wire: ChatWire): ResolvedProfile {
+    if (this.byProfile.has(id)) return this.resolve(id, wire);
+    const model = this.byModel.get(id);
+    const profile = model?.profiles.find((p) => p.wire_format === wire) ?? model?.profiles.find((p) => p.wire_format === otherChatWire(wire));
+    if (!model || model.withdrawn) throw new GatewayError('model_not_found', `no model ${id}`);
+    if (!profile) throw new GatewayError('wire_format_mismatch', `model ${id} has no chat profile`);
     return { model, profile };
   }
 

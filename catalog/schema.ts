@@ -3,7 +3,9 @@
 import { z } from 'zod';
 
 export const PRICED_OPERATIONS = ['TEXT_OUTPUT', 'IMAGE', 'SECOND'] as const;
-export type PricedOperation = (typeof PRICED_OPERATIONS)[number];
+/** The operations behind the capability gates' price condition (docs/capabilities.md). */
+export const CAPABILITY_OPERATIONS = ['AGENT_RUN', 'SIGNATURE', 'EVIDENCE', 'MEDIA'] as const;
+export type PricedOperation = (typeof PRICED_OPERATIONS)[number] | (typeof CAPABILITY_OPERATIONS)[number];
 
 export const WIRE_FORMATS = ['openai-chat', 'anthropic-messages', 'openai-images'] as const;
 export type WireFormat = (typeof WIRE_FORMATS)[number];
@@ -30,6 +32,10 @@ export const pricesSchema = z.object({
   TEXT_OUTPUT: amount.optional(),
   IMAGE: amount.optional(),
   SECOND: amount.optional(),
+  AGENT_RUN: amount.optional(),
+  SIGNATURE: amount.optional(),
+  EVIDENCE: amount.optional(),
+  MEDIA: amount.optional(),
 }).strict();
 
 export const modelSchema = z.object({

@@ -1,11 +1,12 @@
 // The operator CLI: the same operations as the operator API, over HTTP.
 //   npm run cli -- accounts create <name>
-//   npm run cli -- api-keys create <accountId>
+//   npm run cli -- api-keys create <accountId> [--scope <scope>]...   (scopes: docs/auth.md)
 //   npm run cli -- credits add <accountId> <amount> <reference>
 //   npm run cli -- orders create <accountId> <amount>   (a top-up order, paid through checkout)
 //   npm run cli -- reconcile            (exit code 1 when the ledger and an actor disagree)
 // Reads GATEWAY_URL (default http://127.0.0.1:8080) and GATEWAY_ADMIN_TOKEN.
 
+import { API_KEY_SCOPES } from '../services/gateway/auth/scopes';
 import { reconcileCommand } from './reconcile';
 
 export interface CliIo {
@@ -15,9 +16,21 @@ export interface CliIo {
   fetch: typeof fetch;
 }
 
+/** `<accountId> [--scope <s>]...` as the request body's scopes; undefined when malformed. */
+function apiKeyArgs(args: string[]): { accountId: string; scopes: string[] } | undefined {
+  const [accountId, ...flags] = args;
+  if (accountId === undefined || accountId.startsWith('--') || flags.length % 2 !== 0) return undefined;
+  const scopes: string[] = [];
+  for (let i = 0; i < flags.length; i += 2) {
+    if (flags[i] !== '--scope') return undefined;
+    scopes.push(flags[i + 1]!);
+  }
+  return { accountId, scopes };
+}
+
 const USAGE = `usage:
   accounts create <name>
-  api-keys create <accountId>
+  api-keys create <accountId> [--scope <scope>]...   (scopes: ${API_KEY_SCOPES.join(', ')})
   credits add <accountId> <amount> <reference>
   orders create <accountId> <amount>
   reconcile`;
@@ -31,14 +44,16 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
   if (argv.length === 1 && argv[0] === 'reconcile') return reconcileCommand(base, token, io);
   const [noun, verb, ...rest] = argv;
+  const keyArgs = noun === 'api-keys' && verb === 'create' ? apiKeyArgs(rest) : undefined;
   let path: string;
   let body: unknown;
   if (noun === 'accounts' && verb === 'create' && rest.length === 1) {
     path = '/admin/v1/accounts';
     body = { name: rest[0] };
-  } else if (noun === 'api-keys' && verb === 'create' && rest.length === 1) {
-    path = `/admin/v1/accounts/${encodeURIComponent(rest[0])}/api-keys`;
-    body = {};
+  } else if (keyArgs) {
+    path = `/admin/v1/accounts/${encodeURIComponent(keyArgs.accountId)}/api-keys`;
+    // Unscoped keys send the same body as before scopes existed; the gateway validates the names.
+    body = keyArgs.scopes.length > 0 ? { scopes: keyArgs.scopes } : {};
   } else if (noun === 'credits' && verb === 'add' && rest.length === 3 && /^\d+$/.test(rest[1] ?? '')) {
     path = `/admin/v1/accounts/${encodeURIComponent(rest[0])}/credits`;
     body = { amount: Number(rest[1]), reference: rest[2] };

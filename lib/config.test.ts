@@ -35,3 +35,37 @@ describe('checkout settings', () => {
     expect(loadConfig({ GATEWAY_CHECKOUT_TOLERANCE_S: '60' }).checkout.toleranceS).toBe(60);
   });
 });
+
+describe('OAuth settings', () => {
+  const complete = { GATEWAY_OAUTH_ISSUER: 'https://id.example', GATEWAY_OAUTH_AUDIENCE: 'payg-gateway', GATEWAY_OAUTH_JWKS_URL: 'https://id.example/jwks.json' };
+
+  it('when nothing is set, then OAuth is off', () => {
+    expect(loadConfig({}).oauth).toBeUndefined();
+  });
+  it('when issuer, audience and a JWKS URL are set, then OAuth is on with the payg_account claim and 5 seconds of tolerance', () => {
+    expect(loadConfig(complete).oauth).toEqual({ issuer: 'https://id.example', audience: 'payg-gateway', jwksUrl: 'https://id.example/jwks.json', jwksFile: undefined, accountClaim: 'payg_account', clockToleranceS: 5 });
+  });
+  it('when a JWKS file is the key source, then its path is resolved and the claim and tolerance can be set', () => {
+    const { GATEWAY_OAUTH_JWKS_URL: _url, ...rest } = complete;
+    const oauth = loadConfig({ ...rest, GATEWAY_OAUTH_JWKS_FILE: 'keys/jwks.json', GATEWAY_OAUTH_ACCOUNT_CLAIM: 'tenant', GATEWAY_OAUTH_CLOCK_TOLERANCE_S: '0' }).oauth;
+    expect(oauth).toMatchObject({ jwksUrl: undefined, jwksFile: expect.stringMatching(/^\/.*keys\/jwks\.json$/), accountClaim: 'tenant', clockToleranceS: 0 });
+  });
+  it('when an http JWKS URL is set, then it is accepted; any other scheme or a non-URL is refused naming the variable', () => {
+    expect(loadConfig({ ...complete, GATEWAY_OAUTH_JWKS_URL: 'http://127.0.0.1:9000/jwks' }).oauth?.jwksUrl).toBe('http://127.0.0.1:9000/jwks');
+    for (const value of ['file:///etc/jwks.json', 'ftp://id.example/jwks', 'jwks.json']) {
+      expect(() => loadConfig({ ...complete, GATEWAY_OAUTH_JWKS_URL: value })).toThrow(/GATEWAY_OAUTH_JWKS_URL/);
+    }
+  });
+  it('when only part of the set is given, then start-up is refused naming each missing setting', () => {
+    expect(() => loadConfig({ GATEWAY_OAUTH_ISSUER: 'https://id.example' })).toThrow(/GATEWAY_OAUTH_AUDIENCE[\s\S]*GATEWAY_OAUTH_JWKS_URL or GATEWAY_OAUTH_JWKS_FILE/);
+    expect(() => loadConfig({ GATEWAY_OAUTH_AUDIENCE: 'a', GATEWAY_OAUTH_JWKS_URL: 'https://id.example/jwks' })).toThrow(/GATEWAY_OAUTH_ISSUER/);
+    expect(() => loadConfig({ GATEWAY_OAUTH_ACCOUNT_CLAIM: 'tenant' })).toThrow(ConfigError);
+    expect(() => loadConfig({ GATEWAY_OAUTH_CLOCK_TOLERANCE_S: '5' })).toThrow(/GATEWAY_OAUTH_ISSUER/);
+  });
+  it('when both JWKS sources are given, then start-up is refused', () => {
+    expect(() => loadConfig({ ...complete, GATEWAY_OAUTH_JWKS_FILE: 'jwks.json' })).toThrow(/set only one/);
+  });
+  it('when the tolerance is outside 0 to 300 seconds, then start-up is refused', () => {
+    for (const value of ['-1', '301', 'soon']) expect(() => loadConfig({ ...complete, GATEWAY_OAUTH_CLOCK_TOLERANCE_S: value })).toThrow(/GATEWAY_OAUTH_CLOCK_TOLERANCE_S/);
+  });
+});

@@ -29,6 +29,14 @@ const envSchema = z.object({
   GATEWAY_TEST_MODE: flag.default(false),
   GATEWAY_CHECKOUT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   GATEWAY_CHECKOUT_TOLERANCE_S: int(1, 3600).default(300),
+  GATEWAY_COMPAT_ENABLED: flag.default(false),
+  GATEWAY_CAPABILITY_DELIVERY: z.string().default(''),
+  GATEWAY_OAUTH_ISSUER: z.string().min(1).optional(),
+  GATEWAY_OAUTH_AUDIENCE: z.string().min(1).optional(),
+  GATEWAY_OAUTH_JWKS_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
+  GATEWAY_OAUTH_JWKS_FILE: z.string().min(1).optional(),
+  GATEWAY_OAUTH_ACCOUNT_CLAIM: z.string().min(1).max(200).optional(),
+  GATEWAY_OAUTH_CLOCK_TOLERANCE_S: int(0, 300).optional(),
   GATEWAY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DAPR_HOST: z.string().default('127.0.0.1'),
   DAPR_HTTP_PORT: int(1, 65535).default(3500),
@@ -40,6 +48,47 @@ const envSchema = z.object({
 export type GatewayConfig = ReturnType<typeof loadConfig>;
 
 export class ConfigError extends Error {}
+
+/** Member/business OAuth: tokens from one issuer, keys from exactly one JWKS source. */
+export interface OAuthConfig {
+  issuer: string;
+  audience: string;
+  jwksUrl?: string;
+  jwksFile?: string;
+  /** The claim that names the gateway account the token acts for. */
+  accountClaim: string;
+  clockToleranceS: number;
+}
+
+const OAUTH_DEFAULT_ACCOUNT_CLAIM = 'payg_account';
+const OAUTH_DEFAULT_CLOCK_TOLERANCE_S = 5;
+
+/**
+ * All or nothing: a half-configured issuer would leave member routes answering 503 while the
+ * operator believes OAuth is on, so any GATEWAY_OAUTH_* setting requires the whole set.
+ */
+function oauthConfig(e: z.infer<typeof envSchema>): OAuthConfig | undefined {
+  const given = [e.GATEWAY_OAUTH_ISSUER, e.GATEWAY_OAUTH_AUDIENCE, e.GATEWAY_OAUTH_JWKS_URL, e.GATEWAY_OAUTH_JWKS_FILE, e.GATEWAY_OAUTH_ACCOUNT_CLAIM, e.GATEWAY_OAUTH_CLOCK_TOLERANCE_S];
+  if (given.every((value) => value === undefined)) return undefined;
+  const problems: string[] = [];
+  if (e.GATEWAY_OAUTH_ISSUER === undefined) problems.push('GATEWAY_OAUTH_ISSUER: required when OAuth is configured');
+  if (e.GATEWAY_OAUTH_AUDIENCE === undefined) problems.push('GATEWAY_OAUTH_AUDIENCE: required when OAuth is configured');
+  if (e.GATEWAY_OAUTH_JWKS_URL === undefined && e.GATEWAY_OAUTH_JWKS_FILE === undefined) {
+    problems.push('GATEWAY_OAUTH_JWKS_URL or GATEWAY_OAUTH_JWKS_FILE: one is required when OAuth is configured');
+  }
+  if (e.GATEWAY_OAUTH_JWKS_URL !== undefined && e.GATEWAY_OAUTH_JWKS_FILE !== undefined) {
+    problems.push('GATEWAY_OAUTH_JWKS_URL and GATEWAY_OAUTH_JWKS_FILE: set only one');
+  }
+  if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  return {
+    issuer: e.GATEWAY_OAUTH_ISSUER!,
+    audience: e.GATEWAY_OAUTH_AUDIENCE!,
+    jwksUrl: e.GATEWAY_OAUTH_JWKS_URL,
+    jwksFile: e.GATEWAY_OAUTH_JWKS_FILE === undefined ? undefined : resolve(e.GATEWAY_OAUTH_JWKS_FILE),
+    accountClaim: e.GATEWAY_OAUTH_ACCOUNT_CLAIM ?? OAUTH_DEFAULT_ACCOUNT_CLAIM,
+    clockToleranceS: e.GATEWAY_OAUTH_CLOCK_TOLERANCE_S ?? OAUTH_DEFAULT_CLOCK_TOLERANCE_S,
+  };
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const parsed = envSchema.safeParse(env);
@@ -53,6 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     throw new ConfigError('invalid configuration:\n  GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS: the UNKNOWN_IMAGE_V1 deadline is 24 hours; it may be shortened only with GATEWAY_TEST_MODE=true');
   }
   const imageDeadlineMs = e.GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS ?? IMAGE_UNKNOWN_DEADLINE_MS;
+  const oauth = oauthConfig(e);
   const holdTtlMs = e.GATEWAY_HOLD_TTL_MS ?? providerTimeoutMs + 60_000;
   return {
     port: e.PORT,
@@ -79,6 +129,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     logLevel: e.GATEWAY_LOG_LEVEL,
     /** Checkout callbacks: HMAC-SHA256 secret (unset: the callback route answers 503) and timestamp tolerance. */
     checkout: { secret: e.GATEWAY_CHECKOUT_SECRET, toleranceS: e.GATEWAY_CHECKOUT_TOLERANCE_S },
+    /** Member/business OAuth; undefined: off (member routes answer 503 oauth_disabled). */
+    oauth,
+    /** The deployment condition of the compatibility gate (docs/compat.md). */
+    compatEnabled: e.GATEWAY_COMPAT_ENABLED,
+    /** Delivery channels the operator accepted, per capability (`agent_run:session_events,…`; docs/capabilities.md). */
+    capabilityDelivery: e.GATEWAY_CAPABILITY_DELIVERY,
     dapr: { host: e.DAPR_HOST, httpPort: e.DAPR_HTTP_PORT, ledgerAppId: e.LEDGER_APP_ID },
     appPort: e.APP_PORT,
     redisUrl: e.REDIS_URL,

@@ -48,6 +48,7 @@ export const ERROR_STATUS = {
   image_unknown: 503,
   checkout_disabled: 503,
   oauth_disabled: 503,
+  oauth_unavailable: 503,
   provider_timeout: 504,
 } as const satisfies Record<string, number>;
 

@@ -1,19 +1,45 @@
 // The plain provider registry: a validated config entry in, a provider out.
 // The catalog file's `providers` map ({ "<name>": { "kind": … } }) is checked with
 // providerConfigSchema at start-up; each entry becomes one Provider named by its key,
-// holding a chat and an images adapter that share the entry's connections.
+// holding the adapters of the wires its kind serves (docs/providers.md), which share the
+// entry's connections: simulated serves all three wires, openai the OpenAI chat and images
+// wires, anthropic the Anthropic Messages wire.
 
 import { z } from 'zod';
+import type { WireFormat } from '../catalog/schema';
+import { AnthropicMessagesProvider } from './anthropic/messages';
 import { OpenAiChatProvider } from './openai/chat';
 import { OpenAiClient } from './openai/client';
 import { OpenAiImageProvider } from './openai/images';
-import type { ChatProvider, ImageProvider } from './port';
+import type { ChatProvider, ImageProvider, MessagesProvider } from './port';
 import { SimulatedChatProvider } from './simulated/chat';
 import { SimulatedImageProvider } from './simulated/images';
+import { SimulatedMessagesProvider } from './simulated/messages';
 
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 const maxBodyBytes = z.int().positive();
+
+const baseUrl = z.url({ protocol: /^https?$/ });
+
+/** Name of the environment variable that holds the API key (never the key itself). */
+const apiKeyEnv = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name').optional();
+
+/** Most sockets kept open to the upstream. */
+const connections = z.int().positive().optional();
+
+/** Extra headers sent on every request; `reserved` are set by the adapter from the entry's own fields. */
+function extraHeaders(reserved: Record<string, string>) {
+  return z
+    .record(z.string().regex(/^[A-Za-z0-9-]+$/, 'a header name'), z.string())
+    .optional()
+    .superRefine((headers, ctx) => {
+      for (const name of Object.keys(headers ?? {})) {
+        const field = reserved[name.toLowerCase()];
+        if (field) ctx.addIssue({ code: 'custom', message: `${name} is set from ${field}, not in headers`, path: [name] });
+      }
+    });
+}
 
 const simulatedEntry = z.strictObject({
   kind: z.literal('simulated'),
@@ -23,18 +49,29 @@ const simulatedEntry = z.strictObject({
 const openAiEntry = z.strictObject({
   kind: z.literal('openai'),
   /** Origin and prefix including the version, e.g. "https://api.openai.com/v1". */
-  baseUrl: z.url({ protocol: /^https?$/ }),
-  /** Name of the environment variable that holds the API key (never the key itself). */
-  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name').optional(),
+  baseUrl,
+  apiKeyEnv,
   maxBodyBytes: maxBodyBytes.optional(),
-  /** Most sockets kept open to the upstream. */
-  connections: z.int().positive().optional(),
-  /** Extra headers sent on every request (an organisation or project id; never the API key). */
-  headers: z.record(z.string().regex(/^[A-Za-z0-9-]+$/, 'a header name'), z.string()).optional()
-    .refine((h) => !h || !Object.keys(h).some((k) => k.toLowerCase() === 'authorization'), 'the API key goes in apiKeyEnv, not in headers'),
+  connections,
+  /** An organisation or project id; never the API key. */
+  headers: extraHeaders({ authorization: 'apiKeyEnv' }),
 });
 
-export const providerEntrySchema = z.discriminatedUnion('kind', [simulatedEntry, openAiEntry]);
+const anthropicEntry = z.strictObject({
+  kind: z.literal('anthropic'),
+  /** Origin and prefix including the version, e.g. "https://api.anthropic.com/v1". */
+  baseUrl,
+  /** Sent as x-api-key. */
+  apiKeyEnv,
+  /** The anthropic-version header (default 2023-06-01). */
+  anthropicVersion: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a version date, as in 2023-06-01').optional(),
+  maxBodyBytes: maxBodyBytes.optional(),
+  connections,
+  /** anthropic-beta and the like; never the API key. */
+  headers: extraHeaders({ 'x-api-key': 'apiKeyEnv', authorization: 'apiKeyEnv', 'anthropic-version': 'anthropicVersion' }),
+});
+
+export const providerEntrySchema = z.discriminatedUnion('kind', [simulatedEntry, openAiEntry, anthropicEntry]);
 
 /** The `providers` map of a catalog file: provider name → config entry. */
 export const providerConfigSchema = z.record(z.string().min(1), providerEntrySchema);
@@ -45,13 +82,26 @@ export type ProviderConfigs = z.infer<typeof providerConfigSchema>;
 
 type Env = Record<string, string | undefined>;
 
-/** One config entry: its adapters by modality, under the entry's name. */
+/** One config entry: the adapters of the wires it serves, under the entry's name. */
 export interface Provider {
   readonly name: string;
-  readonly chat: ChatProvider;
-  readonly images: ImageProvider;
-  /** Frees the entry's kept-alive connections (both adapters'), at shutdown. */
+  readonly chat?: ChatProvider;
+  readonly messages?: MessagesProvider;
+  readonly images?: ImageProvider;
+  /** Frees the entry's kept-alive connections (all its adapters'), at shutdown. */
   close(): Promise<void>;
+}
+
+/** Whether the provider has an adapter for the wire (a catalog profile's wire_format). */
+export function providerServes(provider: Provider, wire: WireFormat): boolean {
+  switch (wire) {
+    case 'openai-chat':
+      return provider.chat !== undefined;
+    case 'anthropic-messages':
+      return provider.messages !== undefined;
+    case 'openai-images':
+      return provider.images !== undefined;
+  }
 }
 
 export function createProvider(config: ProviderConfig, env: Env = process.env): Provider {
@@ -60,7 +110,13 @@ export function createProvider(config: ProviderConfig, env: Env = process.env): 
   switch (config.kind) {
     case 'simulated': {
       const options = { name, maxBodyBytes: limit };
-      return { name, chat: new SimulatedChatProvider(options), images: new SimulatedImageProvider(options), close: async () => undefined };
+      return {
+        name,
+        chat: new SimulatedChatProvider(options),
+        messages: new SimulatedMessagesProvider(options),
+        images: new SimulatedImageProvider(options),
+        close: async () => undefined,
+      };
     }
     case 'openai': {
       const client = new OpenAiClient({
@@ -72,6 +128,18 @@ export function createProvider(config: ProviderConfig, env: Env = process.env): 
         headers: config.headers,
       });
       return { name, chat: new OpenAiChatProvider({ client }), images: new OpenAiImageProvider({ client }), close: () => client.close() };
+    }
+    case 'anthropic': {
+      const messages = new AnthropicMessagesProvider({
+        name,
+        baseUrl: config.baseUrl,
+        apiKey: apiKey(name, config.apiKeyEnv, env),
+        anthropicVersion: config.anthropicVersion,
+        maxBodyBytes: limit,
+        connections: config.connections,
+        headers: config.headers,
+      });
+      return { name, messages, close: () => messages.close() };
     }
   }
 }

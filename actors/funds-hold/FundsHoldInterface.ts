@@ -5,6 +5,8 @@ import type { UsageUnit } from '../../lib/events';
 
 export const FUNDS_HOLD_ACTOR_TYPE = 'FundsHold';
 export const DEFAULT_POOL = 'pool-3';
+/** The member entitlement budget: what OAuth member routes pay from (docs/auth.md). */
+export const MEMBER_POOL = 'member';
 
 export function fundsHoldActorId(accountId: string, pool: string = DEFAULT_POOL): string {
   return `${accountId}:${pool}`;

@@ -5,20 +5,13 @@
 // Input tokens are ceil(UTF-8 bytes of JSON.stringify(messages) / 4).
 
 import { randomUUID } from 'node:crypto';
-import { abortableDelay, abortedCallError, untilAborted } from '../abort';
-import {
-  ProviderError,
-  type ChatCall,
-  type ChatCompletion,
-  type ChatProvider,
-  type ChatStreamChunk,
-  type TokenUsage,
-} from '../port';
+import { abortableDelay, abortedCallError } from '../abort';
+import type { ChatCall, ChatCompletion, ChatProvider, ChatStreamChunk, TokenUsage } from '../port';
 import { SimulatedAdapter, type SimulatedProviderOptions } from './adapter';
+import { beforeOutput, breakLikeStream, planTokens, simInputTokens, simulatedBreak, words } from './output';
 
 export { parseSimDirectives, SimDirectiveError } from './directives';
-
-export const SIM_DEFAULT_OUTPUT_TOKENS = 16;
+export { SIM_DEFAULT_OUTPUT_TOKENS } from './output';
 
 export type SimulatedChatProviderOptions = SimulatedProviderOptions;
 
@@ -32,13 +25,9 @@ interface Plan {
 
 export class SimulatedChatProvider extends SimulatedAdapter implements ChatProvider {
   async complete(call: ChatCall): Promise<ChatCompletion> {
-    await this.start(call);
+    await beforeOutput(call);
     const plan = planOutput(call);
-    // A non-streamed answer breaks in the middle when the stream would have.
-    const failAfter = call.directives?.failAfterChunks;
-    if (failAfter !== undefined && failAfter < plan.tokens + 2) {
-      throw new ProviderError('protocol', `simulated break after ${failAfter} chunks`);
-    }
+    breakLikeStream(call, plan.tokens + 2);
     return {
       id: plan.id,
       content: words(0, plan.tokens),
@@ -49,38 +38,20 @@ export class SimulatedChatProvider extends SimulatedAdapter implements ChatProvi
   }
 
   async stream(call: ChatCall): Promise<AsyncIterable<ChatStreamChunk>> {
-    await this.start(call);
+    await beforeOutput(call);
     return streamChunks(call, planOutput(call));
-  }
-
-  /** Everything that happens before any output: abort, rejection, failure, hang. */
-  private async start(call: ChatCall): Promise<void> {
-    const d = call.directives ?? {};
-    if (call.signal.aborted) throw abortedCallError(call.signal);
-    if (d.reject) throw new ProviderError('rejected', 'simulated rejection', 400);
-    if (d.failBeforeOutput) throw new ProviderError('unavailable', 'simulated failure before output', 503);
-    if (d.hang) await untilAborted(call.signal);
   }
 }
 
 function planOutput(call: ChatCall): Plan {
-  const wanted = call.directives?.outputTokens ?? SIM_DEFAULT_OUTPUT_TOKENS;
-  const tokens = Math.max(0, Math.min(wanted, call.maxTokens));
-  const inputTokens = Math.ceil(Buffer.byteLength(JSON.stringify(call.messages), 'utf8') / 4);
+  const { tokens, cut } = planTokens(call);
   return {
     id: `chatcmpl-sim-${randomUUID()}`,
     created: Math.floor(Date.now() / 1000),
     tokens,
-    finishReason: wanted > call.maxTokens ? 'length' : 'stop',
-    usage: { inputTokens, outputTokens: tokens },
+    finishReason: cut ? 'length' : 'stop',
+    usage: { inputTokens: simInputTokens(call.messages), outputTokens: tokens },
   };
-}
-
-/** Words from..to-1, space-joined, with a leading space unless from is 0. */
-function words(from: number, to: number): string {
-  let text = '';
-  for (let i = from; i < to; i++) text += i === 0 ? 'tok0' : ` tok${i}`;
-  return text;
 }
 
 async function* streamChunks(call: ChatCall, plan: Plan): AsyncGenerator<ChatStreamChunk> {
@@ -88,9 +59,7 @@ async function* streamChunks(call: ChatCall, plan: Plan): AsyncGenerator<ChatStr
   const base = { id: plan.id, object: 'chat.completion.chunk', created: plan.created, model: call.upstreamModel };
   const total = plan.tokens + 2; // token chunks, the finish chunk, the usage chunk
   for (let n = 0; n < total; n++) {
-    if (failAfterChunks !== undefined && n >= failAfterChunks) {
-      throw new ProviderError('protocol', `simulated break after ${failAfterChunks} chunks`);
-    }
+    if (failAfterChunks !== undefined && n >= failAfterChunks) throw simulatedBreak(failAfterChunks);
     if (n > 0 && streamDelayMs > 0) await abortableDelay(streamDelayMs, call.signal);
     if (call.signal.aborted) throw abortedCallError(call.signal);
     if (n < plan.tokens) {

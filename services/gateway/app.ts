@@ -4,13 +4,18 @@ import express from 'express';
 import type { Logger } from 'pino';
 import type { FundsHoldClient } from '../../actors/funds-hold/client';
 import type { Catalog } from '../../catalog/catalog';
-import type { ChatProvider } from '../../providers/port';
+import type { OAuthVerifier } from './auth/oauth';
+import type { Capability } from './capabilities/gates';
+import type { ChatAdapters } from './chat/upstream';
+import { CompatGate } from './compat/gate';
 import type { AccountStore } from './accounts/store';
 import { errorHandler, notFound } from './middleware/errors';
 import { requestId } from './middleware/request-id';
 import { adminRoutes } from './routes/admin';
 import { catalogRoutes } from './routes/catalog';
 import { chatRoutes } from './routes/chat';
+import { compatRoutes } from './routes/compat';
+import { memberRoutes } from './routes/member';
 import { consoleRoutes } from './routes/console';
 import { imageRoutes } from './routes/images';
 import type { ImageService } from './images/use-case';
@@ -20,7 +25,7 @@ import { orderRoutes } from './routes/orders';
 
 export interface GatewayDeps {
   catalog: Catalog;
-  providers: ReadonlyMap<string, ChatProvider>;
+  providers: ReadonlyMap<string, ChatAdapters>;
   funds: FundsHoldClient;
   images: ImageService;
   accounts: AccountStore;
@@ -36,6 +41,12 @@ export interface GatewayDeps {
   ledger: LedgerReader;
   /** Top-up orders and their checkout callbacks. */
   orders: OrderService;
+  /** The deployment condition of the compatibility gate. */
+  compatEnabled: boolean;
+  /** Deployment state of the capability gates: configured providers and accepted delivery channels. */
+  capabilityGates: { providers: ReadonlySet<string>; accepted: ReadonlySet<Capability> };
+  /** OAuth member tokens; undefined when the member family is not configured. */
+  oauth?: OAuthVerifier;
 }
 
 export function createGatewayApp(deps: GatewayDeps): express.Express {
@@ -56,12 +67,31 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
   });
 
-  app.use(catalogRoutes(deps.catalog, { actorHost: deps.actorHost }));
-  app.use(chatRoutes({ catalog: deps.catalog, providers: deps.providers, funds: deps.funds, maxBodyBytes: deps.maxBodyBytes, providerTimeoutMs: deps.providerTimeoutMs, holdTtlMs: deps.holdTtlMs, logger: deps.logger }, deps.accounts));
+  app.use(catalogRoutes(deps.catalog, {
+    actorHost: deps.actorHost,
+    compatEnabled: deps.compatEnabled,
+    providers: deps.capabilityGates.providers,
+    acceptedDelivery: deps.capabilityGates.accepted,
+    oauthConfigured: deps.oauth !== undefined,
+  }));
+  const chat = {
+    catalog: deps.catalog,
+    providers: deps.providers,
+    funds: deps.funds,
+    maxBodyBytes: deps.maxBodyBytes,
+    providerTimeoutMs: deps.providerTimeoutMs,
+    holdTtlMs: deps.holdTtlMs,
+    logger: deps.logger,
+    capabilityGates: deps.capabilityGates,
+  };
+  const credentials = { accounts: deps.accounts, oauth: deps.oauth };
+  app.use(chatRoutes(chat, deps.accounts));
+  app.use(compatRoutes({ ...chat, gate: new CompatGate(deps.compatEnabled, deps.funds) }, deps.accounts, deps.logger));
+  app.use(memberRoutes(chat, credentials));
   app.use(imageRoutes(deps.images, deps.accounts, deps.maxBodyBytes));
-  app.use(consoleRoutes({ accounts: deps.accounts, funds: deps.funds, ledger: deps.ledger }));
+  app.use(consoleRoutes({ credentials, funds: deps.funds, ledger: deps.ledger }));
   app.use(adminRoutes({ adminToken: deps.adminToken, accounts: deps.accounts, funds: deps.funds, ledger: deps.ledger, orders: deps.orders }));
-  app.use(orderRoutes(deps.orders, deps.accounts));
+  app.use(orderRoutes(deps.orders, credentials));
   app.use(notFound());
   app.use(errorHandler(deps.logger));
   return app;

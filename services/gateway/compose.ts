@@ -8,12 +8,14 @@ import { ImageTaskClient } from '../../actors/image-task/client';
 import { ACTOR_CLASSES } from '../../actors/host/registry';
 import { DaprActorInvoker } from '../../actors/runtime/dapr-invoker';
 import { EmbeddedActorHost } from '../../actors/runtime/embedded-host';
-import { loadCatalog } from '../../catalog/catalog';
+import { CatalogFileError, loadCatalog, type Catalog } from '../../catalog/catalog';
 import type { GatewayConfig } from '../../lib/config';
 import type { EventEnvelope } from '../../lib/events';
 import { DaprSidecar } from '../../lib/dapr-http';
 import { openLocalDb, type LocalDb } from '../../lib/local-db';
-import { createProviders } from '../../providers/registry';
+import { createProviders, providerServes, type Provider } from '../../providers/registry';
+import { OAuthVerifier } from './auth/oauth';
+import { parseDeliveryConfig } from './capabilities/gates';
 import { LmdbLedgerStore } from '../ledger/lmdb-store';
 import { daprLedgerReader } from './ledger/dapr-reader';
 import { storeLedgerReader } from './ledger/reader';
@@ -32,13 +34,29 @@ export interface Composition {
   close(): Promise<void>;
 }
 
+/** Every profile's provider must speak the profile's wire: found at start-up, not at the first call. */
+function checkProfilesServed(catalog: Catalog, providers: ReadonlyMap<string, Provider>): void {
+  for (const model of catalog.file.models) {
+    for (const profile of model.profiles) {
+      const provider = providers.get(profile.provider);
+      if (provider && !providerServes(provider, profile.wire_format)) {
+        throw new CatalogFileError(`models[${model.id}]: profile ${profile.profile_id} is ${profile.wire_format}, which provider "${profile.provider}" does not serve`);
+      }
+    }
+  }
+}
+
 export async function compose(config: GatewayConfig, logger: Logger = pino({ level: config.logLevel })): Promise<Composition> {
   const catalog = loadCatalog(config.catalogFile);
   const providers = createProviders(catalog.file.providers);
+  checkProfilesServed(catalog, providers);
   const closeProviders = () => Promise.allSettled([...providers.values()].map((p) => p.close()));
   const common = {
     catalog,
-    providers: new Map([...providers].map(([name, p]) => [name, p.chat])),
+    providers,
+    compatEnabled: config.compatEnabled,
+    capabilityGates: { providers: new Set(providers.keys()), accepted: parseDeliveryConfig(config.capabilityDelivery) },
+    oauth: config.oauth ? new OAuthVerifier(config.oauth) : undefined,
     logger,
     actorHost: config.actorHost,
     adminToken: config.adminToken,
@@ -48,7 +66,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   };
   const imageService = (actors: ActorInvoker, ledgerHas: (eventId: string) => Promise<boolean>) => new ImageService({
     catalog,
-    providers: new Map([...providers].map(([name, p]) => [name, p.images])),
+    providers: new Map([...providers].flatMap(([name, p]) => (p.images ? [[name, p.images] as const] : []))),
     tasks: new ImageTaskClient(actors),
     ledgerHas,
     maxBodyBytes: config.maxBodyBytes,

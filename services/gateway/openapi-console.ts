@@ -74,7 +74,7 @@ function pagePath(what: 'bills' | 'usage', item: 'Bill' | 'Usage') {
   return {
     get: {
       summary: `A page of the caller's own ${what} (pool-3), newest first`,
-      security: [{ apiKey: [] }],
+      security: [{ apiKey: [] }, { oauth: [] }],
       parameters: pageParameters,
       responses: {
         '200': { description: `A page of ${what}`, content: { 'application/json': { schema: { $ref: `#/components/schemas/${item}Page` } } } },
@@ -90,7 +90,7 @@ function exportPath(what: 'bills' | 'usage', item: 'Bill' | 'Usage') {
   return {
     get: {
       summary: `Export of the caller's own ${what} (pool-3), streamed: the items of every page, in the same order, filtered by time`,
-      security: [{ apiKey: [] }],
+      security: [{ apiKey: [] }, { oauth: [] }],
       parameters: exportParameters,
       responses: {
         '200': {

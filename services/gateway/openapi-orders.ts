@@ -91,7 +91,7 @@ export const orderPaths = {
   '/api/consumer/orders': {
     post: {
       summary: "A top-up order for the caller's own account; pay it at the payment provider, it is credited once the payment's callback has been recorded and the credit committed",
-      security: [{ apiKey: [] }],
+      security: [{ apiKey: [] }, { oauth: [] }],
       parameters: [idempotencyKey],
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/OrderRequest' } } } },
       responses: {
@@ -106,7 +106,7 @@ export const orderPaths = {
   '/api/consumer/orders/{orderId}': {
     get: {
       summary: "The caller's own order: its status is where fulfillment is read (a checkout callback is no proof of it)",
-      security: [{ apiKey: [] }],
+      security: [{ apiKey: [] }, { oauth: [] }],
       parameters: [orderIdParameter],
       responses: {
         '200': orderAnswer('The order'),

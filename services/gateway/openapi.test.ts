@@ -36,6 +36,25 @@ describe('OpenAPI document', () => {
   });
 });
 
+describe('OpenAPI document of the compatibility and member routes', () => {
+  const paths = openApiDocument.paths as unknown as Record<string, Record<string, { security: unknown[]; description?: string; 'x-gate'?: string }>>;
+  it('when the compatibility routes are read, then each is marked gated and names every condition of the gate with its code', () => {
+    for (const [path, method] of [['/v1/models', 'get'], ['/v1/chat/completions', 'post'], ['/v1/messages', 'post']]) {
+      const operation = paths[path][method];
+      expect(operation['x-gate']).toBe('compat');
+      for (const code of ['compat_disabled', 'compat_scope_required', 'compat_model_not_eligible', 'compat_account_unfunded']) expect(operation.description).toContain(code);
+    }
+    for (const path of Object.keys(paths).filter((p) => !p.startsWith('/v1/'))) {
+      for (const operation of Object.values(paths[path])) expect(operation['x-gate']).toBeUndefined();
+    }
+  });
+  it('when the member routes are read, then they take the OAuth scheme only', () => {
+    for (const path of ['/api/member/v1/entitlement', '/api/member/v1/models/{id}/chat', '/api/member/v1/models/{id}/chat/anthropic']) {
+      for (const operation of Object.values(paths[path])) expect(operation.security).toEqual([{ oauth: [] }]);
+    }
+  });
+});
+
 describe('OpenAPI document of orders', () => {
   const paths = openApiDocument.paths as unknown as Record<string, Record<string, { security: unknown[]; responses: Record<string, unknown> }>>;
   it('when the order routes are read, then creation answers 201/400/401/409 and the owner-only read 200/401/404, both with an API key', () => {
@@ -43,7 +62,7 @@ describe('OpenAPI document of orders', () => {
     const read = paths['/api/consumer/orders/{orderId}'].get;
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '409']));
     expect(Object.keys(read.responses)).toEqual(expect.arrayContaining(['200', '401', '404']));
-    expect([create.security, read.security]).toEqual([[{ apiKey: [] }], [{ apiKey: [] }]]);
+    expect([create.security, read.security]).toEqual([[{ apiKey: [] }, { oauth: [] }], [{ apiKey: [] }, { oauth: [] }]]);
   });
   it('when the checkout callback is read, then it is signature-verified and answers 200/400/401/404/409', () => {
     const callback = paths['/api/consumer/checkout/callback'].post;

@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 description of the formal open navigation (prototype routes are not in it).
 // A candidate reference: registered routes and credential contracts prevail (SPEC.md, Versioning).
 
+import { compatPaths, compatSchemas, compatSecuritySchemes } from './openapi-compat';
 import { consolePaths, consoleSchemas } from './openapi-console';
 import { orderPaths, orderSchemas, orderSecuritySchemes } from './openapi-orders';
 
@@ -16,7 +17,7 @@ export const openApiDocument = {
     description: 'Candidate contract. Amounts are integers in nano-USD (scale 9). Readiness is not production enablement.',
   },
   components: {
-    securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'API key: Authorization: Bearer <key>' }, ...orderSecuritySchemes },
+    securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'API key: Authorization: Bearer <key>' }, ...orderSecuritySchemes, ...compatSecuritySchemes },
     schemas: {
       Error: {
         type: 'object',
@@ -98,6 +99,7 @@ export const openApiDocument = {
       },
       ...consoleSchemas,
       ...orderSchemas,
+      ...compatSchemas,
     },
   },
   paths: {
@@ -175,12 +177,13 @@ export const openApiDocument = {
     },
     '/api/distribution/api-credit/balance': {
       get: {
-        summary: "The caller's own balance, open holds and available funds",
-        security: apiKey,
+        summary: "The caller's own balance, open holds and available funds (the account's API key or a member token of the account)",
+        security: [{ apiKey: [] }, { oauth: [] }],
         responses: { '200': { description: 'Balance', content: { 'application/json': { schema: { $ref: '#/components/schemas/Balance' } } } }, '401': errorResponse('Missing or unknown API key') },
       },
     },
     ...consolePaths,
     ...orderPaths,
+    ...compatPaths,
   },
 } as const;

@@ -44,6 +44,21 @@ export function chatSuite(hostName: string, start: () => Promise<DeploymentUnder
       expect(Object.keys(openapi.body.paths)).toContain('/api/open/v1/models/{id}/chat');
     });
 
+    it('when the deployment has not enabled the compatibility routes, then each answers 403 compat_disabled in its own shape', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const post = (path: string, body: unknown) => json(`${d.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const completions = await post('/v1/chat/completions', { model: 'sim-chat', ...hello });
+      expect(completions.status).toBe(403);
+      expect(completions.body.error).toMatchObject({ code: 'compat_disabled', type: 'permission_error', condition: 'deployment' });
+      const messages = await post('/v1/messages', { model: 'sim-chat', max_tokens: 8, ...hello });
+      expect(messages.body).toMatchObject({ type: 'error', error: { type: 'permission_error', code: 'compat_disabled' } });
+      const models = await json(`${d.url}/v1/models`, { headers: { authorization: `Bearer ${apiKey}`, 'anthropic-version': '2023-06-01' } });
+      expect([models.status, models.body.type, models.body.error.code]).toEqual([403, 'error', 'compat_disabled']);
+      const caps = await json(`${d.url}/api/open/v1/capabilities`);
+      expect(caps.body.compatibility_gate).toMatchObject({ open: false, conditions: [{ condition: 'deployment', state: 'fails' }, {}, {}, {}] });
+      expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000, held: 0 });
+    });
+
     it('when the credential is missing, unknown or an OAuth token, then 401, 401 and 403 credential_family_mismatch', async () => {
       expect((await chat(d.url, '', hello, { headers: { authorization: '' } })).status).toBe(401);
       expect((await chat(d.url, 'sk-payg-unknown', hello)).body.error.code).toBe('unauthorized');

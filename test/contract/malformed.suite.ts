@@ -3,7 +3,7 @@
 // well-formed success); nothing is left held, and the balance moved only by what was served.
 
 import { randomUUID } from 'node:crypto';
-import { balance, fundedAccount } from '../support/api';
+import { admin, balance, fundedAccount } from '../support/api';
 import { passes } from '../support/eventually';
 
 export interface MalformedDeployment {
@@ -45,6 +45,11 @@ const BODIES = [
   `{"messages":[{"role":"user","content":"hi"}],"extra":${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}}`,
   '{"amount":"100000000000000000000000","reference":"r"}',
   '{"amount":-5,"reference":"r"}',
+  '{"model":7,"messages":[{"role":"user","content":"hi"}]}',
+  '{"model":"sim-chat","max_tokens":8,"messages":[{"role":"user","content":7}]}',
+  '{"model":"sim-chat","max_tokens":8,"system":{"a":1},"messages":[{"role":"user","content":"hi"}]}',
+  '{"model":"sim-chat","max_tokens":8,"messages":[{"role":"user","content":[{"type":"image","source":null}]}]}',
+  '{"model":"../admin","messages":[{"role":"user","content":"hi"}]}',
 ];
 
 const HOSTILE_IDS = ['%00', '..%2F..%2Fadmin', 'x'.repeat(5000), '%E2%80%AE', "'%20OR%201=1", '%ZZ'];
@@ -63,8 +68,14 @@ export function malformedSuite(hostName: string, start: () => Promise<MalformedD
       const { accountId, apiKey } = await fundedAccount(d.url, 100_000_000);
       const auth = { authorization: `Bearer ${apiKey}` };
       const json = { ...auth, 'content-type': 'application/json' };
+      const compatKey = (await admin(d.url, `/admin/v1/accounts/${accountId}/api-keys`, { scopes: ['compat'] })).body.apiKey;
+      const compat = { authorization: `Bearer ${compatKey}`, 'content-type': 'application/json' };
       const probes: Probe[] = [];
       for (const body of BODIES) {
+        probes.push({ method: 'POST', path: '/api/open/v1/models/sim-chat/chat/anthropic', headers: json, body });
+        probes.push({ method: 'POST', path: '/v1/chat/completions', headers: compat, body });
+        probes.push({ method: 'POST', path: '/v1/messages', headers: { 'x-api-key': compatKey, 'content-type': 'application/json' }, body });
+        probes.push({ method: 'POST', path: '/api/member/v1/models/sim-chat/chat', headers: { authorization: 'Bearer eyJhbGciOiJFUzI1NiJ9.e30.AAAA', 'content-type': 'application/json' }, body });
         probes.push({ method: 'POST', path: '/api/open/v1/models/sim-chat/chat', headers: json, body });
         probes.push({ method: 'POST', path: '/api/open/v1/models/sim-image/images/generations', headers: { ...json, 'idempotency-key': randomUUID() }, body });
         probes.push({ method: 'POST', path: '/api/open/v1/models/sim-chat/chat', headers: { ...auth, 'content-type': 'text/plain' }, body });
@@ -74,9 +85,16 @@ export function malformedSuite(hostName: string, start: () => Promise<MalformedD
         probes.push({ method: 'GET', path: `/api/open/v1/models/sim-image/images/tasks/${id}`, headers: auth });
         probes.push({ method: 'GET', path: `/api/open/v1/models/${id}/images/tasks/${randomUUID()}`, headers: auth });
       }
-      for (const header of ['Bearer', 'Bearer ', 'Basic abc', `Bearer ${'a'.repeat(10_000)}`, 'Bearer a.b.c', 'Bearer \u00e9']) {
-        probes.push({ method: 'POST', path: '/api/open/v1/models/sim-chat/chat', headers: { authorization: header, 'content-type': 'application/json' }, body: '{}' });
+      for (const header of ['Bearer', 'Bearer ', 'Basic abc', `Bearer ${'a'.repeat(10_000)}`, 'Bearer a.b.c', 'Bearer \u00e9', 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.', `Bearer ${'eyJ'.repeat(3000)}.e30.x`]) {
+        for (const path of ['/api/open/v1/models/sim-chat/chat', '/v1/chat/completions', '/api/member/v1/models/sim-chat/chat', '/api/distribution/api-credit/balance']) {
+          probes.push({ method: path.endsWith('balance') ? 'GET' : 'POST', path, headers: { authorization: header, 'content-type': 'application/json' }, body: path.endsWith('balance') ? undefined : '{}' });
+        }
+        probes.push({ method: 'POST', path: '/v1/messages', headers: { 'x-api-key': header.slice(7), 'content-type': 'application/json' }, body: '{}' });
       }
+      for (const capabilities of ['telepathy', ',,,', 'signing,'.repeat(500), 'SIGNING']) {
+        probes.push({ method: 'POST', path: '/api/open/v1/models/sim-chat/chat', headers: { ...json, 'x-payg-capabilities': capabilities }, body: '{"messages":[{"role":"user","content":"hi"}]}' });
+      }
+      probes.push({ method: 'GET', path: '/v1/models?limit=-1&after_id=%ZZ', headers: compat });
       for (const key of ['', '""', '"', 'null', randomUUID().toUpperCase(), `${randomUUID()}, ${randomUUID()}`]) {
         probes.push({ method: 'POST', path: '/api/open/v1/models/sim-image/images/generations', headers: { ...json, 'idempotency-key': key }, body: '{"prompt":"x"}' });
       }

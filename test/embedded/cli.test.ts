@@ -33,6 +33,15 @@ describe('operator CLI', () => {
     expect(await balance(gateway.url, key.apiKey)).toMatchObject({ balance: 1234, held: 0 });
   });
 
+  it('when a key is made with --scope flags, then it carries those scopes; an unknown scope exits 1 with invalid_scope and a dangling flag exits 2', async () => {
+    const account = JSON.parse((await cli(['accounts', 'create', 'cli-scoped'])).stdout);
+    const key = JSON.parse((await cli(['api-keys', 'create', account.accountId, '--scope', 'compat', '--scope', 'media'])).stdout);
+    expect(key).toMatchObject({ accountId: account.accountId, scopes: ['compat', 'media'], apiKey: expect.stringMatching(/^sk-payg-/) });
+    expect(JSON.parse((await cli(['api-keys', 'create', account.accountId])).stdout)).toMatchObject({ scopes: [] });
+    await expect(cli(['api-keys', 'create', account.accountId, '--scope', 'root'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('invalid_scope') });
+    await expect(cli(['api-keys', 'create', account.accountId, '--scope'])).rejects.toMatchObject({ code: 2 });
+  });
+
   it('when the token is wrong or the arguments are bad, then the CLI exits non-zero and changes nothing', async () => {
     await expect(cli(['accounts', 'create', 'x'], 'wrong-token-wrong-token')).rejects.toMatchObject({ code: 1 });
     await expect(cli(['credits', 'add', 'acct', 'ten', 'ref'])).rejects.toMatchObject({ code: 2 });

@@ -165,3 +165,112 @@ describe('startUpstream images', () => {
     expect(JSON.parse(reply.text).error.message).toBe('x-upstream-behaviour "wrong-format" does not apply to chat');
   });
 });
+
+interface SseEvent {
+  event: string;
+  data: Record<string, unknown>;
+}
+
+function anthropicEvents(text: string): SseEvent[] {
+  return text.split('\n\n').filter((e) => e !== '').map((e) => {
+    const [eventLine, dataLine] = e.split('\n');
+    return { event: eventLine.replace(/^event: /, ''), data: JSON.parse(dataLine.replace(/^data: /, '')) };
+  });
+}
+
+const claude = { model: 'claude-x', system: 'be brief', messages, max_tokens: 5 };
+const claudeInput = Math.ceil(JSON.stringify({ system: 'be brief', messages }).length / 4);
+
+describe('startUpstream messages', () => {
+  it('when asked without stream, then it answers an Anthropic message of min(max_tokens, x-upstream-tokens) words', async () => {
+    const reply = await post(claude, { 'x-upstream-tokens': '3', 'x-api-key': 'sk-ant', 'anthropic-version': '2023-06-01' }, '/messages');
+    expect(reply.status).toBe(200);
+    expect(JSON.parse(reply.text)).toEqual({
+      id: expect.stringMatching(/^msg_/),
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-x',
+      content: [{ type: 'text', text: 'tok0 tok1 tok2' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: claudeInput, output_tokens: 3 },
+    });
+    expect(upstream.lastMessagesBody).toEqual(claude);
+    expect([upstream.lastMessagesHeaders?.['x-api-key'], upstream.lastMessagesHeaders?.['anthropic-version']]).toEqual(['sk-ant', '2023-06-01']);
+  });
+
+  it('when max_tokens cuts the words, then the stop reason is max_tokens', async () => {
+    const json = JSON.parse((await post({ ...claude, max_tokens: 2 }, {}, '/messages')).text);
+    expect([json.content[0].text, json.stop_reason, json.usage.output_tokens]).toEqual(['tok0 tok1', 'max_tokens', 2]);
+  });
+
+  it('when asked to stream, then it sends the Anthropic event sequence, each named as its type', async () => {
+    const reply = await post({ ...claude, max_tokens: 2, stream: true }, {}, '/messages');
+    const all = anthropicEvents(reply.text);
+    expect(reply.type).toBe('text/event-stream');
+    expect(all.map((e) => e.event)).toEqual(['message_start', 'content_block_start', 'ping', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(all.every((e) => e.data.type === e.event)).toBe(true);
+    expect(all[0].data.message).toMatchObject({ role: 'assistant', model: 'claude-x', content: [], stop_reason: null, usage: { input_tokens: claudeInput, output_tokens: 1 } });
+    expect(all[1].data).toEqual({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+    expect([all[3].data.delta, all[4].data.delta]).toEqual([{ type: 'text_delta', text: 'tok0' }, { type: 'text_delta', text: ' tok1' }]);
+    expect(all[6].data).toEqual({ type: 'message_delta', delta: { stop_reason: 'max_tokens', stop_sequence: null }, usage: { output_tokens: 2 } });
+  });
+
+  it.each([
+    [{ model: 'm', messages }, 'max_tokens: Field required'],
+    [{ model: 'm', max_tokens: 5 }, 'messages: Field required'],
+  ])('when the request is %j, then it is refused with 400 and an Anthropic error body', async (body, message) => {
+    const reply = await post(body, {}, '/messages');
+    expect([reply.status, JSON.parse(reply.text)]).toEqual([400, { type: 'error', error: { type: 'invalid_request_error', message } }]);
+  });
+
+  it.each([
+    [529, 'overloaded_error'],
+    [503, 'api_error'],
+    [429, 'rate_limit_error'],
+  ])('when the behaviour is status=%i, then it answers that status with Anthropic error type %s', async (status, type) => {
+    const reply = await post(claude, { 'x-upstream-behaviour': `status=${status}` }, '/messages');
+    expect([reply.status, JSON.parse(reply.text).error]).toEqual([status, { type, message: `simulated status ${status}` }]);
+  });
+
+  it('when break-after=4 is set on a stream, then four events arrive and the connection breaks', async () => {
+    const response = await fetch(`${upstream.url}/messages`, {
+      method: 'POST',
+      body: JSON.stringify({ ...claude, stream: true }),
+      headers: { 'x-upstream-behaviour': 'break-after=4,chunk-delay=1' },
+    });
+    const aborts = upstream.messagesClientAborts;
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const readAll = async (): Promise<void> => {
+      for (let step = await reader.read(); !step.done; step = await reader.read()) text += decoder.decode(step.value);
+    };
+    await expect(readAll()).rejects.toThrow();
+    expect(anthropicEvents(text).map((e) => e.event)).toEqual(['message_start', 'content_block_start', 'ping', 'content_block_delta']);
+    expect(upstream.messagesClientAborts).toBe(aborts);
+  });
+
+  it('when messages are asked for, then they are counted apart from chat and images', async () => {
+    const [chats, images, messagesSeen] = [upstream.requests, upstream.imageRequests, upstream.messagesRequests];
+    await post(claude, {}, '/messages');
+    expect([upstream.requests, upstream.imageRequests, upstream.messagesRequests]).toEqual([chats, images, messagesSeen + 1]);
+  });
+
+  it('when the client leaves a hanging Messages request, then the upstream counts a Messages client abort', async () => {
+    const aborts = upstream.messagesClientAborts;
+    const req = request(`${upstream.url}/messages`, { method: 'POST', headers: { 'x-upstream-behaviour': 'hang' } });
+    req.on('error', () => undefined);
+    req.end(JSON.stringify(claude));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    req.destroy();
+    const deadline = Date.now() + 2000;
+    while (upstream.messagesClientAborts === aborts && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(upstream.messagesClientAborts).toBe(aborts + 1);
+  });
+
+  it('when an images-only behaviour is given, then it is refused with 400', async () => {
+    const reply = await post(claude, { 'x-upstream-behaviour': 'wrong-format' }, '/messages');
+    expect([reply.status, JSON.parse(reply.text).error.message]).toEqual([400, 'x-upstream-behaviour "wrong-format" does not apply to messages']);
+  });
+});

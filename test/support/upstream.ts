@@ -8,10 +8,16 @@
 // { created, data: [{ url }] } per response_format (default url); the url is served by
 // GET /files/<n>.png. It refuses, with 400 as OpenAI does, a missing prompt, n other than 1
 // and an unknown response_format.
+// POST /v1/messages speaks the Anthropic Messages wire: the same N words as one text block,
+// stop_reason "max_tokens" when max_tokens cut them (else "end_turn"), input tokens
+// ceil(bytes of JSON.stringify({ system, messages }) / 4); as SSE when `stream: true`, with
+// Anthropic's event sequence (message_start, content_block_start, ping, one
+// content_block_delta per word, content_block_stop, message_delta, message_stop). It refuses,
+// with 400 and Anthropic's error body as Anthropic does, a missing max_tokens or messages.
 // Header `x-upstream-behaviour` (";" or "," separated): status=<code>, hang,
-// delay=<ms> (before answering), break-after=<n> (chat stream: destroy the socket after n
-// events; images: after n bytes of the body), chunk-delay=<ms> (chat stream: between events),
-// wrong-format (images: answer the form not asked for).
+// delay=<ms> (before answering), break-after=<n> (chat and messages streams: destroy the
+// socket after n events; images: after n bytes of the body), chunk-delay=<ms> (streams:
+// between events), wrong-format (images: answer the form not asked for).
 //
 // CLI: `node dist/test/support/upstream.js` listens on PORT (default 9100).
 
@@ -45,6 +51,14 @@ export interface Upstream {
   lastImageHeaders: IncomingHttpHeaders | undefined;
   /** Image requests whose client went away before the answer was complete. */
   imageClientAborts: number;
+  /** Anthropic Messages requests received. */
+  messagesRequests: number;
+  /** The parsed body of the last Messages request. */
+  lastMessagesBody: unknown;
+  /** The headers of the last Messages request (x-api-key and anthropic-version among them). */
+  lastMessagesHeaders: IncomingHttpHeaders | undefined;
+  /** Messages requests whose client went away before the answer was complete. */
+  messagesClientAborts: number;
 }
 
 interface Behaviour {
@@ -61,6 +75,7 @@ type JsonBody = Record<string, unknown>;
 const DEFAULT_TOKENS = 16;
 const CHAT_PATH = '/v1/chat/completions';
 const IMAGES_PATH = '/v1/images/generations';
+const MESSAGES_PATH = '/v1/messages';
 const FILE_PATH = /^\/files\/\d+\.png$/;
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
 const IMAGE = solidPng(8, 8, [0x33, 0x66, 0x99]);
@@ -79,12 +94,17 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
     lastImageBody: undefined,
     lastImageHeaders: undefined,
     imageClientAborts: 0,
+    messagesRequests: 0,
+    lastMessagesBody: undefined,
+    lastMessagesHeaders: undefined,
+    messagesClientAborts: 0,
     close,
   };
   let origin = '';
   const server = createServer({ keepAlive: true }, (req, res) => {
     if (req.method === 'POST' && req.url === CHAT_PATH) return readBody(req, (raw) => chat(req, res, raw));
     if (req.method === 'POST' && req.url === IMAGES_PATH) return readBody(req, (raw) => images(req, res, raw));
+    if (req.method === 'POST' && req.url === MESSAGES_PATH) return readBody(req, (raw) => messages(req, res, raw));
     if (req.method === 'GET' && FILE_PATH.test(req.url ?? '')) return sendPng(res);
     sendError(res, 404, 'not found');
   });
@@ -132,6 +152,24 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
     schedule(res, behaviour, () => upstream.imageClientAborts++, () => respondImage(res, body, behaviour, `${origin}/files/${n}.png`));
   }
 
+  function messages(req: IncomingMessage, res: ServerResponse, raw: string): void {
+    upstream.messagesRequests++;
+    upstream.lastMessagesHeaders = req.headers;
+    const body = parseBody(res, raw, sendAnthropicError);
+    if (!body) return;
+    upstream.lastMessagesBody = body;
+    let behaviour: Behaviour;
+    let headerTokens: number;
+    try {
+      behaviour = parseBehaviour(req.headers['x-upstream-behaviour'], 'messages');
+      headerTokens = parseCount('x-upstream-tokens', req.headers['x-upstream-tokens']) ?? DEFAULT_TOKENS;
+      checkMessagesRequest(body);
+    } catch (error) {
+      return sendAnthropicError(res, 400, (error as Error).message);
+    }
+    schedule(res, behaviour, () => upstream.messagesClientAborts++, () => respondMessages(res, body, behaviour, headerTokens));
+  }
+
   function close(): Promise<void> {
     return new Promise((resolve) => {
       server.close(() => resolve());
@@ -146,12 +184,14 @@ function readBody(req: IncomingMessage, done: (raw: string) => void): void {
   req.on('end', () => done(chunks.length === 1 ? chunks[0].toString() : Buffer.concat(chunks).toString()));
 }
 
+type SendError = (res: ServerResponse, status: number, message: string) => void;
+
 /** The JSON object of a request body, or undefined once a 400 has been sent for it. */
-function parseBody(res: ServerResponse, raw: string): JsonBody | undefined {
+function parseBody(res: ServerResponse, raw: string, fail: SendError = sendError): JsonBody | undefined {
   try {
     return JSON.parse(raw) as JsonBody;
   } catch {
-    sendError(res, 400, 'body is not JSON');
+    fail(res, 400, 'body is not JSON');
     return undefined;
   }
 }
@@ -167,9 +207,9 @@ function schedule(res: ServerResponse, behaviour: Behaviour, countAbort: () => v
 }
 
 /** A non-2xx status= behaviour: sends it and says so. */
-function sentStatus(res: ServerResponse, behaviour: Behaviour): boolean {
+function sentStatus(res: ServerResponse, behaviour: Behaviour, fail: SendError = sendError): boolean {
   if (behaviour.status === undefined || (behaviour.status >= 200 && behaviour.status < 300)) return false;
-  sendError(res, behaviour.status, `simulated status ${behaviour.status}`);
+  fail(res, behaviour.status, `simulated status ${behaviour.status}`);
   return true;
 }
 
@@ -223,6 +263,44 @@ function writeOneByOne(res: ServerResponse, events: string[], behaviour: Behavio
   step();
 }
 
+/** Refuses what Anthropic refuses before anything else: no max_tokens, no messages. */
+function checkMessagesRequest(body: JsonBody): void {
+  if (!Number.isInteger(body.max_tokens) || (body.max_tokens as number) < 1) throw new Error('max_tokens: Field required');
+  if (!Array.isArray(body.messages)) throw new Error('messages: Field required');
+}
+
+function respondMessages(res: ServerResponse, body: JsonBody, behaviour: Behaviour, headerTokens: number): void {
+  if (res.destroyed || sentStatus(res, behaviour, sendAnthropicError)) return;
+  const maxTokens = body.max_tokens as number;
+  const tokens = Math.max(0, Math.min(maxTokens, headerTokens));
+  const stopReason = headerTokens > maxTokens ? 'max_tokens' : 'end_turn';
+  const inputTokens = Math.ceil(Buffer.byteLength(JSON.stringify({ system: body.system, messages: body.messages })) / 4);
+  const id = `msg_up_${++sequence}`;
+  const model = typeof body.model === 'string' ? body.model : 'unknown';
+  const message = { id, type: 'message', role: 'assistant', model, content: [] as unknown[], stop_reason: null as string | null, stop_sequence: null };
+  if (body.stream !== true) {
+    const content = [{ type: 'text', text: words(tokens) }];
+    return sendJson(res, 200, { ...message, content, stop_reason: stopReason, usage: { input_tokens: inputTokens, output_tokens: tokens } });
+  }
+  const event = (data: JsonBody): string => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`;
+  const events = [
+    event({ type: 'message_start', message: { ...message, usage: { input_tokens: inputTokens, output_tokens: 1 } } }),
+    event({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+    event({ type: 'ping' }),
+  ];
+  for (let i = 0; i < tokens; i++) {
+    events.push(event({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: i === 0 ? 'tok0' : ` tok${i}` } }));
+  }
+  events.push(
+    event({ type: 'content_block_stop', index: 0 }),
+    event({ type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: tokens } }),
+    event({ type: 'message_stop' }),
+  );
+  res.writeHead(200, SSE_HEADERS);
+  if (behaviour.breakAfter === undefined && !behaviour.chunkDelayMs) return void res.end(events.join(''));
+  writeOneByOne(res, events, behaviour);
+}
+
 /** Refuses what OpenAI's images endpoint refuses: no prompt, n other than 1, an unknown format. */
 function checkImageRequest(body: JsonBody): void {
   if (typeof body.prompt !== 'string' || body.prompt === '') throw new Error('prompt is required');
@@ -267,17 +345,31 @@ function sendError(res: ServerResponse, status: number, message: string): void {
   sendJson(res, status, { error: { message, type, code: `upstream_${status}` } });
 }
 
-const CHAT_ONLY = new Set(['chunk-delay']);
+/** Anthropic's error body; its `error.type` follows the status as Anthropic's does. */
+function sendAnthropicError(res: ServerResponse, status: number, message: string): void {
+  sendJson(res, status, { type: 'error', error: { type: ANTHROPIC_ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message } });
+}
+
+const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  529: 'overloaded_error',
+};
+
+const STREAMS_ONLY = new Set(['chunk-delay']);
 const IMAGES_ONLY = new Set(['wrong-format']);
 
-function parseBehaviour(header: string | string[] | undefined, route: 'chat' | 'images'): Behaviour {
+function parseBehaviour(header: string | string[] | undefined, route: 'chat' | 'images' | 'messages'): Behaviour {
   const behaviour: Behaviour = {};
   if (typeof header !== 'string') return behaviour;
   for (const part of header.split(/[;,]/)) {
     const [rawName, value] = part.split('=', 2);
     const name = rawName.trim();
     if (name === '') continue;
-    if ((route === 'chat' ? IMAGES_ONLY : CHAT_ONLY).has(name)) throw new Error(`x-upstream-behaviour "${name}" does not apply to ${route}`);
+    if ((route === 'images' ? STREAMS_ONLY : IMAGES_ONLY).has(name)) throw new Error(`x-upstream-behaviour "${name}" does not apply to ${route}`);
     if (name === 'hang' && value === undefined) behaviour.hang = true;
     else if (name === 'wrong-format' && value === undefined) behaviour.wrongFormat = true;
     else if (name === 'status') behaviour.status = parseCount(name, value ?? '');

@@ -2,6 +2,7 @@
 // (keys carry 256 bits of entropy, so a fast hash is the right one).
 
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { ApiKeyScope } from '../auth/scopes';
 
 export interface Account {
   accountId: string;
@@ -13,7 +14,11 @@ export interface ApiKeyRecord {
   apiKeyId: string;
   accountId: string;
   createdAt: string;
+  scopes: ApiKeyScope[];
 }
+
+/** Keys stored before scopes existed have none. */
+type StoredApiKeyRecord = Omit<ApiKeyRecord, 'scopes'> & { scopes?: ApiKeyScope[] };
 
 export const API_KEY_PREFIX = 'sk-payg-';
 
@@ -50,11 +55,12 @@ export class AccountStore {
     return this.kv.get<Account>(`account:${accountId}`);
   }
 
-  async createApiKey(accountId: string): Promise<{ apiKeyId: string; apiKey: string }> {
+  /** Scopes arrive already parsed at the edge (parseApiKeyScopes), so the store trusts their type. */
+  async createApiKey(accountId: string, scopes: readonly ApiKeyScope[] = []): Promise<{ apiKeyId: string; apiKey: string; scopes: ApiKeyScope[] }> {
     const key = newApiKey();
-    const record: ApiKeyRecord = { apiKeyId: key.apiKeyId, accountId, createdAt: new Date().toISOString() };
+    const record: ApiKeyRecord = { apiKeyId: key.apiKeyId, accountId, createdAt: new Date().toISOString(), scopes: [...scopes] };
     await this.kv.put(`apikey:${hashApiKey(key.apiKey)}`, record);
-    return key;
+    return { ...key, scopes: record.scopes };
   }
 
   /** The key's record, or undefined for an unknown key. Found keys are cached briefly. */
@@ -63,8 +69,10 @@ export class AccountStore {
     const cached = this.keyCache.get(hash);
     const now = Date.now();
     if (cached && cached.until > now) return cached.record;
-    const record = await this.kv.get<ApiKeyRecord>(`apikey:${hash}`);
-    if (record) this.keyCache.set(hash, { record, until: now + this.cacheMs });
+    const stored = await this.kv.get<StoredApiKeyRecord>(`apikey:${hash}`);
+    if (!stored) return undefined;
+    const record: ApiKeyRecord = { ...stored, scopes: stored.scopes ?? [] };
+    this.keyCache.set(hash, { record, until: now + this.cacheMs });
     return record;
   }
 }

@@ -1,6 +1,8 @@
 // PAYG text chat, as a story: check the model and the limits, reserve the estimate on the
-// account's FundsHold, call the provider with the frozen max_tokens, settle for the actual
-// usage (never above the hold) or release when nothing was produced.
+// account's FundsHold of the route's funding pool, call the provider with the frozen
+// max_tokens, settle for the actual usage (never above the hold) or release when nothing was
+// produced. The same story on both inbound wires (./wires.ts): OpenAI chat completions and
+// Anthropic messages, each served natively or, where exact, by a profile of the other wire.
 
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
@@ -9,19 +11,23 @@ import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import type { UsageLine } from '../../../actors/funds-hold/FundsHoldInterface';
 import { requireEligible, type Catalog, type ResolvedProfile } from '../../../catalog/catalog';
 import { GatewayError } from '../../../lib/errors';
-import { ProviderError, type ChatCall, type ChatProvider, type ChatStreamChunk, type SimDirectives, type TokenUsage } from '../../../providers/port';
+import { ProviderError, type SimDirectives, type TokenUsage } from '../../../providers/port';
+import { requireCapability, type Capability } from '../capabilities/gates';
 import type { Caller } from '../middleware/auth';
 import { checkBodySize, checkThinkingBudget, effectiveMaxTokens, rejectUnsupported, reservationEstimate } from './limits';
-import { GATEWAY_FIELDS, parseChatBody, type ChatBody } from './request';
+import { upstreamFor, type ChatAdapters, type Upstream } from './upstream';
+import type { InboundWire, ParsedChat, StreamPiece } from './wires';
 
 export interface ChatDeps {
   catalog: Catalog;
-  providers: ReadonlyMap<string, ChatProvider>;
+  providers: ReadonlyMap<string, ChatAdapters>;
   funds: FundsHoldClient;
   maxBodyBytes: number;
   providerTimeoutMs: number;
   holdTtlMs: number;
   logger: Logger;
+  /** What the capability gates decide per deployment: configured providers, accepted delivery channels. */
+  capabilityGates: { providers: ReadonlySet<string>; accepted: ReadonlySet<Capability> };
 }
 
 export interface ChatInput {
@@ -30,33 +36,43 @@ export interface ChatInput {
   bodyBytes: number;
   caller: Caller;
   requestId: string;
+  /** The funding pool the route's family pays from (pool-3 for open and compatibility routes). */
+  pool: string;
   directives?: SimDirectives;
+  /** Capabilities the request asks to use (X-Payg-Capabilities): each must pass its four gates. */
+  capabilities: readonly Capability[];
 }
 
-interface PreparedChat {
+export interface PreparedChat {
   resolved: ResolvedProfile;
-  provider: ChatProvider;
-  body: ChatBody;
-  maxTokens: number;
+  parsed: ParsedChat;
+  upstream: Upstream;
   estimate: number;
   prices: { input: number; output: number };
   inputBytes: number;
 }
 
+type AnyWire = InboundWire<unknown, StreamPiece>;
+
 /** Everything that can refuse a request, before anything is held. */
-export function prepareChat(deps: ChatDeps, input: ChatInput): PreparedChat {
-  const resolved = deps.catalog.resolve(input.modelId, 'openai-chat');
-  const provider = deps.providers.get(resolved.profile.provider);
-  if (!provider) throw new GatewayError('model_not_eligible', `model ${resolved.model.id} has no configured provider`);
-  checkBodySize(input.bodyBytes, [deps.maxBodyBytes, provider.maxBodyBytes, resolved.model.limits.max_body_bytes ?? Infinity]);
-  const body = parseChatBody(input.body);
-  rejectUnsupported(body);
-  const maxTokens = effectiveMaxTokens(body.max_tokens, resolved.model.limits);
-  checkThinkingBudget(body.thinking, maxTokens);
+export function prepareChat<R, P extends StreamPiece>(deps: ChatDeps, wire: InboundWire<R, P>, input: ChatInput): PreparedChat {
+  const resolved = deps.catalog.resolveChat(input.modelId, wire.wire);
+  for (const capability of input.capabilities) {
+    requireCapability(capability, { model: resolved.model, scopes: input.caller.scopes, ...deps.capabilityGates });
+  }
+  const adapters = deps.providers.get(resolved.profile.provider);
+  const served = resolved.profile.wire_format === 'openai-chat' ? adapters?.chat : adapters?.messages;
+  if (!served) throw new GatewayError('model_not_eligible', `model ${resolved.model.id} has no configured provider`);
+  checkBodySize(input.bodyBytes, [deps.maxBodyBytes, served.maxBodyBytes, resolved.model.limits.max_body_bytes ?? Infinity]);
+  const parsed = wire.parse(input.body);
+  rejectUnsupported(parsed.body);
+  const maxTokens = effectiveMaxTokens(parsed.maxTokens, resolved.model.limits);
+  checkThinkingBudget(parsed.thinking, maxTokens);
   const output = requireEligible(resolved.model, 'TEXT_OUTPUT');
+  const upstream = upstreamFor(resolved, adapters, parsed.call(maxTokens, resolved.profile.upstream_model, input.directives));
   const prices = { input: resolved.model.prices.TEXT_INPUT ?? 0, output };
   const estimate = reservationEstimate(input.bodyBytes, maxTokens, prices.input, prices.output);
-  return { resolved, provider, body, maxTokens, estimate, prices, inputBytes: input.bodyBytes };
+  return { resolved, parsed, upstream, estimate, prices, inputBytes: input.bodyBytes };
 }
 
 function usageLines(prices: PreparedChat['prices'], usage: TokenUsage): UsageLine[] {
@@ -64,12 +80,6 @@ function usageLines(prices: PreparedChat['prices'], usage: TokenUsage): UsageLin
     { unit: 'TEXT_INPUT', quantity: usage.inputTokens, unitPrice: prices.input },
     { unit: 'TEXT_OUTPUT', quantity: usage.outputTokens, unitPrice: prices.output },
   ];
-}
-
-function providerCall(chat: PreparedChat, signal: AbortSignal, directives?: SimDirectives): ChatCall {
-  const passthrough: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(chat.body)) if (!GATEWAY_FIELDS.has(key)) passthrough[key] = value;
-  return { upstreamModel: chat.resolved.profile.upstream_model, messages: chat.body.messages as ChatCall['messages'], maxTokens: chat.maxTokens, passthrough, directives, signal };
 }
 
 export function toGatewayProviderError(error: unknown): GatewayError {
@@ -82,9 +92,21 @@ export function toGatewayProviderError(error: unknown): GatewayError {
   return new GatewayError('provider_error', 'the provider failed');
 }
 
-export async function runChat(deps: ChatDeps, input: ChatInput, res: Response): Promise<void> {
-  const chat = prepareChat(deps, input);
-  const funds = deps.funds.of(input.caller.accountId);
+interface HoldHandle {
+  holdId: string;
+  release(reason: string): Promise<unknown>;
+  settle(usage: TokenUsage): Promise<{ charged: number }>;
+}
+
+export async function runChat<R, P extends StreamPiece>(deps: ChatDeps, wire: InboundWire<R, P>, input: ChatInput, res: Response): Promise<void> {
+  const chat = prepareChat(deps, wire, input);
+  await runPrepared(deps, wire as unknown as AnyWire, chat, input, res);
+}
+
+/** From the reservation on: the request has passed every check. */
+export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, input: ChatInput, res: Response): Promise<void> {
+  const funds = deps.funds.of(input.caller.accountId, input.pool);
+  if (input.capabilities.length > 0) res.setHeader('x-payg-capabilities', input.capabilities.join(', '));
   const holdId = randomUUID();
   await funds.reserve({ holdId, amount: chat.estimate, ttlMs: deps.holdTtlMs, requestId: input.requestId, model: chat.resolved.model.id, profileId: chat.resolved.profile.profile_id });
 
@@ -93,78 +115,65 @@ export async function runChat(deps: ChatDeps, input: ChatInput, res: Response): 
   res.on('close', () => {
     if (!res.writableFinished) abort.abort(new Error('client disconnected'));
   });
-  const call = providerCall(chat, signal, input.directives);
-  const release = (reason: string) => funds.release({ holdId, reason }).catch((error) => deps.logger.error({ err: error, holdId }, 'release failed; the hold expires by itself'));
-  const settle = (usage: TokenUsage) => funds.settle({ holdId, lines: usageLines(chat.prices, usage) });
+  const hold: HoldHandle = {
+    holdId,
+    release: (reason) => funds.release({ holdId, reason }).catch((error) => deps.logger.error({ err: error, holdId }, 'release failed; the hold expires by itself')),
+    settle: (usage) => funds.settle({ holdId, lines: usageLines(chat.prices, usage) }),
+  };
 
-  if (chat.body.stream !== true) {
-    let completion;
+  if (!chat.parsed.stream) {
+    let result: unknown;
     try {
-      completion = await chat.provider.complete(call);
+      result = await wire.complete(chat.upstream, signal);
     } catch (error) {
-      await release('provider_failed');
+      await hold.release('provider_failed');
       throw toGatewayProviderError(error);
     }
-    const settled = await settle(completion.usage);
+    const settled = await hold.settle(wire.usage(result));
     res.setHeader('x-payg-charged', String(settled.charged));
-    res.json({
-      id: completion.id,
-      object: 'chat.completion',
-      created: completion.created,
-      model: chat.resolved.model.id,
-      choices: [{ index: 0, message: { role: 'assistant', content: completion.content }, finish_reason: completion.finishReason }],
-      usage: { prompt_tokens: completion.usage.inputTokens, completion_tokens: completion.usage.outputTokens, total_tokens: completion.usage.inputTokens + completion.usage.outputTokens },
-    });
+    res.json(wire.json(result, chat.resolved.model.id));
     return;
   }
-  await streamChat(deps, chat, call, res, { release, settle, holdId });
+  await streamChat(deps, wire, chat, signal, res, hold);
 }
 
-async function streamChat(
-  deps: ChatDeps,
-  chat: PreparedChat,
-  call: ChatCall,
-  res: Response,
-  hold: { release: (reason: string) => Promise<unknown>; settle: (usage: TokenUsage) => Promise<unknown>; holdId: string },
-): Promise<void> {
-  let chunks: AsyncIterable<ChatStreamChunk>;
+async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, signal: AbortSignal, res: Response, hold: HoldHandle): Promise<void> {
+  let pieces: AsyncIterable<StreamPiece>;
   try {
-    chunks = await chat.provider.stream(call);
+    pieces = await wire.stream(chat.upstream, signal);
   } catch (error) {
     await hold.release('provider_failed');
     throw toGatewayProviderError(error);
   }
-  const includeUsage = chat.body.stream_options?.include_usage === true;
   let outputTokens = 0;
-  let reported: TokenUsage | undefined;
+  let inputReported: number | undefined;
+  let final: TokenUsage | undefined;
   let failure: unknown;
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   res.flushHeaders();
+  const modelId = chat.resolved.model.id;
   try {
-    for await (const piece of chunks) {
-      if (piece.usage) reported = piece.usage;
+    for await (const piece of pieces) {
+      if (piece.usage) {
+        inputReported = piece.usage.inputTokens;
+        if (wire.finalUsage(piece)) final = piece.usage;
+      }
       if (piece.outputDelta) outputTokens += 1;
-      if (piece.usage && !includeUsage) continue;
-      piece.chunk.model = chat.resolved.model.id;
-      if (!res.destroyed) res.write(`data: ${JSON.stringify(piece.chunk)}\n\n`);
+      const frame = wire.frame(piece, modelId, chat.parsed);
+      if (frame !== undefined && !res.destroyed) res.write(frame);
     }
   } catch (error) {
     failure = error;
   }
-  // Charged for what was produced: the provider's own count when it gave one, else one token per
-  // relayed delta and the input bounded by bytes/4 (docs/billing.md). Nothing produced: released.
-  const produced = reported ?? { inputTokens: Math.ceil(chat.inputBytes / 4), outputTokens };
-  if (!reported && outputTokens === 0) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
+  // Charged for what was produced: the provider's own final count when it gave one, else one
+  // token per relayed delta and the input as reported, or bounded by bytes/4 (docs/money.md).
+  // Nothing produced: released.
+  const produced = final ?? { inputTokens: inputReported ?? Math.ceil(chat.inputBytes / 4), outputTokens };
+  if (!final && outputTokens === 0) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
   else await hold.settle(produced).catch((error) => deps.logger.error({ err: error, holdId: hold.holdId }, 'settle failed; the hold expires by itself'));
   if (res.destroyed) return;
-  if (failure && !call.signal.aborted) {
-    const error = toGatewayProviderError(failure);
-    res.write(`data: ${JSON.stringify({ error: { code: error.code, message: error.message } })}\n\n`);
-  } else if (failure) {
-    const error = new GatewayError('provider_timeout', 'the provider did not finish in time');
-    res.write(`data: ${JSON.stringify({ error: { code: error.code, message: error.message } })}\n\n`);
-  } else {
-    res.write('data: [DONE]\n\n');
-  }
+  if (failure && !signal.aborted) res.write(wire.streamError(toGatewayProviderError(failure)));
+  else if (failure) res.write(wire.streamError(new GatewayError('provider_timeout', 'the provider did not finish in time')));
+  else res.write(wire.end);
   res.end();
 }

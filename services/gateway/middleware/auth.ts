@@ -1,14 +1,24 @@
-// Credentials. Open pool-3 routes take an API key (Authorization: Bearer <key>; the Anthropic
-// wire also x-api-key). A JWT on these routes is the OAuth family: refused, never re-routed.
+// Credentials (docs/auth.md). Two families that never stand in for each other: API keys (open
+// pool-3 and compatibility routes; the Anthropic wire also takes x-api-key) and OAuth access
+// tokens (member/business routes). The family is read from the credential's shape and checked
+// against the route before any lookup, so a credential of the wrong family is never probed.
 
 import { timingSafeEqual } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { GatewayError } from '../../../lib/errors';
 import type { AccountStore } from '../accounts/store';
+import type { OAuthVerifier } from '../auth/oauth';
+
+export type CredentialFamily = 'api_key' | 'oauth';
 
 export interface Caller {
+  family: CredentialFamily;
   accountId: string;
-  apiKeyId: string;
+  /** Set for the API-key family. */
+  apiKeyId?: string;
+  /** The token's subject, set for the OAuth family. */
+  subject?: string;
+  scopes: ReadonlySet<string>;
 }
 
 declare module 'express-serve-static-core' {
@@ -17,7 +27,24 @@ declare module 'express-serve-static-core' {
   }
 }
 
+export interface CredentialDeps {
+  accounts: AccountStore;
+  /** Undefined when OAuth is not configured: OAuth routes then answer 503 oauth_disabled. */
+  oauth?: OAuthVerifier;
+}
+
+export interface CredentialOptions {
+  accept: readonly CredentialFamily[];
+  /** The Anthropic wire's own header for API keys. */
+  allowXApiKey?: boolean;
+}
+
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+const ROUTE_FAMILY: Record<CredentialFamily, string> = {
+  api_key: 'open pool-3 and compatibility routes take an API key',
+  oauth: 'member routes take an OAuth access token',
+};
 
 function bearer(req: Request): string | undefined {
   const header = req.headers.authorization;
@@ -26,23 +53,69 @@ function bearer(req: Request): string | undefined {
   return match ? match[1] : undefined;
 }
 
-export function apiKeyAuth(accounts: AccountStore, options: { allowXApiKey?: boolean } = {}) {
-  return async function authenticateApiKey(req: Request, _res: Response, next: NextFunction): Promise<void> {
-    const xApiKey = options.allowXApiKey ? req.headers['x-api-key'] : undefined;
-    const token = bearer(req) ?? (typeof xApiKey === 'string' ? xApiKey.trim() : undefined);
-    if (!token) return next(new GatewayError('unauthorized', 'an API key is required (Authorization: Bearer <key>)'));
-    if (JWT_SHAPE.test(token)) {
-      return next(new GatewayError('credential_family_mismatch', 'OAuth tokens are not accepted on open pool-3 routes; use an API key'));
-    }
+function presented(req: Request, allowXApiKey: boolean): string | undefined {
+  const xApiKey = allowXApiKey ? req.headers['x-api-key'] : undefined;
+  return bearer(req) ?? (typeof xApiKey === 'string' && xApiKey.trim() !== '' ? xApiKey.trim() : undefined);
+}
+
+function familyOf(credential: string): CredentialFamily {
+  return JWT_SHAPE.test(credential) ? 'oauth' : 'api_key';
+}
+
+function missing(options: CredentialOptions): GatewayError {
+  const wanted = options.accept.map((family) => (family === 'api_key' ? 'an API key' : 'an OAuth access token')).join(' or ');
+  const where = options.allowXApiKey ? 'Authorization: Bearer <credential>, or x-api-key: <key>' : 'Authorization: Bearer <credential>';
+  return new GatewayError('unauthorized', `${wanted} is required (${where})`);
+}
+
+function mismatch(family: CredentialFamily, accept: readonly CredentialFamily[]): GatewayError {
+  const given = family === 'oauth' ? 'OAuth tokens are' : 'API keys are';
+  return new GatewayError('credential_family_mismatch', `${given} not accepted here: ${accept.map((f) => ROUTE_FAMILY[f]).join('; ')}`);
+}
+
+async function apiKeyCaller(accounts: AccountStore, apiKey: string): Promise<Caller> {
+  const record = await accounts.findApiKey(apiKey);
+  if (!record) throw new GatewayError('unauthorized', 'unknown API key');
+  return { family: 'api_key', accountId: record.accountId, apiKeyId: record.apiKeyId, scopes: new Set(record.scopes) };
+}
+
+async function oauthCaller(deps: CredentialDeps, token: string): Promise<Caller> {
+  if (!deps.oauth) throw new GatewayError('oauth_disabled', 'OAuth is not configured on this gateway');
+  const principal = await deps.oauth.verify(token);
+  // A token for an account this gateway does not hold is as good as an unknown credential.
+  if (!(await deps.accounts.getAccount(principal.accountId))) throw new GatewayError('unauthorized', 'the token names no account of this gateway');
+  return { family: 'oauth', accountId: principal.accountId, subject: principal.subject, scopes: new Set(principal.scopes) };
+}
+
+export function credentialAuth(deps: CredentialDeps, options: CredentialOptions): RequestHandler {
+  const accept = options.accept;
+  if (accept.length === 0) throw new TypeError('credentialAuth: a route must accept at least one credential family');
+  return async function authenticateCredential(req: Request, _res: Response, next: NextFunction): Promise<void> {
+    const credential = presented(req, options.allowXApiKey === true);
+    if (!credential) return next(missing(options));
+    const family = familyOf(credential);
+    if (!accept.includes(family)) return next(mismatch(family, accept));
     try {
-      const record = await accounts.findApiKey(token);
-      if (!record) return next(new GatewayError('unauthorized', 'unknown API key'));
-      req.caller = { accountId: record.accountId, apiKeyId: record.apiKeyId };
+      req.caller = family === 'api_key' ? await apiKeyCaller(deps.accounts, credential) : await oauthCaller(deps, credential);
       next();
     } catch (error) {
       next(error);
     }
   };
+}
+
+/**
+ * The (account, API key) pair of a caller on an API-key-only route, for what is scoped per key
+ * (image tasks, idempotency). Only that pair is returned, so nothing else reaches actor state.
+ */
+export function apiKeyOwner(caller: Caller): { accountId: string; apiKeyId: string } {
+  if (caller.family !== 'api_key' || caller.apiKeyId === undefined) throw mismatch(caller.family, ['api_key']);
+  return { accountId: caller.accountId, apiKeyId: caller.apiKeyId };
+}
+
+/** The open pool-3 routes' credential, as before OAuth existed. */
+export function apiKeyAuth(accounts: AccountStore, options: { allowXApiKey?: boolean } = {}): RequestHandler {
+  return credentialAuth({ accounts }, { accept: ['api_key'], allowXApiKey: options.allowXApiKey });
 }
 
 export function adminAuth(adminToken: string | undefined) {

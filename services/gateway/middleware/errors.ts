@@ -19,10 +19,15 @@ function fromExpress(error: unknown): GatewayError | undefined {
   return new GatewayError('invalid_request', error instanceof URIError ? 'the request path is not valid percent-encoding' : 'the request is malformed');
 }
 
+/** Anything a route or Express threw, as the GatewayError it answers with. */
+export function asGatewayError(error: unknown): GatewayError {
+  // A GatewayError has a `status` too: it must not be mistaken for Express's own.
+  return error instanceof GatewayError ? error : fromExpress(error) ?? toGatewayError(error);
+}
+
 export function errorHandler(logger: Logger) {
   return function handleError(error: unknown, req: Request, res: Response, _next: NextFunction): void {
-    // A GatewayError has a `status` too: it must not be mistaken for Express's own.
-    const gatewayError = error instanceof GatewayError ? error : fromExpress(error) ?? toGatewayError(error);
+    const gatewayError = asGatewayError(error);
     if (gatewayError.status >= 500) logger.error({ err: error, requestId: req.requestId }, 'request failed');
     if (res.headersSent) {
       res.end();

@@ -1,8 +1,10 @@
-// The operator API (DESIGN.md §4): accounts, API keys (shown once), credits (idempotent per reference).
+// The operator API (DESIGN.md §4): accounts, API keys (shown once; optionally scoped, see
+// docs/auth.md), credits (idempotent per reference).
 
 import { Router } from 'express';
 import { z } from 'zod';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
+import { DEFAULT_POOL, MEMBER_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import { GatewayError } from '../../../lib/errors';
 import { CURRENCY, SCALE } from '../../../lib/money';
 import type { AccountStore } from '../accounts/store';
@@ -12,12 +14,17 @@ import { sendOrder } from './orders';
 import type { LedgerReader } from '../ledger/reader';
 import { reconcile } from '../ledger/reconcile';
 import { adminAuth } from '../middleware/auth';
+import { parseApiKeyScopes } from '../auth/scopes';
 import { jsonBody } from '../middleware/json-body';
 
 const accountBody = z.object({ name: z.string().trim().min(1).max(200) }).strict();
+/** Scopes are checked by name after the shape, so an unknown or repeated one is invalid_scope naming it. */
+const apiKeyBody = z.object({ scopes: z.array(z.string().max(64)).max(32).optional() }).strict();
 const creditBody = z.object({
   amount: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
   reference: z.string().min(1).max(200),
+  /** pool-3 (PAYG, the default) or the member entitlement budget of the OAuth family. */
+  pool: z.enum([DEFAULT_POOL, MEMBER_POOL]).default(DEFAULT_POOL),
 }).strict();
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
@@ -47,9 +54,10 @@ export function adminRoutes(options: { adminToken?: string; accounts: AccountSto
   };
 
   router.post('/admin/v1/accounts/:accountId/api-keys', async (req, res) => {
+    const scopes = parseApiKeyScopes(parse(apiKeyBody, req.body).scopes ?? []);
     const account = await existing(req.params.accountId as string);
-    const key = await accounts.createApiKey(account.accountId);
-    res.status(201).json({ apiKeyId: key.apiKeyId, apiKey: key.apiKey, accountId: account.accountId });
+    const key = await accounts.createApiKey(account.accountId, scopes);
+    res.status(201).json({ apiKeyId: key.apiKeyId, apiKey: key.apiKey, accountId: account.accountId, scopes: key.scopes });
   });
 
   router.post('/admin/v1/accounts/:accountId/credits', async (req, res) => {
@@ -57,7 +65,7 @@ export function adminRoutes(options: { adminToken?: string; accounts: AccountSto
     // Order credits are made by their orders only: once per order, for the order's amount.
     if (body.reference.startsWith(ORDER_REFERENCE_PREFIX)) throw new GatewayError('invalid_request', `references starting with "${ORDER_REFERENCE_PREFIX}" are reserved for orders`, { param: 'reference' });
     const account = await existing(req.params.accountId as string);
-    const outcome = await funds.of(account.accountId).credit(body);
+    const outcome = await funds.of(account.accountId, body.pool).credit({ amount: body.amount, reference: body.reference });
     res.status(200).json({ accountId: account.accountId, currency: CURRENCY, scale: SCALE, ...outcome });
   });
 

@@ -3,9 +3,19 @@
 import { Router } from 'express';
 import { eligibility, publicEntry, type Catalog } from '../../../catalog/catalog';
 import { PRICED_OPERATIONS } from '../../../catalog/schema';
+import { capabilityReadiness, type Capability } from '../capabilities/gates';
+import { compatReadiness } from '../compat/gate';
 import { openApiDocument } from '../openapi';
 
-export function catalogRoutes(catalog: Catalog, info: { actorHost: string }): Router {
+export interface ReadinessInfo {
+  actorHost: string;
+  compatEnabled: boolean;
+  providers: ReadonlySet<string>;
+  acceptedDelivery: ReadonlySet<Capability>;
+  oauthConfigured: boolean;
+}
+
+export function catalogRoutes(catalog: Catalog, info: ReadinessInfo): Router {
   const router = Router();
   router.get('/api/open/v1/catalog/models', (_req, res) => {
     res.json({ object: 'list', data: catalog.models().map(publicEntry) });
@@ -21,7 +31,11 @@ export function catalogRoutes(catalog: Catalog, info: { actorHost: string }): Ro
       funding_pool: 'pool-3',
       routes: {
         chat: { path: '/api/open/v1/models/{id}/chat', ready: true },
+        chat_anthropic: { path: '/api/open/v1/models/{id}/chat/anthropic', ready: true },
+        member_chat: { path: '/api/member/v1/models/{id}/chat', ready: info.oauthConfigured, credential: 'OAuth member token', funding_pool: 'member' },
       },
+      compatibility_gate: compatReadiness(info.compatEnabled, catalog.models()),
+      capability_gates: capabilityReadiness(catalog, info.providers, info.acceptedDelivery),
       models: catalog.models().map((model) => ({
         id: model.id,
         operations: Object.fromEntries(PRICED_OPERATIONS.map((op) => {

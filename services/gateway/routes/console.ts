@@ -1,5 +1,6 @@
 // Console routes on the caller's own account (pool-3): balance, bills and usage by page, and
-// their exports. The account is the API key's, never anything in the request.
+// their exports. The account is the credential's (the account's API key or a member token of
+// the account), never anything in the request.
 
 import { Router, type Request, type Response } from 'express';
 import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
@@ -9,12 +10,13 @@ import { CURRENCY, SCALE } from '../../../lib/money';
 import { parseExportQuery, parsePageQuery, type ConsoleKind } from '../../ledger/console-query';
 import { exportHeaders } from '../../ledger/export-format';
 import type { AccountStore } from '../accounts/store';
+import type { OAuthVerifier } from '../auth/oauth';
 import type { LedgerReader } from '../ledger/reader';
-import { apiKeyAuth } from '../middleware/auth';
+import { credentialAuth } from '../middleware/auth';
 
-export function consoleRoutes(options: { accounts: AccountStore; funds: FundsHoldClient; ledger: LedgerReader }): Router {
+export function consoleRoutes(options: { credentials: { accounts: AccountStore; oauth?: OAuthVerifier }; funds: FundsHoldClient; ledger: LedgerReader }): Router {
   const router = Router();
-  const auth = apiKeyAuth(options.accounts);
+  const auth = credentialAuth(options.credentials, { accept: ['api_key', 'oauth'] });
   router.get('/api/distribution/api-credit/balance', auth, async (req, res) => {
     const view = await options.funds.of(req.caller.accountId).getBalance();
     res.json({ currency: CURRENCY, scale: SCALE, ...view });

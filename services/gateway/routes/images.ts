@@ -4,7 +4,7 @@
 import { Router, type Response } from 'express';
 import type { AccountStore } from '../accounts/store';
 import type { ImageReply, ImageService } from '../images/use-case';
-import { apiKeyAuth } from '../middleware/auth';
+import { apiKeyAuth, apiKeyOwner } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
 import { directivesOf } from './chat';
 
@@ -19,14 +19,14 @@ export function imageRoutes(images: ImageService, accounts: AccountStore, maxBod
       modelId: req.params.id as string,
       body: req.body,
       bodyBytes: req.bodyBytes,
-      caller: req.caller,
+      caller: apiKeyOwner(req.caller),
       requestId: req.requestId,
       idempotencyKey: req.headers['idempotency-key'],
       directives: directivesOf(req),
     }));
   });
   router.get('/api/open/v1/models/:id/images/tasks/:taskId', apiKeyAuth(accounts), async (req, res) => {
-    send(res, await images.recover({ modelId: req.params.id as string, taskId: req.params.taskId as string, caller: req.caller, requestId: req.requestId }));
+    send(res, await images.recover({ modelId: req.params.id as string, taskId: req.params.taskId as string, caller: apiKeyOwner(req.caller), requestId: req.requestId }));
   });
   return router;
 }

@@ -1,4 +1,5 @@
-// POST /api/consumer/orders             — a top-up order for the caller's own account (API key).
+// POST /api/consumer/orders             — a top-up order for the caller's own account (the
+//                                          account's API key or a member token of the account).
 // GET  /api/consumer/orders/{orderId}   — the caller's own order; anything else is the same 404.
 // POST /api/consumer/checkout/callback  — the payment provider's signed callback (no API key:
 //                                          the Checkout-Signature is its credential).
@@ -7,7 +8,8 @@ import { Router, type NextFunction, type Request, type Response } from 'express'
 import type { OrderView } from '../../../actors/order/OrderInterface';
 import { SCALE } from '../../../lib/money';
 import type { AccountStore } from '../accounts/store';
-import { apiKeyAuth } from '../middleware/auth';
+import type { OAuthVerifier } from '../auth/oauth';
+import { credentialAuth } from '../middleware/auth';
 import { jsonBody, rawJsonBody } from '../middleware/json-body';
 import type { OrderService } from '../orders/use-case';
 import { SIGNATURE_HEADER } from '../orders/signature';
@@ -20,19 +22,22 @@ export function sendOrder(res: Response, status: number, order: OrderView): void
   res.status(status).json({ ...order, scale: SCALE });
 }
 
-export function orderRoutes(orders: OrderService, accounts: AccountStore): Router {
+export function orderRoutes(orders: OrderService, credentials: { accounts: AccountStore; oauth?: OAuthVerifier }): Router {
   const router = Router();
-  router.post('/api/consumer/orders', apiKeyAuth(accounts), jsonBody(ORDER_BODY_LIMIT), async (req, res) => {
+  // Console routes take both families (DESIGN.md): neither moves a call to another pool.
+  const auth = credentialAuth(credentials, { accept: ['api_key', 'oauth'] });
+  router.post('/api/consumer/orders', auth, jsonBody(ORDER_BODY_LIMIT), async (req, res) => {
     const order = await orders.create({
       accountId: req.caller.accountId,
       createdBy: 'console',
-      scope: req.caller.apiKeyId,
+      // An Idempotency-Key is scoped to the credential that sent it.
+      scope: req.caller.apiKeyId ?? `oauth:${req.caller.subject}`,
       body: req.body,
       idempotencyKey: req.headers['idempotency-key'],
     });
     sendOrder(res, 201, order);
   });
-  router.get('/api/consumer/orders/:orderId', apiKeyAuth(accounts), async (req, res) => {
+  router.get('/api/consumer/orders/:orderId', auth, async (req, res) => {
     sendOrder(res, 200, await orders.get(req.caller.accountId, req.params.orderId as string));
   });
   router.post('/api/consumer/checkout/callback', checkoutEnabled(orders), rawJsonBody(ORDER_BODY_LIMIT), async (req, res) => {

@@ -1,0 +1,178 @@
+// Anthropic Messages adapter: POST {baseUrl}/messages, JSON or SSE.
+//
+// The HTTP side is the OpenAI entry's client (../openai/client.ts): nothing in it is
+// OpenAI-specific once the key travels as `x-api-key` instead of a bearer token, and its
+// failure mapping fits Anthropic too (529 overloaded is a 5xx: 'unavailable'; Anthropic's
+// error body also carries `error.message`).
+//
+// A stream event's name is taken from its data's `type`: Anthropic always sends the two
+// equal, and the SSE reader keeps only the data lines.
+
+import { ProviderError, type MessagesCall, type MessagesProvider, type MessagesResult, type MessagesStreamEvent, type TokenUsage } from '../port';
+import { failedRead, OpenAiClient, readJsonObject, type ResponseBody } from '../openai/client';
+import { asObject, asOptionalObject, badShape, type Json } from '../openai/shape';
+import { SseDataReader } from '../openai/sse';
+import { anthropicUsage, inputTokensOf, streamError } from './wire';
+
+export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
+
+export interface AnthropicMessagesProviderOptions {
+  name: string;
+  /** Origin and path prefix including the version, e.g. "https://api.anthropic.com/v1". */
+  baseUrl: string;
+  apiKey?: string;
+  /** The `anthropic-version` header (default 2023-06-01). */
+  anthropicVersion?: string;
+  maxBodyBytes: number;
+  /** Most sockets kept open to the upstream (default 128). */
+  connections?: number;
+  /** Extra headers sent on every request (anthropic-beta, test behaviours). */
+  headers?: Record<string, string>;
+}
+
+export class AnthropicMessagesProvider implements MessagesProvider {
+  readonly name: string;
+  readonly maxBodyBytes: number;
+  private readonly client: OpenAiClient;
+
+  constructor(options: AnthropicMessagesProviderOptions) {
+    const headers: Record<string, string> = { ...options.headers, 'anthropic-version': options.anthropicVersion ?? DEFAULT_ANTHROPIC_VERSION };
+    if (options.apiKey) headers['x-api-key'] = options.apiKey;
+    this.client = new OpenAiClient({ name: options.name, baseUrl: options.baseUrl, maxBodyBytes: options.maxBodyBytes, connections: options.connections, headers });
+    this.name = this.client.name;
+    this.maxBodyBytes = this.client.maxBodyBytes;
+  }
+
+  async create(call: MessagesCall): Promise<MessagesResult> {
+    const { stream: _stream, ...body } = call.body;
+    const payload = { ...body, model: call.upstreamModel, max_tokens: call.maxTokens };
+    const { body: answer } = await this.client.post('/messages', payload, call.signal, 'json');
+    const message = await readJsonObject(answer, call.signal);
+    return { message, usage: anthropicUsage(message.usage) ?? badShape('usage') };
+  }
+
+  async stream(call: MessagesCall): Promise<AsyncIterable<MessagesStreamEvent>> {
+    const payload = { ...call.body, model: call.upstreamModel, max_tokens: call.maxTokens, stream: true };
+    const { statusCode, headers, body } = await this.client.post('/messages', payload, call.signal, 'sse');
+    const type = headers['content-type'];
+    if (typeof type === 'string' && !type.includes('text/event-stream')) {
+      cancel(body);
+      throw new ProviderError('protocol', `${this.name} answered a stream with content-type ${type}`, statusCode);
+    }
+    const state: ReadState = { stopped: false };
+    return cancellable(body, state, readEvents(body, call.signal, state));
+  }
+
+  /** Closes the pool's sockets (in-flight calls finish first). */
+  close(): Promise<void> {
+    return this.client.close();
+  }
+}
+
+interface ReadState {
+  /** message_stop arrived: what is left of the body is only its end. */
+  stopped: boolean;
+}
+
+async function* readEvents(body: ResponseBody, signal: AbortSignal, state: ReadState): AsyncGenerator<MessagesStreamEvent> {
+  const reader = new SseDataReader();
+  // Manual iteration: leaving the loop must not destroy the body (see finally).
+  const bytes = body.iterator({ destroyOnReturn: false });
+  const usage = new StreamUsage();
+  let finished = false;
+  try {
+    for (let ended = false; !ended; ) {
+      const step = await bytes.next();
+      ended = step.done === true;
+      for (const data of ended ? reader.end() : reader.push(step.value as Buffer)) {
+        const event = usage.read(parseEvent(data));
+        if (event.event === 'error') throw streamError(event.data);
+        finished ||= event.event === 'message_delta' && typeof asOptionalObject(event.data.delta)?.stop_reason === 'string';
+        state.stopped = event.event === 'message_stop';
+        yield event;
+        if (state.stopped) return;
+      }
+    }
+  } catch (error) {
+    throw failedRead(error, signal);
+  } finally {
+    // After message_stop only the end of the body is left: read it so the socket is reused.
+    // Otherwise the consumer stopped early or the stream broke: cancel the upstream.
+    if (state.stopped) void drain(body, bytes);
+    else cancel(body);
+  }
+  // A clean end without message_stop is a cut stream unless the stop reason had arrived.
+  if (!finished) throw new ProviderError('protocol', 'stream ended before the answer finished');
+}
+
+/**
+ * The usage of the stream so far. message_start says the input; message_delta says the
+ * cumulative output and, from newer API versions, the input again (kept from message_start
+ * when it does not).
+ */
+class StreamUsage {
+  private input: number | undefined;
+
+  read(event: MessagesStreamEvent): MessagesStreamEvent {
+    if (event.event === 'message_start') {
+      const usage = anthropicUsage(asObject(event.data.message, 'message_start message').usage) ?? badShape('message_start usage');
+      this.input = usage.inputTokens;
+      return { ...event, usage };
+    }
+    if (event.event === 'message_delta') {
+      const data = asOptionalObject(event.data.usage);
+      const output = data?.output_tokens;
+      const input = inputTokensOf(data) ?? this.input;
+      if (typeof output !== 'number' || input === undefined) badShape('message_delta usage');
+      const usage: TokenUsage = { inputTokens: input, outputTokens: output };
+      return { ...event, usage };
+    }
+    return event;
+  }
+}
+
+function parseEvent(data: string): MessagesStreamEvent {
+  let json: Json;
+  try {
+    json = asObject(JSON.parse(data), 'stream event');
+  } catch (error) {
+    throw error instanceof ProviderError ? error : new ProviderError('protocol', 'stream event is not JSON');
+  }
+  const event = typeof json.type === 'string' ? json.type : badShape('stream event type');
+  const delta = event === 'content_block_delta' ? asOptionalObject(json.delta) : undefined;
+  const outputDelta = delta?.type === 'text_delta' && typeof delta.text === 'string' ? delta.text : '';
+  return { event, data: json, outputDelta };
+}
+
+/**
+ * Closes the upstream connection mid-answer. undici reports that as an abort error on the
+ * body; nobody may be reading it any more, so the error is expected and dropped here.
+ */
+function cancel(body: ResponseBody): void {
+  if (body.destroyed) return;
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
+/** Reads what is left of a finished body in the background, so its socket is reused. */
+async function drain(body: ResponseBody, bytes: AsyncIterator<unknown>): Promise<void> {
+  try {
+    await bytes.return?.(); // detaches the iterator's listeners, leaving the body readable
+    await body.dump({ limit: Number.MAX_SAFE_INTEGER });
+  } catch {
+    // A body that fails after message_stop lost nothing; its socket is simply not reused.
+  }
+}
+
+/** Destroys the body when the consumer gives up before message_stop, even before its first next(). */
+function cancellable(body: ResponseBody, state: ReadState, events: AsyncGenerator<MessagesStreamEvent>): AsyncIterable<MessagesStreamEvent> {
+  return {
+    [Symbol.asyncIterator]: () => ({
+      next: () => events.next(),
+      return: (value?: unknown) => {
+        if (!state.stopped) cancel(body);
+        return events.return(value);
+      },
+    }),
+  };
+}

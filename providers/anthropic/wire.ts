@@ -1,0 +1,84 @@
+// The Anthropic Messages wire as the adapters read and write it: the usage object, the
+// stream's error event, and the events of a one-text-block answer (the only answer the
+// simulated provider and the chat-to-messages translation ever produce).
+
+import { ProviderError, type MessagesStreamEvent, type TokenUsage } from '../port';
+import { asOptionalObject, type Json } from '../openai/shape';
+
+/**
+ * Anthropic counts cached prompt tokens apart from `input_tokens`; all of them were read
+ * by the model, so the gateway's input is their sum. Undefined when input_tokens or
+ * output_tokens is missing.
+ */
+export function anthropicUsage(value: unknown): TokenUsage | undefined {
+  const usage = asOptionalObject(value);
+  const output = usage?.output_tokens;
+  const input = inputTokensOf(usage);
+  if (input === undefined || typeof output !== 'number') return undefined;
+  return { inputTokens: input, outputTokens: output };
+}
+
+/** input_tokens plus the cache counts present (they are null or absent when unused). */
+export function inputTokensOf(usage: Json | undefined): number | undefined {
+  const input = usage?.input_tokens;
+  if (typeof input !== 'number') return undefined;
+  return input + count(usage?.cache_creation_input_tokens) + count(usage?.cache_read_input_tokens);
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' ? value : 0;
+}
+
+/**
+ * An `error` event in the middle of a stream. Anthropic sends it for its own failures
+ * (overloaded, api_error), which a retry may not hit: 'unavailable'; anything else says the
+ * stream itself went wrong: 'protocol'.
+ */
+export function streamError(data: Json): ProviderError {
+  const error = asOptionalObject(data.error);
+  const type = typeof error?.type === 'string' ? error.type : 'unknown_error';
+  const message = typeof error?.message === 'string' ? error.message : 'no message';
+  const kind = type === 'overloaded_error' || type === 'api_error' ? 'unavailable' : 'protocol';
+  return new ProviderError(kind, `upstream stream error ${type}: ${message}`);
+}
+
+/** A finished assistant message holding one text block. */
+export function textMessage(id: string, model: string, text: string, stopReason: string, usage: Json): Json {
+  return { id, type: 'message', role: 'assistant', model, content: [{ type: 'text', text }], stop_reason: stopReason, stop_sequence: null, usage };
+}
+
+// ---- The events of a one-text-block stream, in their order ----------------------------------
+
+export function messageStart(id: string, model: string, usage: Json, known?: TokenUsage): MessagesStreamEvent {
+  const message = { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage };
+  return withUsage({ event: 'message_start', data: { type: 'message_start', message }, outputDelta: '' }, known);
+}
+
+export function textBlockStart(): MessagesStreamEvent {
+  return { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, outputDelta: '' };
+}
+
+export function ping(): MessagesStreamEvent {
+  return { event: 'ping', data: { type: 'ping' }, outputDelta: '' };
+}
+
+export function textDelta(text: string): MessagesStreamEvent {
+  return { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }, outputDelta: text };
+}
+
+export function textBlockStop(): MessagesStreamEvent {
+  return { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 }, outputDelta: '' };
+}
+
+export function messageDelta(stopReason: string, usage: Json, known?: TokenUsage): MessagesStreamEvent {
+  const data = { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage };
+  return withUsage({ event: 'message_delta', data, outputDelta: '' }, known);
+}
+
+export function messageStop(): MessagesStreamEvent {
+  return { event: 'message_stop', data: { type: 'message_stop' }, outputDelta: '' };
+}
+
+function withUsage(event: MessagesStreamEvent, usage: TokenUsage | undefined): MessagesStreamEvent {
+  return usage ? { ...event, usage } : event;
+}

@@ -1,0 +1,75 @@
+// An OpenAI chat-completions answer, given back on the Anthropic Messages wire (the request
+// was translated by messagesCallToChatCall). The answer is one text block. OpenAI does not
+// say which stop sequence ended an answer, so `stop_sequence` is always null and a stop is
+// reported as end_turn.
+//
+// OpenAI streams its usage last, so a translated stream's message_start says 0 input tokens
+// and the final message_delta carries both counts (with the event's `usage` set). An
+// upstream that sends no usage chunk leaves message_delta with the number of text deltas as
+// output_tokens, 0 input tokens, and no `usage` on the event: the gateway counts by itself.
+
+import { asOptionalObject } from '../openai/shape';
+import type { ChatCompletion, ChatStreamChunk, MessagesResult, MessagesStreamEvent, TokenUsage } from '../port';
+import { messageDelta, messageStart, messageStop, ping, textBlockStart, textBlockStop, textDelta, textMessage } from '../anthropic/wire';
+import { brokenAnswer, messageIdOf, translatedStream } from './stream';
+
+export function completionToMessagesResult(completion: ChatCompletion, upstreamModel: string): MessagesResult {
+  const { inputTokens, outputTokens } = completion.usage;
+  const usage = { input_tokens: inputTokens, output_tokens: outputTokens };
+  const stopReason = stopReasonOf(completion.finishReason);
+  return { message: textMessage(messageIdOf(completion.id), upstreamModel, completion.content, stopReason, usage), usage: completion.usage };
+}
+
+export function chunksToMessagesEvents(chunks: AsyncIterable<ChatStreamChunk>, upstreamModel: string): AsyncIterable<MessagesStreamEvent> {
+  return translatedStream(chunks, (source) => events(source, upstreamModel));
+}
+
+/** OpenAI's finish reasons in Anthropic's words; unknown ones end the turn. */
+export function stopReasonOf(finishReason: string): string {
+  switch (finishReason) {
+    case 'length':
+      return 'max_tokens';
+    case 'content_filter':
+      return 'refusal';
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_use';
+    default:
+      return 'end_turn';
+  }
+}
+
+async function* events(chunks: AsyncIterable<ChatStreamChunk>, model: string): AsyncGenerator<MessagesStreamEvent, void, undefined> {
+  let started = false;
+  let stopReason: string | undefined;
+  let usage: TokenUsage | undefined;
+  let deltas = 0;
+  for await (const piece of chunks) {
+    if (!started) {
+      started = true;
+      const id = piece.chunk.id;
+      yield messageStart(messageIdOf(typeof id === 'string' ? id : ''), model, { input_tokens: 0, output_tokens: 0 });
+      yield textBlockStart();
+      yield ping();
+    }
+    const choice = Array.isArray(piece.chunk.choices) ? asOptionalObject(piece.chunk.choices[0]) : undefined;
+    const delta = asOptionalObject(choice?.delta);
+    if (isCall(delta?.tool_calls) || isCall(delta?.function_call)) throw brokenAnswer('upstream streamed a tool call to a request without tools');
+    if (piece.outputDelta !== '') {
+      deltas++;
+      yield textDelta(piece.outputDelta);
+    }
+    if (typeof choice?.finish_reason === 'string') stopReason = stopReasonOf(choice.finish_reason);
+    usage = piece.usage ?? usage;
+  }
+  if (stopReason === undefined) throw brokenAnswer('stream ended before the answer finished');
+  yield textBlockStop();
+  const counts = usage ? { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens } : { input_tokens: 0, output_tokens: deltas };
+  yield messageDelta(stopReason, counts, usage);
+  yield messageStop();
+}
+
+/** Some upstreams send `tool_calls: []` or null on plain text deltas. */
+function isCall(value: unknown): boolean {
+  return Array.isArray(value) ? value.length > 0 : value !== undefined && value !== null;
+}

@@ -1,0 +1,137 @@
+// The two inbound chat wires: how a request is read, how the upstream's answer (in whichever
+// wire the serving profile speaks) becomes this wire's answer, and how its stream is framed.
+// The use case is the same story for both; only these translations differ.
+
+import type { ChatWire } from '../../../catalog/catalog';
+import type { GatewayError } from '../../../lib/errors';
+import type { ChatCompletion, ChatStreamChunk, MessagesResult, MessagesStreamEvent, SimDirectives, TokenUsage } from '../../../providers/port';
+import { chunksToMessagesEvents, completionToMessagesResult, messagesEventsToChunks, messagesResultToCompletion } from '../../../providers/translate';
+import { parseChatBody, parseMessagesBody, passthroughOf } from './request';
+import type { InboundCall, Upstream } from './upstream';
+
+/** One piece of a stream on either wire: what it adds to the output and the usage it reports. */
+export interface StreamPiece {
+  outputDelta: string;
+  usage?: TokenUsage;
+}
+
+/** A request as its wire states it, shape-checked; the limits are the use case's. */
+export interface ParsedChat {
+  stream: boolean;
+  maxTokens: unknown;
+  thinking: unknown;
+  /** Everything else, for rejectUnsupported (n, max_completion_tokens). */
+  body: Record<string, unknown>;
+  /** The call to make, given the frozen max_tokens. */
+  call(maxTokens: number, upstreamModel: string, directives?: SimDirectives): InboundCall;
+}
+
+export interface InboundWire<Result, Piece extends StreamPiece> {
+  readonly wire: ChatWire;
+  parse(body: unknown): ParsedChat;
+  complete(upstream: Upstream, signal: AbortSignal): Promise<Result>;
+  stream(upstream: Upstream, signal: AbortSignal): Promise<AsyncIterable<Piece>>;
+  usage(result: Result): TokenUsage;
+  /** The JSON answer, naming the gateway's model id. */
+  json(result: Result, modelId: string): Record<string, unknown>;
+  /** The SSE frame of one piece, or undefined when it is not relayed. */
+  frame(piece: Piece, modelId: string, parsed: ParsedChat): string | undefined;
+  /** True when the piece's usage is the provider's final count (the stream then completed). */
+  finalUsage(piece: Piece): boolean;
+  /** What closes a stream that completed. */
+  readonly end: string;
+  /** The frame that reports a failure after the stream started. */
+  streamError(error: GatewayError): string;
+}
+
+/** The fields both wires name alike: stream, max_tokens, thinking. */
+function parsedFrom(body: Record<string, unknown>, call: ParsedChat['call']): ParsedChat {
+  return { stream: body.stream === true, maxTokens: body.max_tokens, thinking: body.thinking, body, call };
+}
+
+export const openAiWire: InboundWire<ChatCompletion, ChatStreamChunk> = {
+  wire: 'openai-chat',
+  parse(raw) {
+    const body = parseChatBody(raw);
+    return parsedFrom(body, (maxTokens, upstreamModel, directives) => ({
+      wire: 'openai-chat',
+      call: { upstreamModel, messages: body.messages as InboundCallMessages, maxTokens, passthrough: passthroughOf(body), directives },
+    }));
+  },
+  async complete(upstream, signal) {
+    if (upstream.wire === 'openai-chat') return upstream.provider.complete({ ...upstream.call, signal });
+    return messagesResultToCompletion(await upstream.provider.create({ ...upstream.call, signal }));
+  },
+  async stream(upstream, signal) {
+    if (upstream.wire === 'openai-chat') return upstream.provider.stream({ ...upstream.call, signal });
+    return messagesEventsToChunks(await upstream.provider.stream({ ...upstream.call, signal }), upstream.call.upstreamModel);
+  },
+  usage: (completion) => completion.usage,
+  json(completion, modelId) {
+    const { inputTokens, outputTokens } = completion.usage;
+    return {
+      id: completion.id,
+      object: 'chat.completion',
+      created: completion.created,
+      model: modelId,
+      choices: [{ index: 0, message: { role: 'assistant', content: completion.content }, finish_reason: completion.finishReason }],
+      usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
+    };
+  },
+  frame(piece, modelId, parsed) {
+    const includeUsage = (parsed.body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
+    if (piece.usage && !includeUsage) return undefined;
+    piece.chunk.model = modelId;
+    return `data: ${JSON.stringify(piece.chunk)}\n\n`;
+  },
+  finalUsage: (piece) => piece.usage !== undefined,
+  end: 'data: [DONE]\n\n',
+  streamError: (error) => `data: ${JSON.stringify({ error: { code: error.code, message: error.message } })}\n\n`,
+};
+
+type InboundCallMessages = Extract<InboundCall, { wire: 'openai-chat' }>['call']['messages'];
+
+/** Anthropic's error types by the status the gateway's code maps to. */
+export function anthropicErrorType(status: number): string {
+  if (status === 400 || status === 409 || status === 415) return 'invalid_request_error';
+  if (status === 401) return 'authentication_error';
+  if (status === 402) return 'billing_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 413) return 'request_too_large';
+  if (status === 429) return 'rate_limit_error';
+  if (status === 504) return 'timeout_error';
+  if (status === 503) return 'overloaded_error';
+  return 'api_error';
+}
+
+export const anthropicWire: InboundWire<MessagesResult, MessagesStreamEvent> = {
+  wire: 'anthropic-messages',
+  parse(raw) {
+    const body = parseMessagesBody(raw);
+    return parsedFrom(body, (maxTokens, upstreamModel, directives) => ({
+      wire: 'anthropic-messages',
+      call: { upstreamModel, body: { ...passthroughOf(body), messages: body.messages }, maxTokens, directives },
+    }));
+  },
+  async complete(upstream, signal) {
+    if (upstream.wire === 'anthropic-messages') return upstream.provider.create({ ...upstream.call, signal });
+    return completionToMessagesResult(await upstream.provider.complete({ ...upstream.call, signal }), upstream.call.upstreamModel);
+  },
+  async stream(upstream, signal) {
+    if (upstream.wire === 'anthropic-messages') return upstream.provider.stream({ ...upstream.call, signal });
+    return chunksToMessagesEvents(await upstream.provider.stream({ ...upstream.call, signal }), upstream.call.upstreamModel);
+  },
+  usage: (result) => result.usage,
+  json: (result, modelId) => ({ ...result.message, model: modelId }),
+  frame(piece, modelId) {
+    let data = piece.data;
+    if (piece.event === 'message_start' && typeof data.message === 'object' && data.message !== null) {
+      data = { ...data, message: { ...(data.message as Record<string, unknown>), model: modelId } };
+    }
+    return `event: ${piece.event}\ndata: ${JSON.stringify(data)}\n\n`;
+  },
+  finalUsage: (piece) => piece.event === 'message_delta' && piece.usage !== undefined,
+  end: '',
+  streamError: (error) => `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: anthropicErrorType(error.status), message: error.message, code: error.code } })}\n\n`,
+};

@@ -1,0 +1,114 @@
+// OpenAPI entries of issue 5's routes (docs/compat.md, docs/auth.md, docs/capabilities.md):
+// the Anthropic variant of the chat route, the gated compatibility routes, the OAuth member
+// routes. Spread into openapi.ts.
+
+import { COMPAT_GATE } from './compat/gate';
+import { CAPABILITIES } from './capabilities/gates';
+
+const errorAnswer = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+const modelParameter = (description: string) => ({ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description });
+const capabilitiesHeader = {
+  name: 'X-Payg-Capabilities', in: 'header', required: false, schema: { type: 'string' },
+  description: `Capabilities this call uses (${CAPABILITIES.join(', ')}), comma separated. Each is refused with 403 capability_gate_closed, naming its gate, until its source, scopes, price and delivery gates all pass; a granted call echoes them in X-Payg-Capabilities.`,
+};
+const gateDescription = `Gated (x-gate: compat). Usable only once the shared compatibility gate passes; its conditions, in order, each refusing with 403 and its own code: ${COMPAT_GATE.map((c) => `${c.condition} → ${c.code} (${c.requires})`).join('; ')}. Behind the gate: the same limits, holds and pool-3 billing as the open chat routes.`;
+const chatAnswers = (shape: string) => ({
+  '200': { description: `${shape}; header x-payg-charged on JSON answers` },
+  '400': errorAnswer('Invalid input: the limits of the chat route, wire_format_mismatch, wire_translation_inexact (the model is served on the other wire and the request cannot be translated exactly)'),
+  '401': errorAnswer('Missing or unknown credential'),
+  '402': errorAnswer('insufficient_funds'),
+  '403': errorAnswer('credential_family_mismatch, model_not_eligible, capability_gate_closed'),
+  '404': errorAnswer('model_not_found'),
+  '413': errorAnswer('payload_too_large'),
+});
+
+export const compatSchemas = {
+  MessagesRequest: {
+    type: 'object',
+    required: ['messages'],
+    properties: {
+      model: { type: 'string', description: 'Required on /v1/messages; ignored on the open route (the path names the model)' },
+      messages: { type: 'array', minItems: 1, items: { type: 'object', required: ['role', 'content'] } },
+      system: { oneOf: [{ type: 'string' }, { type: 'array' }] },
+      max_tokens: { type: 'integer', minimum: 0, maximum: 1048576 },
+      stream: { type: 'boolean' },
+      thinking: { type: 'object', properties: { budget_tokens: { type: 'integer', minimum: 0 } } },
+    },
+    additionalProperties: true,
+    description: 'Anthropic Messages wire, with the limits of the chat route.',
+  },
+};
+
+export const compatSecuritySchemes = {
+  oauth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'OAuth member/business access token, verified against the configured issuer, audience and JWKS' },
+  xApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The API key, on the Anthropic-wire routes' },
+};
+
+const apiKeyOrX = [{ apiKey: [] }, { xApiKey: [] }];
+const messagesBody = { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/MessagesRequest' } } } };
+const chatBody = { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ChatRequest' } } } };
+
+export const compatPaths = {
+  '/api/open/v1/models/{id}/chat/anthropic': {
+    post: {
+      summary: 'PAYG text chat (pool-3) on the Anthropic Messages wire: JSON, or SSE with Anthropic\'s event sequence',
+      security: apiKeyOrX,
+      parameters: [modelParameter('Model id or profile id (Anthropic-wire profile)'), capabilitiesHeader],
+      requestBody: messagesBody,
+      responses: chatAnswers('Anthropic message, or text/event-stream message_start … message_stop'),
+    },
+  },
+  '/v1/models': {
+    get: {
+      summary: 'Models behind the compatibility gate: the OpenAI list, or Anthropic\'s when anthropic-version is sent',
+      description: gateDescription, 'x-gate': 'compat',
+      security: apiKeyOrX,
+      responses: { '200': { description: 'Model list' }, '401': errorAnswer('Missing or unknown API key'), '403': errorAnswer('The gate is closed (its code names the condition) or credential_family_mismatch') },
+    },
+  },
+  '/v1/chat/completions': {
+    post: {
+      summary: 'OpenAI chat completions, model in the body; errors in the OpenAI shape',
+      description: gateDescription, 'x-gate': 'compat',
+      security: [{ apiKey: [] }],
+      parameters: [capabilitiesHeader],
+      requestBody: chatBody,
+      responses: chatAnswers('chat.completion, or text/event-stream ending with data: [DONE]'),
+    },
+  },
+  '/v1/messages': {
+    post: {
+      summary: 'Anthropic messages, model in the body; errors in the Anthropic shape',
+      description: gateDescription, 'x-gate': 'compat',
+      security: apiKeyOrX,
+      parameters: [capabilitiesHeader],
+      requestBody: messagesBody,
+      responses: chatAnswers('Anthropic message, or its event stream'),
+    },
+  },
+  '/api/member/v1/entitlement': {
+    get: {
+      summary: "The member pool of the token's account (member entitlement budget)",
+      security: [{ oauth: [] }],
+      responses: { '200': { description: 'Balance of the member pool' }, '401': errorAnswer('Missing, invalid or expired token'), '403': errorAnswer('credential_family_mismatch (an API key)'), '503': errorAnswer('oauth_disabled') },
+    },
+  },
+  '/api/member/v1/models/{id}/chat': {
+    post: {
+      summary: 'Member chat (OpenAI wire), paid from the member pool, never pool-3',
+      security: [{ oauth: [] }],
+      parameters: [modelParameter('Model id or profile id'), capabilitiesHeader],
+      requestBody: chatBody,
+      responses: { ...chatAnswers('chat.completion or its stream'), '503': errorAnswer('oauth_disabled') },
+    },
+  },
+  '/api/member/v1/models/{id}/chat/anthropic': {
+    post: {
+      summary: 'Member chat (Anthropic wire), paid from the member pool, never pool-3',
+      security: [{ oauth: [] }],
+      parameters: [modelParameter('Model id or profile id'), capabilitiesHeader],
+      requestBody: messagesBody,
+      responses: { ...chatAnswers('Anthropic message or its event stream'), '503': errorAnswer('oauth_disabled') },
+    },
+  },
+};

@@ -1,0 +1,75 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import pino from 'pino';
+import type { FundsHoldClient } from '../../../actors/funds-hold/client';
+import { AccountStore } from '../accounts/store';
+import type { LedgerReader } from '../ledger/reader';
+import { errorHandler } from '../middleware/errors';
+import type { OrderService } from '../orders/use-case';
+import { adminRoutes } from './admin';
+import { MemoryKeyValueStore } from '../../../test/support/memory-kv';
+
+
+const ADMIN_TOKEN = 'admin-token-for-unit-tests';
+let server: Server;
+let base: string;
+let accounts: AccountStore;
+let accountId: string;
+
+beforeAll(async () => {
+  accounts = new AccountStore(new MemoryKeyValueStore());
+  accountId = (await accounts.createAccount('keys')).accountId;
+  // Only the api-keys route is exercised: the other collaborators are never reached.
+  const unused = {} as unknown;
+  const app = express();
+  app.use(adminRoutes({ adminToken: ADMIN_TOKEN, accounts, funds: unused as FundsHoldClient, ledger: unused as LedgerReader, orders: unused as OrderService }));
+  app.use(errorHandler(pino({ level: 'silent' })));
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+async function createKey(account: string, body?: string): Promise<{ status: number; body: Record<string, unknown> & { error?: Record<string, string> } }> {
+  const headers: Record<string, string> = { authorization: `Bearer ${ADMIN_TOKEN}` };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(`${base}/admin/v1/accounts/${account}/api-keys`, { method: 'POST', headers, body });
+  return { status: response.status, body: await response.json() };
+}
+
+describe('POST /admin/v1/accounts/{id}/api-keys', () => {
+  it('when the body is empty or {}, then an unscoped key is made, as before scopes existed', async () => {
+    for (const body of [undefined, '{}']) {
+      const reply = await createKey(accountId, body);
+      expect(reply).toEqual({ status: 201, body: { apiKeyId: expect.stringMatching(/^key_/), apiKey: expect.stringMatching(/^sk-payg-/), accountId, scopes: [] } });
+      expect((await accounts.findApiKey(reply.body.apiKey as string))?.scopes).toEqual([]);
+    }
+  });
+
+  it('when scopes are given, then the key carries them and the answer lists them', async () => {
+    const reply = await createKey(accountId, JSON.stringify({ scopes: ['compat', 'evidence'] }));
+    expect(reply).toMatchObject({ status: 201, body: { accountId, scopes: ['compat', 'evidence'] } });
+    expect(await accounts.findApiKey(reply.body.apiKey as string)).toMatchObject({ accountId, scopes: ['compat', 'evidence'] });
+  });
+
+  it('when a scope is unknown or repeated, then 400 invalid_scope naming it, and no key is made', async () => {
+    const create = jest.spyOn(accounts, 'createApiKey');
+    const unknown = await createKey(accountId, JSON.stringify({ scopes: ['compat', 'root'] }));
+    expect(unknown).toMatchObject({ status: 400, body: { error: { code: 'invalid_scope', param: 'scopes', message: expect.stringContaining('"root"') } } });
+    const repeated = await createKey(accountId, JSON.stringify({ scopes: ['media', 'media'] }));
+    expect(repeated).toMatchObject({ status: 400, body: { error: { code: 'invalid_scope', message: expect.stringContaining('"media"') } } });
+    expect(create).not.toHaveBeenCalled();
+    create.mockRestore();
+  });
+
+  it('when the body has another field or scopes of the wrong type, then 400 invalid_request', async () => {
+    expect((await createKey(accountId, JSON.stringify({ scopes: ['compat'], admin: true }))).body.error?.code).toBe('invalid_request');
+    expect((await createKey(accountId, JSON.stringify({ scopes: 'compat' }))).body.error?.code).toBe('invalid_request');
+  });
+
+  it('when the account does not exist, then 404 account_not_found', async () => {
+    expect(await createKey('acct_missing', JSON.stringify({ scopes: ['compat'] }))).toMatchObject({ status: 404, body: { error: { code: 'account_not_found' } } });
+  });
+});

@@ -1,0 +1,75 @@
+// The standard-compatibility routes, usable only once the shared gate passes (../compat/gate.ts):
+//   GET  /v1/models            OpenAI list, or Anthropic's when the request carries anthropic-version
+//   POST /v1/chat/completions  OpenAI chat-completions wire, model named in the body
+//   POST /v1/messages          Anthropic Messages wire, model named in the body (x-api-key taken)
+// Behind the gate they are the open chat routes: same limits, holds and pool-3 billing.
+// Errors use the OpenAI and Anthropic shapes so the official SDKs raise their typed errors.
+
+import { Router, type Request, type RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
+import { CHAT_WIRES, eligibility, type Catalog, type CatalogModel } from '../../../catalog/catalog';
+import { GatewayError } from '../../../lib/errors';
+import type { AccountStore } from '../accounts/store';
+import { compatErrorHandler, type CompatShape } from '../compat/errors';
+import type { CompatGate } from '../compat/gate';
+import { prepareChat, runPrepared, type ChatDeps } from '../chat/use-case';
+import { anthropicWire, openAiWire, type InboundWire, type StreamPiece } from '../chat/wires';
+import { apiKeyAuth } from '../middleware/auth';
+import { jsonBody } from '../middleware/json-body';
+import { requireJsonObject } from '../json-object';
+import { chatInput } from './chat';
+
+/** The catalog has no publication date: the model lists carry the epoch (docs/compat.md). */
+const CATALOG_EPOCH = 0;
+
+const listShape = (req: Request): CompatShape => (req.headers['anthropic-version'] !== undefined ? 'anthropic' : 'openai');
+
+function servedModels(catalog: Catalog): CatalogModel[] {
+  return catalog.models().filter((m) => m.profiles.some((p) => (CHAT_WIRES as readonly string[]).includes(p.wire_format)) && eligibility(m, 'TEXT_OUTPUT').eligible);
+}
+
+function modelList(models: CatalogModel[], shape: CompatShape) {
+  if (shape === 'anthropic') {
+    const data = models.map((m) => ({ type: 'model', id: m.id, display_name: m.display_name ?? m.id, created_at: new Date(CATALOG_EPOCH).toISOString() }));
+    return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+  }
+  return { object: 'list', data: models.map((m) => ({ id: m.id, object: 'model', created: CATALOG_EPOCH, owned_by: 'payg-gateway' })) };
+}
+
+function bodyModel(body: unknown): string {
+  const model = requireJsonObject(body).model;
+  if (typeof model !== 'string' || model.length === 0) throw new GatewayError('invalid_request', 'model: a model id is required', { param: 'model' });
+  return model;
+}
+
+export function compatRoutes(deps: ChatDeps & { gate: CompatGate }, accounts: AccountStore, logger: Logger): Router {
+  const router = Router();
+  const auth = apiKeyAuth(accounts, { allowXApiKey: true });
+  const body = jsonBody(deps.maxBodyBytes);
+
+  router.get('/v1/models', auth, async (req, res) => {
+    deps.gate.admit(req.caller);
+    await deps.gate.admitAccount(req.caller);
+    res.json(modelList(servedModels(deps.catalog), listShape(req)));
+  });
+  router.use('/v1/models', compatErrorHandler(logger, listShape));
+
+  // The gate's credential conditions are known before the body is read.
+  const admitted: RequestHandler = (req, _res, next) => {
+    deps.gate.admit(req.caller);
+    next();
+  };
+  const handle = <R, P extends StreamPiece>(wire: InboundWire<R, P>): RequestHandler => async (req, res) => {
+    const input = chatInput(req, bodyModel(req.body), DEFAULT_POOL);
+    deps.gate.admitModel(deps.catalog.resolveChat(input.modelId, wire.wire).model);
+    const chat = prepareChat(deps, wire, input);
+    await deps.gate.admitAccount(req.caller);
+    await runPrepared(deps, wire as unknown as InboundWire<unknown, StreamPiece>, chat, input, res);
+  };
+  router.post('/v1/chat/completions', auth, admitted, body, handle(openAiWire));
+  router.use('/v1/chat/completions', compatErrorHandler(logger, () => 'openai'));
+  router.post('/v1/messages', auth, admitted, body, handle(anthropicWire));
+  router.use('/v1/messages', compatErrorHandler(logger, () => 'anthropic'));
+  return router;
+}

@@ -1,0 +1,433 @@
+// Issue 5 end to end, the same cases against the embedded process and the Dapr topology: the
+// Anthropic variant of the chat route, wire translation over real HTTP, the compatibility routes
+// behind their gate (driven by the official openai and @anthropic-ai/sdk packages), the OAuth
+// member family and its funding pool, and the capability gates.
+
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { admin, balance, chat, fundedAccount, hello, image, json, picture } from '../support/api';
+import { eventually } from '../support/eventually';
+import type { OAuthIssuer } from '../support/oauth';
+import type { Upstream } from '../support/upstream';
+
+export const COMPAT_TEST_ENV = {
+  GATEWAY_COMPAT_ENABLED: 'true',
+  // agent_run's channel is deliberately not accepted: its delivery gate stays closed.
+  GATEWAY_CAPABILITY_DELIVERY: 'signing:response_header,evidence:evidence_export,media:artifact_url',
+};
+
+export interface CompatDeployment {
+  url: string;
+  upstream: Upstream;
+  issuer: OAuthIssuer;
+  ledgerBalance(accountId: string, pool: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+const PRICE = { input: 100, output: 400 };
+const cost = (input: number, output: number) => input * PRICE.input + output * PRICE.output;
+
+interface SseEvent {
+  event?: string;
+  data: string;
+}
+
+async function sseEvents(response: Response): Promise<SseEvent[]> {
+  const text = await response.text();
+  return text.split('\n\n').filter((block) => block.trim() !== '').map((block) => {
+    const event = /^event: (.*)$/m.exec(block)?.[1];
+    const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+    return { event, data };
+  });
+}
+
+function post(url: string, credential: Record<string, string>, body: unknown) {
+  return json(url, { method: 'POST', headers: { 'content-type': 'application/json', ...credential }, body: JSON.stringify(body) });
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const anthropicHello = { max_tokens: 8, messages: [{ role: 'user', content: 'hello' }] };
+
+export function compatSuite(hostName: string, start: () => Promise<CompatDeployment>): void {
+  describe(`compatibility, Anthropic wire, OAuth and capability gates on the ${hostName} host`, () => {
+    let d: CompatDeployment;
+    beforeAll(async () => {
+      d = await start();
+    });
+    afterAll(async () => {
+      await d?.close();
+    });
+
+    async function keyWith(accountId: string, scopes: string[]): Promise<string> {
+      const key = await admin(d.url, `/admin/v1/accounts/${accountId}/api-keys`, { scopes });
+      if (key.status !== 201) throw new Error(`api key: ${key.status} ${JSON.stringify(key.body)}`);
+      return key.body.apiKey;
+    }
+
+    async function compatAccount(amount = 50_000_000): Promise<{ accountId: string; apiKey: string; compatKey: string }> {
+      const account = await fundedAccount(d.url, amount);
+      return { ...account, compatKey: await keyWith(account.accountId, ['compat']) };
+    }
+
+    async function memberAccount(pool3: number, member: number) {
+      const account = await fundedAccount(d.url, pool3);
+      if (member > 0) {
+        const credit = await admin(d.url, `/admin/v1/accounts/${account.accountId}/credits`, { amount: member, reference: 'entitlement', pool: 'member' });
+        expect(credit.status).toBe(200);
+      }
+      const token = await d.issuer.mint({ sub: 'member-1', account: account.accountId, scope: 'chat' });
+      return { ...account, token };
+    }
+
+    async function pools(accountId: string, apiKey: string, token?: string) {
+      const pool3 = (await balance(d.url, apiKey)).balance;
+      const member = token ? (await json(`${d.url}/api/member/v1/entitlement`, { headers: bearer(token) })).body.balance : undefined;
+      return { pool3, member };
+    }
+
+    // ---- 1. The Anthropic variant of the chat route -------------------------------------------
+
+    describe('POST /api/open/v1/models/{id}/chat/anthropic', () => {
+      it('when called with x-api-key, then it answers a Messages object and bills like the chat route', async () => {
+        const { accountId, apiKey } = await fundedAccount(d.url, 10_000_000);
+        const response = await post(`${d.url}/api/open/v1/models/sim-chat/chat/anthropic`, { 'x-api-key': apiKey, 'x-sim-directive': 'tokens=5' }, anthropicHello);
+        expect(response.status).toBe(200);
+        expect(response.body).toMatchObject({ type: 'message', role: 'assistant', model: 'sim-chat', stop_reason: 'end_turn', content: [{ type: 'text', text: 'tok0 tok1 tok2 tok3 tok4' }] });
+        const { input_tokens, output_tokens } = response.body.usage;
+        expect(output_tokens).toBe(5);
+        expect(Number(response.headers.get('x-payg-charged'))).toBe(cost(input_tokens, 5));
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000 - cost(input_tokens, 5), held: 0 });
+        await eventually(() => d.ledgerBalance(accountId, 'pool-3'), (b) => b === 10_000_000 - cost(input_tokens, 5));
+      });
+
+      it('when streamed, then the events follow Anthropic\'s sequence and the charge is the final usage', async () => {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const response = await fetch(`${d.url}/api/open/v1/models/sim-chat/chat/anthropic`, {
+          method: 'POST',
+          headers: { ...bearer(apiKey), 'content-type': 'application/json', 'x-sim-directive': 'tokens=3' },
+          body: JSON.stringify({ ...anthropicHello, stream: true }),
+        });
+        expect(response.headers.get('content-type')).toContain('text/event-stream');
+        const events = await sseEvents(response);
+        const names = events.map((e) => e.event).filter((n) => n !== 'ping');
+        expect(names).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+        for (const e of events) expect(JSON.parse(e.data).type).toBe(e.event);
+        const start = JSON.parse(events[0].data);
+        expect(start.message.model).toBe('sim-chat');
+        const text = events.filter((e) => e.event === 'content_block_delta').map((e) => JSON.parse(e.data).delta.text).join('');
+        expect(text).toBe('tok0 tok1 tok2');
+        const delta = JSON.parse(events.find((e) => e.event === 'message_delta')!.data);
+        expect(delta.delta.stop_reason).toBe('end_turn');
+        const charged = cost(start.message.usage.input_tokens, delta.usage.output_tokens);
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000 - charged, held: 0 });
+      });
+
+      it('when a limit is broken or the profile speaks the other wire, then 400 with its code and nothing moves', async () => {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const url = (id: string) => `${d.url}/api/open/v1/models/${id}/chat/anthropic`;
+        const cases: [string, unknown, string][] = [
+          ['sim-chat', { ...anthropicHello, max_tokens: 8193 }, 'max_tokens_out_of_range'],
+          ['sim-chat', { ...anthropicHello, thinking: { type: 'enabled', budget_tokens: 9 } }, 'thinking_budget_invalid'],
+          ['sim-chat', { max_tokens: 8, messages: [] }, 'invalid_request'],
+          ['6f1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e01', anthropicHello, 'wire_format_mismatch'],
+        ];
+        for (const [id, body, code] of cases) {
+          const response = await post(url(id), bearer(apiKey), body);
+          expect([response.status, response.body.error?.code]).toEqual([400, code]);
+        }
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000, held: 0 });
+      });
+    });
+
+    // ---- 4. Wire translation over real HTTP -----------------------------------------------------
+
+    describe('a request served by a profile of the other wire', () => {
+      it('when an OpenAI-wire request is exact, then the Anthropic upstream serves it and the answer is OpenAI-shaped', async () => {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const before = d.upstream.messagesRequests;
+        const body = { messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello' }], max_tokens: 4, temperature: 0.5, stop: ['END'] };
+        const response = await chat(d.url, apiKey, body, { model: 'upstream-anthropic-chat' });
+        expect(response.status).toBe(200);
+        expect(d.upstream.messagesRequests).toBe(before + 1);
+        expect(d.upstream.lastMessagesBody).toMatchObject({ model: 'up-claude', system: 'be brief', max_tokens: 4, temperature: 0.5, stop_sequences: ['END'], messages: [{ role: 'user', content: 'hello' }] });
+        expect(response.body).toMatchObject({ object: 'chat.completion', model: 'upstream-anthropic-chat', choices: [{ message: { content: 'tok0 tok1 tok2 tok3' }, finish_reason: 'length' }] });
+        const { prompt_tokens, completion_tokens } = response.body.usage;
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000 - cost(prompt_tokens, completion_tokens) });
+
+        const stream = await fetch(`${d.url}/api/open/v1/models/upstream-anthropic-chat/chat`, {
+          method: 'POST', headers: { ...bearer(apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ ...body, stream: true }),
+        });
+        const data = (await sseEvents(stream)).map((e) => e.data);
+        expect(data.at(-1)).toBe('[DONE]');
+        const content = data.slice(0, -1).map((x) => JSON.parse(x).choices[0]?.delta?.content ?? '').join('');
+        expect(content).toBe('tok0 tok1 tok2 tok3');
+      });
+
+      it('when an Anthropic-wire request is exact, then the OpenAI upstream serves it and the answer is a Messages object', async () => {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const response = await post(`${d.url}/api/open/v1/models/upstream-chat/chat/anthropic`, bearer(apiKey), { ...anthropicHello, max_tokens: 3, system: 'be brief' });
+        expect(response.status).toBe(200);
+        expect(d.upstream.lastBody).toMatchObject({ model: 'up-model', max_tokens: 3, messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hello' }] });
+        expect(response.body).toMatchObject({ type: 'message', model: 'upstream-chat', stop_reason: 'max_tokens', content: [{ type: 'text', text: 'tok0 tok1 tok2' }] });
+        const stream = await fetch(`${d.url}/api/open/v1/models/upstream-chat/chat/anthropic`, {
+          method: 'POST', headers: { ...bearer(apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ ...anthropicHello, max_tokens: 3, stream: true }),
+        });
+        const events = await sseEvents(stream);
+        expect(events[0].event).toBe('message_start');
+        expect(events.at(-1)?.event).toBe('message_stop');
+        const delta = JSON.parse(events.find((e) => e.event === 'message_delta')!.data);
+        expect(delta).toMatchObject({ delta: { stop_reason: 'max_tokens' }, usage: { output_tokens: 3 } });
+      });
+
+      it('when the translation would not be exact, then 400 wire_translation_inexact names the field and nothing is held or sent', async () => {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const openAiCalls = d.upstream.requests;
+        const anthropicCalls = d.upstream.messagesRequests;
+        const toAnthropic = await chat(d.url, apiKey, { ...hello, logprobs: true }, { model: 'upstream-anthropic-chat' });
+        expect(toAnthropic.status).toBe(400);
+        expect(toAnthropic.body.error).toMatchObject({ code: 'wire_translation_inexact', param: 'logprobs' });
+        const hot = await chat(d.url, apiKey, { ...hello, temperature: 1.5 }, { model: 'upstream-anthropic-chat' });
+        expect(hot.body.error).toMatchObject({ code: 'wire_translation_inexact', param: 'temperature' });
+        const toOpenAi = await post(`${d.url}/api/open/v1/models/upstream-chat/chat/anthropic`, bearer(apiKey), { ...anthropicHello, top_k: 5 });
+        expect(toOpenAi.body.error).toMatchObject({ code: 'wire_translation_inexact', param: 'top_k' });
+        expect([d.upstream.requests, d.upstream.messagesRequests]).toEqual([openAiCalls, anthropicCalls]);
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000, held: 0 });
+      });
+    });
+
+    // ---- 2. The compatibility gate ---------------------------------------------------------------
+
+    describe('the compatibility gate', () => {
+      it('when the key lacks the compat scope, then 403 compat_scope_required in each route\'s shape', async () => {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const openAi = await post(`${d.url}/v1/chat/completions`, bearer(apiKey), { model: 'sim-chat', ...hello });
+        expect(openAi.status).toBe(403);
+        expect(openAi.body.error).toMatchObject({ code: 'compat_scope_required', type: 'permission_error', condition: 'scope' });
+        const messages = await post(`${d.url}/v1/messages`, { 'x-api-key': apiKey }, { model: 'sim-chat', ...anthropicHello });
+        expect(messages.status).toBe(403);
+        expect(messages.body).toMatchObject({ type: 'error', error: { type: 'permission_error', code: 'compat_scope_required' } });
+        const models = await json(`${d.url}/v1/models`, { headers: bearer(apiKey) });
+        expect([models.status, models.body.error.code]).toEqual([403, 'compat_scope_required']);
+      });
+
+      it('when the model has no eligible price, then 403 compat_model_not_eligible; an unknown model is 404', async () => {
+        const { compatKey, apiKey } = await compatAccount();
+        const unpriced = await post(`${d.url}/v1/chat/completions`, bearer(compatKey), { model: 'unpriced-chat', ...hello });
+        expect([unpriced.status, unpriced.body.error.code]).toEqual([403, 'compat_model_not_eligible']);
+        const unknown = await post(`${d.url}/v1/messages`, bearer(compatKey), { model: 'no-such-model', ...anthropicHello });
+        expect([unknown.status, unknown.body.error.type]).toEqual([404, 'not_found_error']);
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 50_000_000, held: 0 });
+      });
+
+      it('when the account has no available balance, then 403 compat_account_unfunded', async () => {
+        const { compatKey } = await compatAccount(0);
+        for (const [path, body] of [['/v1/chat/completions', { model: 'sim-chat', ...hello }], ['/v1/messages', { model: 'sim-chat', ...anthropicHello }]] as const) {
+          const response = await post(`${d.url}${path}`, bearer(compatKey), body);
+          expect(response.status).toBe(403);
+          expect(JSON.stringify(response.body)).toContain('compat_account_unfunded');
+        }
+        const models = await json(`${d.url}/v1/models`, { headers: bearer(compatKey) });
+        expect([models.status, models.body.error.code]).toEqual([403, 'compat_account_unfunded']);
+      });
+
+      it('when an OAuth token is sent, then 403 credential_family_mismatch and no pool moves', async () => {
+        const { accountId, apiKey, token } = await memberAccount(10_000_000, 10_000_000);
+        await keyWith(accountId, ['compat']);
+        const before = await pools(accountId, apiKey, token);
+        const openAi = await post(`${d.url}/v1/chat/completions`, bearer(token), { model: 'sim-chat', ...hello });
+        expect([openAi.status, openAi.body.error.code]).toEqual([403, 'credential_family_mismatch']);
+        const messages = await post(`${d.url}/v1/messages`, bearer(token), { model: 'sim-chat', ...anthropicHello });
+        expect([messages.status, messages.body.error.code]).toEqual([403, 'credential_family_mismatch']);
+        expect(await pools(accountId, apiKey, token)).toEqual(before);
+      });
+
+      it('when the gate passes, then a call costs exactly what the open route charges, from pool-3', async () => {
+        const { accountId, apiKey, compatKey } = await compatAccount(10_000_000);
+        const open = await chat(d.url, apiKey, { ...hello, max_tokens: 6 }, { headers: { 'x-sim-directive': 'tokens=6' } });
+        const compat = await post(`${d.url}/v1/chat/completions`, { ...bearer(compatKey), 'x-sim-directive': 'tokens=6' }, { model: 'sim-chat', ...hello, max_tokens: 6 });
+        expect(compat.status).toBe(200);
+        expect(compat.headers.get('x-payg-charged')).toBe(open.headers.get('x-payg-charged'));
+        const charged = 2 * Number(open.headers.get('x-payg-charged'));
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000 - charged, held: 0 });
+        await eventually(() => d.ledgerBalance(accountId, 'pool-3'), (b) => b === 10_000_000 - charged);
+      });
+    });
+
+    // ---- 3. The official SDKs, unmodified but for base URL and key --------------------------------
+
+    describe('the official SDKs', () => {
+      it('openai: lists models, completes, streams, and raises typed errors', async () => {
+        const { compatKey } = await compatAccount();
+        const client = new OpenAI({ baseURL: `${d.url}/v1`, apiKey: compatKey, maxRetries: 0 });
+        const models = [];
+        for await (const model of client.models.list()) models.push(model.id);
+        expect(models).toEqual(expect.arrayContaining(['sim-chat', 'upstream-chat', 'upstream-anthropic-chat']));
+        expect(models).not.toContain('unpriced-chat');
+        const completion = await client.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'hello' }], max_tokens: 4 });
+        expect(completion.choices[0].message.content).toBe('tok0 tok1 tok2 tok3');
+        expect(completion.usage?.completion_tokens).toBe(4);
+        const stream = await client.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'hello' }], max_tokens: 3, stream: true, stream_options: { include_usage: true } });
+        let text = '';
+        let usage;
+        for await (const chunk of stream) {
+          text += chunk.choices[0]?.delta?.content ?? '';
+          usage = chunk.usage ?? usage;
+        }
+        expect(text).toBe('tok0 tok1 tok2');
+        expect(usage?.completion_tokens).toBe(3);
+        const refused = client.chat.completions.create({ model: 'unpriced-chat', messages: [{ role: 'user', content: 'hello' }] });
+        await expect(refused).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
+        await expect(refused).rejects.toMatchObject({ status: 403, code: 'compat_model_not_eligible' });
+        const invalid = client.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'hello' }], max_tokens: 9_999_999 });
+        await expect(invalid).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+        await expect(invalid).rejects.toMatchObject({ code: 'max_tokens_out_of_range', param: 'max_tokens' });
+        const stranger = new OpenAI({ baseURL: `${d.url}/v1`, apiKey: 'sk-payg-unknown', maxRetries: 0 });
+        await expect(stranger.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+      });
+
+      it('@anthropic-ai/sdk: lists models, creates, streams, and raises typed errors', async () => {
+        const { compatKey } = await compatAccount();
+        const client = new Anthropic({ baseURL: d.url, apiKey: compatKey, maxRetries: 0 });
+        const models = [];
+        for await (const model of client.models.list()) models.push(model.id);
+        expect(models).toEqual(expect.arrayContaining(['sim-chat', 'upstream-anthropic-chat']));
+        const message = await client.messages.create({ model: 'sim-chat', max_tokens: 4, messages: [{ role: 'user', content: 'hello' }] });
+        expect(message.content).toEqual([{ type: 'text', text: 'tok0 tok1 tok2 tok3' }]);
+        expect(message.usage.output_tokens).toBe(4);
+        const translated = await client.messages.create({ model: 'upstream-chat', max_tokens: 2, system: 'be brief', messages: [{ role: 'user', content: 'hello' }] });
+        expect(translated.content).toEqual([{ type: 'text', text: 'tok0 tok1' }]);
+        const stream = client.messages.stream({ model: 'sim-chat', max_tokens: 3, messages: [{ role: 'user', content: 'hello' }] });
+        let text = '';
+        stream.on('text', (delta) => (text += delta));
+        const final = await stream.finalMessage();
+        expect(text).toBe('tok0 tok1 tok2');
+        expect(final.stop_reason).toBe('max_tokens');
+        expect(final.usage.output_tokens).toBe(3);
+        const refused = client.messages.create({ model: 'unpriced-chat', max_tokens: 4, messages: [{ role: 'user', content: 'hello' }] });
+        await expect(refused).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+        const invalid = client.messages.create({ model: 'sim-chat', max_tokens: 8193, messages: [{ role: 'user', content: 'hello' }] });
+        await expect(invalid).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+        await expect(invalid).rejects.toMatchObject({ status: 400, error: { type: 'error', error: { type: 'invalid_request_error', code: 'max_tokens_out_of_range' } } });
+      });
+    });
+
+    // ---- 5. The OAuth member/business family -----------------------------------------------------
+
+    describe('the OAuth member family', () => {
+      it('when a member token calls a member route, then the member pool pays and pool-3 does not move', async () => {
+        const { accountId, apiKey, token } = await memberAccount(10_000_000, 20_000_000);
+        const response = await post(`${d.url}/api/member/v1/models/sim-chat/chat`, { ...bearer(token), 'x-sim-directive': 'tokens=2' }, { ...hello, max_tokens: 2 });
+        expect(response.status).toBe(200);
+        const charged = Number(response.headers.get('x-payg-charged'));
+        expect(charged).toBeGreaterThan(0);
+        expect(await pools(accountId, apiKey, token)).toEqual({ pool3: 10_000_000, member: 20_000_000 - charged });
+        await eventually(() => d.ledgerBalance(accountId, 'member'), (b) => b === 20_000_000 - charged);
+        const anthropic = await post(`${d.url}/api/member/v1/models/sim-chat/chat/anthropic`, bearer(token), anthropicHello);
+        expect(anthropic.status).toBe(200);
+        expect((await pools(accountId, apiKey, token)).pool3).toBe(10_000_000);
+      });
+
+      it('when the credential is of the other family, then 403 credential_family_mismatch on every route pair and no pool moves', async () => {
+        const { accountId, apiKey, token } = await memberAccount(10_000_000, 10_000_000);
+        const compatKey = await keyWith(accountId, ['compat']);
+        const before = await pools(accountId, apiKey, token);
+        const refusals = [
+          // API keys (with or without the compat scope) on member routes.
+          await post(`${d.url}/api/member/v1/models/sim-chat/chat`, bearer(apiKey), hello),
+          await post(`${d.url}/api/member/v1/models/sim-chat/chat/anthropic`, bearer(compatKey), anthropicHello),
+          await json(`${d.url}/api/member/v1/entitlement`, { headers: bearer(apiKey) }),
+          // Member tokens on open pool-3 routes.
+          await chat(d.url, token, hello),
+          await post(`${d.url}/api/open/v1/models/sim-chat/chat/anthropic`, bearer(token), anthropicHello),
+          await image(d.url, token, picture),
+        ];
+        for (const response of refusals) expect([response.status, response.body.error.code]).toEqual([403, 'credential_family_mismatch']);
+        expect(await pools(accountId, apiKey, token)).toEqual(before);
+      });
+
+      it('when a token is forged, expired, for another audience or names no account, then 401 and nothing moves', async () => {
+        const { accountId, apiKey, token } = await memberAccount(10_000_000, 10_000_000);
+        const before = await pools(accountId, apiKey, token);
+        const bad = [
+          await d.issuer.mint({ sub: 'm', account: accountId }, { signWith: 'other-key' }),
+          await d.issuer.mint({ sub: 'm', account: accountId, expiresInS: -60 }),
+          await d.issuer.mint({ sub: 'm', account: accountId, aud: 'someone-else' }),
+          await d.issuer.mint({ sub: 'm', account: 'acct_00000000000000000000000000000000' }),
+        ];
+        for (const t of bad) {
+          const response = await post(`${d.url}/api/member/v1/models/sim-chat/chat`, bearer(t), hello);
+          expect([response.status, response.body.error.code]).toEqual([401, 'unauthorized']);
+        }
+        expect(await pools(accountId, apiKey, token)).toEqual(before);
+      });
+
+      it('when console and order routes are called, then a member token and the API key see the same account', async () => {
+        const { accountId, apiKey, token } = await memberAccount(7_000_000, 1_000_000);
+        const byKey = await json(`${d.url}/api/distribution/api-credit/balance`, { headers: bearer(apiKey) });
+        const byToken = await json(`${d.url}/api/distribution/api-credit/balance`, { headers: bearer(token) });
+        expect(byToken.status).toBe(200);
+        expect(byToken.body).toEqual(byKey.body);
+        expect(byToken.body).toMatchObject({ accountId, pool: 'pool-3', balance: 7_000_000 });
+        const bills = await json(`${d.url}/api/distribution/api-credit/bills/page`, { headers: bearer(token) });
+        expect(bills.body.items.map((i: { kind: string }) => i.kind)).toEqual(['credit']);
+        const order = await post(`${d.url}/api/consumer/orders`, bearer(token), { amount: 5_000_000 });
+        expect(order.status).toBe(201);
+        const read = await json(`${d.url}/api/consumer/orders/${order.body.orderId}`, { headers: bearer(apiKey) });
+        expect([read.status, read.body.accountId]).toEqual([200, accountId]);
+        const other = await memberAccount(1_000_000, 0);
+        const hidden = await json(`${d.url}/api/consumer/orders/${order.body.orderId}`, { headers: bearer(other.token) });
+        expect(hidden.status).toBe(404);
+      });
+    });
+
+    // ---- 6. Capability gates ---------------------------------------------------------------------
+
+    describe('capability gates', () => {
+      it('when readiness is read, then every capability reports its four gates and the candidate-contract notice', async () => {
+        const caps = await json(`${d.url}/api/open/v1/capabilities`);
+        expect(caps.body.notice).toMatch(/candidate contract/);
+        expect(caps.body.notice).toMatch(/not production enablement/);
+        for (const capability of ['agent_run', 'signing', 'evidence', 'media']) {
+          expect(Object.keys(caps.body.capability_gates[capability].gates)).toEqual(['source', 'scopes', 'price', 'delivery']);
+        }
+        expect(caps.body.capability_gates.signing).toMatchObject({ ready: true, ready_models: ['capable-chat'] });
+        expect(caps.body.capability_gates.agent_run).toMatchObject({ ready: false, gates: { delivery: { passes: false } } });
+        expect(caps.body.compatibility_gate).toMatchObject({ open: true, conditions: [{ condition: 'deployment', state: 'passes' }, { condition: 'scope' }, { condition: 'model_price' }, { condition: 'funded' }] });
+      });
+
+      it('when each gate is closed in turn, then the use is refused naming that gate and nothing is charged', async () => {
+        const { accountId, apiKey } = await fundedAccount(d.url, 10_000_000);
+        const scoped = await keyWith(accountId, ['signing', 'agent_run']);
+        const use = (key: string, model: string, capability: string) => chat(d.url, key, hello, { model, headers: { 'x-payg-capabilities': capability } });
+        const cases: [string, string, string, string][] = [
+          [scoped, 'sim-chat', 'signing', 'source'],
+          [apiKey, 'capable-chat', 'signing', 'scopes'],
+          [scoped, 'capable-unpriced-chat', 'signing', 'price'],
+          [scoped, 'capable-chat', 'agent_run', 'delivery'],
+        ];
+        for (const [key, model, capability, gate] of cases) {
+          const response = await use(key, model, capability);
+          expect([response.status, response.body.error.code, response.body.error.capability, response.body.error.gate]).toEqual([403, 'capability_gate_closed', capability, gate]);
+        }
+        const unknown = await use(scoped, 'capable-chat', 'telepathy');
+        expect([unknown.status, unknown.body.error.param]).toEqual([400, 'X-Payg-Capabilities']);
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000, held: 0 });
+      });
+
+      it('when all four gates pass, then the capability is granted on the call, for an OAuth scope as for a key scope', async () => {
+        const { accountId } = await fundedAccount(d.url, 10_000_000);
+        const scoped = await keyWith(accountId, ['signing']);
+        const granted = await chat(d.url, scoped, hello, { model: 'capable-chat', headers: { 'x-payg-capabilities': 'signing' } });
+        expect(granted.status).toBe(200);
+        expect(granted.headers.get('x-payg-capabilities')).toBe('signing');
+        const credit = await admin(d.url, `/admin/v1/accounts/${accountId}/credits`, { amount: 1_000_000, reference: 'entitlement', pool: 'member' });
+        expect(credit.status).toBe(200);
+        const withScope = await d.issuer.mint({ sub: 'm', account: accountId, scope: 'chat signing' });
+        const withoutScope = await d.issuer.mint({ sub: 'm', account: accountId, scope: 'chat' });
+        const member = (token: string) => post(`${d.url}/api/member/v1/models/capable-chat/chat`, { ...bearer(token), 'x-payg-capabilities': 'signing' }, hello);
+        expect((await member(withScope)).status).toBe(200);
+        expect((await member(withoutScope)).body.error).toMatchObject({ code: 'capability_gate_closed', gate: 'scopes' });
+      });
+    });
+  });
+}
