@@ -37,3 +37,14 @@ describe('api-keys create', () => {
     }
   });
 });
+
+describe('credits add', () => {
+  it('when --pool is given, then the credit names that pool; without it the body is as before', async () => {
+    const cli = io();
+    expect(await runCli(['credits', 'add', 'acct_1', '500', 'ref-1'], cli)).toBe(0);
+    expect(await runCli(['credits', 'add', 'acct_1', '500', 'ref-2', '--pool', 'member'], cli)).toBe(0);
+    expect(cli.sent.map((s) => s.body)).toEqual([{ amount: 500, reference: 'ref-1' }, { amount: 500, reference: 'ref-2', pool: 'member' }]);
+    expect(await runCli(['credits', 'add', 'acct_1', '500', 'ref-3', '--poll', 'member'], cli)).toBe(2);
+    expect(cli.sent).toHaveLength(2);
+  });
+});

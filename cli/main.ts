@@ -1,7 +1,7 @@
 // The operator CLI: the same operations as the operator API, over HTTP.
 //   npm run cli -- accounts create <name>
 //   npm run cli -- api-keys create <accountId> [--scope <scope>]...   (scopes: docs/auth.md)
-//   npm run cli -- credits add <accountId> <amount> <reference>
+//   npm run cli -- credits add <accountId> <amount> <reference> [--pool member]
 //   npm run cli -- orders create <accountId> <amount>   (a top-up order, paid through checkout)
 //   npm run cli -- reconcile            (exit code 1 when the ledger and an actor disagree)
 // Reads GATEWAY_URL (default http://127.0.0.1:8080) and GATEWAY_ADMIN_TOKEN.
@@ -31,7 +31,7 @@ function apiKeyArgs(args: string[]): { accountId: string; scopes: string[] } | u
 const USAGE = `usage:
   accounts create <name>
   api-keys create <accountId> [--scope <scope>]...   (scopes: ${API_KEY_SCOPES.join(', ')})
-  credits add <accountId> <amount> <reference>
+  credits add <accountId> <amount> <reference> [--pool member]
   orders create <accountId> <amount>
   reconcile`;
 
@@ -54,9 +54,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     path = `/admin/v1/accounts/${encodeURIComponent(keyArgs.accountId)}/api-keys`;
     // Unscoped keys send the same body as before scopes existed; the gateway validates the names.
     body = keyArgs.scopes.length > 0 ? { scopes: keyArgs.scopes } : {};
-  } else if (noun === 'credits' && verb === 'add' && rest.length === 3 && /^\d+$/.test(rest[1] ?? '')) {
+  } else if (noun === 'credits' && verb === 'add' && (rest.length === 3 || (rest.length === 5 && rest[3] === '--pool')) && /^\d+$/.test(rest[1] ?? '')) {
     path = `/admin/v1/accounts/${encodeURIComponent(rest[0])}/credits`;
-    body = { amount: Number(rest[1]), reference: rest[2] };
+    body = { amount: Number(rest[1]), reference: rest[2], ...(rest.length === 5 ? { pool: rest[4] } : {}) };
   } else if (noun === 'orders' && verb === 'create' && rest.length === 2 && /^\d+$/.test(rest[1] ?? '')) {
     path = `/admin/v1/accounts/${encodeURIComponent(rest[0])}/orders`;
     body = { amount: Number(rest[1]) };

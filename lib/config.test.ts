@@ -50,9 +50,10 @@ describe('OAuth settings', () => {
     const oauth = loadConfig({ ...rest, GATEWAY_OAUTH_JWKS_FILE: 'keys/jwks.json', GATEWAY_OAUTH_ACCOUNT_CLAIM: 'tenant', GATEWAY_OAUTH_CLOCK_TOLERANCE_S: '0' }).oauth;
     expect(oauth).toMatchObject({ jwksUrl: undefined, jwksFile: expect.stringMatching(/^\/.*keys\/jwks\.json$/), accountClaim: 'tenant', clockToleranceS: 0 });
   });
-  it('when an http JWKS URL is set, then it is accepted; any other scheme or a non-URL is refused naming the variable', () => {
+  it('when an http JWKS URL is on loopback, then it is accepted; plain http elsewhere, any other scheme or a non-URL is refused naming the variable', () => {
     expect(loadConfig({ ...complete, GATEWAY_OAUTH_JWKS_URL: 'http://127.0.0.1:9000/jwks' }).oauth?.jwksUrl).toBe('http://127.0.0.1:9000/jwks');
-    for (const value of ['file:///etc/jwks.json', 'ftp://id.example/jwks', 'jwks.json']) {
+    expect(loadConfig({ ...complete, GATEWAY_OAUTH_JWKS_URL: 'http://localhost:9000/jwks' }).oauth?.jwksUrl).toBe('http://localhost:9000/jwks');
+    for (const value of ['file:///etc/jwks.json', 'ftp://id.example/jwks', 'jwks.json', 'http://id.example/jwks', 'http://127.0.0.1.evil.example/jwks']) {
       expect(() => loadConfig({ ...complete, GATEWAY_OAUTH_JWKS_URL: value })).toThrow(/GATEWAY_OAUTH_JWKS_URL/);
     }
   });

@@ -76,6 +76,10 @@ function oauthConfig(e: z.infer<typeof envSchema>): OAuthConfig | undefined {
   if (e.GATEWAY_OAUTH_JWKS_URL === undefined && e.GATEWAY_OAUTH_JWKS_FILE === undefined) {
     problems.push('GATEWAY_OAUTH_JWKS_URL or GATEWAY_OAUTH_JWKS_FILE: one is required when OAuth is configured');
   }
+  // Whoever can change the key set in transit can mint tokens: plain http only on loopback.
+  if (e.GATEWAY_OAUTH_JWKS_URL?.startsWith('http:') && !/^http:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?\//.test(e.GATEWAY_OAUTH_JWKS_URL)) {
+    problems.push('GATEWAY_OAUTH_JWKS_URL: must be https (plain http is accepted only on loopback)');
+  }
   if (e.GATEWAY_OAUTH_JWKS_URL !== undefined && e.GATEWAY_OAUTH_JWKS_FILE !== undefined) {
     problems.push('GATEWAY_OAUTH_JWKS_URL and GATEWAY_OAUTH_JWKS_FILE: set only one');
   }

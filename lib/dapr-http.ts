@@ -3,6 +3,7 @@
 
 import { Pool, type Dispatcher } from 'undici';
 import { GatewayError } from './errors';
+import { propagationHeaders } from './request-context';
 
 export class DaprSidecar {
   private readonly pool: Pool;
@@ -11,7 +12,9 @@ export class DaprSidecar {
     this.pool = new Pool(`http://${host}:${httpPort}`, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
   }
 
-  async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: unknown }> {
+  async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, given: Record<string, string> = {}): Promise<{ status: number; json: unknown }> {
+    // The current request's trace and id go along: daprd continues the trace into the callee.
+    const headers = { ...propagationHeaders(), ...given };
     let response;
     try {
       response = await this.pool.request({
@@ -38,7 +41,7 @@ export class DaprSidecar {
   /** A GET whose answer body is handed over as a stream, never buffered: the caller reads or destroys it. */
   async stream(path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Dispatcher.ResponseData['body'] }> {
     try {
-      const response = await this.pool.request({ method: 'GET', path, headers });
+      const response = await this.pool.request({ method: 'GET', path, headers: { ...propagationHeaders(), ...headers } });
       return { status: response.statusCode, headers: response.headers, body: response.body };
     } catch (error) {
       throw new GatewayError('actor_unavailable', `Dapr sidecar unreachable: ${(error as Error).message}`);

@@ -93,6 +93,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     }
     const expiresAt = this.ctx.now() + request.ttlMs;
     state.holds[request.holdId] = { amount: amount.toString(), expiresAt, requestId: request.requestId, model: request.model, profileId: request.profileId };
+    this.ctx.adjustGauge('holds_open', 1);
     if (state.reminderDueAt === null || expiresAt < state.reminderDueAt) {
       await this.ctx.reminders.register(expiryReminderName(expiresAt), Math.max(0, expiresAt - this.ctx.now()));
       state.reminderDueAt = expiresAt;
@@ -207,6 +208,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
   private close(state: FundsState, holdId: string, to: Exclude<HoldState, 'open'>, amount: bigint, charged: bigint): void {
     if (!canTransition('open', to)) throw new GatewayError('hold_state_conflict', `a hold cannot move from open to ${to}`);
     delete state.holds[holdId];
+    this.ctx.adjustGauge('holds_open', -1);
     this.ctx.state.set<ClosedHold>(CLOSED_KEY_PREFIX + holdId, { state: to, amount: amount.toString(), charged: charged.toString() });
   }
 

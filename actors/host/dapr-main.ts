@@ -4,9 +4,11 @@
 import { CommunicationProtocolEnum, DaprServer, LogLevel } from '@dapr/dapr';
 import ActorRuntime from '@dapr/dapr/actors/runtime/ActorRuntime';
 import express from 'express';
-import pino from 'pino';
 import { loadConfig } from '../../lib/config';
 import { DaprSidecar } from '../../lib/dapr-http';
+import { createLogger } from '../../lib/logger';
+import { serveMetrics } from '../../lib/metrics';
+import { requestContext } from '../../lib/request-context';
 import { daprActorClass, decodeReminderData, REMIND_METHOD } from '../runtime/dapr-host';
 import { ACTOR_CLASSES } from './registry';
 
@@ -14,13 +16,16 @@ export const PUBSUB_NAME = 'pubsub';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = pino({ level: config.logLevel, base: { service: 'actors' } });
+  const logger = createLogger('actors', config.logLevel);
   const sidecar = new DaprSidecar(config.dapr.host, config.dapr.httpPort);
   const publish = (event: { topic: string; traceparent?: string }) => sidecar.publish(PUBSUB_NAME, event.topic, event, event.traceparent);
   // Reminders are routed here, before the SDK's own route, because the SDK hands the actor
   // neither the reminder's name nor intact data. daprd holds the actor's turn while it calls.
   const app = express();
   let server: DaprServer | undefined;
+  // Before every route, the SDK's included: daprd forwards the caller's traceparent.
+  app.use(requestContext());
+  app.get('/metrics', serveMetrics);
   app.put('/actors/:type/:id/method/remind/:name', express.json({ type: () => true, limit: '1mb' }), async (req, res) => {
     const { type, id, name } = req.params;
     try {

@@ -6,6 +6,7 @@ import { AbstractActor, Temporal, type ActorId, type DaprClient } from '@dapr/da
 import type { DaprSidecar } from '../../lib/dapr-http';
 import { toGatewayError } from '../../lib/errors';
 import type { EventEnvelope } from '../../lib/events';
+import { metrics, type ActorGauge } from '../../lib/metrics';
 import { DaprActorInvoker } from './dapr-invoker';
 import type { ActorCallResult, ActorClass, ActorContext, ActorInstance } from './port';
 
@@ -48,6 +49,8 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
   class Adapter extends AbstractActor {
     private core: (ActorInstance & Record<string, unknown>) | undefined;
     private events: EventEnvelope[] = [];
+    /** This turn's gauge changes, applied once its commit has succeeded. */
+    private gauges: [ActorGauge, number][] = [];
     /** This turn's writes, committed in one transaction when the method has returned. */
     private writes = new Map<string, { value: unknown } | typeof REMOVED>();
     /** Committed state read or written since activation (REMOVED: known absent). */
@@ -114,6 +117,9 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
         emit: (event) => {
           this.events.push(event);
         },
+        adjustGauge: (gauge, delta) => {
+          this.gauges.push([gauge, delta]);
+        },
       };
     }
 
@@ -121,11 +127,13 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     async run(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>): Promise<ActorCallResult<unknown>> {
       this.events = [];
       this.writes = new Map();
+      this.gauges = [];
       try {
         const result = await body(this.instance());
         const outbox = await this.nextOutbox(this.events);
         if (outbox) this.writes.set(OUTBOX_KEY, { value: outbox });
         await this.commit(this.writes);
+        for (const [gauge, delta] of this.gauges) metrics.actorGauge(gauge, delta);
         if (outbox && outbox.length > 0) await this.publishOutbox(outbox);
         return { ok: true, result };
       } catch (error) {
@@ -136,6 +144,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       } finally {
         this.events = [];
         this.writes = new Map();
+        this.gauges = [];
       }
     }
 
@@ -156,7 +165,10 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       let failed = false;
       await Promise.all(outbox.filter((event) => !this.published.has(event.id)).map(async (event) => {
         try {
+          metrics.eventPublished(event.topic);
+          // Resolved only when daprd answered 2xx: pub/sub has taken the event.
           await publish(event);
+          metrics.eventAcknowledged(event.topic);
           this.published.add(event.id);
         } catch {
           failed = true;
@@ -177,11 +189,14 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
         const name = payload?.name ?? '';
         if (name === OUTBOX_REMINDER) {
           await this.publishOutbox(await this.storedOutbox());
+          metrics.reminderFired(cls.actorType, 'ok');
           return;
         }
         const outcome = await this.run((core) => core.onReminder(name, payload?.data ?? null));
         if (!outcome.ok) throw new Error(outcome.error.message);
+        metrics.reminderFired(cls.actorType, 'ok');
       } catch (error) {
+        metrics.reminderFired(cls.actorType, 'failed');
         process.stderr.write(`reminder ${payload?.name} of ${cls.actorType}/${this.getActorId().getId()} failed, retrying: ${(error as Error).message}\n`);
         if (payload?.name) {
           // A fresh name: the Scheduler may delete a one-shot job re-registered under its own

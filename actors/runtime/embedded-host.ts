@@ -4,6 +4,8 @@
 import { GatewayError, toGatewayError } from '../../lib/errors';
 import type { EventEnvelope } from '../../lib/events';
 import type { LocalDb } from '../../lib/local-db';
+import { metrics, type ActorGauge } from '../../lib/metrics';
+import { detached } from '../../lib/request-context';
 import type { ActorClass, ActorContext, ActorInstance, ActorInvoker } from './port';
 
 export type Publisher = (event: EventEnvelope) => Promise<void>;
@@ -11,6 +13,7 @@ export type Publisher = (event: EventEnvelope) => Promise<void>;
 interface Turn {
   dirty: Map<string, unknown>;
   events: EventEnvelope[];
+  gauges: [ActorGauge, number][];
 }
 
 interface Activation {
@@ -101,12 +104,13 @@ export class EmbeddedActorHost implements ActorInvoker {
   private async execute<R>(cls: ActorClass, actorId: string, key: string, body: (instance: Activation['instance']) => Promise<R>, label: string): Promise<R> {
     const started = performance.now();
     const activation = this.activate(cls, actorId, key);
-    const { dirty, events } = activation.turn;
+    const { dirty, events, gauges } = activation.turn;
     let ok = false;
     try {
       const result = await body(activation.instance);
       this.commit(key, dirty, events);
       ok = true;
+      for (const [gauge, delta] of gauges) metrics.actorGauge(gauge, delta);
       for (const [stateKey, value] of dirty) {
         if (value === DELETED) activation.cache.delete(stateKey);
         else activation.cache.set(stateKey, value);
@@ -179,6 +183,9 @@ export class EmbeddedActorHost implements ActorInvoker {
       emit(event: EventEnvelope): void {
         turnOf().events.push(event);
       },
+      adjustGauge(gauge, delta): void {
+        turnOf().gauges.push([gauge, delta]);
+      },
     };
   }
 
@@ -197,12 +204,21 @@ export class EmbeddedActorHost implements ActorInvoker {
         else outbox.putSync(event.id, event);
       }
     });
+    // Delivered in the commit: handed over and taken at once, and only once it has committed.
+    if (deliver) {
+      for (const event of events) {
+        metrics.eventPublished(event.topic);
+        metrics.eventAcknowledged(event.topic);
+      }
+    }
   }
 
   private async publishAll(events: EventEnvelope[]): Promise<void> {
     for (const event of events) {
       try {
+        metrics.eventPublished(event.topic);
         await this.options.publish(event);
+        metrics.eventAcknowledged(event.topic);
         this.options.db.outbox.removeSync(event.id);
       } catch {
         this.scheduleOutboxRetry();
@@ -218,10 +234,10 @@ export class EmbeddedActorHost implements ActorInvoker {
 
   private scheduleOutboxRetry(): void {
     if (this.closed || this.outboxRetry) return;
-    this.outboxRetry = setTimeout(() => {
+    this.outboxRetry = setTimeout(() => detached(() => {
       this.outboxRetry = undefined;
       void this.flushOutbox();
-    }, OUTBOX_RETRY_MS);
+    }), OUTBOX_RETRY_MS);
     this.outboxRetry.unref();
   }
 
@@ -230,7 +246,8 @@ export class EmbeddedActorHost implements ActorInvoker {
     const rKey = reminderKey(reminder.actorType, reminder.actorId, reminder.name);
     clearTimeout(this.timers.get(rKey));
     const delay = Math.min(MAX_TIMER_MS, Math.max(0, reminder.dueAt - this.now()));
-    const timer = setTimeout(() => void this.fire(rKey, reminder), delay);
+    // Scheduled during some request, the reminder is no part of it: it runs detached.
+    const timer = setTimeout(() => detached(() => void this.fire(rKey, reminder)), delay);
     timer.unref();
     this.timers.set(rKey, timer);
   }
@@ -248,7 +265,9 @@ export class EmbeddedActorHost implements ActorInvoker {
         if (stored()?.dueAt === reminder.dueAt) this.options.db.reminders.removeSync(rKey);
         await instance.onReminder(reminder.name, reminder.data);
       }, `reminder:${reminder.name}`);
+      metrics.reminderFired(reminder.actorType, 'ok');
     } catch {
+      metrics.reminderFired(reminder.actorType, 'failed');
       // A failed reminder turn is retried, so a due expiry is never lost.
       if (!stored()) {
         const retry = { ...reminder, dueAt: this.now() + OUTBOX_RETRY_MS };
@@ -264,7 +283,7 @@ function reminderKey(actorType: string, actorId: string, name: string): string {
 }
 
 function newTurn(): Turn {
-  return { dirty: new Map(), events: [] };
+  return { dirty: new Map(), events: [], gauges: [] };
 }
 
 function noop(): void {}

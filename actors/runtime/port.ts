@@ -3,6 +3,7 @@
 // committed together with the events the call emits (transactional outbox), or not at all.
 
 import type { EventEnvelope } from '../../lib/events';
+import type { ActorGauge } from '../../lib/metrics';
 
 export interface ActorState {
   get<T>(key: string): Promise<T | undefined>;
@@ -23,6 +24,11 @@ export interface ActorContext {
   readonly reminders: ActorReminders;
   /** Adds an event to the outbox in the same commit as the state; the host publishes it after. */
   emit(event: EventEnvelope): void;
+  /**
+   * Moves one of the host's gauges (lib/metrics.ts) by `delta` once this turn has committed, and
+   * never for a turn that fails, so the gauge follows committed state, not attempts.
+   */
+  adjustGauge(gauge: ActorGauge, delta: number): void;
   /**
    * Calls another actor (its own turn, committed on its own). Never this actor itself: actors
    * are not reentrant. A call made during a turn that later fails is not undone, so such calls

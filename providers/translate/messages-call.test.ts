@@ -45,9 +45,9 @@ describe('messagesCallToChatCall', () => {
     expect(messagesCallToChatCall(call({ messages: [{ role: 'user', content }] })).messages).toEqual([{ role: 'user', content }]);
   });
 
-  it('when params are exact, then temperature, top_p, stop_sequences and metadata.user_id are translated and stream dropped', () => {
-    const body = { messages: hi, temperature: 1, top_p: 0.5, stop_sequences: ['a', 'b', 'c', 'd'], metadata: { user_id: 'u-1' }, stream: true };
-    expect(messagesCallToChatCall(call(body)).passthrough).toEqual({ temperature: 1, top_p: 0.5, stop: ['a', 'b', 'c', 'd'], user: 'u-1' });
+  it('when params are exact, then temperature, top_p and metadata.user_id are translated, an empty stop_sequences and stream dropped', () => {
+    const body = { messages: hi, temperature: 1, top_p: 0.5, stop_sequences: [], metadata: { user_id: 'u-1' }, stream: true };
+    expect(messagesCallToChatCall(call(body)).passthrough).toEqual({ temperature: 1, top_p: 0.5, user: 'u-1' });
   });
 
   it('when stop_sequences is empty or metadata has no user, then nothing is sent for them', () => {
@@ -66,6 +66,7 @@ describe('messagesCallToChatCall', () => {
     ['temperature', { temperature: 1.2 }],
     ['temperature', { temperature: 'hot' }],
     ['top_p', { top_p: -1 }],
+    ['stop_sequences', { stop_sequences: ['END'] }],
     ['stop_sequences', { stop_sequences: ['1', '2', '3', '4', '5'] }],
     ['stop_sequences', { stop_sequences: 'END' }],
     ['metadata.tags', { metadata: { user_id: 'u', tags: ['x'] } }],
@@ -96,6 +97,6 @@ describe('messagesCallToChatCall', () => {
   });
 
   it('when refused, then the message says why in a clause', () => {
-    expect(() => messagesCallToChatCall(call({ messages: hi, stop_sequences: ['1', '2', '3', '4', '5'] }))).toThrow("stop_sequences has 5 entries, more than OpenAI's 4");
+    expect(() => messagesCallToChatCall(call({ messages: hi, stop_sequences: ['1', '2', '3', '4', '5'] }))).toThrow('stop_sequences cannot be reported back exactly');
   });
 });

@@ -6,9 +6,6 @@ import type { ChatCall, ChatMessage, MessagesCall } from '../port';
 import { inexact } from './errors';
 import { isSet, textBlock, textBlocks } from './text';
 
-/** OpenAI takes at most four stop sequences. */
-const MAX_STOP = 4;
-
 /** Fields the gateway owns: the frozen maxTokens and the call method replace them. */
 const GATEWAY_OWNED = new Set(['model', 'max_tokens', 'stream']);
 
@@ -69,9 +66,9 @@ function params(body: Record<string, unknown>): Record<string, unknown> {
         passthrough.top_p = value;
         break;
       case 'stop_sequences':
-        if (!Array.isArray(value) || !value.every((s) => typeof s === 'string')) inexact(key, 'stop_sequences is not a list of strings');
-        if (value.length > MAX_STOP) inexact(key, `stop_sequences has ${value.length} entries, more than OpenAI's ${MAX_STOP}`);
-        if (value.length > 0) passthrough.stop = value;
+        // OpenAI stops on them but never says which one matched, so the answer could not carry
+        // Anthropic's stop_reason "stop_sequence" and stop_sequence: only an empty list is exact.
+        if (!Array.isArray(value) || value.length > 0) inexact(key, 'stop_sequences cannot be reported back exactly (OpenAI does not say which sequence stopped the answer)');
         break;
       case 'metadata':
         Object.assign(passthrough, metadata(value));

@@ -1,7 +1,8 @@
-// The gateway's HTTP edge: route families, one request-id middleware, one error handler.
+// The gateway's HTTP edge: route families, request id and observation middleware, one error handler.
 
 import express from 'express';
 import type { Logger } from 'pino';
+import { serveMetrics } from '../../lib/metrics';
 import type { FundsHoldClient } from '../../actors/funds-hold/client';
 import type { Catalog } from '../../catalog/catalog';
 import type { OAuthVerifier } from './auth/oauth';
@@ -10,6 +11,7 @@ import type { ChatAdapters } from './chat/upstream';
 import { CompatGate } from './compat/gate';
 import type { AccountStore } from './accounts/store';
 import { errorHandler, notFound } from './middleware/errors';
+import { observeRequests } from './middleware/observe';
 import { requestId } from './middleware/request-id';
 import { adminRoutes } from './routes/admin';
 import { catalogRoutes } from './routes/catalog';
@@ -54,6 +56,7 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestId());
+  app.use(observeRequests(deps.logger));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -66,6 +69,7 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     const ready = Object.values(checks).every(Boolean);
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
   });
+  app.get('/metrics', serveMetrics);
 
   app.use(catalogRoutes(deps.catalog, {
     actorHost: deps.actorHost,

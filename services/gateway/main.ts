@@ -1,14 +1,14 @@
 // Entry point of the gateway: `npm start` (embedded default) or the gateway app of the Dapr topology.
 
-import pino from 'pino';
 import { loadConfig } from '../../lib/config';
+import { createLogger } from '../../lib/logger';
 import { createGatewayApp } from './app';
 import { compose } from './compose';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  if (config.testMode) process.stderr.write('GATEWAY_TEST_MODE is on: test-only settings are accepted\n');
-  const logger = pino({ level: config.logLevel, base: { service: 'gateway' } });
+  const logger = createLogger('gateway', config.logLevel);
+  if (config.testMode) logger.warn('GATEWAY_TEST_MODE is on: test-only settings are accepted');
   const composition = await compose(config, logger);
   const app = createGatewayApp(composition.deps);
   const server = app.listen(config.port, config.host, () => {

@@ -6,6 +6,8 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Logger } from 'pino';
 import { GatewayError, toGatewayError } from '../../lib/errors';
 import { TOPICS } from '../../lib/events';
+import { serveMetrics } from '../../lib/metrics';
+import { requestContext } from '../../lib/request-context';
 import { sendStream } from '../../lib/http-stream';
 import { ledgerBalances } from './balances';
 import { exportItems, readPage } from './console';
@@ -19,6 +21,8 @@ export const PUBSUB_NAME = 'pubsub';
 export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; ready?: () => Promise<boolean> } = {}) {
   const app = express();
   const handleEvent = createEventHandler(store, options.logger);
+  // daprd forwards the publisher's traceparent with each delivery and each service invocation.
+  app.use(requestContext());
   app.use(express.json({ limit: '1mb', type: ['application/json', 'application/cloudevents+json'] }));
 
   app.get('/dapr/subscribe', (_req, res) => {
@@ -65,6 +69,8 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+
+  app.get('/metrics', serveMetrics);
 
   app.get('/readyz', async (_req, res) => {
     const ready = options.ready ? await options.ready().catch(() => false) : true;

@@ -1,13 +1,13 @@
 // Entry point of the ledger app in the Dapr topology (Redis storage).
 
-import pino from 'pino';
 import { loadConfig } from '../../lib/config';
+import { createLogger } from '../../lib/logger';
 import { createLedgerApp } from './app';
 import { RedisLedgerStore } from './redis-store';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = pino({ level: config.logLevel, base: { service: 'ledger' } });
+  const logger = createLogger('ledger', config.logLevel);
   const store = await RedisLedgerStore.connect(config.redisUrl);
   const app = createLedgerApp(store, { logger, ready: () => store.ping() });
   const port = config.appPort ?? 3102;

@@ -139,6 +139,63 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
       });
     });
 
+    describe('the Anthropic wire: native upstream, cut streams, unbillable fields', () => {
+      it('when a model is served by the Anthropic adapter, then JSON and stream go to its /v1/messages natively and bill its usage', async () => {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const url = `${d.url}/api/open/v1/models/upstream-anthropic-chat/chat/anthropic`;
+        const response = await post(url, { 'x-api-key': apiKey }, { ...anthropicHello, max_tokens: 3, top_k: 5, stop_sequences: ['END'] });
+        expect(response.status).toBe(200);
+        expect(d.upstream.lastMessagesBody).toMatchObject({ model: 'up-claude', max_tokens: 3, top_k: 5, stop_sequences: ['END'], messages: [{ role: 'user', content: 'hello' }] });
+        expect(response.body).toMatchObject({ type: 'message', model: 'upstream-anthropic-chat', stop_reason: 'max_tokens', content: [{ type: 'text', text: 'tok0 tok1 tok2' }] });
+        const first = cost(response.body.usage.input_tokens, 3);
+        const stream = await fetch(url, { method: 'POST', headers: { ...bearer(apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ ...anthropicHello, max_tokens: 2, stream: true }) });
+        const events = await sseEvents(stream);
+        expect(events.map((e) => e.event).filter((n) => n !== 'ping')).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+        const start = JSON.parse(events[0].data);
+        expect(start.message.model).toBe('upstream-anthropic-chat');
+        const second = cost(start.message.usage.input_tokens, JSON.parse(events.find((e) => e.event === 'message_delta')!.data).usage.output_tokens);
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000 - first - second, held: 0 });
+      });
+
+      it('when the client leaves an Anthropic stream midway, then what was relayed is charged and nothing stays held', async () => {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const abort = new AbortController();
+        const response = await fetch(`${d.url}/api/open/v1/models/sim-chat/chat/anthropic`, {
+          method: 'POST',
+          headers: { ...bearer(apiKey), 'content-type': 'application/json', 'x-sim-directive': 'tokens=200;stream-delay=20' },
+          body: JSON.stringify({ ...anthropicHello, max_tokens: 200, stream: true }),
+          signal: abort.signal,
+        });
+        const reader = response.body!.getReader();
+        let text = '';
+        while ((text.match(/content_block_delta/g) ?? []).length < 6) text += new TextDecoder().decode((await reader.read()).value);
+        abort.abort();
+        const after = await eventually(() => balance(d.url, apiKey), (b) => b.held === 0);
+        // At least the six relayed deltas and the reported input; never the whole 200-token hold.
+        expect(after.balance).toBeLessThanOrEqual(10_000_000 - 6 * PRICE.output);
+        expect(after.balance).toBeGreaterThan(10_000_000 - cost(100, 200));
+      });
+
+      it('when a request carries what the estimate cannot bound, then 400 naming it and nothing is held or sent', async () => {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const calls = d.upstream.messagesRequests;
+        const url = `${d.url}/api/open/v1/models/upstream-anthropic-chat/chat/anthropic`;
+        const cases: [unknown, string][] = [
+          [{ ...anthropicHello, mcp_servers: [{ type: 'url', url: 'https://mcp.example', name: 'x' }] }, 'mcp_servers'],
+          [{ ...anthropicHello, service_tier: 'auto' }, 'service_tier'],
+          [{ ...anthropicHello, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, 'tools[0].type'],
+          [{ max_tokens: 8, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://img.example/x.png' } }] }] }, 'messages[0].content[0].source'],
+          [{ max_tokens: 8, messages: [{ role: 'robot', content: 'hello' }] }, 'messages.0.role'],
+        ];
+        for (const [body, param] of cases) {
+          const response = await post(url, bearer(apiKey), body);
+          expect([response.status, response.body.error.code, response.body.error.param]).toEqual([400, 'invalid_request', param]);
+        }
+        expect(d.upstream.messagesRequests).toBe(calls);
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000, held: 0 });
+      });
+    });
+
     // ---- 4. Wire translation over real HTTP -----------------------------------------------------
 
     describe('a request served by a profile of the other wire', () => {
@@ -415,11 +472,13 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
       });
 
       it('when all four gates pass, then the capability is granted on the call, for an OAuth scope as for a key scope', async () => {
-        const { accountId } = await fundedAccount(d.url, 10_000_000);
+        const { accountId } = await fundedAccount(d.url, 1_000_000);
         const scoped = await keyWith(accountId, ['signing']);
         const granted = await chat(d.url, scoped, hello, { model: 'capable-chat', headers: { 'x-payg-capabilities': 'signing' } });
         expect(granted.status).toBe(200);
         expect(granted.headers.get('x-payg-capabilities')).toBe('signing');
+        const unaffordable = await chat(d.url, scoped, { ...hello, max_tokens: 8192 }, { model: 'capable-chat', headers: { 'x-payg-capabilities': 'signing' } });
+        expect([unaffordable.status, unaffordable.headers.get('x-payg-capabilities')]).toEqual([402, null]);
         const credit = await admin(d.url, `/admin/v1/accounts/${accountId}/credits`, { amount: 1_000_000, reference: 'entitlement', pool: 'member' });
         expect(credit.status).toBe(200);
         const withScope = await d.issuer.mint({ sub: 'm', account: accountId, scope: 'chat signing' });

@@ -61,14 +61,20 @@ export type GateState = { gate: GateName; passes: true } | { gate: GateName; pas
 
 export interface GateContext {
   model: CatalogModel;
+  /** The profile that serves the call: only it can be the capability's source. */
+  profile: CatalogProfile;
   /** The provider entries this deployment configured (a profile of another is no source). */
   providers: ReadonlySet<string>;
   scopes: ReadonlySet<string>;
   accepted: ReadonlySet<Capability>;
 }
 
+function offers(spec: CapabilitySpec, profile: CatalogProfile, providers: ReadonlySet<string>): boolean {
+  return profile.capabilities.includes(spec.source.profileCapability) && providers.has(profile.provider);
+}
+
 function sourceProfile(spec: CapabilitySpec, model: CatalogModel, providers: ReadonlySet<string>): CatalogProfile | undefined {
-  return model.profiles.find((p) => p.capabilities.includes(spec.source.profileCapability) && providers.has(p.provider));
+  return model.profiles.find((p) => offers(spec, p, providers));
 }
 
 /** Every gate of one capability for one model and credential, in order. */
@@ -77,9 +83,9 @@ export function evaluate(capability: Capability, ctx: GateContext): GateState[] 
   const missing = spec.scopes.filter((s) => !ctx.scopes.has(s));
   const price = eligibility(ctx.model, spec.price.operation);
   return [
-    sourceProfile(spec, ctx.model, ctx.providers)
+    offers(spec, ctx.profile, ctx.providers)
       ? { gate: 'source', passes: true }
-      : { gate: 'source', passes: false, reason: `no profile of model ${ctx.model.id} offers "${spec.source.profileCapability}"` },
+      : { gate: 'source', passes: false, reason: `profile ${ctx.profile.profile_id} of model ${ctx.model.id}, which serves this call, does not offer "${spec.source.profileCapability}"` },
     missing.length === 0 ? { gate: 'scopes', passes: true } : { gate: 'scopes', passes: false, reason: `the credential lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}` },
     price.eligible ? { gate: 'price', passes: true } : { gate: 'price', passes: false, reason: price.reason },
     ctx.accepted.has(capability)

@@ -2,6 +2,7 @@
 // limits.ts with their own codes; these schemas only fix the shape.
 
 import { z } from 'zod';
+import { GatewayError } from '../../../lib/errors';
 import { parseJsonObject } from '../json-object';
 
 const openAiMessage = z.looseObject({
@@ -19,7 +20,7 @@ export const chatBodySchema = z.looseObject({
 export type ChatBody = z.infer<typeof chatBodySchema> & Record<string, unknown>;
 
 const anthropicMessage = z.looseObject({
-  role: z.string().min(1),
+  role: z.enum(['user', 'assistant']),
   content: z.union([z.string(), z.array(z.unknown())]),
 });
 
@@ -39,8 +40,38 @@ export function parseChatBody(body: unknown): ChatBody {
   return parseJsonObject(chatBodySchema, body) as ChatBody;
 }
 
+/**
+ * The Messages fields the gateway can bill from the request it holds for. Everything else is
+ * refused before anything is held: server tools, MCP servers, containers and service tiers
+ * carry fees the estimate cannot bound, and so does content fetched from a URL.
+ */
+const MESSAGES_FIELDS = new Set(['model', 'messages', 'system', 'max_tokens', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'metadata', 'thinking', 'tools', 'tool_choice']);
+
+function refuse(param: string, why: string): never {
+  throw new GatewayError('invalid_request', `${param}: ${why}`, { param });
+}
+
+function checkMessagesFields(body: MessagesBody): void {
+  for (const key of Object.keys(body)) if (!MESSAGES_FIELDS.has(key)) refuse(key, 'not supported on this gateway (its cost cannot be reserved before the call)');
+  if (Array.isArray(body.tools)) {
+    body.tools.forEach((tool, i) => {
+      const type = (tool as { type?: unknown } | null)?.type;
+      if (type !== undefined && type !== 'custom') refuse(`tools[${i}].type`, `server tool "${String(type)}" is not supported (its per-use fees cannot be reserved)`);
+    });
+  }
+  body.messages.forEach((message, m) => {
+    if (!Array.isArray(message.content)) return;
+    message.content.forEach((block, b) => {
+      const source = (block as { source?: { type?: unknown } } | null)?.source;
+      if (source?.type === 'url') refuse(`messages[${m}].content[${b}].source`, 'content fetched from a URL is not supported (send it inline)');
+    });
+  });
+}
+
 export function parseMessagesBody(body: unknown): MessagesBody {
-  return parseJsonObject(messagesBodySchema, body) as MessagesBody;
+  const parsed = parseJsonObject(messagesBodySchema, body) as MessagesBody;
+  checkMessagesFields(parsed);
+  return parsed;
 }
 
 /** The body without the gateway's own fields: what goes to the provider unchanged. */

@@ -11,6 +11,7 @@ import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import type { UsageLine } from '../../../actors/funds-hold/FundsHoldInterface';
 import { requireEligible, type Catalog, type ResolvedProfile } from '../../../catalog/catalog';
 import { GatewayError } from '../../../lib/errors';
+import { metrics } from '../../../lib/metrics';
 import { ProviderError, type SimDirectives, type TokenUsage } from '../../../providers/port';
 import { requireCapability, type Capability } from '../capabilities/gates';
 import type { Caller } from '../middleware/auth';
@@ -58,7 +59,7 @@ type AnyWire = InboundWire<unknown, StreamPiece>;
 export function prepareChat<R, P extends StreamPiece>(deps: ChatDeps, wire: InboundWire<R, P>, input: ChatInput): PreparedChat {
   const resolved = deps.catalog.resolveChat(input.modelId, wire.wire);
   for (const capability of input.capabilities) {
-    requireCapability(capability, { model: resolved.model, scopes: input.caller.scopes, ...deps.capabilityGates });
+    requireCapability(capability, { model: resolved.model, profile: resolved.profile, scopes: input.caller.scopes, ...deps.capabilityGates });
   }
   const adapters = deps.providers.get(resolved.profile.provider);
   const served = resolved.profile.wire_format === 'openai-chat' ? adapters?.chat : adapters?.messages;
@@ -84,6 +85,7 @@ function usageLines(prices: PreparedChat['prices'], usage: TokenUsage): UsageLin
 
 export function toGatewayProviderError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
+  metrics.providerError(error instanceof ProviderError ? error.kind : 'other');
   if (error instanceof ProviderError) {
     if (error.kind === 'rejected') return new GatewayError('provider_rejected', `the provider rejected the request${error.upstreamStatus ? ` (${error.upstreamStatus})` : ''}: ${error.message}`);
     if (error.kind === 'timeout') return new GatewayError('provider_timeout', 'the provider did not answer in time');
@@ -98,6 +100,11 @@ interface HoldHandle {
   settle(usage: TokenUsage): Promise<{ charged: number }>;
 }
 
+function billed(usage: TokenUsage): void {
+  metrics.tokensBilled('TEXT_INPUT', usage.inputTokens);
+  metrics.tokensBilled('TEXT_OUTPUT', usage.outputTokens);
+}
+
 export async function runChat<R, P extends StreamPiece>(deps: ChatDeps, wire: InboundWire<R, P>, input: ChatInput, res: Response): Promise<void> {
   const chat = prepareChat(deps, wire, input);
   await runPrepared(deps, wire as unknown as AnyWire, chat, input, res);
@@ -106,19 +113,23 @@ export async function runChat<R, P extends StreamPiece>(deps: ChatDeps, wire: In
 /** From the reservation on: the request has passed every check. */
 export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, input: ChatInput, res: Response): Promise<void> {
   const funds = deps.funds.of(input.caller.accountId, input.pool);
-  if (input.capabilities.length > 0) res.setHeader('x-payg-capabilities', input.capabilities.join(', '));
   const holdId = randomUUID();
-  await funds.reserve({ holdId, amount: chat.estimate, ttlMs: deps.holdTtlMs, requestId: input.requestId, model: chat.resolved.model.id, profileId: chat.resolved.profile.profile_id });
-
+  // Listening before the reservation: a client gone while it was made is seen below.
   const abort = new AbortController();
-  const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(deps.providerTimeoutMs)]);
   res.on('close', () => {
     if (!res.writableFinished) abort.abort(new Error('client disconnected'));
   });
+  await funds.reserve({ holdId, amount: chat.estimate, ttlMs: deps.holdTtlMs, requestId: input.requestId, model: chat.resolved.model.id, profileId: chat.resolved.profile.profile_id });
+  if (input.capabilities.length > 0) res.setHeader('x-payg-capabilities', input.capabilities.join(', '));
+  const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(deps.providerTimeoutMs)]);
   const hold: HoldHandle = {
     holdId,
     release: (reason) => funds.release({ holdId, reason }).catch((error) => deps.logger.error({ err: error, holdId }, 'release failed; the hold expires by itself')),
-    settle: (usage) => funds.settle({ holdId, lines: usageLines(chat.prices, usage) }),
+    settle: async (usage) => {
+      const settled = await funds.settle({ holdId, lines: usageLines(chat.prices, usage) });
+      billed(usage);
+      return settled;
+    },
   };
 
   if (!chat.parsed.stream) {
@@ -158,7 +169,7 @@ async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, sig
         inputReported = piece.usage.inputTokens;
         if (wire.finalUsage(piece)) final = piece.usage;
       }
-      if (piece.outputDelta) outputTokens += 1;
+      if (wire.producesOutput(piece)) outputTokens += 1;
       const frame = wire.frame(piece, modelId, chat.parsed);
       if (frame !== undefined && !res.destroyed) res.write(frame);
     }
@@ -171,8 +182,10 @@ async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, sig
   const produced = final ?? { inputTokens: inputReported ?? Math.ceil(chat.inputBytes / 4), outputTokens };
   if (!final && outputTokens === 0) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
   else await hold.settle(produced).catch((error) => deps.logger.error({ err: error, holdId: hold.holdId }, 'settle failed; the hold expires by itself'));
+  // Before the client check: a provider failure counts whether or not anyone still listens.
+  const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;
   if (res.destroyed) return;
-  if (failure && !signal.aborted) res.write(wire.streamError(toGatewayProviderError(failure)));
+  if (providerFailure) res.write(wire.streamError(providerFailure));
   else if (failure) res.write(wire.streamError(new GatewayError('provider_timeout', 'the provider did not finish in time')));
   else res.write(wire.end);
   res.end();

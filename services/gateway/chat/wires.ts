@@ -36,6 +36,8 @@ export interface InboundWire<Result, Piece extends StreamPiece> {
   json(result: Result, modelId: string): Record<string, unknown>;
   /** The SSE frame of one piece, or undefined when it is not relayed. */
   frame(piece: Piece, modelId: string, parsed: ParsedChat): string | undefined;
+  /** True when the piece is produced output (counted, one token each, towards a cut stream's charge). */
+  producesOutput(piece: Piece): boolean;
   /** True when the piece's usage is the provider's final count (the stream then completed). */
   finalUsage(piece: Piece): boolean;
   /** What closes a stream that completed. */
@@ -84,10 +86,19 @@ export const openAiWire: InboundWire<ChatCompletion, ChatStreamChunk> = {
     piece.chunk.model = modelId;
     return `data: ${JSON.stringify(piece.chunk)}\n\n`;
   },
+  producesOutput: (piece) => piece.outputDelta !== '' || deltaCarriesOutput(piece.chunk),
   finalUsage: (piece) => piece.usage !== undefined,
   end: 'data: [DONE]\n\n',
   streamError: (error) => `data: ${JSON.stringify({ error: { code: error.code, message: error.message } })}\n\n`,
 };
+
+/** A chunk whose delta carries more than its role: tool calls, refusals, reasoning are output too. */
+function deltaCarriesOutput(chunk: Record<string, unknown>): boolean {
+  const choices = chunk.choices;
+  const delta = Array.isArray(choices) ? (choices[0] as { delta?: unknown } | undefined)?.delta : undefined;
+  if (typeof delta !== 'object' || delta === null) return false;
+  return Object.entries(delta).some(([key, value]) => key !== 'role' && value !== null && value !== undefined && value !== '');
+}
 
 type InboundCallMessages = Extract<InboundCall, { wire: 'openai-chat' }>['call']['messages'];
 
@@ -131,6 +142,8 @@ export const anthropicWire: InboundWire<MessagesResult, MessagesStreamEvent> = {
     }
     return `event: ${piece.event}\ndata: ${JSON.stringify(data)}\n\n`;
   },
+  // Every content delta is output the upstream bills: text, thinking, tool-input JSON alike.
+  producesOutput: (piece) => piece.event === 'content_block_delta',
   finalUsage: (piece) => piece.event === 'message_delta' && piece.usage !== undefined,
   end: '',
   streamError: (error) => `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: anthropicErrorType(error.status), message: error.message, code: error.code } })}\n\n`,

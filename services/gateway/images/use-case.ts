@@ -10,6 +10,7 @@ import type { ImageTaskClient } from '../../../actors/image-task/client';
 import { IMAGE_UNKNOWN_RESOLVED, type ImageTaskApi, type ImageTaskView, type Outcome, type Owner } from '../../../actors/image-task/ImageTaskInterface';
 import { requireEligible, type Catalog } from '../../../catalog/catalog';
 import { GatewayError } from '../../../lib/errors';
+import { metrics } from '../../../lib/metrics';
 import { ProviderError, type ImageProvider, type SimDirectives } from '../../../providers/port';
 import { errorBody } from '../middleware/errors';
 import { checkBodySize } from '../chat/limits';
@@ -172,7 +173,7 @@ export class ImageService {
         if (Date.now() >= current.deadlineAt) current = await task.expire({});
         else if (options.lookup !== false) current = await this.lookup(task, current);
       }
-      if (current.phase === 'settling') current = await task.finish({});
+      if (current.phase === 'settling') current = countBilled(await task.finish({}));
       if (current.lateArtifact?.state === 'awaiting_ledger') current = await this.releaseLate(task, current);
     } catch (error) {
       // Settlement unresolved for now (an actor or the ledger unreachable): the task says so.
@@ -203,7 +204,7 @@ export class ImageService {
   private async conclude(task: ImageTaskApi, outcome: Outcome): Promise<ImageTaskView | undefined> {
     try {
       let view = await task.record(outcome);
-      if (view.phase === 'settling') view = await task.finish({});
+      if (view.phase === 'settling') view = countBilled(await task.finish({}));
       if (view.lateArtifact?.state === 'awaiting_ledger') view = await this.releaseLate(task, view, LEDGER_ACK_WAIT_MS);
       return view;
     } catch (error) {
@@ -225,7 +226,17 @@ export class ImageService {
   }
 }
 
+/**
+ * Counted where this process moved a task from settling to a charged success: a retry or a
+ * recovery that reads a task settled earlier (or by the actor's own reminder) counts nothing.
+ */
+function countBilled(view: ImageTaskView): ImageTaskView {
+  if (view.phase === 'succeeded' && view.charged > 0) metrics.imageBilled();
+  return view;
+}
+
 function classify(error: unknown): Outcome {
+  metrics.providerError(error instanceof ProviderError ? error.kind : 'other');
   if (error instanceof ProviderError && error.kind === 'rejected') {
     return { kind: 'failed', reason: `${error.message}${error.upstreamStatus ? ` (${error.upstreamStatus})` : ''}`, via: 'response' };
   }

@@ -79,8 +79,12 @@ async function apiKeyCaller(accounts: AccountStore, apiKey: string): Promise<Cal
   return { family: 'api_key', accountId: record.accountId, apiKeyId: record.apiKeyId, scopes: new Set(record.scopes) };
 }
 
-async function oauthCaller(deps: CredentialDeps, token: string): Promise<Caller> {
-  if (!deps.oauth) throw new GatewayError('oauth_disabled', 'OAuth is not configured on this gateway');
+async function oauthCaller(deps: CredentialDeps, token: string, alsoApiKeys: boolean): Promise<Caller> {
+  if (!deps.oauth) {
+    // A route that takes API keys too is working: a token it cannot verify is no credential.
+    if (alsoApiKeys) throw new GatewayError('unauthorized', 'OAuth is not configured on this gateway; use an API key');
+    throw new GatewayError('oauth_disabled', 'OAuth is not configured on this gateway');
+  }
   const principal = await deps.oauth.verify(token);
   // A token for an account this gateway does not hold is as good as an unknown credential.
   if (!(await deps.accounts.getAccount(principal.accountId))) throw new GatewayError('unauthorized', 'the token names no account of this gateway');
@@ -96,7 +100,7 @@ export function credentialAuth(deps: CredentialDeps, options: CredentialOptions)
     const family = familyOf(credential);
     if (!accept.includes(family)) return next(mismatch(family, accept));
     try {
-      req.caller = family === 'api_key' ? await apiKeyCaller(deps.accounts, credential) : await oauthCaller(deps, credential);
+      req.caller = family === 'api_key' ? await apiKeyCaller(deps.accounts, credential) : await oauthCaller(deps, credential, accept.includes('api_key'));
       next();
     } catch (error) {
       next(error);

@@ -1,0 +1,176 @@
+// The process's Prometheus metrics (docs/observability.md): one registry per process, so the
+// embedded gateway exposes its actors' metrics too, and each Dapr app exposes its own. Every
+// label takes values from a closed list: a raw path, id or client-chosen string never becomes a
+// label, or one client could grow the series without bound.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Topic, UsageUnit } from './events';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+export type RouteFamily = 'open' | 'compat' | 'member' | 'console' | 'orders' | 'admin' | 'catalog' | 'prototype' | 'health' | 'other';
+
+/** First matching prefix wins, so the catalog's paths come before the rest of /api/open/v1. */
+const FAMILY_PREFIXES: readonly (readonly [string, RouteFamily])[] = [
+  ['/healthz', 'health'],
+  ['/readyz', 'health'],
+  ['/metrics', 'health'],
+  ['/api/open/v1/catalog', 'catalog'],
+  ['/api/open/v1/capabilities', 'catalog'],
+  ['/api/open/v1/openapi.json', 'catalog'],
+  ['/api/open/v1/models', 'open'],
+  ['/v1/chat', 'compat'],
+  ['/v1/messages', 'compat'],
+  ['/v1/models', 'compat'],
+  ['/v1/sessions', 'prototype'],
+  ['/v1/workspaces', 'prototype'],
+  ['/api/member', 'member'],
+  ['/api/distribution', 'console'],
+  ['/api/consumer', 'orders'],
+  ['/admin', 'admin'],
+];
+
+/** The route family of a request path (query string allowed); Express matches paths case-insensitively, so does this. */
+export function routeFamily(url: string): RouteFamily {
+  const path = url.split('?', 1)[0].toLowerCase();
+  for (const [prefix, family] of FAMILY_PREFIXES) {
+    // Whole segments only: /v1/modelsx is not /v1/models.
+    if (path === prefix || path.startsWith(`${prefix}/`)) return family;
+  }
+  return 'other';
+}
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** Node accepts a few dozen methods: the rare ones share one label value. */
+export function methodLabel(method: string | undefined): string {
+  return method !== undefined && METHODS.has(method) ? method : 'OTHER';
+}
+
+const httpRequests = new Counter({
+  name: 'payg_http_requests_total',
+  help: 'HTTP requests answered, by route family, method and status (499: the client left before an answer was sent)',
+  labelNames: ['family', 'method', 'status'] as const,
+  registers: [registry],
+});
+
+const httpDuration = new Histogram({
+  name: 'payg_http_request_duration_seconds',
+  help: 'Time from the request to the end of its answer (streams included), by route family',
+  labelNames: ['family'] as const,
+  // From a cached catalog read (sub-millisecond) to the default provider timeout (120 s).
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+  registers: [registry],
+});
+
+const tokensBilled = new Counter({
+  name: 'payg_tokens_billed_total',
+  help: 'Tokens of settled chat holds, by unit',
+  labelNames: ['unit'] as const,
+  registers: [registry],
+});
+
+const imagesBilled = new Counter({
+  name: 'payg_images_billed_total',
+  help: 'Images settled with a charge',
+  registers: [registry],
+});
+
+const holdsOpen = new Gauge({
+  name: 'payg_holds_open',
+  help: 'FundsHold holds opened minus holds ended by the actors of this process since it started (sum it over every actor host)',
+  registers: [registry],
+});
+
+const remindersFired = new Counter({
+  name: 'payg_reminders_fired_total',
+  help: 'Actor reminders run, by actor type and outcome (failed: retried later)',
+  labelNames: ['actor_type', 'outcome'] as const,
+  registers: [registry],
+});
+
+const eventsPublished = new Counter({
+  name: 'payg_events_published_total',
+  help: 'Events handed to pub/sub, retries of the outbox included, by topic',
+  labelNames: ['topic'] as const,
+  registers: [registry],
+});
+
+const eventsAcknowledged = new Counter({
+  name: 'payg_events_acknowledged_total',
+  help: 'Events pub/sub took (Dapr: the publish answered 2xx; embedded: delivered in the commit), by topic',
+  labelNames: ['topic'] as const,
+  registers: [registry],
+});
+
+const providerErrors = new Counter({
+  name: 'payg_provider_errors_total',
+  help: 'Provider calls that failed, by kind (rejected, unavailable, timeout, protocol, other)',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
+const ledgerEvents = new Counter({
+  name: 'payg_ledger_events_consumed_total',
+  help: 'Events delivered to the ledger app, by topic and outcome (appended, duplicate, retry, dropped)',
+  labelNames: ['topic', 'outcome'] as const,
+  registers: [registry],
+});
+
+export type ReminderOutcome = 'ok' | 'failed';
+export type ProviderErrorLabel = 'rejected' | 'unavailable' | 'timeout' | 'protocol' | 'other';
+export type LedgerOutcome = 'appended' | 'duplicate' | 'retry' | 'dropped';
+/** Gauges an actor moves through its host (see ActorContext.adjustGauge). */
+export type ActorGauge = 'holds_open';
+
+const TOPIC_LABELS: ReadonlySet<string> = new Set<Topic>(['billing', 'usage']);
+
+/** A topic from an event that failed validation must not become a label. */
+const topicLabel = (topic: string) => (TOPIC_LABELS.has(topic) ? topic : 'other');
+
+export const metrics = {
+  httpRequest(family: RouteFamily, method: string | undefined, status: number, seconds: number): void {
+    httpRequests.inc({ family, method: methodLabel(method), status: String(status) });
+    httpDuration.observe({ family }, seconds);
+  },
+  tokensBilled(unit: Extract<UsageUnit, 'TEXT_INPUT' | 'TEXT_OUTPUT'>, quantity: number): void {
+    if (quantity > 0) tokensBilled.inc({ unit }, quantity);
+  },
+  imageBilled(): void {
+    imagesBilled.inc();
+  },
+  actorGauge(gauge: ActorGauge, delta: number): void {
+    if (gauge === 'holds_open') holdsOpen.inc(delta);
+  },
+  reminderFired(actorType: string, outcome: ReminderOutcome): void {
+    remindersFired.inc({ actor_type: actorType, outcome });
+  },
+  eventPublished(topic: string): void {
+    eventsPublished.inc({ topic: topicLabel(topic) });
+  },
+  eventAcknowledged(topic: string): void {
+    eventsAcknowledged.inc({ topic: topicLabel(topic) });
+  },
+  providerError(kind: ProviderErrorLabel): void {
+    providerErrors.inc({ kind });
+  },
+  ledgerEvent(topic: string, outcome: LedgerOutcome): void {
+    ledgerEvents.inc({ topic: topicLabel(topic), outcome });
+  },
+};
+
+/** The registry in the Prometheus text format, with its content type. */
+export async function exposition(): Promise<{ contentType: string; body: string }> {
+  return { contentType: registry.contentType, body: await registry.metrics() };
+}
+
+/** GET /metrics of every app: anonymous, like /healthz. */
+export async function serveMetrics(_req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { contentType, body } = await exposition();
+  res.statusCode = 200;
+  res.setHeader('content-type', contentType);
+  res.setHeader('cache-control', 'no-store');
+  res.end(body);
+}

@@ -1,0 +1,103 @@
+import { EventEmitter } from 'node:events';
+import { contextFromHeaders, currentContext, detached, parseTraceparent, propagationHeaders, requestContext, runRequest, runWithContext, traceparentOf } from './request-context';
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const PARENT = '00f067aa0ba902b7';
+
+describe('parseTraceparent', () => {
+  it('when the header is a valid version-00 traceparent, then its parts are read', () => {
+    expect(parseTraceparent(`00-${TRACE}-${PARENT}-01`)).toEqual({ traceId: TRACE, parentId: PARENT, flags: '01' });
+    expect(parseTraceparent(` 00-${TRACE}-${PARENT}-00 `)).toEqual({ traceId: TRACE, parentId: PARENT, flags: '00' });
+  });
+
+  it('when a later version carries more fields, then the known ones are read', () => {
+    expect(parseTraceparent(`cc-${TRACE}-${PARENT}-01-what-comes-next`)).toEqual({ traceId: TRACE, parentId: PARENT, flags: '01' });
+  });
+
+  it.each([
+    ['absent', undefined],
+    ['not a string', ['a', 'b']],
+    ['empty', ''],
+    ['version ff', `ff-${TRACE}-${PARENT}-01`],
+    ['version 00 with a fifth field', `00-${TRACE}-${PARENT}-01-extra`],
+    ['an all-zero trace id', `00-${'0'.repeat(32)}-${PARENT}-01`],
+    ['an all-zero parent id', `00-${TRACE}-${'0'.repeat(16)}-01`],
+    ['uppercase hex', `00-${TRACE.toUpperCase()}-${PARENT}-01`],
+    ['a short trace id', `00-${TRACE.slice(1)}-${PARENT}-01`],
+    ['two headers joined', `00-${TRACE}-${PARENT}-01, 00-${TRACE}-${PARENT}-01`],
+  ])('when the header is %s, then it is ignored', (_what, header) => {
+    expect(parseTraceparent(header)).toBeUndefined();
+  });
+});
+
+describe('contextFromHeaders', () => {
+  it('when a valid traceparent comes in, then its trace and flags continue under a new span of ours', () => {
+    const context = contextFromHeaders({ traceparent: `00-${TRACE}-${PARENT}-00` }, 'req-1');
+    expect(context).toEqual({ requestId: 'req-1', traceId: TRACE, spanId: expect.stringMatching(/^[0-9a-f]{16}$/), flags: '00' });
+    expect(context.spanId).not.toBe(PARENT);
+    expect(traceparentOf(context)).toBe(`00-${TRACE}-${context.spanId}-00`);
+  });
+
+  it('when none or an invalid one comes in, then a new 16-byte trace and 8-byte span are made, sampled', () => {
+    const a = contextFromHeaders({ traceparent: 'garbage' });
+    const b = contextFromHeaders({});
+    for (const context of [a, b]) {
+      expect(context.traceId).toMatch(/^[0-9a-f]{32}$/);
+      expect(context.spanId).toMatch(/^[0-9a-f]{16}$/);
+      expect(context.flags).toBe('01');
+      expect(parseTraceparent(traceparentOf(context))).toEqual({ traceId: context.traceId, parentId: context.spanId, flags: '01' });
+    }
+    expect(a.traceId).not.toBe(b.traceId);
+  });
+
+  it('when no request id is given, then a sane x-request-id is kept and anything else replaced', () => {
+    expect(contextFromHeaders({ 'x-request-id': 'abc-123' }).requestId).toBe('abc-123');
+    expect(contextFromHeaders({ 'x-request-id': 'bad id\n' }).requestId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('the current context', () => {
+  const context = contextFromHeaders({}, 'req-ctx');
+
+  it('when work runs in a request, then the context follows it across awaits and timers', async () => {
+    expect(currentContext()).toBeUndefined();
+    const seen = await runWithContext(context, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      return currentContext();
+    });
+    expect(seen).toBe(context);
+    expect(currentContext()).toBeUndefined();
+  });
+
+  it('when work is detached, then it has no context', () => {
+    runWithContext(context, () => {
+      expect(detached(() => currentContext())).toBeUndefined();
+      expect(currentContext()).toBe(context);
+    });
+  });
+
+  it('when a call leaves for the sidecar, then the trace and request id go along, and nothing outside a request', () => {
+    expect(propagationHeaders()).toEqual({});
+    runWithContext(context, () => {
+      expect(propagationHeaders()).toEqual({ traceparent: traceparentOf(context), 'x-request-id': 'req-ctx' });
+    });
+  });
+
+  it('when a request body\'s events come from outside the request, then their listeners still run in it', () => {
+    const req = new EventEmitter();
+    const seen: unknown[] = [];
+    runRequest(req, context, () => req.on('end', () => seen.push(currentContext())));
+    expect(currentContext()).toBeUndefined();
+    req.emit('end');
+    expect(seen).toEqual([context]);
+  });
+
+  it('when the Dapr-side middleware runs, then the trace daprd forwarded is the context of the rest', () => {
+    const req = Object.assign(new EventEmitter(), { headers: { traceparent: `00-${TRACE}-${PARENT}-01`, 'x-request-id': 'from-gateway' } });
+    let seen: ReturnType<typeof currentContext>;
+    requestContext()(req, undefined, () => {
+      seen = currentContext();
+    });
+    expect(seen!).toMatchObject({ traceId: TRACE, requestId: 'from-gateway' });
+  });
+});
