@@ -30,6 +30,7 @@ const envSchema = z.object({
   GATEWAY_CHECKOUT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   GATEWAY_CHECKOUT_TOLERANCE_S: int(1, 3600).default(300),
   GATEWAY_COMPAT_ENABLED: flag.default(false),
+  GATEWAY_DRAIN_TIMEOUT_MS: int(0, 3_600_000).default(25_000),
   GATEWAY_CAPABILITY_DELIVERY: z.string().default(''),
   GATEWAY_OAUTH_ISSUER: z.string().min(1).optional(),
   GATEWAY_OAUTH_AUDIENCE: z.string().min(1).optional(),
@@ -137,6 +138,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     oauth,
     /** The deployment condition of the compatibility gate (docs/compat.md). */
     compatEnabled: e.GATEWAY_COMPAT_ENABLED,
+    /** How long a SIGTERM lets calls in flight finish before aborting them (each then settles or releases). */
+    drainTimeoutMs: e.GATEWAY_DRAIN_TIMEOUT_MS,
     /** Delivery channels the operator accepted, per capability (`agent_run:session_events,…`; docs/capabilities.md). */
     capabilityDelivery: e.GATEWAY_CAPABILITY_DELIVERY,
     dapr: { host: e.DAPR_HOST, httpPort: e.DAPR_HTTP_PORT, ledgerAppId: e.LEDGER_APP_ID },

@@ -9,6 +9,7 @@ import type { OAuthVerifier } from './auth/oauth';
 import type { Capability } from './capabilities/gates';
 import type { ChatAdapters } from './chat/upstream';
 import { CompatGate } from './compat/gate';
+import type { Drain } from './drain';
 import type { AccountStore } from './accounts/store';
 import { errorHandler, notFound } from './middleware/errors';
 import { observeRequests } from './middleware/observe';
@@ -37,6 +38,8 @@ export interface GatewayDeps {
   maxBodyBytes: number;
   providerTimeoutMs: number;
   holdTtlMs: number;
+  /** Calls in flight, for a graceful shutdown; /readyz answers 503 while it drains. */
+  drain?: Drain;
   /** Dependencies of /readyz: each answers whether it is reachable. */
   readiness: Record<string, () => Promise<boolean>>;
   /** The ledger's reads: console pages and exports, reconciliation. */
@@ -62,6 +65,10 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
+    if (deps.drain?.draining) {
+      res.status(503).json({ status: 'draining', checks: {} });
+      return;
+    }
     const checks: Record<string, boolean> = {};
     await Promise.all(Object.entries(deps.readiness).map(async ([name, check]) => {
       checks[name] = await check().catch(() => false);
@@ -87,6 +94,7 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     holdTtlMs: deps.holdTtlMs,
     logger: deps.logger,
     capabilityGates: deps.capabilityGates,
+    drain: deps.drain,
   };
   const credentials = { accounts: deps.accounts, oauth: deps.oauth };
   app.use(chatRoutes(chat, deps.accounts));

@@ -92,7 +92,13 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
       funds: new FundsHoldClient(actors),
       images,
       accounts: new AccountStore(new DaprStateKeyValueStore(sidecar)),
-      readiness: { sidecar: async () => (await sidecar.request('GET', '/v1.0/healthz')).status === 204 },
+      // Ready when what a call needs answers: the sidecar, the state store through it (accounts,
+      // keys), and the ledger app (its own readiness includes the Redis its pub/sub runs on).
+      readiness: {
+        sidecar: async () => (await sidecar.request('GET', '/v1.0/healthz')).status === 204,
+        statestore: async () => [200, 204].includes((await sidecar.request('GET', '/v1.0/state/statestore/__readyz__')).status),
+        ledger: async () => (await sidecar.request('GET', `/v1.0/invoke/${config.dapr.ledgerAppId}/method/readyz`)).status === 200,
+      },
       ledger: daprLedgerReader(sidecar, config.dapr.ledgerAppId),
       orders: orderService(actors),
     };

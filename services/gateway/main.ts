@@ -4,27 +4,35 @@ import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { createGatewayApp } from './app';
 import { compose } from './compose';
+import { Drain } from './drain';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('gateway', config.logLevel);
   if (config.testMode) logger.warn('GATEWAY_TEST_MODE is on: test-only settings are accepted');
   const composition = await compose(config, logger);
-  const app = createGatewayApp(composition.deps);
+  const drain = new Drain();
+  const app = createGatewayApp({ ...composition.deps, drain });
   const server = app.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     logger.info({ url: `http://${config.host}:${port}`, actorHost: config.actorHost, dataDir: config.actorHost === 'embedded' ? config.dataDir : undefined }, 'gateway listening');
   });
   server.keepAliveTimeout = 65_000;
-  let stopping = false;
   const stop = () => {
-    if (stopping) return;
-    stopping = true;
-    logger.info('stopping: draining in-flight requests');
+    if (drain.draining) return;
+    drain.begin();
+    logger.info({ inflight: drain.size, drainTimeoutMs: config.drainTimeoutMs }, 'stopping: draining in-flight requests');
     server.close(() => void composition.close().finally(() => process.exit(0)));
-    server.closeIdleConnections();
-    setTimeout(() => process.exit(0), 10_000).unref();
+    // Kept-alive connections go as soon as their last response is done, not at the client's whim.
+    setInterval(() => server.closeIdleConnections(), 50).unref();
+    // Calls still running at the drain timeout are aborted: each settles or releases its own
+    // hold before its response ends, and the server closes once they have.
+    setTimeout(() => {
+      logger.warn({ inflight: drain.size }, 'drain timeout: aborting the calls still in flight');
+      drain.abortAll();
+    }, config.drainTimeoutMs).unref();
+    setTimeout(() => process.exit(1), config.drainTimeoutMs + 15_000).unref();
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

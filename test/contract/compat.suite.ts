@@ -21,6 +21,8 @@ export interface CompatDeployment {
   upstream: Upstream;
   issuer: OAuthIssuer;
   ledgerBalance(accountId: string, pool: string): Promise<number>;
+  /** Every app's /metrics (embedded: the one process; Dapr: gateway, actors and ledger apps). */
+  metricsUrls: string[];
   close(): Promise<void>;
 }
 
@@ -434,6 +436,25 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         const other = await memberAccount(1_000_000, 0);
         const hidden = await json(`${d.url}/api/consumer/orders/${order.body.orderId}`, { headers: bearer(other.token) });
         expect(hidden.status).toBe(404);
+      });
+    });
+
+    describe('metrics of these calls', () => {
+      it('when the calls above were made, then the apps\' /metrics count requests by family, billed tokens, events and holds', async () => {
+        const texts = await Promise.all(d.metricsUrls.map(async (url) => {
+          const response = await fetch(url);
+          expect(response.status).toBe(200);
+          return response.text();
+        }));
+        const gateway = texts[0];
+        expect(gateway).toMatch(/payg_http_requests_total\{[^}]*family="compat"[^}]*\} [1-9]/);
+        expect(gateway).toMatch(/payg_http_requests_total\{[^}]*family="member"[^}]*\} [1-9]/);
+        expect(gateway).toMatch(/payg_tokens_billed_total\{unit="TEXT_OUTPUT"\} [1-9]/);
+        const all = texts.join('\n');
+        expect(all).toMatch(/payg_events_published_total\{topic="billing"\} [1-9]/);
+        expect(all).toMatch(/payg_events_acknowledged_total\{topic="usage"\} [1-9]/);
+        expect(all).toMatch(/payg_holds_open 0/);
+        if (d.metricsUrls.length > 1) expect(all).toMatch(/payg_ledger_events_consumed_total\{[^}]*outcome="appended"[^}]*\} [1-9]/);
       });
     });
 

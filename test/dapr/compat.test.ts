@@ -31,6 +31,7 @@ compatSuite('Dapr', async () => {
     url: topology.gatewayUrls[0],
     upstream,
     issuer,
+    metricsUrls: [`${topology.gatewayUrls[0]}/metrics`, `http://127.0.0.1:${topology.ports.actors}/metrics`, `http://127.0.0.1:${topology.ports.ledger}/metrics`],
     ledgerBalance: async (accountId, pool) => (await ledger.account(accountId, pool)).balance,
     close: async () => {
       await ledger.close();

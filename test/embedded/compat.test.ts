@@ -30,6 +30,7 @@ compatSuite('embedded', async () => {
     url: gateway.url,
     upstream,
     issuer,
+    metricsUrls: [`${gateway.url}/metrics`],
     ledgerBalance: async (accountId, pool) => {
       db ??= openLocalDb(env.GATEWAY_DATA_DIR);
       return (await new LmdbLedgerStore(db).account(accountId, pool)).balance;

@@ -14,6 +14,7 @@ import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
 import { ProviderError, type SimDirectives, type TokenUsage } from '../../../providers/port';
 import { requireCapability, type Capability } from '../capabilities/gates';
+import type { Drain } from '../drain';
 import type { Caller } from '../middleware/auth';
 import { checkBodySize, checkThinkingBudget, effectiveMaxTokens, rejectUnsupported, reservationEstimate } from './limits';
 import { upstreamFor, type ChatAdapters, type Upstream } from './upstream';
@@ -27,6 +28,8 @@ export interface ChatDeps {
   providerTimeoutMs: number;
   holdTtlMs: number;
   logger: Logger;
+  /** Calls in flight, aborted when a graceful shutdown times out (./drain.ts). */
+  drain?: Drain;
   /** What the capability gates decide per deployment: configured providers, accepted delivery channels. */
   capabilityGates: { providers: ReadonlySet<string>; accepted: ReadonlySet<Capability> };
 }
@@ -116,7 +119,9 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
   const holdId = randomUUID();
   // Listening before the reservation: a client gone while it was made is seen below.
   const abort = new AbortController();
+  const untrack = deps.drain?.track(abort);
   res.on('close', () => {
+    untrack?.();
     if (!res.writableFinished) abort.abort(new Error('client disconnected'));
   });
   await funds.reserve({ holdId, amount: chat.estimate, ttlMs: deps.holdTtlMs, requestId: input.requestId, model: chat.resolved.model.id, profileId: chat.resolved.profile.profile_id });

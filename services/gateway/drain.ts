@@ -1,0 +1,33 @@
+// Graceful shutdown of the gateway's calls. On SIGTERM the gateway stops taking requests
+// (/readyz answers 503 so a load balancer stops routing), lets the calls in flight finish for
+// up to the drain timeout, then aborts the provider calls still running: each aborted call
+// settles what it produced or releases its hold in its own request, so no hold is left open
+// for its expiry reminder to find.
+
+export class Drain {
+  private readonly inflight = new Set<AbortController>();
+  private stopping = false;
+
+  get draining(): boolean {
+    return this.stopping;
+  }
+
+  /** A provider call in flight: aborted if the drain times out. Returns its untrack. */
+  track(controller: AbortController): () => void {
+    this.inflight.add(controller);
+    return () => this.inflight.delete(controller);
+  }
+
+  get size(): number {
+    return this.inflight.size;
+  }
+
+  begin(): void {
+    this.stopping = true;
+  }
+
+  /** Aborts every call still in flight, with a reason its request reports. */
+  abortAll(): void {
+    for (const controller of this.inflight) controller.abort(new Error('the gateway is shutting down'));
+  }
+}
