@@ -4,7 +4,7 @@
 
 import type { ChatCall, ChatMessage, MessagesCall } from '../port';
 import { inexact } from './errors';
-import { isSet, textBlocks, type TextBlock } from './text';
+import { isSet, textBlocks, unitInterval, type TextBlock } from './text';
 
 /** Fields the gateway owns: the frozen maxTokens and the call method replace them. */
 const GATEWAY_OWNED = new Set(['model', 'messages', 'max_tokens', 'max_completion_tokens', 'stream', 'stream_options']);
@@ -78,12 +78,10 @@ function params(passthrough: Record<string, unknown>): Record<string, unknown> {
     switch (key) {
       case 'temperature':
         // OpenAI's range is 0–2, Anthropic's 0–1: the same number means the same only within 0–1.
-        if (typeof value !== 'number' || value < 0 || value > 1) inexact(key, `temperature ${JSON.stringify(value)} is outside Anthropic's range of 0 to 1`);
-        body.temperature = value;
+        body.temperature = unitInterval(key, value, "Anthropic's range");
         break;
       case 'top_p':
-        if (typeof value !== 'number' || value < 0 || value > 1) inexact(key, `top_p ${JSON.stringify(value)} is outside the range of 0 to 1`);
-        body.top_p = value;
+        body.top_p = unitInterval(key, value);
         break;
       case 'stop':
         body.stop_sequences = stopSequences(value);

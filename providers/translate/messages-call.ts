@@ -4,7 +4,7 @@
 
 import type { ChatCall, ChatMessage, MessagesCall } from '../port';
 import { inexact } from './errors';
-import { isSet, textBlock, textBlocks } from './text';
+import { isSet, textBlock, textBlocks, unitInterval } from './text';
 
 /** Fields the gateway owns: the frozen maxTokens and the call method replace them. */
 const GATEWAY_OWNED = new Set(['model', 'max_tokens', 'stream']);
@@ -58,12 +58,10 @@ function params(body: Record<string, unknown>): Record<string, unknown> {
     switch (key) {
       case 'temperature':
         // Anthropic's 0–1 lies within OpenAI's 0–2, where the same number means the same.
-        if (typeof value !== 'number' || value < 0 || value > 1) inexact(key, `temperature ${JSON.stringify(value)} is outside the range of 0 to 1`);
-        passthrough.temperature = value;
+        passthrough.temperature = unitInterval(key, value);
         break;
       case 'top_p':
-        if (typeof value !== 'number' || value < 0 || value > 1) inexact(key, `top_p ${JSON.stringify(value)} is outside the range of 0 to 1`);
-        passthrough.top_p = value;
+        passthrough.top_p = unitInterval(key, value);
         break;
       case 'stop_sequences':
         // OpenAI stops on them but never says which one matched, so the answer could not carry

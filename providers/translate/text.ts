@@ -14,6 +14,15 @@ export function isSet(value: unknown): boolean {
   return value !== undefined && value !== null;
 }
 
+/**
+ * temperature and top_p: both wires read a number the same way only between 0 and 1.
+ * `range` names whose limits the message cites.
+ */
+export function unitInterval(key: string, value: unknown, range = 'the range'): number {
+  if (typeof value !== 'number' || value < 0 || value > 1) return inexact(key, `${key} ${JSON.stringify(value)} is outside ${range} of 0 to 1`);
+  return value;
+}
+
 /** The content's text items; a string is one. `at` names the content's owner, `other` the wire translated to. */
 export function textBlocks(content: unknown, at: string, other: string): TextBlock[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
