@@ -3,7 +3,9 @@
 
 import { Pool, type Dispatcher } from 'undici';
 import { GatewayError } from './errors';
-import { propagationHeaders } from './request-context';
+import type { EventEnvelope } from './events';
+import { currentContext, propagationHeaders, traceparentOf } from './request-context';
+import { messagingAttributes, SpanKind, traced } from './tracing';
 
 export class DaprSidecar {
   private readonly pool: Pool;
@@ -48,9 +50,18 @@ export class DaprSidecar {
     }
   }
 
-  async publish(pubsub: string, topic: string, event: unknown, traceparent?: string): Promise<void> {
-    const { status, json } = await this.request('POST', `/v1.0/publish/${pubsub}/${encodeURIComponent(topic)}`, event, traceparent ? { traceparent } : {});
-    if (status !== 204 && status !== 200) throw new Error(`publish to ${topic} failed with ${status}: ${JSON.stringify(json)}`);
+  /**
+   * Publishes one event (resolved once pub/sub has taken it), in a producer span when traced. The
+   * envelope names the publish in `traceparent`, so the consumer can link its span to it even
+   * though daprd's delivery arrives under daprd's own span.
+   */
+  publish(pubsub: string, event: EventEnvelope): Promise<void> {
+    return traced(`publish ${event.topic}`, { kind: SpanKind.PRODUCER, attributes: messagingAttributes('publish', event.topic, event.id) }, async () => {
+      const context = currentContext();
+      const sent = context ? { ...event, traceparent: traceparentOf(context) } : event;
+      const { status, json } = await this.request('POST', `/v1.0/publish/${pubsub}/${encodeURIComponent(event.topic)}`, sent);
+      if (status !== 204 && status !== 200) throw new Error(`publish to ${event.topic} failed with ${status}: ${JSON.stringify(json)}`);
+    });
   }
 
   async close(): Promise<void> {

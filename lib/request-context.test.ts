@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { contextFromHeaders, currentContext, detached, parseTraceparent, propagationHeaders, requestContext, runRequest, runWithContext, traceparentOf } from './request-context';
+import { contextFromHeaders, currentContext, detached, parseTraceparent, propagationHeaders, runRequest, runWithContext, traceparentOf } from './request-context';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
@@ -90,14 +90,5 @@ describe('the current context', () => {
     expect(currentContext()).toBeUndefined();
     req.emit('end');
     expect(seen).toEqual([context]);
-  });
-
-  it('when the Dapr-side middleware runs, then the trace daprd forwarded is the context of the rest', () => {
-    const req = Object.assign(new EventEmitter(), { headers: { traceparent: `00-${TRACE}-${PARENT}-01`, 'x-request-id': 'from-gateway' } });
-    let seen: ReturnType<typeof currentContext>;
-    requestContext()(req, undefined, () => {
-      seen = currentContext();
-    });
-    expect(seen!).toMatchObject({ traceId: TRACE, requestId: 'from-gateway' });
   });
 });

@@ -7,6 +7,7 @@ import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Span } from '@opentelemetry/api';
 
 export interface RequestContext {
   requestId: string;
@@ -16,6 +17,8 @@ export interface RequestContext {
   spanId: string;
   /** The trace flags, two hex digits (01: sampled). */
   flags: string;
+  /** The recording span `spanId` names, when this process traces (lib/tracing.ts). */
+  span?: Span;
 }
 
 export interface ParsedTraceparent {
@@ -112,11 +115,4 @@ export function runRequest(req: EventEmitter, context: RequestContext, next: () 
     req.emit = AsyncResource.bind(req.emit, 'PaygRequest', req);
     next();
   });
-}
-
-/** Express-compatible middleware of the Dapr-side apps: each request runs in its own context. */
-export function requestContext() {
-  return function withRequestContext(req: EventEmitter & { headers: IncomingHttpHeaders }, _res: unknown, next: () => void): void {
-    runRequest(req, contextFromHeaders(req.headers), next);
-  };
 }

@@ -5,10 +5,11 @@ import { CommunicationProtocolEnum, DaprServer, LogLevel } from '@dapr/dapr';
 import ActorRuntime from '@dapr/dapr/actors/runtime/ActorRuntime';
 import express from 'express';
 import { loadConfig } from '../../lib/config';
+import type { EventEnvelope } from '../../lib/events';
 import { DaprSidecar } from '../../lib/dapr-http';
 import { createLogger } from '../../lib/logger';
 import { serveMetrics } from '../../lib/metrics';
-import { requestContext } from '../../lib/request-context';
+import { requestContext, startTracing, stopTracing } from '../../lib/tracing';
 import { daprActorClass, decodeReminderData, REMIND_METHOD } from '../runtime/dapr-host';
 import { ACTOR_CLASSES } from './registry';
 
@@ -17,8 +18,9 @@ export const PUBSUB_NAME = 'pubsub';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('actors', config.logLevel);
+  if (startTracing('actors')) logger.info('trace export on (OTLP)');
   const sidecar = new DaprSidecar(config.dapr.host, config.dapr.httpPort);
-  const publish = (event: { topic: string; traceparent?: string }) => sidecar.publish(PUBSUB_NAME, event.topic, event, event.traceparent);
+  const publish = (event: EventEnvelope) => sidecar.publish(PUBSUB_NAME, event);
   // Reminders are routed here, before the SDK's own route, because the SDK hands the actor
   // neither the reminder's name nor intact data. daprd holds the actor's turn while it calls.
   const app = express();
@@ -51,7 +53,7 @@ async function main(): Promise<void> {
   await server.start();
   logger.info({ port: config.appPort, actorTypes: ACTOR_CLASSES.map((c) => c.actorType) }, 'actors app listening');
   const stop = () => {
-    void server.stop().finally(() => process.exit(0));
+    void server.stop().then(stopTracing).finally(() => process.exit(0));
     setTimeout(() => process.exit(0), 5000).unref();
   };
   process.on('SIGTERM', stop);

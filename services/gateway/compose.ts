@@ -13,6 +13,7 @@ import type { GatewayConfig } from '../../lib/config';
 import type { EventEnvelope } from '../../lib/events';
 import { DaprSidecar } from '../../lib/dapr-http';
 import { openLocalDb, type LocalDb } from '../../lib/local-db';
+import { deliverInProcess } from '../../lib/tracing';
 import { createProviders, providerServes, type Provider } from '../../providers/registry';
 import { OAuthVerifier } from './auth/oauth';
 import { parseDeliveryConfig } from './capabilities/gates';
@@ -113,7 +114,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   const ledger = new LmdbLedgerStore(db);
   // The embedded pub/sub: events reach the ledger inside the actor's own state commit (one LMDB
   // transaction), so a change of funds and its ledger entry can never be apart.
-  const deliver = (event: EventEnvelope) => void ledger.appendSync(event);
+  const deliver = (event: EventEnvelope) => deliverInProcess(event, () => void ledger.appendSync(event));
   const host = new EmbeddedActorHost({ db, publish: async (event) => deliver(event), deliverInCommit: deliver });
   for (const cls of ACTOR_CLASSES) host.register(cls);
   await host.start();

@@ -2,6 +2,7 @@
 
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
+import { startTracing, stopTracing } from '../../lib/tracing';
 import { createGatewayApp } from './app';
 import { compose } from './compose';
 import { Drain } from './drain';
@@ -9,6 +10,7 @@ import { Drain } from './drain';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('gateway', config.logLevel);
+  if (startTracing('gateway')) logger.info('trace export on (OTLP)');
   if (config.testMode) logger.warn('GATEWAY_TEST_MODE is on: test-only settings are accepted');
   const composition = await compose(config, logger);
   const drain = new Drain();
@@ -23,7 +25,7 @@ async function main(): Promise<void> {
     if (drain.draining) return;
     drain.begin();
     logger.info({ inflight: drain.size, drainTimeoutMs: config.drainTimeoutMs }, 'stopping: draining in-flight requests');
-    server.close(() => void composition.close().finally(() => process.exit(0)));
+    server.close(() => void composition.close().then(stopTracing).finally(() => process.exit(0)));
     // Kept-alive connections go as soon as their last response is done, not at the client's whim.
     setInterval(() => server.closeIdleConnections(), 50).unref();
     // Calls still running at the drain timeout are aborted: each settles or releases its own

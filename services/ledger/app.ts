@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { GatewayError, toGatewayError } from '../../lib/errors';
 import { TOPICS } from '../../lib/events';
 import { serveMetrics } from '../../lib/metrics';
-import { requestContext } from '../../lib/request-context';
+import { linkTo, messagingAttributes, requestContext, SpanKind, traced } from '../../lib/tracing';
 import { sendStream } from '../../lib/http-stream';
 import { ledgerBalances } from './balances';
 import { exportItems, readPage } from './console';
@@ -32,7 +32,15 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
   app.post('/events/:topic', async (req, res) => {
     // Dapr wraps our envelope in a CloudEvent; its `data` is the envelope.
     const body = req.body as { data?: unknown } | undefined;
-    const status = await handleEvent(body && typeof body === 'object' && 'data' in body ? body.data : body);
+    const event = body && typeof body === 'object' && 'data' in body ? body.data : body;
+    const { topic } = req.params;
+    const id = typeof (event as { id?: unknown } | undefined)?.id === 'string' ? (event as { id: string }).id : '';
+    // Under daprd's delivery span, linked to the publish the envelope names.
+    const status = await traced(`process ${topic}`, {
+      kind: SpanKind.CONSUMER,
+      links: linkTo((event as { traceparent?: unknown } | undefined)?.traceparent),
+      attributes: messagingAttributes('process', topic, id),
+    }, () => handleEvent(event));
     res.status(200).json({ status });
   });
 

@@ -2,18 +2,20 @@
 
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
+import { startTracing, stopTracing } from '../../lib/tracing';
 import { createLedgerApp } from './app';
 import { RedisLedgerStore } from './redis-store';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('ledger', config.logLevel);
+  if (startTracing('ledger')) logger.info('trace export on (OTLP)');
   const store = await RedisLedgerStore.connect(config.redisUrl);
   const app = createLedgerApp(store, { logger, ready: () => store.ping() });
   const port = config.appPort ?? 3102;
   const server = app.listen(port, '127.0.0.1', () => logger.info({ port }, 'ledger listening'));
   const stop = () => {
-    server.close(() => void store.close().finally(() => process.exit(0)));
+    server.close(() => void store.close().then(stopTracing).finally(() => process.exit(0)));
     setTimeout(() => process.exit(0), 5000).unref();
   };
   process.on('SIGTERM', stop);

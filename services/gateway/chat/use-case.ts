@@ -12,6 +12,7 @@ import type { UsageLine } from '../../../actors/funds-hold/FundsHoldInterface';
 import { requireEligible, type Catalog, type ResolvedProfile } from '../../../catalog/catalog';
 import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
+import { endModelCall, startModelCall } from '../../../lib/tracing';
 import { ProviderError, type SimDirectives, type TokenUsage } from '../../../providers/port';
 import { requireCapability, type Capability } from '../capabilities/gates';
 import type { Drain } from '../drain';
@@ -103,6 +104,11 @@ interface HoldHandle {
   settle(usage: TokenUsage): Promise<{ charged: number }>;
 }
 
+/** The provider call's span (GenAI conventions), under the request's; undefined when untraced. */
+function modelCallSpan(chat: PreparedChat) {
+  return startModelCall('chat', chat.upstream.wire === 'anthropic-messages' ? 'anthropic' : 'openai', chat.resolved.profile.upstream_model, chat.resolved.profile.provider);
+}
+
 function billed(usage: TokenUsage): void {
   metrics.tokensBilled('TEXT_INPUT', usage.inputTokens);
   metrics.tokensBilled('TEXT_OUTPUT', usage.outputTokens);
@@ -139,13 +145,17 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
 
   if (!chat.parsed.stream) {
     let result: unknown;
+    const span = modelCallSpan(chat);
     try {
       result = await wire.complete(chat.upstream, signal);
     } catch (error) {
+      endModelCall(span, undefined, error);
       await hold.release('provider_failed');
       throw toGatewayProviderError(error);
     }
-    const settled = await hold.settle(wire.usage(result));
+    const usage = wire.usage(result);
+    endModelCall(span, usage);
+    const settled = await hold.settle(usage);
     res.setHeader('x-payg-charged', String(settled.charged));
     res.json(wire.json(result, chat.resolved.model.id));
     return;
@@ -155,9 +165,11 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
 
 async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, signal: AbortSignal, res: Response, hold: HoldHandle): Promise<void> {
   let pieces: AsyncIterable<StreamPiece>;
+  const span = modelCallSpan(chat);
   try {
     pieces = await wire.stream(chat.upstream, signal);
   } catch (error) {
+    endModelCall(span, undefined, error);
     await hold.release('provider_failed');
     throw toGatewayProviderError(error);
   }
@@ -185,6 +197,7 @@ async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, sig
   // token per relayed delta and the input as reported, or bounded by bytes/4 (docs/money.md).
   // Nothing produced: released.
   const produced = final ?? { inputTokens: inputReported ?? Math.ceil(chat.inputBytes / 4), outputTokens };
+  endModelCall(span, produced, failure);
   if (!final && outputTokens === 0) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
   else await hold.settle(produced).catch((error) => deps.logger.error({ err: error, holdId: hold.holdId }, 'settle failed; the hold expires by itself'));
   // Before the client check: a provider failure counts whether or not anyone still listens.

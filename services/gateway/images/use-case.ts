@@ -11,6 +11,7 @@ import { IMAGE_UNKNOWN_RESOLVED, type ImageTaskApi, type ImageTaskView, type Out
 import { requireEligible, type Catalog } from '../../../catalog/catalog';
 import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
+import { endModelCall, startModelCall } from '../../../lib/tracing';
 import { ProviderError, type ImageProvider, type SimDirectives } from '../../../providers/port';
 import { errorBody } from '../middleware/errors';
 import { checkBodySize } from '../chat/limits';
@@ -127,11 +128,18 @@ export class ImageService {
     const { deps } = this;
     const controller = new AbortController();
     const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(deps.images.artifactWaitMs)]);
-    const { provider: _name, ...sent } = view.call;
+    const { provider: name, ...sent } = view.call;
     this.calls.add(controller);
+    const span = startModelCall('generate_content', 'openai', sent.upstreamModel, name, { 'gen_ai.output.type': 'image', 'payg.image_task_id': view.taskId });
     const attempt = provider.generate({ ...sent, taskId: view.taskId, signal }).then(
-      (artifact) => this.conclude(task, { kind: 'succeeded', artifact, via: 'response' }),
-      (error: unknown) => this.conclude(task, classify(error)),
+      (artifact) => {
+        endModelCall(span, undefined);
+        return this.conclude(task, { kind: 'succeeded', artifact, via: 'response' });
+      },
+      (error: unknown) => {
+        endModelCall(span, undefined, error);
+        return this.conclude(task, classify(error));
+      },
     ).finally(() => {
       this.calls.delete(controller);
       this.inflight.delete(view.taskId);

@@ -5,7 +5,11 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { metrics, routeFamily } from '../../../lib/metrics';
-import { contextFromHeaders, runRequest, traceparentOf } from '../../../lib/request-context';
+import { runRequest, traceparentOf } from '../../../lib/request-context';
+import { endSpan, incomingContext, SpanKind } from '../../../lib/tracing';
+
+/** Probes and scrapes: counted, never traced (a span per probe would be noise). */
+const UNTRACED = /^\/(healthz|readyz|metrics)(\?|$)/;
 
 /** Not an HTTP status: the client went away before an answer began (nginx's convention). */
 const CLIENT_CLOSED = 499;
@@ -16,7 +20,12 @@ export function observeRequests(logger: Logger) {
     const started = performance.now();
     // Taken now: routers rewrite req.url while they run.
     const family = routeFamily(req.originalUrl);
-    const context = contextFromHeaders(req.headers, req.requestId);
+    const path = req.originalUrl.split('?')[0];
+    const context = incomingContext(req.headers, req.method, {
+      kind: SpanKind.SERVER,
+      // The path only: a query string can carry anything.
+      attributes: { 'http.request.method': req.method, 'url.path': path, 'payg.route_family': family },
+    }, req.requestId, !UNTRACED.test(path));
     res.setHeader('traceparent', traceparentOf(context));
     let recorded = false;
     const record = () => {
@@ -26,6 +35,13 @@ export function observeRequests(logger: Logger) {
       const durationMs = performance.now() - started;
       const route: unknown = req.route?.path;
       metrics.httpRequest(family, req.method, status, durationMs / 1000);
+      if (context.span) {
+        if (typeof route === 'string') context.span.updateName(`${req.method} ${req.baseUrl}${route}`);
+        endSpan(context.span, status >= 500 ? `status ${status}` : undefined, {
+          'http.response.status_code': status,
+          ...(typeof route === 'string' ? { 'http.route': `${req.baseUrl}${route}` } : {}),
+        });
+      }
       if (!logger.isLevelEnabled('info')) return;
       // Only these fields: never headers, query strings or bodies, which can carry credentials.
       // The ids are given explicitly: 'finish' may be emitted outside the request's context.

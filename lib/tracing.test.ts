@@ -1,0 +1,132 @@
+import { EventEmitter } from 'node:events';
+import { SpanKind } from '@opentelemetry/api';
+import { tracing as sdkTrace } from '@opentelemetry/sdk-node';
+import { currentContext, propagationHeaders, runWithContext, traceparentOf } from './request-context';
+import { deliverInProcess, endModelCall, incomingContext, requestContext, startModelCall, startTracing, stopTracing, traced, tracingEnabled, tracingRequested } from './tracing';
+
+const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const PARENT = '00f067aa0ba902b7';
+
+describe('tracingRequested', () => {
+  it('when an OTLP endpoint is named, then traces are exported, unless the SDK or the exporter is switched off', () => {
+    expect(tracingRequested({})).toBe(false);
+    expect(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })).toBe(true);
+    expect(tracingRequested({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' })).toBe(true);
+    expect(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318', OTEL_SDK_DISABLED: 'true' })).toBe(false);
+    expect(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318', OTEL_TRACES_EXPORTER: 'none' })).toBe(false);
+  });
+});
+
+describe('untraced', () => {
+  it('when no collector is named, then no span is made and the request still has its ids', async () => {
+    expect(startTracing('test', { env: {} })).toBe(false);
+    expect(tracingEnabled()).toBe(false);
+    const context = incomingContext({ traceparent: `00-${TRACE}-${PARENT}-01` }, 'GET', { kind: SpanKind.SERVER });
+    expect(context).toMatchObject({ traceId: TRACE, flags: '01' });
+    expect(context.span).toBeUndefined();
+    expect(await traced('x', { kind: SpanKind.INTERNAL }, async () => currentContext())).toBeUndefined();
+    expect(startModelCall('chat', 'openai', 'm', 'p')).toBeUndefined();
+  });
+});
+
+describe('traced', () => {
+  const exporter = new sdkTrace.InMemorySpanExporter();
+  beforeAll(() => {
+    expect(startTracing('unit', { exporter })).toBe(true);
+  });
+  afterAll(() => stopTracing());
+  beforeEach(() => exporter.reset());
+  const spans = () => exporter.getFinishedSpans();
+  const parentOf = (span: sdkTrace.ReadableSpan) => span.parentSpanContext?.spanId;
+
+  it('when a request arrives with a traceparent, then its server span continues that trace and children hang under it', async () => {
+    const context = incomingContext({ traceparent: `00-${TRACE}-${PARENT}-01` }, 'POST', { kind: SpanKind.SERVER }, 'req-1');
+    expect(context.traceId).toBe(TRACE);
+    expect(context.spanId).not.toBe(PARENT);
+    const inner = await runWithContext(context, () =>
+      traced('FundsHold/reserve', { kind: SpanKind.CLIENT, attributes: { 'dapr.actor.type': 'FundsHold' } }, async () => ({ context: currentContext(), headers: propagationHeaders() })));
+    context.span!.end();
+    const [child, server] = spans();
+    expect(server.name).toBe('POST');
+    expect(server.kind).toBe(SpanKind.SERVER);
+    expect(parentOf(server)).toBe(PARENT);
+    expect(child.name).toBe('FundsHold/reserve');
+    expect(child.spanContext().traceId).toBe(TRACE);
+    expect(parentOf(child)).toBe(server.spanContext().spanId);
+    expect(child.attributes['dapr.actor.type']).toBe('FundsHold');
+    // What goes to the sidecar during the call names the call's own span.
+    expect(inner.context?.spanId).toBe(child.spanContext().spanId);
+    expect(inner.headers.traceparent).toBe(`00-${TRACE}-${child.spanContext().spanId}-01`);
+    expect(inner.headers['x-request-id']).toBe('req-1');
+  });
+
+  it('when a request arrives without a traceparent, then a new trace starts with a root span', () => {
+    const context = incomingContext({}, 'GET', { kind: SpanKind.SERVER });
+    context.span!.end();
+    expect(parentOf(spans()[0])).toBeUndefined();
+    expect(spans()[0].spanContext().traceId).toBe(context.traceId);
+  });
+
+  it('when the traced work fails, then its span ends with an error status and the error goes on', async () => {
+    await expect(traced('x', { kind: SpanKind.INTERNAL }, async () => {
+      throw new Error('boom');
+    })).rejects.toThrow('boom');
+    expect(spans()[0].status).toMatchObject({ code: 2, message: 'boom' });
+  });
+
+  it('when a model call ends, then it carries the GenAI attributes and the token counts', () => {
+    const context = incomingContext({}, 'POST', { kind: SpanKind.SERVER });
+    runWithContext(context, () => endModelCall(startModelCall('chat', 'openai', 'gpt-x', 'local'), { inputTokens: 12, outputTokens: 7 }));
+    const [call] = spans();
+    expect(call.name).toBe('chat gpt-x');
+    expect(call.kind).toBe(SpanKind.CLIENT);
+    expect(parentOf(call)).toBe(context.spanId);
+    expect(call.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.system': 'openai', 'gen_ai.request.model': 'gpt-x', 'gen_ai.usage.input_tokens': 12, 'gen_ai.usage.output_tokens': 7 });
+  });
+
+  it('when an event is delivered in process, then the consume span sits under the publish span and links to it', () => {
+    const context = incomingContext({}, 'POST', { kind: SpanKind.SERVER });
+    let consumedIn: string | undefined;
+    runWithContext(context, () => deliverInProcess({ topic: 'billing', id: 'e1' }, () => {
+      consumedIn = currentContext()?.spanId;
+    }));
+    const [consume, publish] = spans();
+    expect(publish).toMatchObject({ name: 'publish billing', kind: SpanKind.PRODUCER });
+    expect(consume).toMatchObject({ name: 'process billing', kind: SpanKind.CONSUMER });
+    expect(parentOf(publish)).toBe(context.spanId);
+    expect(parentOf(consume)).toBe(publish.spanContext().spanId);
+    expect(consume.links.map((l) => l.context.spanId)).toEqual([publish.spanContext().spanId]);
+    expect(consume.attributes['messaging.message.id']).toBe('e1');
+    expect(consumedIn).toBe(consume.spanContext().spanId);
+  });
+
+  it('when the Dapr-side middleware serves an actor call, then its server span names the actor and is the context of the rest', () => {
+    const req = Object.assign(new EventEmitter(), { method: 'PUT', url: '/actors/FundsHold/acct%3Apool-3/method/reserve', headers: { traceparent: `00-${TRACE}-${PARENT}-01`, 'x-request-id': 'from-gateway' } });
+    const res = Object.assign(new EventEmitter(), { statusCode: 200 });
+    let seen: ReturnType<typeof currentContext>;
+    requestContext()(req, res, () => {
+      seen = currentContext();
+    });
+    expect(seen!).toMatchObject({ traceId: TRACE, requestId: 'from-gateway' });
+    res.emit('finish');
+    const [server] = spans();
+    expect(server.name).toBe('FundsHold/reserve');
+    expect(server.kind).toBe(SpanKind.SERVER);
+    expect(parentOf(server)).toBe(PARENT);
+    expect(server.attributes).toMatchObject({ 'dapr.actor.type': 'FundsHold', 'dapr.actor.id': 'acct:pool-3', 'dapr.actor.method': 'reserve', 'http.response.status_code': 200 });
+    expect(seen!.spanId).toBe(server.spanContext().spanId);
+    expect(traceparentOf(seen!)).toBe(`00-${TRACE}-${server.spanContext().spanId}-01`);
+  });
+
+  it('when daprd probes health, then the request has a context but no span', () => {
+    const req = Object.assign(new EventEmitter(), { method: 'GET', url: '/healthz', headers: {} });
+    const res = Object.assign(new EventEmitter(), { statusCode: 200 });
+    let seen: ReturnType<typeof currentContext>;
+    requestContext()(req, res, () => {
+      seen = currentContext();
+    });
+    res.emit('finish');
+    expect(seen!.span).toBeUndefined();
+    expect(spans()).toHaveLength(0);
+  });
+});

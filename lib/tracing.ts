@@ -1,0 +1,247 @@
+// Traces: OpenTelemetry spans of each request's hops, exported over OTLP when the deployment
+// names a collector (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), and not
+// made at all otherwise. Context is carried by this code base itself (lib/request-context.ts):
+// no OpenTelemetry context manager and no auto-instrumentation, so an untraced deployment pays
+// nothing and a traced one records exactly the spans written here:
+//
+//   gateway  HTTP server span ─┬─ actor call (FundsHold/reserve …)   ─ daprd ─ actors app server span ─ state, publish
+//                              ├─ provider call (GenAI attributes)
+//                              └─ …                                     publish ─ daprd ─ ledger consume (linked)
+//
+// W3C trace context goes along every call to a sidecar (lib/dapr-http.ts) and in each event's
+// envelope, so daprd's own spans and the ledger's consume span join the request's trace.
+
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Link,
+  type Span,
+  type SpanContext,
+  type Tracer,
+} from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { NodeSDK, tracing as sdkTrace } from '@opentelemetry/sdk-node';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { EventEmitter } from 'node:events';
+import { contextFromHeaders, currentContext, parseTraceparent, runRequest, runWithContext, type ParsedTraceparent, type RequestContext } from './request-context';
+
+export { SpanKind };
+
+let sdk: NodeSDK | undefined;
+let tracer: Tracer | undefined;
+
+/** Whether this environment asks for trace export (the OpenTelemetry SDK's own variables). */
+export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
+  if ((env.OTEL_SDK_DISABLED ?? '').toLowerCase() === 'true') return false;
+  if ((env.OTEL_TRACES_EXPORTER ?? 'otlp').toLowerCase() === 'none') return false;
+  return Boolean(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT);
+}
+
+/**
+ * Starts the OpenTelemetry Node SDK for `service` when the environment asks for it: spans go in
+ * batches (OTEL_BSP_* tune them) to the OTLP/HTTP protobuf endpoint. Idempotent.
+ */
+export function startTracing(service: string, options: { env?: NodeJS.ProcessEnv; exporter?: sdkTrace.SpanExporter } = {}): boolean {
+  const env = options.env ?? process.env;
+  if (tracer) return true;
+  if (!options.exporter && !tracingRequested(env)) return false;
+  sdk = new NodeSDK({
+    serviceName: env.OTEL_SERVICE_NAME || service,
+    autoDetectResources: false,
+    instrumentations: [],
+    spanProcessors: [options.exporter ? new sdkTrace.SimpleSpanProcessor(options.exporter) : new sdkTrace.BatchSpanProcessor(new OTLPTraceExporter())],
+  });
+  sdk.start();
+  tracer = trace.getTracer('payg-gateway');
+  return true;
+}
+
+/** Exports what is still buffered and stops (on shutdown). */
+export async function stopTracing(): Promise<void> {
+  const running = sdk;
+  sdk = undefined;
+  tracer = undefined;
+  await running?.shutdown().catch(() => undefined);
+  // Unregisters the global provider, so a later start (tests) registers its own.
+  if (running) trace.disable();
+}
+
+export function tracingEnabled(): boolean {
+  return tracer !== undefined;
+}
+
+function parentContext(parent: ParsedTraceparent | RequestContext | undefined): Context {
+  if (!parent) return ROOT_CONTEXT;
+  if ('span' in parent && parent.span) return trace.setSpan(ROOT_CONTEXT, parent.span);
+  const spanId = 'spanId' in parent ? parent.spanId : parent.parentId;
+  const spanContext: SpanContext = { traceId: parent.traceId, spanId, traceFlags: parseInt(parent.flags, 16) & 1, isRemote: true };
+  return trace.setSpanContext(ROOT_CONTEXT, spanContext);
+}
+
+/** A link to the span of `context` (the current request's by default). */
+export function linkToContext(context: RequestContext | undefined = currentContext()): Link[] {
+  return context ? [{ context: { traceId: context.traceId, spanId: context.spanId, traceFlags: parseInt(context.flags, 16) & 1 } }] : [];
+}
+
+/** The span context a `traceparent` names, for a link (undefined when absent or invalid). */
+export function linkTo(traceparent: unknown): Link[] {
+  const parsed = parseTraceparent(traceparent);
+  return parsed ? [{ context: { traceId: parsed.traceId, spanId: parsed.parentId, traceFlags: parseInt(parsed.flags, 16) & 1, isRemote: true } }] : [];
+}
+
+export interface SpanOptions {
+  kind: SpanKind;
+  attributes?: Attributes;
+  links?: Link[];
+}
+
+/**
+ * The context of an incoming request, with its server (or consumer) span when tracing is on:
+ * the span continues the caller's `traceparent`, or starts a trace. Untraced, the ids are made
+ * up here (lib/request-context.ts) so logs and sidecars still share one trace id.
+ */
+export function incomingContext(headers: IncomingHttpHeaders, name: string, options: SpanOptions, requestId?: string, traceIt = true): RequestContext {
+  const context = contextFromHeaders(headers, requestId);
+  if (!tracer || !traceIt) return context;
+  const span = tracer.startSpan(name, options, parentContext(parseTraceparent(headers.traceparent)));
+  const ids = span.spanContext();
+  return { requestId: context.requestId, traceId: ids.traceId, spanId: ids.spanId, flags: ids.traceFlags & 1 ? '01' : '00', span };
+}
+
+/** A span under the current request's (or under `parent`), not made current; undefined when untraced. */
+export function startSpan(name: string, options: SpanOptions, parent: RequestContext | undefined = currentContext()): Span | undefined {
+  return tracer?.startSpan(name, options, parentContext(parent));
+}
+
+/** The request context whose outgoing calls and log lines belong to `span`. */
+export function withinSpan(parent: RequestContext | undefined, span: Span): RequestContext {
+  const ids = span.spanContext();
+  return { requestId: parent?.requestId ?? ids.spanId, traceId: ids.traceId, spanId: ids.spanId, flags: ids.traceFlags & 1 ? '01' : '00', span };
+}
+
+/** Ends `span` with an error status when `error` is given. */
+export function endSpan(span: Span | undefined, error?: unknown, attributes?: Attributes): void {
+  if (!span) return;
+  if (attributes) span.setAttributes(attributes);
+  if (error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+  span.end();
+}
+
+/**
+ * Runs `body` in a child span of the current request: the span is current for everything
+ * `body` calls (its sidecar calls carry it), and ends with `body`. Untraced: just `body()`.
+ */
+export function traced<R>(name: string, options: SpanOptions, body: () => Promise<R>): Promise<R> {
+  if (!tracer) return body();
+  const parent = currentContext();
+  const span = tracer.startSpan(name, options, parentContext(parent));
+  return runWithContext(withinSpan(parent, span), body).then(
+    (result) => {
+      span.end();
+      return result;
+    },
+    (error: unknown) => {
+      endSpan(span, error);
+      throw error;
+    },
+  );
+}
+
+/** The same, for synchronous work. */
+export function tracedSync<R>(name: string, options: SpanOptions, body: () => R, parent: RequestContext | undefined = currentContext()): R {
+  if (!tracer) return body();
+  const span = tracer.startSpan(name, options, parentContext(parent));
+  try {
+    const result = runWithContext(withinSpan(parent, span), body);
+    span.end();
+    return result;
+  } catch (error) {
+    endSpan(span, error);
+    throw error;
+  }
+}
+
+/** Attributes of an actor call (the Dapr semantic names, kept the same on both hosts). */
+export function actorAttributes(actorType: string, actorId: string, method: string): Attributes {
+  return { 'dapr.actor.type': actorType, 'dapr.actor.id': actorId, 'dapr.actor.method': method, 'rpc.system': 'dapr', 'rpc.service': actorType, 'rpc.method': method };
+}
+
+/**
+ * A model call under the current request, named and described by the GenAI semantic
+ * conventions (operation, system, request model); `endModelCall` adds the token counts.
+ */
+export function startModelCall(operation: 'chat' | 'generate_content', system: string, requestModel: string, provider: string, extra: Attributes = {}): Span | undefined {
+  if (!tracer) return undefined;
+  return startSpan(`${operation} ${requestModel}`, {
+    kind: SpanKind.CLIENT,
+    attributes: { 'gen_ai.operation.name': operation, 'gen_ai.system': system, 'gen_ai.provider.name': system, 'gen_ai.request.model': requestModel, 'payg.provider': provider, ...extra },
+  });
+}
+
+export function endModelCall(span: Span | undefined, usage: { inputTokens: number; outputTokens: number } | undefined, error?: unknown): void {
+  endSpan(span, error, usage ? { 'gen_ai.usage.input_tokens': usage.inputTokens, 'gen_ai.usage.output_tokens': usage.outputTokens } : undefined);
+}
+
+/** Attributes of a publish or consume of one event. */
+export function messagingAttributes(operation: 'publish' | 'process', topic: string, eventId: string): Attributes {
+  return { 'messaging.system': 'dapr', 'messaging.operation.type': operation, 'messaging.destination.name': topic, 'messaging.message.id': eventId };
+}
+
+/**
+ * One event handed to an in-process consumer (the embedded ledger): the producer span and,
+ * under it, the consumer's span linked to it, as the Dapr topology shows them across apps.
+ */
+export function deliverInProcess(event: { topic: string; id: string }, consume: () => void): void {
+  if (!tracer) return consume();
+  tracedSync(`publish ${event.topic}`, { kind: SpanKind.PRODUCER, attributes: messagingAttributes('publish', event.topic, event.id) }, () =>
+    tracedSync(`process ${event.topic}`, { kind: SpanKind.CONSUMER, links: linkToContext(), attributes: messagingAttributes('process', event.topic, event.id) }, consume));
+}
+
+/** Probes and Dapr's own configuration reads: answered, never traced (they would be noise). */
+const UNTRACED = /^\/(healthz|readyz|metrics|dapr\/)/;
+const ACTOR_ROUTE = /^\/actors\/([^/]+)\/([^/]+)\/method\/(?:remind\/)?([^/?]+)/;
+
+interface MinimalRequest extends EventEmitter {
+  method?: string;
+  url?: string;
+  headers: IncomingHttpHeaders;
+}
+
+interface MinimalResponse {
+  statusCode: number;
+  once(event: 'finish' | 'close', listener: () => void): unknown;
+}
+
+/**
+ * Express-compatible middleware of the Dapr-side apps (actors, ledger): each request runs in its
+ * own context, continued from the traceparent daprd forwarded, with a server span when traced
+ * (an actor call's span says which actor type, id and method it ran).
+ */
+export function requestContext() {
+  return function withRequestContext(req: MinimalRequest, res: MinimalResponse | undefined, next: () => void): void {
+    const path = (req.url ?? '/').split('?')[0];
+    if (!tracer || !res || UNTRACED.test(path)) {
+      runRequest(req, contextFromHeaders(req.headers), next);
+      return;
+    }
+    const actor = ACTOR_ROUTE.exec(path);
+    const name = actor ? `${actor[1]}/${actor[3]}` : `${req.method} ${path}`;
+    const attributes: Attributes = actor
+      ? { ...actorAttributes(actor[1], decodeURIComponent(actor[2]), actor[3]), 'http.request.method': req.method }
+      : { 'http.request.method': req.method, 'url.path': path };
+    const context = incomingContext(req.headers, name, { kind: SpanKind.SERVER, attributes });
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      endSpan(context.span, res.statusCode >= 500 ? `status ${res.statusCode}` : undefined, { 'http.response.status_code': res.statusCode });
+    };
+    res.once('finish', end);
+    res.once('close', end);
+    runRequest(req, context, next);
+  };
+}

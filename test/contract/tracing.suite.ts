@@ -1,0 +1,151 @@
+// Issue 6's traces, against a whole deployment exporting to a small OTLP receiver: one chat and
+// one image request, each a single trace whose spans all hang from the gateway's server span —
+// actor calls with their type, id and method, the provider call with its GenAI attributes, the
+// publish of each event and the ledger's consume span linked to it, and on the Dapr topology
+// the actors app's and the sidecars' own spans between them. No span is left without its parent.
+
+import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
+import { chat, fundedAccount, hello, image, picture } from '../support/api';
+import { OTLP_SPAN_KIND as KIND, orphans, spanTree, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
+
+export interface TracedDeployment {
+  url: string;
+  receiver: OtlpReceiver;
+  /** The service names of the apps' own spans: gateway, and on Dapr the actors and ledger apps. */
+  services: { gateway: string; actors: string; ledger: string };
+  /** Dapr only: the spans the sidecars themselves exported (told apart from the apps' by scope). */
+  sidecarSpans?: (spans: ReceivedSpan[]) => ReceivedSpan[];
+  close(): Promise<void>;
+}
+
+/** The environment that makes the apps export their spans to `receiver`, flushed quickly. */
+export function tracingEnv(receiver: OtlpReceiver): Record<string, string> {
+  return { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100' };
+}
+
+const traceIdOf = (response: { headers: Headers }) => {
+  const match = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(response.headers.get('traceparent') ?? '');
+  if (!match) throw new Error(`no traceparent in the answer: ${response.headers.get('traceparent')}`);
+  return { traceId: match[1], spanId: match[2] };
+};
+
+export function tracingSuite(name: string, start: () => Promise<TracedDeployment>): void {
+  describe(`traces of one request (${name})`, () => {
+    let d: TracedDeployment;
+    beforeAll(async () => {
+      d = await start();
+    });
+    afterAll(() => d?.close());
+
+    const byId = (spans: ReceivedSpan[]) => new Map(spans.map((s) => [s.spanId, s]));
+    /** The spans between `span` and the root, nearest first. */
+    const ancestors = (spans: ReceivedSpan[], span: ReceivedSpan) => {
+      const index = byId(spans);
+      const chain: ReceivedSpan[] = [];
+      for (let parent = span.parentSpanId && index.get(span.parentSpanId); parent; parent = parent.parentSpanId && index.get(parent.parentSpanId)) chain.push(parent);
+      return chain;
+    };
+    const appSpans = (spans: ReceivedSpan[], service: string) => spans.filter((s) => s.service === service && !d.sidecarSpans?.([s]).length);
+
+    /** Waits until the trace has what `complete` asks, then checks the invariants every trace keeps. */
+    async function traceOf(traceId: string, complete: (spans: ReceivedSpan[]) => boolean): Promise<ReceivedSpan[]> {
+      // Exporters send in batches (daprd's every few seconds): wait until the tree has closed.
+      const inTrace = (all: ReceivedSpan[]) => all.filter((s) => s.traceId === traceId);
+      await d.receiver.waitFor((all) => complete(inTrace(all)) && orphans(inTrace(all)).length === 0, 20_000).catch(() => undefined);
+      const spans = inTrace(d.receiver.spans());
+      const tree = spanTree(spans);
+      // The README's picture of a trace is this tree from a real run (TRACE_TREE_OUT=file).
+      if (process.env.TRACE_TREE_OUT) appendFileSync(process.env.TRACE_TREE_OUT, `${tree}\n\n`);
+      // One root, the gateway's server span; every other span's parent is in the trace.
+      expect([orphans(spans).map((s) => `${s.service} ${s.name}`), tree]).toEqual([[], tree]);
+      const roots = spans.filter((s) => !s.parentSpanId);
+      expect(roots.map((s) => [s.service, s.kind])).toEqual([[d.services.gateway, KIND.server]]);
+      return spans;
+    }
+
+    const has = (spans: ReceivedSpan[], service: string, name: string, kind?: number) =>
+      spans.some((s) => s.service === service && s.name === name && (kind === undefined || s.kind === kind));
+
+    it('when a chat is billed, then one trace holds the server span, the actor calls, the provider call, the publishes and the linked consumes', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      d.receiver.clear();
+      const answer = await chat(d.url, apiKey, { ...hello, max_tokens: 5 }, { model: 'upstream-chat' });
+      expect(answer.status).toBe(200);
+      const { traceId, spanId } = traceIdOf(answer);
+      const { gateway, actors, ledger } = d.services;
+      const spans = await traceOf(traceId, (s) =>
+        has(s, gateway, 'FundsHold/settle') && has(s, ledger, 'process billing') && has(s, ledger, 'process usage') && has(s, gateway, 'POST /api/open/v1/models/:id/chat'));
+
+      // The gateway's server span is the one the client was told of.
+      const server = spans.find((s) => !s.parentSpanId)!;
+      expect(server).toMatchObject({ spanId, name: 'POST /api/open/v1/models/:id/chat', kind: KIND.server });
+      expect(server.attributes).toMatchObject({ 'http.request.method': 'POST', 'http.response.status_code': 200, 'http.route': '/api/open/v1/models/:id/chat' });
+
+      // Actor calls made by the gateway: reserve then settle, with type, id and method.
+      const calls = appSpans(spans, gateway).filter((s) => s.attributes['dapr.actor.type'] === 'FundsHold');
+      expect(calls.map((s) => s.attributes['dapr.actor.method']).sort()).toEqual(['reserve', 'settle']);
+      for (const call of calls) {
+        expect(call.parentSpanId).toBe(server.spanId);
+        expect(call.attributes['dapr.actor.id']).toMatch(/:pool-3$/);
+        expect(call.name).toBe(`FundsHold/${call.attributes['dapr.actor.method']}`);
+      }
+
+      // The provider call: GenAI attributes, tokens as billed.
+      const model = appSpans(spans, gateway).find((s) => s.attributes['gen_ai.operation.name'] === 'chat')!;
+      expect(model).toMatchObject({ name: 'chat up-model', kind: KIND.client, parentSpanId: server.spanId });
+      expect(model.attributes).toMatchObject({
+        'gen_ai.system': 'openai',
+        'gen_ai.request.model': 'up-model',
+        'gen_ai.usage.input_tokens': answer.body.usage.prompt_tokens,
+        'gen_ai.usage.output_tokens': answer.body.usage.completion_tokens,
+      });
+
+      // Each event: a producer span under the settle call, a consumer span linked to it.
+      for (const topic of ['billing', 'usage']) {
+        const publish = spans.find((s) => s.name === `publish ${topic}` && s.kind === KIND.producer)!;
+        const consume = spans.find((s) => s.name === `process ${topic}` && s.kind === KIND.consumer)!;
+        expect(publish.service).toBe(actors);
+        expect(consume.service).toBe(ledger);
+        expect(ancestors(spans, publish).map((s) => s.spanId)).toContain(calls.find((c) => c.attributes['dapr.actor.method'] === 'settle')!.spanId);
+        expect(consume.links).toEqual([{ traceId, spanId: publish.spanId }]);
+        expect(consume.attributes).toMatchObject({ 'messaging.destination.name': topic, 'messaging.message.id': publish.attributes['messaging.message.id'] });
+        expect(ancestors(spans, consume).map((s) => s.spanId)).toContain(publish.spanId);
+      }
+
+      if (d.sidecarSpans) {
+        // The actors app served each call under daprd's spans, which hang under the gateway's call.
+        for (const call of calls) {
+          const served = appSpans(spans, actors).find((s) => s.kind === KIND.server && s.attributes['dapr.actor.method'] === call.attributes['dapr.actor.method'])!;
+          expect(served).toBeDefined();
+          expect(served.name).toBe(call.name);
+          const between = ancestors(spans, served);
+          expect(between.map((s) => s.spanId)).toContain(call.spanId);
+          const hops = between.slice(0, between.findIndex((s) => s.spanId === call.spanId));
+          expect(hops.length).toBeGreaterThan(0);
+          expect(d.sidecarSpans(hops)).toEqual(hops);
+        }
+        expect(d.sidecarSpans(spans).length).toBeGreaterThan(0);
+      }
+    });
+
+    it('when an image is generated, then its trace holds the ImageTask calls, FundsHold under them, the provider call and the linked consume', async () => {
+      const { apiKey } = await fundedAccount(d.url, 100_000_000);
+      d.receiver.clear();
+      const answer = await image(d.url, apiKey, picture, { model: 'upstream-image', key: randomUUID() });
+      expect(answer.status).toBe(200);
+      const { traceId } = traceIdOf(answer);
+      const { gateway, ledger } = d.services;
+      const spans = await traceOf(traceId, (s) => has(s, ledger, 'process billing') && has(s, gateway, 'POST /api/open/v1/models/:id/images/generations') && s.some((x) => x.attributes['dapr.actor.type'] === 'FundsHold'));
+      const model = spans.find((s) => s.attributes['gen_ai.operation.name'] === 'generate_content')!;
+      expect(model).toMatchObject({ service: gateway, kind: KIND.client });
+      expect(model.attributes).toMatchObject({ 'gen_ai.request.model': 'up-image', 'gen_ai.output.type': 'image' });
+      const taskCalls = appSpans(spans, gateway).filter((s) => s.attributes['dapr.actor.type'] === 'ImageTask');
+      expect(taskCalls.length).toBeGreaterThan(0);
+      // FundsHold is called by the ImageTask actor, so its span is under an ImageTask call.
+      const holds = spans.filter((s) => s.attributes['dapr.actor.type'] === 'FundsHold' && s.kind !== KIND.server);
+      expect(holds.length).toBeGreaterThan(0);
+      for (const hold of holds) expect(ancestors(spans, hold).some((s) => s.attributes['dapr.actor.type'] === 'ImageTask')).toBe(true);
+    });
+  });
+}
