@@ -123,8 +123,23 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       };
     }
 
+    /** The turn under way (or the last one): turns of this activation run one after another. */
+    private queue: Promise<unknown> = Promise.resolve();
+
+    /**
+     * One turn at a time, even should daprd hand the app a second call while one runs (a call
+     * retried by the resiliency policy after its timeout reaches the app beside the first):
+     * the second then runs after the first and, every method being idempotent by its
+     * request's id, answers the same outcome instead of repeating the change.
+     */
+    run(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>): Promise<ActorCallResult<unknown>> {
+      const turn = this.queue.then(() => this.turn(body));
+      this.queue = turn;
+      return turn;
+    }
+
     /** One turn: run the method, then commit state and outbox in one state transaction, then publish. */
-    async run(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>): Promise<ActorCallResult<unknown>> {
+    private async turn(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>): Promise<ActorCallResult<unknown>> {
       this.events = [];
       this.writes = new Map();
       this.gauges = [];
