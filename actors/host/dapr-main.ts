@@ -49,7 +49,7 @@ async function main(): Promise<void> {
     logger: { level: LogLevel.Warn },
   });
   await server.actor.init();
-  for (const cls of ACTOR_CLASSES) server.actor.registerActor(daprActorClass(cls, publish, sidecar));
+  for (const cls of ACTOR_CLASSES) server.actor.registerActor(daprActorClass(cls, publish, sidecar, logger));
   await server.start();
   logger.info({ port: config.appPort, actorTypes: ACTOR_CLASSES.map((c) => c.actorType) }, 'actors app listening');
   const stop = () => {

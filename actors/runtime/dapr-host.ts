@@ -3,6 +3,7 @@
 // reminders in the Dapr Scheduler, events go to Dapr pub/sub through a transactional outbox.
 
 import { AbstractActor, Temporal, type ActorId, type DaprClient } from '@dapr/dapr';
+import type { Logger } from 'pino';
 import type { DaprSidecar } from '../../lib/dapr-http';
 import { toGatewayError } from '../../lib/errors';
 import type { EventEnvelope } from '../../lib/events';
@@ -41,7 +42,7 @@ export function decodeReminderData(data: unknown): unknown {
 }
 
 /** Builds the AbstractActor subclass Dapr registers for `cls`; its name is `cls.actorType`. */
-export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar: DaprSidecar): new (client: DaprClient, id: ActorId) => AbstractActor {
+export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar: DaprSidecar, logger?: Logger): new (client: DaprClient, id: ActorId) => AbstractActor {
   const actors = new DaprActorInvoker(sidecar);
   // Actor state goes straight to the sidecar's actor state API rather than through the SDK's
   // state manager: reads (absence included) are cached for the activation, a turn's writes and
@@ -212,7 +213,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
         metrics.reminderFired(cls.actorType, 'ok');
       } catch (error) {
         metrics.reminderFired(cls.actorType, 'failed');
-        process.stderr.write(`reminder ${payload?.name} of ${cls.actorType}/${this.getActorId().getId()} failed, retrying: ${(error as Error).message}\n`);
+        logger?.warn({ err: (error as Error).message, actorType: cls.actorType, actorId: this.getActorId().getId(), reminder: payload?.name }, 'reminder failed; retrying');
         if (payload?.name) {
           // A fresh name: the Scheduler may delete a one-shot job re-registered under its own
           // name from its own callback. Actors match their reminders by name prefix.
