@@ -79,7 +79,7 @@ export function prepareChat<R, P extends StreamPiece>(deps: ChatDeps, wire: Inbo
   return { resolved, parsed, upstream, estimate, prices, inputBytes: input.bodyBytes };
 }
 
-function usageLines(prices: PreparedChat['prices'], usage: TokenUsage): UsageLine[] {
+export function usageLines(prices: PreparedChat['prices'], usage: TokenUsage): UsageLine[] {
   return [
     { unit: 'TEXT_INPUT', quantity: usage.inputTokens, unitPrice: prices.input },
     { unit: 'TEXT_OUTPUT', quantity: usage.outputTokens, unitPrice: prices.output },
@@ -103,7 +103,7 @@ interface HoldHandle {
   settle(usage: TokenUsage): Promise<{ charged: number }>;
 }
 
-function billed(usage: TokenUsage): void {
+export function billed(usage: TokenUsage): void {
   metrics.tokensBilled('TEXT_INPUT', usage.inputTokens);
   metrics.tokensBilled('TEXT_OUTPUT', usage.outputTokens);
 }
@@ -153,6 +153,39 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
   await streamChat(deps, wire, chat, signal, res, hold);
 }
 
+/** What a stream produced, by the charge rules of docs/money.md; and how it ended. */
+export interface StreamTally {
+  /**
+   * The provider's own final count when it gave one, else one token per output delta and the
+   * input as reported, or bounded by bytes/4. Undefined when nothing was produced.
+   */
+  produced: TokenUsage | undefined;
+  /** What broke the stream, if anything did. */
+  failure: unknown;
+}
+
+/** Reads a stream to its end (or break), handing each piece to `relay`, and counts what it produced. */
+export async function tallyStream<P extends StreamPiece>(wire: InboundWire<unknown, P>, chat: PreparedChat, pieces: AsyncIterable<P>, relay: (piece: P) => void): Promise<StreamTally> {
+  let outputTokens = 0;
+  let inputReported: number | undefined;
+  let final: TokenUsage | undefined;
+  let failure: unknown;
+  try {
+    for await (const piece of pieces) {
+      if (piece.usage) {
+        inputReported = piece.usage.inputTokens;
+        if (wire.finalUsage(piece)) final = piece.usage;
+      }
+      if (wire.producesOutput(piece)) outputTokens += 1;
+      relay(piece);
+    }
+  } catch (error) {
+    failure = error;
+  }
+  const produced = final ?? (outputTokens === 0 ? undefined : { inputTokens: inputReported ?? Math.ceil(chat.inputBytes / 4), outputTokens });
+  return { produced, failure };
+}
+
 async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, signal: AbortSignal, res: Response, hold: HoldHandle): Promise<void> {
   let pieces: AsyncIterable<StreamPiece>;
   try {
@@ -161,31 +194,15 @@ async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, sig
     await hold.release('provider_failed');
     throw toGatewayProviderError(error);
   }
-  let outputTokens = 0;
-  let inputReported: number | undefined;
-  let final: TokenUsage | undefined;
-  let failure: unknown;
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   res.flushHeaders();
   const modelId = chat.resolved.model.id;
-  try {
-    for await (const piece of pieces) {
-      if (piece.usage) {
-        inputReported = piece.usage.inputTokens;
-        if (wire.finalUsage(piece)) final = piece.usage;
-      }
-      if (wire.producesOutput(piece)) outputTokens += 1;
-      const frame = wire.frame(piece, modelId, chat.parsed);
-      if (frame !== undefined && !res.destroyed) res.write(frame);
-    }
-  } catch (error) {
-    failure = error;
-  }
-  // Charged for what was produced: the provider's own final count when it gave one, else one
-  // token per relayed delta and the input as reported, or bounded by bytes/4 (docs/money.md).
-  // Nothing produced: released.
-  const produced = final ?? { inputTokens: inputReported ?? Math.ceil(chat.inputBytes / 4), outputTokens };
-  if (!final && outputTokens === 0) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
+  const { produced, failure } = await tallyStream(wire, chat, pieces, (piece) => {
+    const frame = wire.frame(piece, modelId, chat.parsed);
+    if (frame !== undefined && !res.destroyed) res.write(frame);
+  });
+  // Charged for what was produced (tallyStream); nothing produced: released.
+  if (!produced) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
   else await hold.settle(produced).catch((error) => deps.logger.error({ err: error, holdId: hold.holdId }, 'settle failed; the hold expires by itself'));
   // Before the client check: a provider failure counts whether or not anyone still listens.
   const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;
