@@ -51,7 +51,7 @@ describe('Session actor on the embedded host', () => {
     expect(outcome).toMatchObject({ status: 'completed', charged: 3 * 100 + 2 * 400 });
     // A repeat (the gateway retrying after a lost answer) changes nothing.
     expect(await session.finishRun({ runId: run.runId, usage: { inputTokens: 3, outputTokens: 2, lines: lines(3, 2) } })).toMatchObject({ status: 'completed', charged: 1100 });
-    const { events } = await session.read({ owner, after: 0, limit: 100 });
+    const { events } = await session.readEvents({ owner, after: 0, limit: 100 });
     expect(events.map((e) => e.kind)).toEqual(['run.started', 'run.delta', 'run.delta', 'run.usage', 'run.completed']);
     expect(events.map((e) => e.id)).toEqual([1, 2, 3, 4, 5]);
     expect(events[3].data).toMatchObject({ input_tokens: 3, output_tokens: 2, charged: 1100 });
@@ -72,15 +72,15 @@ describe('Session actor on the embedded host', () => {
   it('when the funds do not cover the hold, then 402 and the session has no run and no event', async () => {
     const { owner, id } = await newSession(1000);
     await expect(sessions.of(id).startRun(start(owner))).rejects.toMatchObject({ code: 'insufficient_funds' });
-    expect(await sessions.of(id).read({ owner, after: 0, limit: 10 })).toMatchObject({ events: [], lastEventId: 0 });
+    expect(await sessions.of(id).readEvents({ owner, after: 0, limit: 10 })).toMatchObject({ events: [], lastEventId: 0 });
   });
 
   it('when another account reads or runs, then not_found, as for a session that does not exist', async () => {
     const { id } = await newSession();
     const stranger = { accountId: 'acct_stranger', apiKeyId: 'key_s' };
-    await expect(sessions.of(id).read({ owner: stranger, after: 0, limit: 10 })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(sessions.of(id).readEvents({ owner: stranger, after: 0, limit: 10 })).rejects.toMatchObject({ code: 'not_found' });
     await expect(sessions.of(id).startRun(start(stranger))).rejects.toMatchObject({ code: 'not_found' });
-    await expect(sessions.of(randomUUID()).read({ owner: stranger, after: 0, limit: 10 })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(sessions.of(randomUUID()).readEvents({ owner: stranger, after: 0, limit: 10 })).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('when the run stops reporting, then its lease reminder fails it and releases its hold; reports push the lease out', async () => {
@@ -92,7 +92,7 @@ describe('Session actor on the embedded host', () => {
     }
     expect((await funds.of(owner.accountId).getBalance()).held).toBe(100_000);
     const failed = await passes(async () => {
-      const { events } = await sessions.of(id).read({ owner, after: 0, limit: 100 });
+      const { events } = await sessions.of(id).readEvents({ owner, after: 0, limit: 100 });
       expect(events.at(-1)).toMatchObject({ kind: 'run.failed', data: { code: 'run_lease_expired', charged: 0 } });
       return events;
     }, 10_000);
@@ -105,14 +105,14 @@ describe('Session actor on the embedded host', () => {
     const { owner, id } = await newSession();
     const run = await sessions.of(id).startRun(start(owner));
     for (let i = 0; i < MAX_EVENTS + PAGE_SIZE; i++) await sessions.of(id).append({ runId: run.runId, delta: `d${i}` });
-    const behind = await sessions.of(id).read({ owner, after: 0, limit: 200 });
+    const behind = await sessions.of(id).readEvents({ owner, after: 0, limit: 200 });
     expect(behind.gap).toBe(true);
     expect(behind.lastEventId).toBe(MAX_EVENTS + PAGE_SIZE + 1);
     expect(behind.lastEventId - behind.firstRetainedId + 1).toBeLessThanOrEqual(MAX_EVENTS);
     expect(behind.events[0].id).toBe(behind.firstRetainedId);
-    const current = await sessions.of(id).read({ owner, after: behind.lastEventId - 3, limit: 200 });
+    const current = await sessions.of(id).readEvents({ owner, after: behind.lastEventId - 3, limit: 200 });
     expect([current.gap, current.events.map((e) => e.id)]).toEqual([false, [behind.lastEventId - 2, behind.lastEventId - 1, behind.lastEventId]]);
-    await expect(sessions.of(id).read({ owner, after: behind.lastEventId + 1, limit: 10 })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(sessions.of(id).readEvents({ owner, after: behind.lastEventId + 1, limit: 10 })).rejects.toMatchObject({ code: 'invalid_request' });
   });
 
   it('when sessions are created in two workspaces, then the account index lists both, newest session first', async () => {

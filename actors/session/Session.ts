@@ -152,7 +152,7 @@ export class Session implements SessionApi, ActorInstance {
     return { runId: run.runId, status, charged, lastEventId: session.log.lastEventId };
   }
 
-  async read(request: ReadRequest): Promise<ReadResult> {
+  async readEvents(request: ReadRequest): Promise<ReadResult> {
     const session = await this.owned(request.owner);
     const after = intIn(request.after, 'Last-Event-ID', 0, Number.MAX_SAFE_INTEGER);
     const limit = intIn(request.limit, 'limit', 1, MAX_READ);

@@ -116,7 +116,8 @@ export interface SessionApi {
   /** Settles (or releases) the run's hold and appends its usage and its end. */
   finishRun(request: FinishRunRequest): Promise<RunOutcome>;
   /** Events after an id, for the owner only: anyone else gets not_found. */
-  read(request: ReadRequest): Promise<ReadResult>;
+  readEvents(request: ReadRequest): Promise<ReadResult>;
 }
 
-export const SESSION_METHODS = ['create', 'startRun', 'append', 'finishRun', 'read'] as const satisfies readonly (keyof SessionApi)[];
+// Method names must not collide with the Dapr adapter's own (read, commit, run, …: actors/runtime/dapr-host.ts).
+export const SESSION_METHODS = ['create', 'startRun', 'append', 'finishRun', 'readEvents'] as const satisfies readonly (keyof SessionApi)[];

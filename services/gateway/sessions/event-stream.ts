@@ -43,7 +43,7 @@ function gapFrame(after: number, read: ReadResult): string {
 }
 
 export async function streamSessionEvents(deps: EventStreamDeps, request: EventStreamRequest, req: Request, res: Response): Promise<void> {
-  const read = (after: number) => request.session.read({ owner: request.owner, after, limit: MAX_READ });
+  const read = (after: number) => request.session.readEvents({ owner: request.owner, after, limit: MAX_READ });
   // The first read refuses (404, 400) before anything is sent.
   let result: ReadResult | undefined = await read(request.after);
   const closed = new AbortController();
