@@ -123,6 +123,8 @@ export function sessionsSuite(hostName: string, start: () => Promise<SessionDepl
       expect(both.events).toEqual(rest.events);
       const beyond = await follow(url(), apiKey, sessionId, { lastEventId: whole.events.at(-1)!.id! + 1 });
       expect([beyond.status, beyond.body.error.code]).toEqual([400, 'invalid_request']);
+      const head = await fetch(`${url()}/v1/sessions/${sessionId}/events`, { method: 'HEAD', headers: { authorization: `Bearer ${apiKey}` }, signal: AbortSignal.timeout(5000) });
+      expect([head.status, head.headers.get('content-type'), head.headers.get('x-payg-prototype')]).toEqual([200, 'text/event-stream; charset=utf-8', PROTOTYPE]);
       const junk = await follow(url(), apiKey, sessionId, { headers: { 'last-event-id': 'abc' } });
       expect([junk.status, junk.headers.get('x-payg-prototype')]).toEqual([400, PROTOTYPE]);
     });

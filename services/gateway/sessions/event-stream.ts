@@ -50,6 +50,8 @@ export async function streamSessionEvents(deps: EventStreamDeps, request: EventS
   req.socket.setTimeout(0);
   res.on('close', () => closed.abort());
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  // HEAD (which Express routes to GET) has its headers: a stream without a body would never end.
+  if (req.method === 'HEAD') return void res.end();
   res.write(`retry: ${RETRY_MS}\n\n`);
   let cursor = request.after;
   let lastWrite = Date.now();
