@@ -70,3 +70,14 @@ describe('OAuth settings', () => {
     for (const value of ['-1', '301', 'soon']) expect(() => loadConfig({ ...complete, GATEWAY_OAUTH_CLOCK_TOLERANCE_S: value })).toThrow(/GATEWAY_OAUTH_CLOCK_TOLERANCE_S/);
   });
 });
+
+describe('session settings', () => {
+  it('when nothing is set, then a run lease is 30 s and readers poll every 250 ms', () => {
+    expect(loadConfig({}).sessions).toEqual({ runLeaseMs: 30_000, pollMs: 250 });
+  });
+  it('when a value is out of range, then start-up is refused naming it', () => {
+    for (const value of ['999', '3600001', 'soon']) expect(() => loadConfig({ GATEWAY_SESSION_RUN_LEASE_MS: value })).toThrow(/GATEWAY_SESSION_RUN_LEASE_MS/);
+    for (const value of ['9', '10001']) expect(() => loadConfig({ GATEWAY_SESSION_POLL_MS: value })).toThrow(/GATEWAY_SESSION_POLL_MS/);
+    expect(loadConfig({ GATEWAY_SESSION_RUN_LEASE_MS: '1500', GATEWAY_SESSION_POLL_MS: '50' }).sessions).toEqual({ runLeaseMs: 1500, pollMs: 50 });
+  });
+});

@@ -32,6 +32,8 @@ const envSchema = z.object({
   GATEWAY_COMPAT_ENABLED: flag.default(false),
   GATEWAY_DRAIN_TIMEOUT_MS: int(0, 3_600_000).default(25_000),
   GATEWAY_CAPABILITY_DELIVERY: z.string().default(''),
+  GATEWAY_SESSION_RUN_LEASE_MS: int(1000, 3_600_000).default(30_000),
+  GATEWAY_SESSION_POLL_MS: int(10, 10_000).default(250),
   GATEWAY_OAUTH_ISSUER: z.string().min(1).optional(),
   GATEWAY_OAUTH_AUDIENCE: z.string().min(1).optional(),
   GATEWAY_OAUTH_JWKS_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
@@ -142,6 +144,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     drainTimeoutMs: e.GATEWAY_DRAIN_TIMEOUT_MS,
     /** Delivery channels the operator accepted, per capability (`agent_run:session_events,…`; docs/capabilities.md). */
     capabilityDelivery: e.GATEWAY_CAPABILITY_DELIVERY,
+    /** Prototype sessions (docs/sessions.md): a run's lease, pushed out while its gateway reports; how often a reader polls the session. */
+    sessions: { runLeaseMs: e.GATEWAY_SESSION_RUN_LEASE_MS, pollMs: e.GATEWAY_SESSION_POLL_MS },
     dapr: { host: e.DAPR_HOST, httpPort: e.DAPR_HTTP_PORT, ledgerAppId: e.LEDGER_APP_ID },
     appPort: e.APP_PORT,
     redisUrl: e.REDIS_URL,

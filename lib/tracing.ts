@@ -201,6 +201,14 @@ export function deliverInProcess(event: { topic: string; id: string }, consume: 
     tracedSync(`process ${event.topic}`, { kind: SpanKind.CONSUMER, links: linkToContext(), attributes: messagingAttributes('process', event.topic, event.id) }, consume));
 }
 
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 /** Probes and Dapr's own configuration reads: answered, never traced (they would be noise). */
 const UNTRACED = /^\/(healthz|readyz|metrics|dapr\/)/;
 const ACTOR_ROUTE = /^\/actors\/([^/]+)\/([^/]+)\/method\/(?:remind\/)?([^/?]+)/;
@@ -231,7 +239,7 @@ export function requestContext() {
     const actor = ACTOR_ROUTE.exec(path);
     const name = actor ? `${actor[1]}/${actor[3]}` : `${req.method} ${path}`;
     const attributes: Attributes = actor
-      ? { ...actorAttributes(actor[1], decodeURIComponent(actor[2]), actor[3]), 'http.request.method': req.method }
+      ? { ...actorAttributes(actor[1], safeDecode(actor[2]), actor[3]), 'http.request.method': req.method }
       : { 'http.request.method': req.method, 'url.path': path };
     const context = incomingContext(req.headers, name, { kind: SpanKind.SERVER, attributes });
     let ended = false;

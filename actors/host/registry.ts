@@ -3,6 +3,8 @@
 import { FundsHold } from '../funds-hold/FundsHold';
 import { ImageTask } from '../image-task/ImageTask';
 import { Order } from '../order/Order';
+import { Session } from '../session/Session';
+import { WorkspaceIndex } from '../workspace-index/WorkspaceIndex';
 import type { ActorClass } from '../runtime/port';
 
-export const ACTOR_CLASSES: readonly ActorClass[] = [FundsHold, ImageTask, Order];
+export const ACTOR_CLASSES: readonly ActorClass[] = [FundsHold, ImageTask, Order, Session, WorkspaceIndex];

@@ -84,7 +84,10 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
       if (existing.fingerprint !== request.fingerprint || !sameOwner(existing.owner, request.owner)) {
         throw new GatewayError('idempotency_key_reused', 'this Idempotency-Key was already used with a different request', { param: 'Idempotency-Key' });
       }
-      return { role: 'existing', task: this.view_(existing) };
+      // The same request again (daprd retrying a start whose first attempt ran, its answer lost):
+      // still the owner, or nobody would call the provider. Another request is a retry.
+      const repeated = existing.requestId === request.requestId && existing.phase === 'running';
+      return { role: repeated ? 'owner' : 'existing', task: this.view_(existing) };
     }
     const price = positiveSafeInt(request.price, 'price', Number.MAX_SAFE_INTEGER, 0);
     const deadlineMs = positiveSafeInt(request.deadlineMs, 'deadlineMs', MAX_DEADLINE_MS);

@@ -25,6 +25,11 @@ import type { ImageService } from './images/use-case';
 import type { LedgerReader } from './ledger/reader';
 import type { OrderService } from './orders/use-case';
 import { orderRoutes } from './routes/orders';
+import { sessionRoutes } from './routes/sessions';
+import { SessionService } from './sessions/use-case';
+import { SessionWakeups } from './sessions/wakeups';
+import type { SessionClient } from '../../actors/session/client';
+import type { WorkspaceIndexClient } from '../../actors/workspace-index/client';
 
 export interface GatewayDeps {
   catalog: Catalog;
@@ -52,6 +57,8 @@ export interface GatewayDeps {
   capabilityGates: { providers: ReadonlySet<string>; accepted: ReadonlySet<Capability> };
   /** OAuth member tokens; undefined when the member family is not configured. */
   oauth?: OAuthVerifier;
+  /** The prototype sessions' actors and settings (docs/sessions.md). */
+  sessions: { sessions: SessionClient; workspaces: WorkspaceIndexClient; runLeaseMs: number; pollMs: number };
 }
 
 export function createGatewayApp(deps: GatewayDeps): express.Express {
@@ -104,6 +111,8 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
   app.use(consoleRoutes({ credentials, funds: deps.funds, ledger: deps.ledger }));
   app.use(adminRoutes({ adminToken: deps.adminToken, accounts: deps.accounts, funds: deps.funds, ledger: deps.ledger, orders: deps.orders }));
   app.use(orderRoutes(deps.orders, credentials));
+  const sessions = new SessionService({ ...deps.sessions, chat, leaseMs: deps.sessions.runLeaseMs, wakeups: new SessionWakeups() });
+  app.use(sessionRoutes(sessions, deps.accounts, deps.maxBodyBytes));
   app.use(notFound());
   app.use(errorHandler(deps.logger));
   return app;

@@ -27,6 +27,8 @@ import { ImageService } from './images/use-case';
 import { OrderClient } from '../../actors/order/client';
 import { OrderService } from './orders/use-case';
 import type { ActorInvoker } from '../../actors/runtime/port';
+import { SessionClient } from '../../actors/session/client';
+import { WorkspaceIndexClient } from '../../actors/workspace-index/client';
 
 export interface Composition {
   deps: GatewayDeps;
@@ -76,6 +78,13 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     logger,
   });
 
+  const sessionActors = (actors: ActorInvoker) => ({
+    sessions: new SessionClient(actors),
+    workspaces: new WorkspaceIndexClient(actors),
+    runLeaseMs: config.sessions.runLeaseMs,
+    pollMs: config.sessions.pollMs,
+  });
+
   const orderService = (actors: ActorInvoker) => new OrderService({ orders: new OrderClient(actors), checkout: config.checkout, logger });
 
   if (config.actorHost === 'dapr') {
@@ -102,6 +111,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
       },
       ledger: daprLedgerReader(sidecar, config.dapr.ledgerAppId),
       orders: orderService(actors),
+      sessions: sessionActors(actors),
     };
     return { deps, close: async () => {
       await images.close();
@@ -127,6 +137,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     readiness: { database: async () => (db.root.get('__ping__'), true) },
     ledger: storeLedgerReader(ledger),
     orders: orderService(host),
+    sessions: sessionActors(host),
   };
   return {
     deps,

@@ -2,11 +2,13 @@
 // (/readyz answers 503 so a load balancer stops routing), lets the calls in flight finish for
 // up to the drain timeout, then aborts the provider calls still running: each aborted call
 // settles what it produced or releases its hold in its own request, so no hold is left open
-// for its expiry reminder to find.
+// for its expiry reminder to find. Session runs, which outlive their requests, are calls in
+// flight too: the process waits for them (idle) before it closes its actors.
 
 export class Drain {
   private readonly inflight = new Set<AbortController>();
   private stopping = false;
+  private readonly waiting: (() => void)[] = [];
 
   get draining(): boolean {
     return this.stopping;
@@ -15,7 +17,19 @@ export class Drain {
   /** A provider call in flight: aborted if the drain times out. Returns its untrack. */
   track(controller: AbortController): () => void {
     this.inflight.add(controller);
-    return () => this.inflight.delete(controller);
+    return () => {
+      this.inflight.delete(controller);
+      if (this.inflight.size === 0) for (const resolve of this.waiting.splice(0)) resolve();
+    };
+  }
+
+  /**
+   * Resolves once nothing is in flight. Session runs outlive their requests, so the server's own
+   * close does not wait for them: the shutdown waits here before closing the actors.
+   */
+  idle(): Promise<void> {
+    if (this.inflight.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push(resolve));
   }
 
   get size(): number {

@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     if (drain.draining) return;
     drain.begin();
     logger.info({ inflight: drain.size, drainTimeoutMs: config.drainTimeoutMs }, 'stopping: draining in-flight requests');
-    server.close(() => void composition.close().then(stopTracing).finally(() => process.exit(0)));
+    server.close(() => void drain.idle().then(() => composition.close()).then(stopTracing).finally(() => process.exit(0)));
     // Kept-alive connections go as soon as their last response is done, not at the client's whim.
     setInterval(() => server.closeIdleConnections(), 50).unref();
     // Calls still running at the drain timeout are aborted: each settles or releases its own

@@ -80,6 +80,10 @@ export function imageTaskContract(hostName: string, start: () => Promise<ImageHo
       const again = await task.start(startRequest(owner, { requestId: 'retry' }));
       expect(again.role).toBe('existing');
       expect(again.task.reservedAt).toBe(first.task.reservedAt);
+      // The same request's start repeated (a sidecar retry after a lost answer): still its owner, one hold.
+      const repeated = await task.start(startRequest(owner));
+      expect(repeated.role).toBe('owner');
+      expect(repeated.task.reservedAt).toBe(first.task.reservedAt);
       await expect(task.start(startRequest(owner, { fingerprint: 'f2' }))).rejects.toMatchObject({ code: 'idempotency_key_reused' });
       expect(await funds.of(owner.accountId).getBalance()).toMatchObject({ held: PRICE, openHolds: 1 });
     });

@@ -4,6 +4,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { admin, balance, fundedAccount } from '../support/api';
+import { newSession, workspaces } from '../support/sessions';
 import { passes } from '../support/eventually';
 
 export interface MalformedDeployment {
@@ -116,15 +117,41 @@ export function malformedSuite(hostName: string, start: () => Promise<MalformedD
         probes.push({ method: 'POST', path: '/api/consumer/checkout/callback', headers: { 'content-type': 'application/json' }, body });
       }
       for (const id of HOSTILE_IDS) probes.push({ method: 'GET', path: `/api/consumer/orders/${id}`, headers: auth });
+      // The prototype session routes: any run a probe starts fails before output (nothing charged).
+      const sessionId = await newSession(d.url, apiKey);
+      const runHeaders = { ...json, 'x-sim-directive': 'fail-before-output' };
+      for (const body of BODIES) {
+        probes.push({ method: 'POST', path: '/v1/sessions', headers: json, body });
+        probes.push({ method: 'POST', path: `/v1/sessions/${sessionId}/runs`, headers: runHeaders, body });
+      }
+      for (const id of HOSTILE_IDS) {
+        probes.push({ method: 'GET', path: `/v1/sessions/${id}/events`, headers: auth });
+        probes.push({ method: 'POST', path: `/v1/sessions/${id}/runs`, headers: runHeaders, body: '{"model":"sim-chat","messages":[{"role":"user","content":"hi"}]}' });
+      }
+      for (const lastEventId of ['-1', 'abc', '1e3', '1.0', '9'.repeat(20), '18446744073709551616', '99999']) {
+        probes.push({ method: 'GET', path: `/v1/sessions/${sessionId}/events`, headers: { ...auth, 'last-event-id': lastEventId } });
+        probes.push({ method: 'GET', path: `/v1/sessions/${sessionId}/events?last_event_id=${encodeURIComponent(lastEventId)}`, headers: auth });
+      }
+      probes.push({ method: 'GET', path: `/v1/sessions/${sessionId}/events?last_event_id=1&last_event_id=2`, headers: auth });
+      for (const capabilities of ['telepathy', 'signing', 'agent_run', 'agent_run,media']) {
+        probes.push({ method: 'POST', path: `/v1/sessions/${sessionId}/runs`, headers: { ...runHeaders, 'x-payg-capabilities': capabilities }, body: '{"model":"sim-chat","messages":[{"role":"user","content":"hi"}]}' });
+      }
+      probes.push({ method: 'POST', path: '/v1/sessions', headers: { ...auth, 'content-type': 'text/plain' }, body: '{}' });
+      probes.push({ method: 'POST', path: '/v1/sessions', headers: json, body: `{"workspace":"${'w'.repeat(5000)}"}` });
+      probes.push({ method: 'GET', path: '/v1/workspaces?page=%ZZ', headers: auth });
+      probes.push({ method: 'PUT', path: '/v1/sessions', headers: json, body: '{}' });
       probes.push({ method: 'PUT', path: '/api/open/v1/models/sim-chat/chat', headers: json, body: '{}' });
       probes.push({ method: 'POST', path: '/admin/v1/accounts', headers: { authorization: 'Bearer wrong', 'content-type': 'application/json' }, body: '{"name":1}' });
 
       const failures: string[] = [];
       let charged = 0;
+      let sessionsCreated = 1;
       for (const probe of probes) {
         const response = await fetch(`${d.url}${probe.path}`, { method: probe.method, headers: probe.headers, body: probe.body });
         await response.arrayBuffer();
         if (response.status >= 500) failures.push(`${probe.method} ${probe.path.slice(0, 80)} ${probe.body?.slice(0, 60) ?? ''} → ${response.status}`);
+        if (probe.path.startsWith('/v1/sessions') && response.headers.get('x-payg-prototype') === null) failures.push(`${probe.method} ${probe.path.slice(0, 80)}: no X-Payg-Prototype`);
+        if (probe.method === 'POST' && probe.path === '/v1/sessions' && response.status === 201) sessionsCreated += 1;
         // A probe that was in fact valid (say, an extra "__proto__" key) is served and charged.
         if (response.status < 300) charged += Number(response.headers.get('x-payg-charged') ?? 0);
       }
@@ -134,7 +161,10 @@ export function malformedSuite(hostName: string, start: () => Promise<MalformedD
         method: 'POST', headers: { ...json, 'idempotency-key': randomUUID() }, body: `{"prompt":"x","extra":${'['.repeat(65)}${']'.repeat(65)}}`,
       });
       expect([deep.status, ((await deep.json()) as { error: { code: string } }).error.code]).toEqual([400, 'invalid_request']);
-      expect(await balance(d.url, apiKey)).toMatchObject({ balance: 100_000_000 - charged, held: 0 });
+      // Only a session answered 201 exists: no refused request left one behind.
+      const listed = (await workspaces(d.url, apiKey)).body.workspaces.flatMap((w: { sessions: unknown[] }) => w.sessions);
+      expect(listed).toHaveLength(sessionsCreated);
+      await passes(async () => expect(await balance(d.url, apiKey)).toMatchObject({ balance: 100_000_000 - charged, held: 0 }));
       await passes(async () => expect(await d.ledgerBalance(accountId)).toBe(100_000_000 - charged));
     });
   });

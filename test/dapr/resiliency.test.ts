@@ -20,8 +20,9 @@ import { startUpstream, type Upstream } from '../support/upstream';
 
 jest.setTimeout(180_000);
 
-/** dapr/resiliency.yaml's actorCall timeout. */
+/** dapr/resiliency.yaml's actorCall timeout and the pause before a retry. */
 const ACTOR_CALL_TIMEOUT_MS = 5_000;
+const ACTOR_CALL_RETRY_MS = 1_000;
 /** The upstream answers after this: the reservation is made before it, the settle after. */
 const UPSTREAM_DELAY_MS = 1_500;
 const FUNDS = 10_000_000;
@@ -69,7 +70,8 @@ describe('resiliency of the money paths (Dapr)', () => {
     // The hold is made; the settle will reach a stalled app.
     expect((await balance(url, apiKey)).held).toBeGreaterThan(0);
     await topology.kill('actors', 'SIGSTOP');
-    await sleep(UPSTREAM_DELAY_MS / 2 + ACTOR_CALL_TIMEOUT_MS + 1_000);
+    // Past the first attempt's timeout and into the retry's wait.
+    await sleep(UPSTREAM_DELAY_MS / 2 + ACTOR_CALL_TIMEOUT_MS + ACTOR_CALL_RETRY_MS + 1_000);
     await topology.kill('actors', 'SIGCONT');
     const response = await answer;
 

@@ -3,7 +3,7 @@
 
 import { z } from 'zod';
 import { GatewayError } from '../../../lib/errors';
-import { parseJsonObject } from '../json-object';
+import { parseJsonObject, requireJsonObject } from '../json-object';
 
 const openAiMessage = z.looseObject({
   role: z.string().min(1),
@@ -35,6 +35,13 @@ export type MessagesBody = z.infer<typeof messagesBodySchema> & Record<string, u
 
 /** Fields the gateway owns on either wire: never passed through to the provider as given. */
 export const GATEWAY_FIELDS = new Set(['model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'n']);
+
+/** The model a body names (compatibility routes, session runs): a catalog id, required. */
+export function requireBodyModel(body: unknown): string {
+  const model = requireJsonObject(body).model;
+  if (typeof model !== 'string' || model.length === 0) throw new GatewayError('invalid_request', 'model: a model id is required', { param: 'model' });
+  return model;
+}
 
 export function parseChatBody(body: unknown): ChatBody {
   return parseJsonObject(chatBodySchema, body) as ChatBody;

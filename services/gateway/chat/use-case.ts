@@ -80,7 +80,7 @@ export function prepareChat<R, P extends StreamPiece>(deps: ChatDeps, wire: Inbo
   return { resolved, parsed, upstream, estimate, prices, inputBytes: input.bodyBytes };
 }
 
-function usageLines(prices: PreparedChat['prices'], usage: TokenUsage): UsageLine[] {
+export function usageLines(prices: PreparedChat['prices'], usage: TokenUsage): UsageLine[] {
   return [
     { unit: 'TEXT_INPUT', quantity: usage.inputTokens, unitPrice: prices.input },
     { unit: 'TEXT_OUTPUT', quantity: usage.outputTokens, unitPrice: prices.output },
@@ -105,11 +105,11 @@ interface HoldHandle {
 }
 
 /** The provider call's span (GenAI conventions), under the request's; undefined when untraced. */
-function modelCallSpan(chat: PreparedChat) {
+export function modelCallSpan(chat: PreparedChat) {
   return startModelCall('chat', chat.upstream.wire === 'anthropic-messages' ? 'anthropic' : 'openai', chat.resolved.profile.upstream_model, chat.resolved.profile.provider);
 }
 
-function billed(usage: TokenUsage): void {
+export function billed(usage: TokenUsage): void {
   metrics.tokensBilled('TEXT_INPUT', usage.inputTokens);
   metrics.tokensBilled('TEXT_OUTPUT', usage.outputTokens);
 }
@@ -153,14 +153,51 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
       await hold.release('provider_failed');
       throw toGatewayProviderError(error);
     }
-    const usage = wire.usage(result);
-    endModelCall(span, usage);
+    let usage: TokenUsage;
+    try {
+      usage = wire.usage(result);
+    } finally {
+      endModelCall(span, usage!);
+    }
     const settled = await hold.settle(usage);
     res.setHeader('x-payg-charged', String(settled.charged));
     res.json(wire.json(result, chat.resolved.model.id));
     return;
   }
   await streamChat(deps, wire, chat, signal, res, hold);
+}
+
+/** What a stream produced, by the charge rules of docs/money.md; and how it ended. */
+export interface StreamTally {
+  /**
+   * The provider's own final count when it gave one, else one token per output delta and the
+   * input as reported, or bounded by bytes/4. Undefined when nothing was produced.
+   */
+  produced: TokenUsage | undefined;
+  /** What broke the stream, if anything did. */
+  failure: unknown;
+}
+
+/** Reads a stream to its end (or break), handing each piece to `relay`, and counts what it produced. */
+export async function tallyStream<P extends StreamPiece>(wire: InboundWire<unknown, P>, chat: PreparedChat, pieces: AsyncIterable<P>, relay: (piece: P) => void): Promise<StreamTally> {
+  let outputTokens = 0;
+  let inputReported: number | undefined;
+  let final: TokenUsage | undefined;
+  let failure: unknown;
+  try {
+    for await (const piece of pieces) {
+      if (piece.usage) {
+        inputReported = piece.usage.inputTokens;
+        if (wire.finalUsage(piece)) final = piece.usage;
+      }
+      if (wire.producesOutput(piece)) outputTokens += 1;
+      relay(piece);
+    }
+  } catch (error) {
+    failure = error;
+  }
+  const produced = final ?? (outputTokens === 0 ? undefined : { inputTokens: inputReported ?? Math.ceil(chat.inputBytes / 4), outputTokens });
+  return { produced, failure };
 }
 
 async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, signal: AbortSignal, res: Response, hold: HoldHandle): Promise<void> {
@@ -173,32 +210,16 @@ async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, sig
     await hold.release('provider_failed');
     throw toGatewayProviderError(error);
   }
-  let outputTokens = 0;
-  let inputReported: number | undefined;
-  let final: TokenUsage | undefined;
-  let failure: unknown;
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   res.flushHeaders();
   const modelId = chat.resolved.model.id;
-  try {
-    for await (const piece of pieces) {
-      if (piece.usage) {
-        inputReported = piece.usage.inputTokens;
-        if (wire.finalUsage(piece)) final = piece.usage;
-      }
-      if (wire.producesOutput(piece)) outputTokens += 1;
-      const frame = wire.frame(piece, modelId, chat.parsed);
-      if (frame !== undefined && !res.destroyed) res.write(frame);
-    }
-  } catch (error) {
-    failure = error;
-  }
-  // Charged for what was produced: the provider's own final count when it gave one, else one
-  // token per relayed delta and the input as reported, or bounded by bytes/4 (docs/money.md).
-  // Nothing produced: released.
-  const produced = final ?? { inputTokens: inputReported ?? Math.ceil(chat.inputBytes / 4), outputTokens };
+  const { produced, failure } = await tallyStream(wire, chat, pieces, (piece) => {
+    const frame = wire.frame(piece, modelId, chat.parsed);
+    if (frame !== undefined && !res.destroyed) res.write(frame);
+  });
+  // Charged for what was produced (tallyStream); nothing produced: released.
   endModelCall(span, produced, failure);
-  if (!final && outputTokens === 0) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
+  if (!produced) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
   else await hold.settle(produced).catch((error) => deps.logger.error({ err: error, holdId: hold.holdId }, 'settle failed; the hold expires by itself'));
   // Before the client check: a provider failure counts whether or not anyone still listens.
   const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;

@@ -9,15 +9,14 @@ import { Router, type Request, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import { CHAT_WIRES, eligibility, type Catalog, type CatalogModel } from '../../../catalog/catalog';
-import { GatewayError } from '../../../lib/errors';
 import type { AccountStore } from '../accounts/store';
 import { compatErrorHandler, type CompatShape } from '../compat/errors';
 import type { CompatGate } from '../compat/gate';
 import { prepareChat, runPrepared, type ChatDeps } from '../chat/use-case';
+import { requireBodyModel } from '../chat/request';
 import { anthropicWire, openAiWire, type InboundWire, type StreamPiece } from '../chat/wires';
 import { apiKeyAuth } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
-import { requireJsonObject } from '../json-object';
 import { chatInput } from './chat';
 
 /** The catalog has no publication date: the model lists carry the epoch (docs/compat.md). */
@@ -35,12 +34,6 @@ function modelList(models: CatalogModel[], shape: CompatShape) {
     return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
   }
   return { object: 'list', data: models.map((m) => ({ id: m.id, object: 'model', created: CATALOG_EPOCH, owned_by: 'payg-gateway' })) };
-}
-
-function bodyModel(body: unknown): string {
-  const model = requireJsonObject(body).model;
-  if (typeof model !== 'string' || model.length === 0) throw new GatewayError('invalid_request', 'model: a model id is required', { param: 'model' });
-  return model;
 }
 
 export function compatRoutes(deps: ChatDeps & { gate: CompatGate }, accounts: AccountStore, logger: Logger): Router {
@@ -61,7 +54,7 @@ export function compatRoutes(deps: ChatDeps & { gate: CompatGate }, accounts: Ac
     next();
   };
   const handle = <R, P extends StreamPiece>(wire: InboundWire<R, P>): RequestHandler => async (req, res) => {
-    const input = chatInput(req, bodyModel(req.body), DEFAULT_POOL);
+    const input = chatInput(req, requireBodyModel(req.body), DEFAULT_POOL);
     deps.gate.admitModel(deps.catalog.resolveChat(input.modelId, wire.wire).model);
     const chat = prepareChat(deps, wire, input);
     await deps.gate.admitAccount(req.caller);

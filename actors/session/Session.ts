@@ -1,0 +1,237 @@
+// Session actor: one prototype session (see SessionInterface.ts and transitions.ts). Its turns
+// serialize everything about the session: the event log's ids, the one active run, the run's
+// money. The run's hold lives on the owner's pool-3 FundsHold (hold id `run:<runId>`): reserved
+// when the run starts, settled for what was produced or released when it ends, released by the
+// lease reminder when the process carrying the run stops reporting. FundsHold calls are
+// idempotent by hold id, so a turn that fails after one of them can simply be run again.
+
+import { FundsHoldClient } from '../funds-hold/client';
+import { DEFAULT_POOL, type FundsHoldApi } from '../funds-hold/FundsHoldInterface';
+import { GatewayError } from '../../lib/errors';
+import type { ActorContext, ActorInstance } from '../runtime/port';
+import { StateRecord } from '../runtime/state-record';
+import { WorkspaceIndexClient } from '../workspace-index/client';
+import { EventLog, MAX_READ, emptyCursor, type LogCursor } from './event-log';
+import {
+  SESSION_ACTOR_TYPE,
+  SESSION_METHODS,
+  type AppendRequest,
+  type CreateSessionRequest,
+  type FinishRunRequest,
+  type ReadRequest,
+  type ReadResult,
+  type RunOutcome,
+  type RunStarted,
+  type SessionApi,
+  type SessionEvent,
+  type SessionOwner,
+  type SessionView,
+  type StartRunRequest,
+} from './SessionInterface';
+import { nextRunPhase, type From, type RunMove, type RunPhase } from './transitions';
+
+const SESSION_KEY = 'session';
+/** Lease reminders are named `lease@<runId>@<due>…`: each registration unique (Dapr Scheduler). */
+const LEASE_REMINDER = 'lease';
+const MIN_LEASE_MS = 1000;
+const MAX_LEASE_MS = 3_600_000;
+/** One append's output: the gateway flushes far smaller batches. */
+const MAX_DELTA_CHARS = 64 * 1024;
+
+interface ActiveRun {
+  runId: string;
+  phase: RunPhase;
+  holdId: string;
+  leaseMs: number;
+  leaseUntil: number;
+  /** The pending lease reminder's name. */
+  reminder: string;
+  /** The id of its run.started event (answered again to a repeated start). */
+  startedEventId?: number;
+  /** The last append batch taken: a repeated batch (a retry whose first attempt ran) is not appended twice. */
+  lastSeq?: number;
+}
+
+interface SessionRecord {
+  owner: SessionOwner;
+  workspace: string;
+  createdAt: number;
+  log: LogCursor;
+  run: ActiveRun | null;
+  /** The last run that ended: a repeated finishRun of it answers the same outcome. */
+  lastRun: { runId: string; status: RunOutcome['status']; charged: number } | null;
+}
+
+function intIn(value: unknown, field: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new GatewayError('invalid_request', `${field} must be an integer from ${min} to ${max}`, { param: field });
+  }
+  return value;
+}
+
+const leaseReminderPrefix = (runId: string) => `${LEASE_REMINDER}@${runId}@`;
+
+export class Session implements SessionApi, ActorInstance {
+  static readonly actorType = SESSION_ACTOR_TYPE;
+  static readonly methods = SESSION_METHODS;
+
+  private readonly stored: StateRecord<SessionRecord>;
+  private readonly log: EventLog;
+
+  constructor(private readonly ctx: ActorContext) {
+    this.stored = new StateRecord(ctx.state, SESSION_KEY, 'no such session');
+    this.log = new EventLog(ctx.state, ctx.now);
+  }
+
+  async create(request: CreateSessionRequest): Promise<SessionView> {
+    const existing = await this.stored.load();
+    if (existing) {
+      if (existing.owner.accountId !== request.owner.accountId) throw new GatewayError('invalid_request', 'this session id is taken');
+      return this.view_(existing);
+    }
+    if (typeof request.workspace !== 'string' || request.workspace === '') throw new GatewayError('invalid_request', 'workspace is required', { param: 'workspace' });
+    const owner = { accountId: request.owner.accountId, apiKeyId: request.owner.apiKeyId };
+    const createdAt = this.ctx.now();
+    // Listed before it exists: a refused listing (the account's bound) leaves no session behind.
+    await new WorkspaceIndexClient(this.ctx.actors).of(owner.accountId).add({ workspace: request.workspace, sessionId: this.ctx.actorId, createdAt });
+    const session: SessionRecord = { owner, workspace: request.workspace, createdAt, log: emptyCursor(), run: null, lastRun: null };
+    this.stored.save(session);
+    return this.view_(session);
+  }
+
+  async startRun(request: StartRunRequest): Promise<RunStarted> {
+    const session = await this.owned(request.owner);
+    // The same start again (a retry whose first attempt ran): its outcome, not a second run.
+    if (session.run?.runId === request.runId && session.run.startedEventId !== undefined) {
+      return { runId: request.runId, holdId: session.run.holdId, startedEventId: session.run.startedEventId };
+    }
+    if (session.run) {
+      throw new GatewayError('run_in_progress', 'a run of this session is in progress; start the next one when it has ended', { extra: { run_id: session.run.runId } });
+    }
+    const leaseMs = intIn(request.leaseMs, 'leaseMs', MIN_LEASE_MS, MAX_LEASE_MS);
+    const holdId = `run:${request.runId}`;
+    // The run exists only once its hold does: a refused reservation (402) leaves nothing behind.
+    await this.funds(session).reserve({ holdId, amount: request.hold.amount, ttlMs: request.hold.ttlMs, requestId: request.requestId, model: request.model, profileId: request.profileId });
+    const now = this.ctx.now();
+    const reminder = `${leaseReminderPrefix(request.runId)}${now + leaseMs}`;
+    await this.ctx.reminders.register(reminder, leaseMs);
+    session.run = { runId: request.runId, phase: this.move('new', 'start'), holdId, leaseMs, leaseUntil: now + leaseMs, reminder };
+    const [started] = await this.log.append(session.log, [{
+      kind: 'run.started',
+      data: { run_id: request.runId, model: request.model, max_tokens: request.maxTokens, held: request.hold.amount, capabilities: request.capabilities },
+    }]);
+    session.run.startedEventId = started.id;
+    this.stored.save(session);
+    return { runId: request.runId, holdId, startedEventId: started.id };
+  }
+
+  async append(request: AppendRequest): Promise<{ lastEventId: number }> {
+    const session = await this.stored.required();
+    const run = this.active(session, request.runId);
+    if (typeof request.delta !== 'string' || request.delta.length > MAX_DELTA_CHARS) {
+      throw new GatewayError('invalid_request', `delta must be a string of at most ${MAX_DELTA_CHARS} characters`, { param: 'delta' });
+    }
+    if (request.seq !== undefined) {
+      if (!Number.isSafeInteger(request.seq) || request.seq < 1) throw new GatewayError('invalid_request', 'seq must be a positive integer', { param: 'seq' });
+      if (request.seq <= (run.lastSeq ?? 0)) return { lastEventId: session.log.lastEventId };
+      run.lastSeq = request.seq;
+    }
+    run.phase = this.move(run.phase, 'output');
+    run.leaseUntil = this.ctx.now() + run.leaseMs;
+    if (request.delta !== '') await this.log.append(session.log, [{ kind: 'run.delta', data: { run_id: run.runId, delta: request.delta } }]);
+    this.stored.save(session);
+    return { lastEventId: session.log.lastEventId };
+  }
+
+  async finishRun(request: FinishRunRequest): Promise<RunOutcome> {
+    const session = await this.stored.required();
+    const last = session.lastRun;
+    if (last?.runId === request.runId) return { ...last, lastEventId: session.log.lastEventId };
+    const run = this.active(session, request.runId);
+    const funds = this.funds(session);
+    const entries: { kind: SessionEvent['kind']; data: SessionEvent['data'] }[] = [];
+    let charged = 0;
+    if (request.usage) {
+      charged = (await funds.settle({ holdId: run.holdId, lines: request.usage.lines })).charged;
+      entries.push({ kind: 'run.usage', data: { run_id: run.runId, input_tokens: request.usage.inputTokens, output_tokens: request.usage.outputTokens, charged } });
+    } else {
+      await funds.release({ holdId: run.holdId, reason: request.failure ? 'run_failed' : 'nothing_produced' });
+    }
+    const status = request.failure ? 'failed' : 'completed';
+    this.move(run.phase, request.failure ? 'fail' : 'complete');
+    entries.push(request.failure
+      ? { kind: 'run.failed', data: { run_id: run.runId, code: request.failure.code, message: request.failure.message, charged } }
+      : { kind: 'run.completed', data: { run_id: run.runId, finish_reason: request.finishReason ?? null, charged } });
+    await this.end(session, entries, status, charged);
+    return { runId: run.runId, status, charged, lastEventId: session.log.lastEventId };
+  }
+
+  async readEvents(request: ReadRequest): Promise<ReadResult> {
+    const session = await this.owned(request.owner);
+    const after = intIn(request.after, 'Last-Event-ID', 0, Number.MAX_SAFE_INTEGER);
+    const limit = intIn(request.limit, 'limit', 1, MAX_READ);
+    const { lastEventId, firstRetainedId } = session.log;
+    // Ids are never reused: one above the last was never given out by this session.
+    if (after > lastEventId) throw new GatewayError('invalid_request', `Last-Event-ID ${after} is beyond this session's last event (${lastEventId})`, { param: 'Last-Event-ID' });
+    return { events: await this.log.read(session.log, after, limit), lastEventId, firstRetainedId, gap: after + 1 < firstRetainedId };
+  }
+
+  async onReminder(name: string): Promise<void> {
+    if (!name.startsWith(`${LEASE_REMINDER}@`)) return;
+    // A reminder whose run has ended (or whose turn never committed) has nothing to do.
+    const session = await this.stored.load();
+    const run = session?.run;
+    if (!session || !run || !name.startsWith(leaseReminderPrefix(run.runId))) return;
+    const now = this.ctx.now();
+    if (run.leaseUntil > now) {
+      // Pushed out by appends since it was armed: armed again for the rest, under a fresh name.
+      run.reminder = `${leaseReminderPrefix(run.runId)}${run.leaseUntil}~${now}`;
+      await this.ctx.reminders.register(run.reminder, run.leaseUntil - now);
+      this.stored.save(session);
+      return;
+    }
+    await this.funds(session).release({ holdId: run.holdId, reason: 'run_lease_expired' });
+    this.move(run.phase, 'expire');
+    await this.end(session, [{
+      kind: 'run.failed',
+      data: { run_id: run.runId, code: 'run_lease_expired', message: 'the process carrying the run stopped reporting; its hold was released and nothing was charged', charged: 0 },
+    }], 'failed', 0);
+  }
+
+  private async end(session: SessionRecord, entries: { kind: SessionEvent['kind']; data: SessionEvent['data'] }[], status: RunOutcome['status'], charged: number): Promise<void> {
+    const run = session.run as ActiveRun;
+    await this.log.append(session.log, entries);
+    // Were the unregistering lost, the reminder finds the run ended and does nothing.
+    await this.ctx.reminders.unregister(run.reminder).catch(() => undefined);
+    session.run = null;
+    session.lastRun = { runId: run.runId, status, charged };
+    this.stored.save(session);
+  }
+
+  /** The session for its owner account only: anyone else learns nothing, not even that it exists. */
+  private async owned(owner: SessionOwner): Promise<SessionRecord> {
+    const session = await this.stored.load();
+    if (!session || session.owner.accountId !== owner?.accountId) throw new GatewayError('not_found', 'no such session');
+    return session;
+  }
+
+  private active(session: SessionRecord, runId: string): ActiveRun {
+    if (!session.run || session.run.runId !== runId) throw new GatewayError('run_not_active', `run ${runId} is not the active run of this session`);
+    return session.run;
+  }
+
+  /** The one gate every run phase change passes: the transition table. */
+  private move(from: From, move: RunMove): RunPhase {
+    const to = nextRunPhase(from, move);
+    if (!to) throw new GatewayError('run_not_active', `a run cannot ${move} from ${from}`);
+    return to;
+  }
+
+  private funds(session: SessionRecord): FundsHoldApi {
+    return new FundsHoldClient(this.ctx.actors).of(session.owner.accountId, DEFAULT_POOL);
+  }
+
+  private view_(session: SessionRecord): SessionView {
+    return { sessionId: this.ctx.actorId, workspace: session.workspace, createdAt: session.createdAt, lastEventId: session.log.lastEventId, activeRunId: session.run?.runId ?? null };
+  }
+}

@@ -1,0 +1,41 @@
+// The legacy prototype routes (docs/sessions.md), kept out of the formal open navigation: not in
+// the OpenAPI document, every answer marked with X-Payg-Prototype. API key only (pool-3 family).
+//   POST /v1/sessions                        a session in one of the caller's workspaces
+//   POST /v1/sessions/{session_id}/runs      a run: a billed model call, one at a time per session
+//   GET  /v1/workspaces                      the caller's workspaces and their sessions
+//   GET  /v1/sessions/{session_id}/events    the session's events (SSE), resumable by Last-Event-ID
+
+import { Router } from 'express';
+import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
+import type { AccountStore } from '../accounts/store';
+import { requireBodyModel } from '../chat/request';
+import { apiKeyAuth, apiKeyOwner } from '../middleware/auth';
+import { jsonBody } from '../middleware/json-body';
+import { markPrototype, PROTOTYPE_PREFIXES } from '../middleware/prototype';
+import type { SessionService } from '../sessions/use-case';
+import { chatInput } from './chat';
+
+/** A session body is one small object. */
+const SESSION_BODY_LIMIT = 4 * 1024;
+
+export function sessionRoutes(sessions: SessionService, accounts: AccountStore, maxBodyBytes: number): Router {
+  const router = Router();
+  // Before authentication: the 401 of a prototype route is marked too.
+  router.use([...PROTOTYPE_PREFIXES], markPrototype());
+  const auth = apiKeyAuth(accounts);
+  router.post('/v1/sessions', auth, jsonBody(SESSION_BODY_LIMIT), async (req, res) => {
+    res.status(201).json(await sessions.create(apiKeyOwner(req.caller), req.body));
+  });
+  router.post('/v1/sessions/:session_id/runs', auth, jsonBody(maxBodyBytes), async (req, res) => {
+    const accepted = await sessions.startRun(req.params.session_id as string, apiKeyOwner(req.caller), chatInput(req, requireBodyModel(req.body), DEFAULT_POOL));
+    if (accepted.capabilities.length > 0) res.setHeader('x-payg-capabilities', accepted.capabilities.join(', '));
+    res.status(202).location(accepted.events_url).json(accepted);
+  });
+  router.get('/v1/workspaces', auth, async (req, res) => {
+    res.json(await sessions.workspaces(apiKeyOwner(req.caller).accountId));
+  });
+  router.get('/v1/sessions/:session_id/events', auth, async (req, res) => {
+    await sessions.events(req.params.session_id as string, apiKeyOwner(req.caller), req, res);
+  });
+  return router;
+}

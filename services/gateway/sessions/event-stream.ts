@@ -1,0 +1,88 @@
+// GET /v1/sessions/{id}/events as Server-Sent Events (docs/sessions.md). The stream reads from the
+// Session actor, never from this process's memory, so a reader on any gateway instance sees every
+// event: it polls the actor every pollMs and reads at once when this process appended (a local
+// wake-up). An actor turn never waits for a reader. Each event carries its id; a reader resumes
+// strictly after the id it names; events evicted from the bounded log are announced as a gap.
+
+import type { Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { MAX_READ } from '../../../actors/session/event-log';
+import type { ReadResult, SessionApi, SessionEvent, SessionOwner } from '../../../actors/session/SessionInterface';
+import { GatewayError } from '../../../lib/errors';
+import type { Drain } from '../drain';
+import type { SessionWakeups } from './wakeups';
+
+/** A comment line this often while nothing happens: proxies and clients keep the stream open. */
+export const KEEPALIVE_MS = 15_000;
+/** What an EventSource waits before it reconnects (with Last-Event-ID) after the stream ends. */
+const RETRY_MS = 1000;
+
+export interface EventStreamDeps {
+  pollMs: number;
+  wakeups: SessionWakeups;
+  logger: Logger;
+  /** While the gateway drains, streams end so the server can close; readers resume elsewhere. */
+  drain?: Drain;
+}
+
+export interface EventStreamRequest {
+  session: SessionApi;
+  sessionId: string;
+  owner: SessionOwner;
+  after: number;
+}
+
+/** One event as an SSE frame: `id`, `event` (its kind), and its JSON (id, kind, at and its data). */
+export function eventFrame(event: SessionEvent): string {
+  return `id: ${event.id}\nevent: ${event.kind}\ndata: ${JSON.stringify({ id: event.id, kind: event.kind, at: event.at, ...event.data })}\n\n`;
+}
+
+/** Not an event of the session (no id): ids up to first_retained_id − 1 after `after` were evicted. */
+function gapFrame(after: number, read: ReadResult): string {
+  return `event: stream.gap\ndata: ${JSON.stringify({ after, first_retained_id: read.firstRetainedId, message: 'events after this id were evicted from the bounded log' })}\n\n`;
+}
+
+export async function streamSessionEvents(deps: EventStreamDeps, request: EventStreamRequest, req: Request, res: Response): Promise<void> {
+  const read = (after: number) => request.session.readEvents({ owner: request.owner, after, limit: MAX_READ });
+  // Listening before the first read: a client gone during it must not leave a polling loop behind.
+  const closed = new AbortController();
+  res.on('close', () => closed.abort());
+  // The first read refuses (404, 400) before anything is sent.
+  let result: ReadResult | undefined = await read(request.after);
+  if (res.destroyed || req.socket.destroyed) return;
+  req.socket.setTimeout(0);
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  // HEAD (which Express routes to GET) has its headers: a stream without a body would never end.
+  if (req.method === 'HEAD') return void res.end();
+  res.write(`retry: ${RETRY_MS}\n\n`);
+  let cursor = request.after;
+  let lastWrite = Date.now();
+  while (!closed.signal.aborted && !deps.drain?.draining) {
+    if (result) {
+      if (result.gap) res.write(gapFrame(cursor, result));
+      for (const event of result.events) res.write(eventFrame(event));
+      if (result.events.length > 0) {
+        cursor = result.events[result.events.length - 1].id;
+        lastWrite = Date.now();
+      }
+    }
+    // Behind by a full read: read on at once; caught up: wait for a wake-up or the next poll.
+    if (!result || result.events.length < MAX_READ) {
+      if (Date.now() - lastWrite >= KEEPALIVE_MS) {
+        res.write(': keep-alive\n\n');
+        lastWrite = Date.now();
+      }
+      await deps.wakeups.wait(request.sessionId, deps.pollMs, closed.signal);
+      if (closed.signal.aborted) break;
+    }
+    try {
+      result = await read(cursor);
+    } catch (error) {
+      // A refusal will not change; anything else (an actor host restarting) is waited out.
+      if (error instanceof GatewayError && error.status < 500) break;
+      deps.logger.debug({ err: error, sessionId: request.sessionId }, 'session read failed; retrying');
+      result = undefined;
+    }
+  }
+  res.end();
+}

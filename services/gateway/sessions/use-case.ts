@@ -1,0 +1,101 @@
+// Prototype sessions, as a story (docs/sessions.md). A caller creates a session in one of its
+// workspaces; starts runs in it, one at a time, each a real model call checked and estimated
+// exactly like the open chat route and held on the same pool-3 FundsHold; and follows the
+// session's events. Everything is refused before anything is held; the run proceeds in this
+// process once its hold is reserved (./run.ts), and its events reach every reader through the
+// Session actor (./event-stream.ts).
+
+import { randomUUID } from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { SessionClient } from '../../../actors/session/client';
+import type { SessionOwner } from '../../../actors/session/SessionInterface';
+import type { WorkspaceIndexClient } from '../../../actors/workspace-index/client';
+import { GatewayError } from '../../../lib/errors';
+import { prepareChat, type ChatInput } from '../chat/use-case';
+import { openAiWire } from '../chat/wires';
+import { streamSessionEvents } from './event-stream';
+import { isSessionId, parseSessionBody, resumeAfter, runCapabilities } from './request';
+import { carryRun, type RunDeps } from './run';
+
+export interface SessionDeps extends RunDeps {
+  sessions: SessionClient;
+  workspaces: WorkspaceIndexClient;
+  pollMs: number;
+}
+
+export interface SessionCreated {
+  session_id: string;
+  workspace: string;
+  created_at: string;
+  events_url: string;
+}
+
+export interface RunAccepted {
+  run_id: string;
+  session_id: string;
+  status: 'running';
+  model: string;
+  capabilities: string[];
+  /** The id of this run's run.started event: resume after started_event_id − 1 to follow just this run. */
+  started_event_id: number;
+  events_url: string;
+}
+
+const eventsUrl = (sessionId: string) => `/v1/sessions/${sessionId}/events`;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function noSuchSession(): GatewayError {
+  return new GatewayError('not_found', 'no such session');
+}
+
+export class SessionService {
+  constructor(private readonly deps: SessionDeps) {}
+
+  async create(owner: SessionOwner, body: unknown): Promise<SessionCreated> {
+    const { workspace } = parseSessionBody(body);
+    const sessionId = randomUUID();
+    const view = await this.deps.sessions.of(sessionId).create({ owner, workspace });
+    return { session_id: sessionId, workspace: view.workspace, created_at: iso(view.createdAt), events_url: eventsUrl(sessionId) };
+  }
+
+  async workspaces(accountId: string) {
+    const { workspaces } = await this.deps.workspaces.of(accountId).list({});
+    return {
+      workspaces: workspaces.map((w) => ({
+        name: w.name,
+        created_at: iso(w.createdAt),
+        sessions: w.sessions.map((s) => ({ session_id: s.sessionId, created_at: iso(s.createdAt) })),
+      })),
+    };
+  }
+
+  /** Every check of the chat route, then the run's hold (in the actor), then the call in the background. */
+  async startRun(sessionId: string, owner: SessionOwner, input: ChatInput): Promise<RunAccepted> {
+    if (!isSessionId(sessionId)) throw noSuchSession();
+    const capabilities = runCapabilities(input.capabilities);
+    const chat = prepareChat(this.deps.chat, openAiWire, input);
+    const session = this.deps.sessions.of(sessionId);
+    const runId = randomUUID();
+    const started = await session.startRun({
+      owner,
+      runId,
+      requestId: input.requestId,
+      model: chat.resolved.model.id,
+      profileId: chat.resolved.profile.profile_id,
+      maxTokens: chat.upstream.call.maxTokens,
+      capabilities,
+      hold: { amount: chat.estimate, ttlMs: this.deps.chat.holdTtlMs },
+      leaseMs: this.deps.leaseMs,
+    });
+    this.deps.wakeups.wake(sessionId);
+    void carryRun(this.deps, { sessionId, runId, session, chat });
+    return { run_id: runId, session_id: sessionId, status: 'running', model: chat.resolved.model.id, capabilities, started_event_id: started.startedEventId, events_url: eventsUrl(sessionId) };
+  }
+
+  async events(sessionId: string, owner: SessionOwner, req: Request, res: Response): Promise<void> {
+    if (!isSessionId(sessionId)) throw noSuchSession();
+    const after = resumeAfter(req.headers['last-event-id'], req.query.last_event_id);
+    const { pollMs, wakeups, chat } = this.deps;
+    await streamSessionEvents({ pollMs, wakeups, logger: chat.logger, drain: chat.drain }, { session: this.deps.sessions.of(sessionId), sessionId, owner, after }, req, res);
+  }
+}
