@@ -118,6 +118,21 @@ describe('Session actor on the embedded host', () => {
     await expect(sessions.of(id).finishRun({ runId: run.runId, usage: { inputTokens: 1, outputTokens: 1, lines: lines(1, 1) } })).resolves.toMatchObject({ status: 'failed', charged: 0 });
   });
 
+  it('when the hold of a run was settled but the session never recorded its end, then the lease ends the run with that charge, once', async () => {
+    const { owner, id } = await newSession();
+    const run = await sessions.of(id).startRun(start(owner, { leaseMs: 1000 }));
+    // What a finishRun whose settle committed, and whose own turn did not, leaves behind.
+    await funds.of(owner.accountId).settle({ holdId: run.holdId, lines: lines(3, 2) });
+    const failed = await passes(async () => {
+      const { events } = await sessions.of(id).readEvents({ owner, after: 0, limit: 100 });
+      expect(events.at(-1)).toMatchObject({ kind: 'run.failed', data: { code: 'run_lease_expired', charged: 1100 } });
+      return events;
+    }, 10_000);
+    expect(failed.map((e) => e.kind)).toEqual(['run.started', 'run.failed']);
+    expect(await funds.of(owner.accountId).getBalance()).toMatchObject({ balance: 10_000_000 - 1100, held: 0 });
+    await sessions.of(id).startRun(start(owner));
+  });
+
   it('when the log passes its bound, then the oldest pages are evicted and a reader behind them is told of the gap', async () => {
     const { owner, id } = await newSession();
     const run = await sessions.of(id).startRun(start(owner));

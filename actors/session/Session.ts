@@ -190,12 +190,28 @@ export class Session implements SessionApi, ActorInstance {
       this.stored.save(session);
       return;
     }
-    await this.funds(session).release({ holdId: run.holdId, reason: 'run_lease_expired' });
+    const funds = this.funds(session);
+    let charged = 0;
+    try {
+      await funds.release({ holdId: run.holdId, reason: 'run_lease_expired' });
+    } catch (error) {
+      if (!(error instanceof GatewayError) || error.code !== 'hold_state_conflict') throw error;
+      // The hold ended another way: settled by a finishRun whose own record here never committed,
+      // or expired. What it charged stands (a repeated settle answers the first outcome).
+      charged = await funds.settle({ holdId: run.holdId, lines: [] }).then((outcome) => outcome.charged, () => 0);
+    }
     this.move(run.phase, 'expire');
     await this.end(session, [{
       kind: 'run.failed',
-      data: { run_id: run.runId, code: 'run_lease_expired', message: 'the process carrying the run stopped reporting; its hold was released and nothing was charged', charged: 0 },
-    }], 'failed', 0);
+      data: {
+        run_id: run.runId,
+        code: 'run_lease_expired',
+        message: charged > 0
+          ? 'the process carrying the run stopped reporting after its usage was settled'
+          : 'the process carrying the run stopped reporting; its hold was released and nothing was charged',
+        charged,
+      },
+    }], 'failed', charged);
   }
 
   private async end(session: SessionRecord, entries: { kind: SessionEvent['kind']; data: SessionEvent['data'] }[], status: RunOutcome['status'], charged: number): Promise<void> {
