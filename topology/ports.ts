@@ -42,6 +42,8 @@ export interface PortPlanInput {
 }
 
 /** Offsets from basePort; gateway instance i (from 1) uses GATEWAY_BLOCK + 6 * (i - 1) + k. */
+// Tests pick base ports below 32768: Linux hands out 32768–60999 to outgoing connections, and a
+// port taken by one of them for a moment makes a topology's start refuse.
 const OFFSET = {
   redis: 1,
   placement: 2,

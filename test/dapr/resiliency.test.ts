@@ -46,7 +46,7 @@ describe('resiliency of the money paths (Dapr)', () => {
     catalog.models.push({ ...upstreamChat, id: 'delayed-chat', profiles: [{ ...upstreamChat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e77', provider: 'local-openai-delayed' }] });
     writeFileSync(catalogFile, JSON.stringify(catalog));
     topology = await startTopology({
-      basePort: 34200,
+      basePort: 24400,
       dataDir: join(dir, 'topology'),
       otelEndpoint: receiver.endpoint,
       env: { ...tracingEnv(receiver), GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_CATALOG_FILE: catalogFile, GATEWAY_LOG_LEVEL: 'warn' },

@@ -28,7 +28,7 @@ sessionsSuite('Dapr', async () => {
     GATEWAY_HOLD_TTL_MS: '600000',
     GATEWAY_DRAIN_TIMEOUT_MS: '8000',
   };
-  const topology = await startTopology({ basePort: 33000, gatewayInstances: 2, dataDir: join(dir, 'topology'), env });
+  const topology = await startTopology({ basePort: 24000, gatewayInstances: 2, dataDir: join(dir, 'topology'), env });
   const ledger = await RedisLedgerStore.connect(topology.redisUrl);
   return {
     urls: topology.gatewayUrls,

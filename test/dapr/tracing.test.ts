@@ -21,7 +21,7 @@ tracingSuite('Dapr', async () => {
   const upstream = await startUpstream();
   const receiver = await startOtlpReceiver();
   const topology = await startTopology({
-    basePort: 34000,
+    basePort: 24200,
     dataDir: join(dir, 'topology'),
     otelEndpoint: receiver.endpoint,
     env: {
