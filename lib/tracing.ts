@@ -107,9 +107,7 @@ export interface SpanOptions {
 export function incomingContext(headers: IncomingHttpHeaders, name: string, options: SpanOptions, requestId?: string, traceIt = true): RequestContext {
   const context = contextFromHeaders(headers, requestId);
   if (!tracer || !traceIt) return context;
-  const span = tracer.startSpan(name, options, parentContext(parseTraceparent(headers.traceparent)));
-  const ids = span.spanContext();
-  return { requestId: context.requestId, traceId: ids.traceId, spanId: ids.spanId, flags: ids.traceFlags & 1 ? '01' : '00', span };
+  return withinSpan(context, tracer.startSpan(name, options, parentContext(parseTraceparent(headers.traceparent))));
 }
 
 /** A span under the current request's (or under `parent`), not made current; undefined when untraced. */
@@ -170,6 +168,21 @@ export function actorAttributes(actorType: string, actorId: string, method: stri
   return { 'dapr.actor.type': actorType, 'dapr.actor.id': actorId, 'dapr.actor.method': method, 'rpc.system': 'dapr', 'rpc.service': actorType, 'rpc.method': method };
 }
 
+/** The span name of an actor call, the same for its caller and its server and on both hosts. */
+function actorSpanName(actorType: string, method: string): string {
+  return `${actorType}/${method}`;
+}
+
+/** An actor call made by this process (client on Dapr, internal in process), around `body`. */
+export function tracedActorCall<R>(kind: SpanKind, actorType: string, actorId: string, method: string, body: () => Promise<R>): Promise<R> {
+  return traced(actorSpanName(actorType, method), { kind, attributes: actorAttributes(actorType, actorId, method) }, body);
+}
+
+/** Probes, scrapes and Dapr's own configuration reads: answered, never traced (they would be noise). */
+export function untracedPath(path: string): boolean {
+  return UNTRACED.test(path);
+}
+
 /**
  * A model call under the current request, named and described by the GenAI semantic
  * conventions (operation, system, request model); `endModelCall` adds the token counts.
@@ -209,8 +222,7 @@ function safeDecode(text: string): string {
   }
 }
 
-/** Probes and Dapr's own configuration reads: answered, never traced (they would be noise). */
-const UNTRACED = /^\/(healthz|readyz|metrics|dapr\/)/;
+const UNTRACED = /^\/(?:(?:healthz|readyz|metrics)$|dapr\/)/;
 const ACTOR_ROUTE = /^\/actors\/([^/]+)\/([^/]+)\/method\/(?:remind\/)?([^/?]+)/;
 
 interface MinimalRequest extends EventEmitter {
@@ -232,12 +244,12 @@ interface MinimalResponse {
 export function requestContext() {
   return function withRequestContext(req: MinimalRequest, res: MinimalResponse | undefined, next: () => void): void {
     const path = (req.url ?? '/').split('?')[0];
-    if (!tracer || !res || UNTRACED.test(path)) {
+    if (!tracer || !res || untracedPath(path)) {
       runRequest(req, contextFromHeaders(req.headers), next);
       return;
     }
     const actor = ACTOR_ROUTE.exec(path);
-    const name = actor ? `${actor[1]}/${actor[3]}` : `${req.method} ${path}`;
+    const name = actor ? actorSpanName(actor[1], actor[3]) : `${req.method} ${path}`;
     const attributes: Attributes = actor
       ? { ...actorAttributes(actor[1], safeDecode(actor[2]), actor[3]), 'http.request.method': req.method }
       : { 'http.request.method': req.method, 'url.path': path };

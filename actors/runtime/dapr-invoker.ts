@@ -3,7 +3,7 @@
 
 import { DaprSidecar } from '../../lib/dapr-http';
 import { GatewayError } from '../../lib/errors';
-import { actorAttributes, SpanKind, traced } from '../../lib/tracing';
+import { SpanKind, tracedActorCall } from '../../lib/tracing';
 import type { ActorCallResult, ActorInvoker } from './port';
 
 export class DaprActorInvoker implements ActorInvoker {
@@ -11,7 +11,7 @@ export class DaprActorInvoker implements ActorInvoker {
 
   invoke<R>(actorType: string, actorId: string, method: string, arg: unknown): Promise<R> {
     // A client span when traced: the sidecar call below carries it, daprd's spans hang under it.
-    return traced(`${actorType}/${method}`, { kind: SpanKind.CLIENT, attributes: actorAttributes(actorType, actorId, method) }, async () => {
+    return tracedActorCall(SpanKind.CLIENT, actorType, actorId, method, async () => {
       const path = `/v1.0/actors/${actorType}/${encodeURIComponent(actorId)}/method/${method}`;
       const { status, json } = await this.sidecar.request('PUT', path, arg ?? {});
       if (status !== 200) throw new GatewayError('actor_unavailable', `actor call ${actorType}.${method} failed with ${status}: ${JSON.stringify(json).slice(0, 300)}`);

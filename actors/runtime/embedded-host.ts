@@ -6,7 +6,7 @@ import type { EventEnvelope } from '../../lib/events';
 import type { LocalDb } from '../../lib/local-db';
 import { metrics, type ActorGauge } from '../../lib/metrics';
 import { detached } from '../../lib/request-context';
-import { actorAttributes, SpanKind, traced } from '../../lib/tracing';
+import { SpanKind, tracedActorCall } from '../../lib/tracing';
 import type { ActorClass, ActorContext, ActorInstance, ActorInvoker } from './port';
 
 export type Publisher = (event: EventEnvelope) => Promise<void>;
@@ -88,7 +88,7 @@ export class EmbeddedActorHost implements ActorInvoker {
     if (!cls.methods.includes(method)) return Promise.reject(new GatewayError('not_found', `${actorType} has no method ${method}`));
     const call = () => this.turn(cls, actorId, (instance) => (instance[method] as (a: unknown) => Promise<R>).call(instance, arg), method);
     // In process, one span per call (client and server are the same here), named as on Dapr.
-    return traced(`${actorType}/${method}`, { kind: SpanKind.INTERNAL, attributes: actorAttributes(actorType, actorId, method) }, call);
+    return tracedActorCall(SpanKind.INTERNAL, actorType, actorId, method, call);
   }
 
   /** Runs `body` as the next turn of the actor: strictly one at a time per actor id. */

@@ -24,7 +24,8 @@ export function tracingEnv(receiver: OtlpReceiver): Record<string, string> {
   return { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '100' };
 }
 
-const traceIdOf = (response: { headers: Headers }) => {
+/** The trace id and span id the gateway answered in `traceparent`. */
+export const traceIdOf = (response: { headers: Headers }) => {
   const match = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(response.headers.get('traceparent') ?? '');
   if (!match) throw new Error(`no traceparent in the answer: ${response.headers.get('traceparent')}`);
   return { traceId: match[1], spanId: match[2] };

@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTopology, type RunningTopology } from '../../topology/topology';
-import { tracingEnv } from '../contract/tracing.suite';
+import { traceIdOf, tracingEnv } from '../contract/tracing.suite';
 import { balance, chat, fundedAccount, hello, json } from '../support/api';
 import { writeTestCatalog } from '../support/catalog';
 import { passes } from '../support/eventually';
@@ -98,7 +98,7 @@ describe('resiliency of the money paths (Dapr)', () => {
 
     // And the settle really was retried: the actors' sidecar received it more than once (its
     // server spans, in this request's trace), while the app served it once.
-    const traceId = /^00-([0-9a-f]{32})-/.exec(response.headers.get('traceparent') ?? '')![1];
+    const { traceId } = traceIdOf(response);
     const attempts = (spans: ReturnType<OtlpReceiver['spans']>) =>
       spans.filter((s) => s.traceId === traceId && s.service === 'actors' && s.kind === OTLP_SPAN_KIND.server && s.name === 'CallActor/FundsHold/settle');
     expect(attempts(await receiver.waitFor((spans) => attempts(spans).length >= 2, 20_000)).length).toBeGreaterThanOrEqual(2);

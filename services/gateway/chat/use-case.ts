@@ -144,21 +144,15 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
   };
 
   if (!chat.parsed.stream) {
-    let result: unknown;
-    const span = modelCallSpan(chat);
-    try {
-      result = await wire.complete(chat.upstream, signal);
-    } catch (error) {
-      endModelCall(span, undefined, error);
-      await hold.release('provider_failed');
-      throw toGatewayProviderError(error);
-    }
+    const { opened: result, span } = await openProviderCall(chat, hold, () => wire.complete(chat.upstream, signal));
     let usage: TokenUsage;
     try {
       usage = wire.usage(result);
-    } finally {
-      endModelCall(span, usage!);
+    } catch (error) {
+      endModelCall(span, undefined, error);
+      throw error;
     }
+    endModelCall(span, usage);
     const settled = await hold.settle(usage);
     res.setHeader('x-payg-charged', String(settled.charged));
     res.json(wire.json(result, chat.resolved.model.id));
@@ -200,16 +194,23 @@ export async function tallyStream<P extends StreamPiece>(wire: InboundWire<unkno
   return { produced, failure };
 }
 
-async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, signal: AbortSignal, res: Response, hold: HoldHandle): Promise<void> {
-  let pieces: AsyncIterable<StreamPiece>;
+/**
+ * Opens the provider call under its span: a call that cannot be opened releases the hold and is
+ * answered as the provider's error.
+ */
+async function openProviderCall<T>(chat: PreparedChat, hold: HoldHandle, open: () => Promise<T>): Promise<{ opened: T; span: ReturnType<typeof modelCallSpan> }> {
   const span = modelCallSpan(chat);
   try {
-    pieces = await wire.stream(chat.upstream, signal);
+    return { opened: await open(), span };
   } catch (error) {
     endModelCall(span, undefined, error);
     await hold.release('provider_failed');
     throw toGatewayProviderError(error);
   }
+}
+
+async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, signal: AbortSignal, res: Response, hold: HoldHandle): Promise<void> {
+  const { opened: pieces, span } = await openProviderCall(chat, hold, () => wire.stream(chat.upstream, signal));
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   res.flushHeaders();
   const modelId = chat.resolved.model.id;

@@ -6,10 +6,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { metrics, routeFamily } from '../../../lib/metrics';
 import { runRequest, traceparentOf } from '../../../lib/request-context';
-import { endSpan, incomingContext, SpanKind } from '../../../lib/tracing';
-
-/** Probes and scrapes: counted, never traced (a span per probe would be noise). */
-const UNTRACED = /^\/(healthz|readyz|metrics)(\?|$)/;
+import { endSpan, incomingContext, SpanKind, untracedPath } from '../../../lib/tracing';
 
 /** Not an HTTP status: the client went away before an answer began (nginx's convention). */
 const CLIENT_CLOSED = 499;
@@ -25,7 +22,7 @@ export function observeRequests(logger: Logger) {
       kind: SpanKind.SERVER,
       // The path only: a query string can carry anything.
       attributes: { 'http.request.method': req.method, 'url.path': path, 'payg.route_family': family },
-    }, req.requestId, !UNTRACED.test(path));
+    }, req.requestId, !untracedPath(path));
     res.setHeader('traceparent', traceparentOf(context));
     let recorded = false;
     const record = () => {
