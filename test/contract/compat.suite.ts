@@ -427,7 +427,8 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         expect(byToken.status).toBe(200);
         expect(byToken.body).toEqual(byKey.body);
         expect(byToken.body).toMatchObject({ accountId, pool: 'pool-3', balance: 7_000_000 });
-        const bills = await json(`${d.url}/api/distribution/api-credit/bills/page`, { headers: bearer(token) });
+        // On Dapr the credit reaches the ledger over pub/sub: a moment after the balance shows it.
+        const bills = await eventually(() => json(`${d.url}/api/distribution/api-credit/bills/page`, { headers: bearer(token) }), (r) => r.body.items?.length > 0);
         expect(bills.body.items.map((i: { kind: string }) => i.kind)).toEqual(['credit']);
         const order = await post(`${d.url}/api/consumer/orders`, bearer(token), { amount: 5_000_000 });
         expect(order.status).toBe(201);
