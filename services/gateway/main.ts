@@ -12,8 +12,8 @@ async function main(): Promise<void> {
   const logger = createLogger('gateway', config.logLevel);
   if (startTracing('gateway')) logger.info('trace export on (OTLP)');
   if (config.testMode) logger.warn('GATEWAY_TEST_MODE is on: test-only settings are accepted');
-  const composition = await compose(config, logger);
   const drain = new Drain();
+  const composition = await compose(config, logger, drain);
   const app = createGatewayApp({ ...composition.deps, drain });
   const server = app.listen(config.port, config.host, () => {
     const address = server.address();
