@@ -26,7 +26,7 @@ export function deadline(controller: AbortController, ms: number): Deadline {
 
 /** The reason the drain aborts a call with when its timeout comes (./drain.ts). */
 export function shuttingDown(): GatewayError {
-  return new GatewayError('gateway_shutting_down', 'the gateway is shutting down; what was produced before the cut is charged');
+  return new GatewayError('gateway_shutting_down', 'the gateway is shutting down: the call was cut and is charged only for what it produced');
 }
 
 /**

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { balance, fundedAccount, hello, image, imageTask, picture } from '../support/api';
 import { passes } from '../support/eventually';
 import { startGateway, type GatewayProcess } from '../support/processes';
+import { follow, newSession, ofRun, runEnded, startRun } from '../support/sessions';
 
 jest.setTimeout(60_000);
 
@@ -83,6 +84,24 @@ describe('graceful shutdown of the embedded gateway', () => {
     expect(after.held).toBe(0);
     expect(after.balance).toBeLessThan(10_000_000 - (relayed - 1) * 400);
     expect(after.balance).toBeGreaterThan(10_000_000 - 100 * 400 - 10_000);
+  });
+
+  it('when a session run outlasts the drain timeout, then it ends run.failed gateway_shutting_down and is charged for what it produced', async () => {
+    const { apiKey } = await fundedAccount(gateway.url, 10_000_000);
+    const sessionId = await newSession(gateway.url, apiKey);
+    const accepted = await startRun(gateway.url, apiKey, sessionId, { model: 'sim-chat', ...hello, max_tokens: 200 }, { 'x-sim-directive': 'tokens=100;stream-delay=100' });
+    expect(accepted.status).toBe(202);
+    await follow(gateway.url, apiKey, sessionId, { until: (events) => events.some((e) => e.event === 'run.delta') });
+    gateway.child.kill('SIGTERM');
+    await gateway.stop();
+    gateway = await startGateway(env, gateway.port);
+    const events = ofRun((await follow(gateway.url, apiKey, sessionId, { until: runEnded(accepted.body.run_id) })).events, accepted.body.run_id);
+    expect(events.map((e) => e.event).slice(-2)).toEqual(['run.usage', 'run.failed']);
+    const usage = events.at(-2)!.data;
+    expect(usage.output_tokens).toBeGreaterThan(0);
+    expect(usage.output_tokens).toBeLessThan(100);
+    expect(events.at(-1)!.data).toMatchObject({ code: 'gateway_shutting_down', charged: usage.charged });
+    expect(await balance(gateway.url, apiKey)).toMatchObject({ balance: 10_000_000 - usage.charged, held: 0 });
   });
 });
 

@@ -13,7 +13,7 @@ import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
 import { endModelCall, startModelCall } from '../../../lib/tracing';
 import { ProviderError, type ImageProvider, type SimDirectives } from '../../../providers/port';
-import { deadline } from '../deadline';
+import { deadline, shuttingDown } from '../deadline';
 import type { Drain } from '../drain';
 import { errorBody } from '../middleware/errors';
 import { checkBodySize } from '../chat/limits';
@@ -123,7 +123,7 @@ export class ImageService {
 
   /** Stops waiting for background provider calls (shutdown): their tasks stay unresolved. */
   async close(): Promise<void> {
-    for (const controller of this.calls) controller.abort(new Error('the gateway is shutting down'));
+    for (const controller of this.calls) controller.abort(shuttingDown());
     await Promise.race([Promise.allSettled([...this.inflight.values()]), sleep(2000)]);
   }
 
