@@ -1,4 +1,4 @@
-import { ConfigError, IMAGE_UNKNOWN_DEADLINE_MS, loadConfig } from './config';
+import { ConfigError, DRAIN_HARD_EXIT_AFTER_MS, gatewayStopGraceMs, IMAGE_UNKNOWN_DEADLINE_MS, loadConfig } from './config';
 
 describe('image settings', () => {
   it('when nothing is set, then the UNKNOWN_IMAGE_V1 deadline is 24 hours and the image hold outlives it', () => {
@@ -79,5 +79,13 @@ describe('session settings', () => {
     for (const value of ['999', '3600001', 'soon']) expect(() => loadConfig({ GATEWAY_SESSION_RUN_LEASE_MS: value })).toThrow(/GATEWAY_SESSION_RUN_LEASE_MS/);
     for (const value of ['9', '10001']) expect(() => loadConfig({ GATEWAY_SESSION_POLL_MS: value })).toThrow(/GATEWAY_SESSION_POLL_MS/);
     expect(loadConfig({ GATEWAY_SESSION_RUN_LEASE_MS: '1500', GATEWAY_SESSION_POLL_MS: '50' }).sessions).toEqual({ runLeaseMs: 1500, pollMs: 50 });
+  });
+});
+
+describe('a supervisor\'s stop grace for a gateway', () => {
+  it('when the drain timeout is set or not, then the grace is that drain (default 25 s) plus the gateway\'s hard-exit margin and more; a bad value is refused', () => {
+    expect(gatewayStopGraceMs({})).toBeGreaterThan(loadConfig({}).drainTimeoutMs + DRAIN_HARD_EXIT_AFTER_MS);
+    expect(gatewayStopGraceMs({ GATEWAY_DRAIN_TIMEOUT_MS: '40000' })).toBeGreaterThan(40_000 + DRAIN_HARD_EXIT_AFTER_MS);
+    expect(() => gatewayStopGraceMs({ GATEWAY_DRAIN_TIMEOUT_MS: 'soon' })).toThrow(/GATEWAY_DRAIN_TIMEOUT_MS/);
   });
 });

@@ -50,6 +50,20 @@ const envSchema = z.object({
 
 export type GatewayConfig = ReturnType<typeof loadConfig>;
 
+/** After its drain timeout, how long a stopping gateway may still take before it exits on its own (code 1). */
+export const DRAIN_HARD_EXIT_AFTER_MS = 15_000;
+
+/**
+ * How long a supervisor must let a gateway stop (SIGTERM to exit) before it sends SIGKILL: its
+ * drain timeout, read from the environment the gateway gets, and its own hard-exit margin.
+ * A SIGKILL before that cuts streams that relayed output before they are charged.
+ */
+export function gatewayStopGraceMs(env: NodeJS.ProcessEnv): number {
+  const parsed = envSchema.shape.GATEWAY_DRAIN_TIMEOUT_MS.safeParse(env.GATEWAY_DRAIN_TIMEOUT_MS);
+  if (!parsed.success) throw new ConfigError(`invalid configuration:\n  GATEWAY_DRAIN_TIMEOUT_MS: ${parsed.error.issues[0]?.message}`);
+  return parsed.data + DRAIN_HARD_EXIT_AFTER_MS + 5_000;
+}
+
 export class ConfigError extends Error {}
 
 /** Member/business OAuth: tokens from one issuer, keys from exactly one JWKS source. */

@@ -52,6 +52,7 @@ export const ERROR_STATUS = {
   checkout_disabled: 503,
   oauth_disabled: 503,
   oauth_unavailable: 503,
+  gateway_shutting_down: 503,
   provider_timeout: 504,
 } as const satisfies Record<string, number>;
 

@@ -4,6 +4,7 @@
 //   GATEWAY_DATA_DIR        topology data: Redis AOF, scheduler etcd, logs (default ./data/dapr)
 //   GATEWAY_DAPR_BASE_PORT  run every port at base + offset instead of the defaults
 //   DAPR_OTEL_ENDPOINT      OTLP/gRPC collector (host:port) the sidecars export traces to
+//   GATEWAY_DRAIN_TIMEOUT_MS  a stopping gateway's drain; the stop waits for it (plus a margin)
 // Every other variable (GATEWAY_ADMIN_TOKEN, …) reaches the apps unchanged.
 
 import { spawnSync } from 'node:child_process';

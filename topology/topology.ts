@@ -11,6 +11,7 @@ import { appInstances, appPorts, assertPortsFree, controlPlanePorts, planPorts, 
 import { httpProbe, NotReadyError, redisPing, redisProbe, tcpProbe, waitUntil, type Probe } from './readiness';
 import { writeResources } from './resources';
 import { ACTOR_CLASSES } from '../actors/host/registry';
+import { gatewayStopGraceMs } from '../lib/config';
 
 export { resolveDaprBinaries } from './binaries';
 
@@ -66,7 +67,8 @@ export interface RunningTopology {
 
 /**
  * Stop order (start order is the reverse, the first three tiers together): the gateway apps stop
- * taking traffic; the sidecars drain (daprd finishes in-flight actor calls, deactivates actors
+ * taking traffic and drain their calls in flight (each gets its GATEWAY_DRAIN_TIMEOUT_MS and its
+ * hard-exit margin before SIGKILL, so a cut stream is charged before it exits); the sidecars drain (daprd finishes in-flight actor calls, deactivates actors
  * through the app, ends its subscriptions); then the actors and ledger apps, which the draining
  * sidecars still call; then placement and scheduler; then Redis.
  */
@@ -100,6 +102,9 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
   for (const dir of [logDir, join(dataDir, 'redis'), join(dataDir, 'scheduler'), join(dataDir, 'apps')]) mkdirSync(dir, { recursive: true });
   const startupTimeoutMs = options.startupTimeoutMs ?? 60_000;
   const stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
+  // A gateway drains its calls in flight before it exits: SIGKILL waits for the drain it was given.
+  const gatewayStopMs = Math.max(stopTimeoutMs, gatewayStopGraceMs({ ...process.env, ...options.env }));
+  const stopTimeoutOf = (e: Entry) => (e.tier === Tier.Edge ? gatewayStopMs : stopTimeoutMs);
   const log = options.log;
   const plan = planPorts({
     basePort: options.basePort ?? 0,
@@ -196,7 +201,7 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
   const stopAll = async () => {
     stopping = true;
     for (const tier of STOP_ORDER) {
-      await Promise.all([...entries.values()].filter((e) => e.tier === tier).map((e) => e.proc.stop(stopTimeoutMs)));
+      await Promise.all([...entries.values()].filter((e) => e.tier === tier).map((e) => e.proc.stop(stopTimeoutOf(e))));
     }
   };
 
@@ -233,7 +238,7 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
     },
     async restart(name) {
       const e = entry(name);
-      await e.proc.stop(stopTimeoutMs);
+      await e.proc.stop(stopTimeoutOf(e));
       launch(name, e);
       try {
         await e.ready(startupTimeoutMs);

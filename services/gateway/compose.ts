@@ -29,6 +29,7 @@ import { OrderService } from './orders/use-case';
 import type { ActorInvoker } from '../../actors/runtime/port';
 import { SessionClient } from '../../actors/session/client';
 import { WorkspaceIndexClient } from '../../actors/workspace-index/client';
+import type { Drain } from './drain';
 
 export interface Composition {
   deps: GatewayDeps;
@@ -49,7 +50,7 @@ function checkProfilesServed(catalog: Catalog, providers: ReadonlyMap<string, Pr
   }
 }
 
-export async function compose(config: GatewayConfig, logger: Logger = pino({ level: config.logLevel })): Promise<Composition> {
+export async function compose(config: GatewayConfig, logger: Logger = pino({ level: config.logLevel }), drain?: Drain): Promise<Composition> {
   const catalog = loadCatalog(config.catalogFile);
   const providers = createProviders(catalog.file.providers);
   checkProfilesServed(catalog, providers);
@@ -76,6 +77,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     providerTimeoutMs: config.providerTimeoutMs,
     images: config.images,
     logger,
+    drain,
   });
 
   const sessionActors = (actors: ActorInvoker) => ({

@@ -3,7 +3,11 @@
 // up to the drain timeout, then aborts the provider calls still running: each aborted call
 // settles what it produced or releases its hold in its own request, so no hold is left open
 // for its expiry reminder to find. Session runs, which outlive their requests, are calls in
-// flight too: the process waits for them (idle) before it closes its actors.
+// flight too: the process waits for them (idle) before it closes its actors. So are image
+// requests waiting on their provider: at the drain timeout they are answered 503 with their
+// taskId (the task stays unresolved and recoverable; its hold stays) instead of holding the exit.
+
+import { shuttingDown } from './deadline';
 
 export class Drain {
   private readonly inflight = new Set<AbortController>();
@@ -40,8 +44,19 @@ export class Drain {
     this.stopping = true;
   }
 
-  /** Aborts every call still in flight, with a reason its request reports. */
+  /**
+   * A request's wait that is not itself a provider call (an image request waiting for its task):
+   * `cut` resolves when the drain times out; `end` untracks it once the request is answered.
+   */
+  wait(): { cut: Promise<'cut'>; end: () => void } {
+    const controller = new AbortController();
+    const end = this.track(controller);
+    const cut = new Promise<'cut'>((resolve) => controller.signal.addEventListener('abort', () => resolve('cut'), { once: true }));
+    return { cut, end };
+  }
+
+  /** Aborts every call still in flight, with a reason its request reports (gateway_shutting_down). */
   abortAll(): void {
-    for (const controller of this.inflight) controller.abort(new Error('the gateway is shutting down'));
+    for (const controller of this.inflight) controller.abort(shuttingDown());
   }
 }

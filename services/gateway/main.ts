@@ -1,6 +1,6 @@
 // Entry point of the gateway: `npm start` (embedded default) or the gateway app of the Dapr topology.
 
-import { loadConfig } from '../../lib/config';
+import { DRAIN_HARD_EXIT_AFTER_MS, loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { startTracing, stopTracing } from '../../lib/tracing';
 import { createGatewayApp } from './app';
@@ -12,8 +12,8 @@ async function main(): Promise<void> {
   const logger = createLogger('gateway', config.logLevel);
   if (startTracing('gateway')) logger.info('trace export on (OTLP)');
   if (config.testMode) logger.warn('GATEWAY_TEST_MODE is on: test-only settings are accepted');
-  const composition = await compose(config, logger);
   const drain = new Drain();
+  const composition = await compose(config, logger, drain);
   const app = createGatewayApp({ ...composition.deps, drain });
   const server = app.listen(config.port, config.host, () => {
     const address = server.address();
@@ -34,7 +34,7 @@ async function main(): Promise<void> {
       logger.warn({ inflight: drain.size }, 'drain timeout: aborting the calls still in flight');
       drain.abortAll();
     }, config.drainTimeoutMs).unref();
-    setTimeout(() => process.exit(1), config.drainTimeoutMs + 15_000).unref();
+    setTimeout(() => process.exit(1), config.drainTimeoutMs + DRAIN_HARD_EXIT_AFTER_MS).unref();
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

@@ -20,6 +20,7 @@ const chatAnswers = (shape: string) => ({
   '403': errorAnswer('credential_family_mismatch, model_not_eligible, capability_gate_closed'),
   '404': errorAnswer('model_not_found'),
   '413': errorAnswer('payload_too_large'),
+  '503': errorAnswer('gateway_shutting_down: the call was still running when the graceful shutdown timed out'),
 });
 
 export const compatSchemas = {
@@ -90,7 +91,7 @@ export const compatPaths = {
     get: {
       summary: "The member pool of the token's account (member entitlement budget)",
       security: [{ oauth: [] }],
-      responses: { '200': { description: 'Balance of the member pool' }, '401': errorAnswer('Missing, invalid or expired token'), '403': errorAnswer('credential_family_mismatch (an API key)'), '503': errorAnswer('oauth_disabled') },
+      responses: { '200': { description: 'Balance of the member pool' }, '401': errorAnswer('Missing, invalid or expired token'), '403': errorAnswer('credential_family_mismatch (an API key)'), '503': errorAnswer('oauth_disabled or gateway_shutting_down') },
     },
   },
   '/api/member/v1/models/{id}/chat': {
@@ -99,7 +100,7 @@ export const compatPaths = {
       security: [{ oauth: [] }],
       parameters: [modelParameter('Model id or profile id'), capabilitiesHeader],
       requestBody: chatBody,
-      responses: { ...chatAnswers('chat.completion or its stream'), '503': errorAnswer('oauth_disabled') },
+      responses: { ...chatAnswers('chat.completion or its stream'), '503': errorAnswer('oauth_disabled or gateway_shutting_down') },
     },
   },
   '/api/member/v1/models/{id}/chat/anthropic': {
@@ -108,7 +109,7 @@ export const compatPaths = {
       security: [{ oauth: [] }],
       parameters: [modelParameter('Model id or profile id'), capabilitiesHeader],
       requestBody: messagesBody,
-      responses: { ...chatAnswers('Anthropic message or its event stream'), '503': errorAnswer('oauth_disabled') },
+      responses: { ...chatAnswers('Anthropic message or its event stream'), '503': errorAnswer('oauth_disabled or gateway_shutting_down') },
     },
   },
 };

@@ -128,6 +128,7 @@ export const openApiDocument = {
           '413': errorResponse('payload_too_large'),
           '415': errorResponse('unsupported_media_type'),
           '502': errorResponse('provider_error'),
+          '503': errorResponse('gateway_shutting_down: the call was still running when the graceful shutdown timed out'),
           '504': errorResponse('provider_timeout'),
         },
       },

@@ -15,6 +15,7 @@ import { metrics } from '../../../lib/metrics';
 import { endModelCall, startModelCall } from '../../../lib/tracing';
 import { ProviderError, type SimDirectives, type TokenUsage } from '../../../providers/port';
 import { requireCapability, type Capability } from '../capabilities/gates';
+import { deadline, stoppedBy } from '../deadline';
 import type { Drain } from '../drain';
 import type { Caller } from '../middleware/auth';
 import { checkBodySize, checkThinkingBudget, effectiveMaxTokens, rejectUnsupported, reservationEstimate } from './limits';
@@ -126,13 +127,17 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
   // Listening before the reservation: a client gone while it was made is seen below.
   const abort = new AbortController();
   const untrack = deps.drain?.track(abort);
+  let clearDeadline = () => {};
   res.on('close', () => {
     untrack?.();
+    clearDeadline();
     if (!res.writableFinished) abort.abort(new Error('client disconnected'));
   });
   await funds.reserve({ holdId, amount: chat.estimate, ttlMs: deps.holdTtlMs, requestId: input.requestId, model: chat.resolved.model.id, profileId: chat.resolved.profile.profile_id });
   if (input.capabilities.length > 0) res.setHeader('x-payg-capabilities', input.capabilities.join(', '));
-  const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(deps.providerTimeoutMs)]);
+  // The deadline covers the whole call, a stream to its last chunk; cleared when the response closes.
+  const { signal, clear } = deadline(abort, deps.providerTimeoutMs);
+  clearDeadline = clear;
   const hold: HoldHandle = {
     holdId,
     release: (reason) => funds.release({ holdId, reason }).catch((error) => deps.logger.error({ err: error, holdId }, 'release failed; the hold expires by itself')),
@@ -144,7 +149,7 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
   };
 
   if (!chat.parsed.stream) {
-    const { opened: result, span } = await openProviderCall(chat, hold, () => wire.complete(chat.upstream, signal));
+    const { opened: result, span } = await openProviderCall(chat, hold, signal, () => wire.complete(chat.upstream, signal));
     let usage: TokenUsage;
     try {
       usage = wire.usage(result);
@@ -198,19 +203,19 @@ export async function tallyStream<P extends StreamPiece>(wire: InboundWire<unkno
  * Opens the provider call under its span: a call that cannot be opened releases the hold and is
  * answered as the provider's error.
  */
-async function openProviderCall<T>(chat: PreparedChat, hold: HoldHandle, open: () => Promise<T>): Promise<{ opened: T; span: ReturnType<typeof modelCallSpan> }> {
+async function openProviderCall<T>(chat: PreparedChat, hold: HoldHandle, signal: AbortSignal, open: () => Promise<T>): Promise<{ opened: T; span: ReturnType<typeof modelCallSpan> }> {
   const span = modelCallSpan(chat);
   try {
     return { opened: await open(), span };
   } catch (error) {
     endModelCall(span, undefined, error);
     await hold.release('provider_failed');
-    throw toGatewayProviderError(error);
+    throw stoppedBy(signal) ?? toGatewayProviderError(error);
   }
 }
 
 async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, signal: AbortSignal, res: Response, hold: HoldHandle): Promise<void> {
-  const { opened: pieces, span } = await openProviderCall(chat, hold, () => wire.stream(chat.upstream, signal));
+  const { opened: pieces, span } = await openProviderCall(chat, hold, signal, () => wire.stream(chat.upstream, signal));
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   res.flushHeaders();
   const modelId = chat.resolved.model.id;
@@ -226,7 +231,8 @@ async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, sig
   const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;
   if (res.destroyed) return;
   if (providerFailure) res.write(wire.streamError(providerFailure));
-  else if (failure) res.write(wire.streamError(new GatewayError('provider_timeout', 'the provider did not finish in time')));
+  // Cut by its deadline (provider_timeout) or by the drain (gateway_shutting_down).
+  else if (failure) res.write(wire.streamError(stoppedBy(signal) ?? new GatewayError('provider_timeout', 'the provider did not finish in time')));
   else res.write(wire.end);
   res.end();
 }

@@ -13,6 +13,8 @@ import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
 import { endModelCall, startModelCall } from '../../../lib/tracing';
 import { ProviderError, type ImageProvider, type SimDirectives } from '../../../providers/port';
+import { deadline, shuttingDown } from '../deadline';
+import type { Drain } from '../drain';
 import { errorBody } from '../middleware/errors';
 import { checkBodySize } from '../chat/limits';
 import { imageTaskId, isCanonicalUuid, parseIdempotencyKey, parseImageBody, requestFingerprint } from './request';
@@ -36,6 +38,8 @@ export interface ImageDeps {
   providerTimeoutMs: number;
   images: ImageSettings;
   logger: Logger;
+  /** The graceful shutdown: a request still waiting at its timeout is answered 503 with its taskId. */
+  drain?: Drain;
 }
 
 export interface GenerateInput {
@@ -119,7 +123,7 @@ export class ImageService {
 
   /** Stops waiting for background provider calls (shutdown): their tasks stay unresolved. */
   async close(): Promise<void> {
-    for (const controller of this.calls) controller.abort(new Error('the gateway is shutting down'));
+    for (const controller of this.calls) controller.abort(shuttingDown());
     await Promise.race([Promise.allSettled([...this.inflight.values()]), sleep(2000)]);
   }
 
@@ -127,7 +131,8 @@ export class ImageService {
   private async callProvider(task: ImageTaskApi, view: ImageTaskView, provider: ImageProvider): Promise<ImageTaskView> {
     const { deps } = this;
     const controller = new AbortController();
-    const signal = AbortSignal.any([controller.signal, AbortSignal.timeout(deps.images.artifactWaitMs)]);
+    // The call runs on after its client's 503, up to the artifact wait (or until close()).
+    const { signal, clear } = deadline(controller, deps.images.artifactWaitMs);
     const { provider: name, ...sent } = view.call;
     this.calls.add(controller);
     const span = startModelCall('generate_content', 'openai', sent.upstreamModel, name, { 'gen_ai.output.type': 'image', 'payg.image_task_id': view.taskId });
@@ -141,6 +146,7 @@ export class ImageService {
         return this.conclude(task, classify(error));
       },
     ).finally(() => {
+      clear();
       this.calls.delete(controller);
       this.inflight.delete(view.taskId);
     });
@@ -149,10 +155,18 @@ export class ImageService {
     const timedOut = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), deps.providerTimeoutMs);
     });
-    const first = await Promise.race([attempt, timedOut]);
+    const drained = this.drainWait();
+    const first = await Promise.race([attempt, timedOut, drained.cut]);
     clearTimeout(timer);
+    drained.end();
+    if (first === 'cut') return task.record({ kind: 'unresolved', what: 'no answer before the gateway shut down; the task stays unresolved and recoverable' }).catch(() => view);
     if (first !== 'timeout') return first ?? view;
     return task.record({ kind: 'unresolved', what: `no answer within the provider timeout of ${deps.providerTimeoutMs} ms; the call runs on` }).catch(() => view);
+  }
+
+  /** This request's part in the graceful drain: `cut` when the drain times out. */
+  private drainWait(): { cut: Promise<'cut'>; end: () => void } {
+    return this.deps.drain?.wait() ?? { cut: new Promise<never>(() => {}), end: () => {} };
   }
 
   /** A retry of a task another request owns: wait (bounded) for that request's outcome. */
@@ -160,15 +174,23 @@ export class ImageService {
     const until = view.call.sentAt + this.deps.providerTimeoutMs;
     const local = this.inflight.get(view.taskId);
     let current = view;
-    if (local) {
-      await Promise.race([local, sleep(until - Date.now())]);
-      current = await task.view(caller);
-    } else {
-      // Owned by another gateway instance (or by one that died): poll the task.
-      while (current.phase === 'running' && Date.now() < until) {
-        await sleep(POLL_MS);
+    // Part of the graceful drain: at its timeout the retry answers with what the task says now.
+    const drained = this.drainWait();
+    let cut = false;
+    void drained.cut.then(() => (cut = true));
+    try {
+      if (local) {
+        await Promise.race([local, sleep(until - Date.now()), drained.cut]);
         current = await task.view(caller);
+      } else {
+        // Owned by another gateway instance (or by one that died): poll the task.
+        while (current.phase === 'running' && Date.now() < until && !cut) {
+          await sleep(POLL_MS);
+          current = await task.view(caller);
+        }
       }
+    } finally {
+      drained.end();
     }
     return this.advance(task, current, { lookup: false });
   }
@@ -196,10 +218,17 @@ export class ImageService {
     if (!provider?.lookup) return view;
     const { provider: _name, ...sent } = view.call;
     let found;
+    // Bounded by the provider timeout, and cut by the drain like any provider call.
+    const controller = new AbortController();
+    const untrack = this.deps.drain?.track(controller);
+    const { signal, clear } = deadline(controller, this.deps.providerTimeoutMs);
     try {
-      found = await provider.lookup({ ...sent, taskId: view.taskId }, AbortSignal.timeout(this.deps.providerTimeoutMs));
+      found = await provider.lookup({ ...sent, taskId: view.taskId }, signal);
     } catch (error) {
       return task.record({ kind: 'unresolved', what: `lookup failed: ${(error as Error).message}` });
+    } finally {
+      clear();
+      untrack?.();
     }
     if (found.status === 'pending') return task.record({ kind: 'unresolved', what: 'lookup: the provider cannot tell yet' });
     const outcome: Outcome = found.status === 'succeeded'

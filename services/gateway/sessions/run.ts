@@ -12,6 +12,7 @@ import { endModelCall } from '../../../lib/tracing';
 import type { ChatStreamChunk } from '../../../providers/port';
 import { billed, modelCallSpan, tallyStream, toGatewayProviderError, usageLines, type ChatDeps, type PreparedChat, type StreamTally } from '../chat/use-case';
 import { openAiWire } from '../chat/wires';
+import { deadline, stoppedBy } from '../deadline';
 import type { SessionWakeups } from './wakeups';
 
 export const FLUSH_MS = 50;
@@ -40,7 +41,7 @@ export async function carryRun(deps: RunDeps, ticket: RunTicket): Promise<void> 
   const logger = deps.chat.logger.child({ sessionId: ticket.sessionId, runId: ticket.runId });
   const abort = new AbortController();
   const untrack = deps.chat.drain?.track(abort);
-  const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(deps.chat.providerTimeoutMs)]);
+  const { signal, clear: clearDeadline } = deadline(abort, deps.chat.providerTimeoutMs);
   const output = new RunOutput(ticket, logger, () => deps.wakeups.wake(ticket.sessionId), () => abort.abort(new Error('the run is no longer active')));
   const heartbeat = setInterval(() => output.heartbeat(), Math.max(100, Math.floor(deps.leaseMs / 3)));
   let finishReason: string | undefined;
@@ -57,10 +58,11 @@ export async function carryRun(deps: RunDeps, ticket: RunTicket): Promise<void> 
     tally = { produced: undefined, failure: error };
   } finally {
     clearInterval(heartbeat);
+    clearDeadline();
   }
   endModelCall(span, tally.produced, tally.failure);
   await output.close();
-  const failure = tally.failure === undefined ? undefined : runFailure(tally.failure, abort.signal, signal);
+  const failure = tally.failure === undefined ? undefined : runFailure(tally.failure, signal);
   await finish(ticket, { runId: ticket.runId, finishReason, ...(failure ? { failure } : {}), ...(tally.produced ? { usage: { ...tally.produced, lines: usageLines(ticket.chat.prices, tally.produced) } } : {}) }, logger);
   untrack?.();
   deps.wakeups.wake(ticket.sessionId);
@@ -83,9 +85,11 @@ async function finish(ticket: RunTicket, request: FinishRunRequest, logger: Logg
   }
 }
 
-function runFailure(failure: unknown, own: AbortSignal, signal: AbortSignal): RunFailure {
-  if (own.aborted) return { code: 'run_interrupted', message: `the run was cut: ${(own.reason as Error | undefined)?.message ?? 'aborted'}` };
-  if (signal.aborted) return { code: 'provider_timeout', message: 'the provider did not finish in time' };
+/** Cut by its deadline (provider_timeout), by the drain (gateway_shutting_down), or because the run was lost. */
+function runFailure(failure: unknown, signal: AbortSignal): RunFailure {
+  const stopped = stoppedBy(signal);
+  if (stopped) return { code: stopped.code, message: stopped.message };
+  if (signal.aborted) return { code: 'run_interrupted', message: `the run was cut: ${(signal.reason as Error | undefined)?.message ?? 'aborted'}` };
   const error = toGatewayProviderError(failure);
   return { code: error.code, message: error.message };
 }
