@@ -9,6 +9,7 @@ import { ADMIN_TOKEN } from '../support/processes';
 import { rawRequest } from '../support/raw-http';
 import { newSession, workspaces } from '../support/sessions';
 import { passes } from '../support/eventually';
+import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
 
 export interface MalformedDeployment {
   url: string;
@@ -61,6 +62,7 @@ const HOSTILE_IDS = ['%00', '..%2F..%2Fadmin', 'x'.repeat(5000), '%E2%80%AE', "'
 export function malformedSuite(hostName: string, start: () => Promise<MalformedDeployment>): void {
   describe(`malformed input on the ${hostName} host`, () => {
     let d: MalformedDeployment;
+    const openApi = recordAnswers(() => d?.url);
     beforeAll(async () => {
       d = await start();
     });
@@ -249,5 +251,7 @@ export function malformedSuite(hostName: string, start: () => Promise<MalformedD
       }
       expect((await request(`${d.url}/api/distribution/api-credit/balance`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(200);
     });
+
+    itConformsToOpenApi(openApi);
   });
 }
