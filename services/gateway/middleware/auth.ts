@@ -66,10 +66,11 @@ function headerCopies(req: Request, name: string): string[] {
 function refuseAmbiguous(req: Request, allowXApiKey: boolean): GatewayError | undefined {
   const authorizations = headerCopies(req, 'authorization');
   const xApiKeys = allowXApiKey ? headerCopies(req, 'x-api-key').filter((value) => value.trim() !== '') : [];
+  const bearerGiven = authorizations.length === 1 && authorizations[0].trim() !== '';
   if (authorizations.length > 1) return new GatewayError('ambiguous_credential', 'more than one Authorization header: send exactly one credential', { param: 'Authorization' });
   if (xApiKeys.length > 1) return new GatewayError('ambiguous_credential', 'more than one x-api-key header: send exactly one credential', { param: 'x-api-key' });
   // Both headers are fine when they carry the same key (some clients send both).
-  if (authorizations.length === 1 && xApiKeys.length === 1 && bearer(req) !== xApiKeys[0].trim()) {
+  if (bearerGiven && xApiKeys.length === 1 && bearer(req) !== xApiKeys[0].trim()) {
     return new GatewayError('ambiguous_credential', 'Authorization and x-api-key name different credentials: send one, or the same key in both', { param: 'x-api-key' });
   }
   return undefined;
