@@ -54,6 +54,8 @@ export const ERROR_STATUS = {
   oauth_unavailable: 503,
   gateway_shutting_down: 503,
   provider_timeout: 504,
+  invalid_utf8: 400,
+  ambiguous_credential: 400,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

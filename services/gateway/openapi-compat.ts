@@ -4,26 +4,83 @@
 
 import { COMPAT_GATE } from './compat/gate';
 import { CAPABILITIES } from './capabilities/gates';
+import { BODY_400, BODY_413, BODY_415, CREDENTIAL_400, UNAVAILABLE } from './openapi-answers';
 
-const errorAnswer = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+/**
+ * Each route's error shape: the gateway's own, OpenAI's on /v1/chat/completions, Anthropic's on
+ * /v1/messages, either on /v1/models (Anthropic's when anthropic-version is sent).
+ */
+type ErrorShape = 'gateway' | 'openai' | 'anthropic' | 'either';
+const SHAPE_SCHEMA = {
+  gateway: { $ref: '#/components/schemas/Error' },
+  openai: { $ref: '#/components/schemas/OpenAIError' },
+  anthropic: { $ref: '#/components/schemas/AnthropicError' },
+  either: { anyOf: [{ $ref: '#/components/schemas/OpenAIError' }, { $ref: '#/components/schemas/AnthropicError' }] },
+};
+const shapedAnswer = (shape: ErrorShape) => (description: string) => ({ description, content: { 'application/json': { schema: SHAPE_SCHEMA[shape] } } });
+const errorAnswer = shapedAnswer('gateway');
 const modelParameter = (description: string) => ({ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description });
 const capabilitiesHeader = {
   name: 'X-Payg-Capabilities', in: 'header', required: false, schema: { type: 'string' },
   description: `Capabilities this call uses (${CAPABILITIES.join(', ')}), comma separated. Each is refused with 403 capability_gate_closed, naming its gate, until its source, scopes, price and delivery gates all pass; a granted call echoes them in X-Payg-Capabilities.`,
 };
 const gateDescription = `Gated (x-gate: compat). Usable only once the shared compatibility gate passes; its conditions, in order, each refusing with 403 and its own code: ${COMPAT_GATE.map((c) => `${c.condition} → ${c.code} (${c.requires})`).join('; ')}. Behind the gate: the same limits, holds and pool-3 billing as the open chat routes.`;
-const chatAnswers = (shape: string) => ({
-  '200': { description: `${shape}; header x-payg-charged on JSON answers` },
-  '400': errorAnswer('Invalid input: the limits of the chat route, wire_format_mismatch, wire_translation_inexact (the model is served on the other wire and the request cannot be translated exactly)'),
-  '401': errorAnswer('Missing or unknown credential'),
-  '402': errorAnswer('insufficient_funds'),
-  '403': errorAnswer('credential_family_mismatch, model_not_eligible, capability_gate_closed'),
-  '404': errorAnswer('model_not_found'),
-  '413': errorAnswer('payload_too_large'),
-  '503': errorAnswer('gateway_shutting_down: the call was still running when the graceful shutdown timed out'),
-});
+const chatAnswers = (answer: string, shape: ErrorShape = 'gateway') => {
+  const error = shapedAnswer(shape);
+  return {
+    '200': { description: `${answer}; header x-payg-charged on JSON answers` },
+    '400': error(`Invalid input: the limits of the chat route, wire_format_mismatch, wire_translation_inexact (the model is served on the other wire and the request cannot be translated exactly), ${BODY_400}, ${CREDENTIAL_400}`),
+    '401': error('Missing or unknown credential'),
+    '402': error('insufficient_funds'),
+    '403': error('credential_family_mismatch, model_not_eligible, capability_gate_closed'),
+    '404': error('model_not_found'),
+    '413': error(BODY_413),
+    '415': error(BODY_415),
+    '502': error('provider_error'),
+    '503': error(UNAVAILABLE),
+    '504': error('provider_timeout'),
+  };
+};
 
 export const compatSchemas = {
+  OpenAIError: {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['message', 'type', 'param', 'code', 'request_id'],
+        properties: {
+          message: { type: 'string' },
+          type: { type: 'string', description: 'OpenAI error type: invalid_request_error, authentication_error, permission_error, not_found_error, conflict_error, insufficient_quota, api_error' },
+          param: { type: ['string', 'null'], description: 'null when no single parameter is at fault, as OpenAI sends it' },
+          code: { type: 'string', description: "The gateway's error code" },
+          request_id: { type: 'string' },
+        },
+        additionalProperties: true,
+      },
+    },
+    description: "OpenAI's error shape, which the official SDK parses",
+  },
+  AnthropicError: {
+    type: 'object',
+    required: ['type', 'error', 'request_id'],
+    properties: {
+      type: { type: 'string', enum: ['error'] },
+      error: {
+        type: 'object',
+        required: ['type', 'message', 'code'],
+        properties: {
+          type: { type: 'string', description: 'Anthropic error type: invalid_request_error, authentication_error, permission_error, not_found_error, request_too_large, rate_limit_error, api_error, overloaded_error, …' },
+          message: { type: 'string' },
+          code: { type: 'string', description: "The gateway's error code" },
+        },
+        additionalProperties: true,
+      },
+      request_id: { type: 'string', description: 'At the top level, as Anthropic sends it' },
+    },
+    description: "Anthropic's error shape, which the official SDK parses",
+  },
   MessagesRequest: {
     type: 'object',
     required: ['messages'],
@@ -64,7 +121,13 @@ export const compatPaths = {
       summary: 'Models behind the compatibility gate: the OpenAI list, or Anthropic\'s when anthropic-version is sent',
       description: gateDescription, 'x-gate': 'compat',
       security: apiKeyOrX,
-      responses: { '200': { description: 'Model list' }, '401': errorAnswer('Missing or unknown API key'), '403': errorAnswer('The gate is closed (its code names the condition) or credential_family_mismatch') },
+      responses: {
+        '200': { description: 'Model list' },
+        '400': shapedAnswer('either')(CREDENTIAL_400),
+        '401': shapedAnswer('either')('Missing or unknown API key'),
+        '403': shapedAnswer('either')('The gate is closed (its code names the condition) or credential_family_mismatch'),
+        '503': shapedAnswer('either')(UNAVAILABLE),
+      },
     },
   },
   '/v1/chat/completions': {
@@ -74,7 +137,7 @@ export const compatPaths = {
       security: [{ apiKey: [] }],
       parameters: [capabilitiesHeader],
       requestBody: chatBody,
-      responses: chatAnswers('chat.completion, or text/event-stream ending with data: [DONE]'),
+      responses: chatAnswers('chat.completion, or text/event-stream ending with data: [DONE]', 'openai'),
     },
   },
   '/v1/messages': {
@@ -84,14 +147,20 @@ export const compatPaths = {
       security: apiKeyOrX,
       parameters: [capabilitiesHeader],
       requestBody: messagesBody,
-      responses: chatAnswers('Anthropic message, or its event stream'),
+      responses: chatAnswers('Anthropic message, or its event stream', 'anthropic'),
     },
   },
   '/api/member/v1/entitlement': {
     get: {
       summary: "The member pool of the token's account (member entitlement budget)",
       security: [{ oauth: [] }],
-      responses: { '200': { description: 'Balance of the member pool' }, '401': errorAnswer('Missing, invalid or expired token'), '403': errorAnswer('credential_family_mismatch (an API key)'), '503': errorAnswer('oauth_disabled or gateway_shutting_down') },
+      responses: {
+        '200': { description: 'Balance of the member pool' },
+        '400': errorAnswer(CREDENTIAL_400),
+        '401': errorAnswer('Missing, invalid or expired token'),
+        '403': errorAnswer('credential_family_mismatch (an API key)'),
+        '503': errorAnswer(`oauth_disabled, oauth_unavailable, ${UNAVAILABLE}`),
+      },
     },
   },
   '/api/member/v1/models/{id}/chat': {
@@ -100,7 +169,7 @@ export const compatPaths = {
       security: [{ oauth: [] }],
       parameters: [modelParameter('Model id or profile id'), capabilitiesHeader],
       requestBody: chatBody,
-      responses: { ...chatAnswers('chat.completion or its stream'), '503': errorAnswer('oauth_disabled or gateway_shutting_down') },
+      responses: { ...chatAnswers('chat.completion or its stream'), '503': errorAnswer(`oauth_disabled, oauth_unavailable, ${UNAVAILABLE}`) },
     },
   },
   '/api/member/v1/models/{id}/chat/anthropic': {
@@ -109,7 +178,7 @@ export const compatPaths = {
       security: [{ oauth: [] }],
       parameters: [modelParameter('Model id or profile id'), capabilitiesHeader],
       requestBody: messagesBody,
-      responses: { ...chatAnswers('Anthropic message or its event stream'), '503': errorAnswer('oauth_disabled or gateway_shutting_down') },
+      responses: { ...chatAnswers('Anthropic message or its event stream'), '503': errorAnswer(`oauth_disabled, oauth_unavailable, ${UNAVAILABLE}`) },
     },
   },
 };

@@ -2,12 +2,14 @@
 // Spread into openapi.ts.
 
 import { DEFAULT_PAGE_SIZE, EXPORT_FORMATS, MAX_PAGE_SIZE } from '../ledger/console-query';
+import { CREDENTIAL_400, errorAnswer } from './openapi-answers';
 
 const badQuery = {
-  description: 'invalid_request with param: page or size not an integer in range, format not csv or jsonl, from or to not an RFC 3339 date-time, to before from, a repeated or unknown query parameter',
+  description: `invalid_request with param: page or size not an integer in range, format not csv or jsonl, from or to not an RFC 3339 date-time, to before from, a repeated or unknown query parameter; ${CREDENTIAL_400}`,
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
 };
 const noKey = { description: 'Missing or unknown API key', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+const unavailable = errorAnswer("ledger_unavailable, actor_unavailable or oauth_unavailable (the issuer's keys cannot be fetched); retry later");
 const oauth = { description: 'credential_family_mismatch (OAuth token)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
 
 const amount = (description: string) => ({ type: 'integer', description: `${description}, nano-USD (exact integer)` });
@@ -81,6 +83,7 @@ function pagePath(what: 'bills' | 'usage', item: 'Bill' | 'Usage') {
         '400': badQuery,
         '401': noKey,
         '403': oauth,
+        '503': unavailable,
       },
     },
   };
@@ -103,6 +106,7 @@ function exportPath(what: 'bills' | 'usage', item: 'Bill' | 'Usage') {
         '400': badQuery,
         '401': noKey,
         '403': oauth,
+        '503': unavailable,
       },
     },
   };

@@ -1,9 +1,9 @@
 // OpenAPI entries of top-up orders and the checkout callback (docs/orders.md). Spread into openapi.ts.
 
 import { MAX_ORDER_AMOUNT, PAYMENT_EVENT_TYPES } from '../../actors/order/OrderInterface';
+import { BODY_400, BODY_413, BODY_415, CREDENTIAL_400, errorAnswer, UNAVAILABLE } from './openapi-answers';
 import { SIGNATURE_HEADER } from './orders/signature';
 
-const errorAnswer = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
 const orderAnswer = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Order' } } } });
 const STATUSES = ['created', 'payment_pending', 'failed', 'paid', 'fulfilled', 'payment_mismatch'];
 
@@ -96,10 +96,13 @@ export const orderPaths = {
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/OrderRequest' } } } },
       responses: {
         '201': orderAnswer('The order, status created'),
-        '400': errorAnswer('invalid_request (amount not an integer from 1 to 10,000 USD in nano-USD, unknown field), invalid_json, idempotency_key_invalid'),
-        '401': errorAnswer('Missing or unknown API key'),
+        '400': errorAnswer(`invalid_request (amount not an integer from 1 to 10,000 USD in nano-USD, unknown field), idempotency_key_invalid, ${BODY_400}, ${CREDENTIAL_400}`),
+        '401': errorAnswer('Missing or unknown credential'),
         '403': errorAnswer('credential_family_mismatch (OAuth token)'),
         '409': errorAnswer('idempotency_key_reused: the key was used for another order'),
+        '413': errorAnswer(`${BODY_413} (64 KiB)`),
+        '415': errorAnswer(BODY_415),
+        '503': errorAnswer(`${UNAVAILABLE}; oauth_unavailable`),
       },
     },
   },
@@ -110,9 +113,11 @@ export const orderPaths = {
       parameters: [orderIdParameter],
       responses: {
         '200': orderAnswer('The order'),
-        '401': errorAnswer('Missing or unknown API key'),
+        '400': errorAnswer(`${CREDENTIAL_400}; invalid_request (a path that is not valid percent-encoding)`),
+        '401': errorAnswer('Missing or unknown credential'),
         '403': errorAnswer('credential_family_mismatch (OAuth token)'),
         '404': errorAnswer("not_found: no such order for this account (another account's, an unknown and a malformed id all answer the same)"),
+        '503': errorAnswer(`${UNAVAILABLE}; oauth_unavailable`),
       },
     },
   },
@@ -123,12 +128,13 @@ export const orderPaths = {
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CheckoutEvent' } } } },
       responses: {
         '200': { description: 'Recorded (applied or not)', content: { 'application/json': { schema: { $ref: '#/components/schemas/CheckoutReceipt' } } } },
-        '400': errorAnswer('invalid_json or invalid_request (a field missing or invalid, an unknown event type), after the signature was verified'),
+        '400': errorAnswer(`${BODY_400} or invalid_request (a field missing or invalid, an unknown event type), after the signature was verified`),
         '401': errorAnswer('signature_required, signature_invalid (forged, another secret, another body, malformed header) or signature_stale (timestamp outside the tolerance); nothing changed'),
         '404': errorAnswer('not_found: no such order; nothing changed'),
         '409': errorAnswer('callback_replayed: this event id was already processed for the order (with orderId and status); nothing changed'),
-        '413': errorAnswer('payload_too_large (64 KiB)'),
-        '503': errorAnswer('checkout_disabled: GATEWAY_CHECKOUT_SECRET is not set; retry later'),
+        '413': errorAnswer(`${BODY_413} (64 KiB)`),
+        '415': errorAnswer(BODY_415),
+        '503': errorAnswer(`checkout_disabled: GATEWAY_CHECKOUT_SECRET is not set; ${UNAVAILABLE}`),
       },
     },
   },

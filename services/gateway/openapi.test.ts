@@ -81,3 +81,26 @@ describe('OpenAPI document of orders', () => {
     expect(openApiDocument.components.securitySchemes.checkoutSignature).toMatchObject({ type: 'apiKey', in: 'header', name: 'Checkout-Signature' });
   });
 });
+
+describe('OpenAPI document of refusals every route shares', () => {
+  type Operation = { security?: unknown[]; requestBody?: { content: Record<string, unknown> }; responses: Record<string, unknown> };
+  const operations = Object.entries(openApiDocument.paths as unknown as Record<string, Record<string, Operation>>)
+    .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, operation })));
+  const missing = (wanted: string[], selected: typeof operations) =>
+    selected.flatMap(({ name, operation }) => wanted.filter((status) => !(status in operation.responses)).map((status) => `${name} ${status}`));
+
+  it('when a route takes a credential, then it declares 400 (ambiguous credential), 401 and 503 (a dependency unavailable)', () => {
+    const authenticated = operations.filter(({ operation }) => (operation.security ?? []).length > 0 && !JSON.stringify(operation.security).includes('checkoutSignature'));
+    expect(authenticated.length).toBeGreaterThan(10);
+    expect(missing(['400', '401', '503'], authenticated)).toEqual([]);
+  });
+  it('when a route reads a JSON body, then it declares 400 (invalid JSON or UTF-8), 413 and 415', () => {
+    const withBody = operations.filter(({ operation }) => operation.requestBody?.content['application/json'] !== undefined);
+    expect(missing(['400', '413', '415'], withBody)).toEqual([]);
+  });
+  it('when a route calls a chat provider, then it declares 502 provider_error and 504 provider_timeout', () => {
+    const chats = operations.filter(({ name }) => /\/chat(\/anthropic)?$|\/chat\/completions$|\/v1\/messages$/.test(name));
+    expect(chats).toHaveLength(6);
+    expect(missing(['502', '503', '504'], chats)).toEqual([]);
+  });
+});

@@ -1,12 +1,18 @@
 // The OpenAPI 3.1 description of the formal open navigation (prototype routes are not in it).
 // A candidate reference: registered routes and credential contracts prevail (SPEC.md, Versioning).
 
+import { BODY_400, BODY_415, CREDENTIAL_400, UNAVAILABLE } from './openapi-answers';
 import { compatPaths, compatSchemas, compatSecuritySchemes } from './openapi-compat';
 import { consolePaths, consoleSchemas } from './openapi-console';
 import { orderPaths, orderSchemas, orderSecuritySchemes } from './openapi-orders';
 
 const error = { $ref: '#/components/schemas/Error' };
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: error } } });
+/** An image route's failure: a task's (with taskId and status), or the plain error of a request refused before any task. */
+const imageErrorResponse = (description: string, headers?: Record<string, unknown>) => ({
+  description, ...(headers ? { headers } : {}),
+  content: { 'application/json': { schema: { anyOf: [{ $ref: '#/components/schemas/ImageTaskError' }, { allOf: [error, { type: 'object', properties: { taskId: false, status: false } }] }] } } },
+});
 const apiKey = [{ apiKey: [] }];
 
 export const openApiDocument = {
@@ -26,7 +32,11 @@ export const openApiDocument = {
           error: {
             type: 'object',
             required: ['code', 'message', 'request_id'],
-            properties: { code: { type: 'string' }, message: { type: 'string' }, param: { type: 'string' }, request_id: { type: 'string' } },
+            properties: {
+              code: { type: 'string' }, message: { type: 'string' },
+              param: { type: 'string', description: 'The parameter at fault; absent (never null) when no single one is' },
+              request_id: { type: 'string' },
+            },
             additionalProperties: true,
           },
         },
@@ -120,7 +130,7 @@ export const openApiDocument = {
         requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ChatRequest' } } } },
         responses: {
           '200': { description: 'chat.completion, or text/event-stream of chat.completion.chunk; header x-payg-charged on JSON answers' },
-          '400': errorResponse('Invalid input (max_tokens_out_of_range, max_completion_tokens_unsupported, n_unsupported, thinking_budget_invalid, estimate_too_large, invalid_json, wire_format_mismatch, provider_rejected)'),
+          '400': errorResponse(`Invalid input (max_tokens_out_of_range, max_completion_tokens_unsupported, n_unsupported, thinking_budget_invalid, estimate_too_large, wire_format_mismatch, provider_rejected, ${BODY_400}, ${CREDENTIAL_400})`),
           '401': errorResponse('Missing or unknown API key'),
           '402': errorResponse('insufficient_funds: the reservation estimate exceeds the available balance'),
           '403': errorResponse('credential_family_mismatch (OAuth token) or model_not_eligible'),
@@ -128,7 +138,7 @@ export const openApiDocument = {
           '413': errorResponse('payload_too_large'),
           '415': errorResponse('unsupported_media_type'),
           '502': errorResponse('provider_error'),
-          '503': errorResponse('gateway_shutting_down: the call was still running when the graceful shutdown timed out'),
+          '503': errorResponse(UNAVAILABLE),
           '504': errorResponse('provider_timeout'),
         },
       },
@@ -147,14 +157,15 @@ export const openApiDocument = {
         requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageRequest' } } } },
         responses: {
           '200': { description: 'The image; header x-payg-charged', content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageSucceeded' } } } },
-          '400': { description: 'status failed (provider_rejected, hold released) with taskId; or invalid input before anything is held (idempotency_key_required, idempotency_key_invalid, n_unsupported, invalid_request, invalid_json, wire_format_mismatch)', content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageTaskError' } } } },
+          '400': imageErrorResponse(`status failed (provider_rejected, hold released) with taskId and status; or, without them, invalid input refused before any task or hold (idempotency_key_required, idempotency_key_invalid, n_unsupported, invalid_request, wire_format_mismatch, ${BODY_400}, ${CREDENTIAL_400})`),
           '401': errorResponse('Missing or unknown API key'),
           '402': errorResponse('insufficient_funds: the image price exceeds the available balance; no task is created'),
           '403': errorResponse('credential_family_mismatch (OAuth token) or model_not_eligible'),
           '404': errorResponse('model_not_found'),
           '409': errorResponse('idempotency_key_reused: the key was used with another payload; nothing held, nothing called'),
           '413': errorResponse('payload_too_large'),
-          '503': { description: 'status unresolved (result cannot be determined yet) or unknown (past the 24-hour deadline, hold released); taskId, Retry-After, no URL or base64', headers: { 'Retry-After': { schema: { type: 'integer' } } }, content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageTaskError' } } } },
+          '415': errorResponse(BODY_415),
+          '503': imageErrorResponse(`status unresolved (result cannot be determined yet) or unknown (past the 24-hour deadline, hold released): taskId, status, Retry-After, no URL or base64; or, without them, ${UNAVAILABLE}`, { 'Retry-After': { schema: { type: 'integer' } } }),
         },
       },
     },
@@ -168,11 +179,11 @@ export const openApiDocument = {
         ],
         responses: {
           '200': { description: 'The image (succeeded, or a late artifact after UNKNOWN)', content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageSucceeded' } } } },
-          '400': { description: 'status failed: the provider rejection is confirmed and the hold released', content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageTaskError' } } } },
+          '400': imageErrorResponse(`status failed: the provider rejection is confirmed and the hold released (taskId and status); or, without them, ${CREDENTIAL_400}, invalid_request (a path that is not valid percent-encoding)`),
           '401': errorResponse('Missing or unknown API key'),
           '403': errorResponse('credential_family_mismatch (OAuth token)'),
           '404': errorResponse('not_found: no such task for this API key (another key, even of the same owner, learns nothing)'),
-          '503': { description: 'status unresolved or unknown; taskId, Retry-After, no URL or base64', headers: { 'Retry-After': { schema: { type: 'integer' } } }, content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageTaskError' } } } },
+          '503': imageErrorResponse(`status unresolved or unknown: taskId, status, Retry-After, no URL or base64; or, without them, ${UNAVAILABLE}`, { 'Retry-After': { schema: { type: 'integer' } } }),
         },
       },
     },
@@ -180,7 +191,12 @@ export const openApiDocument = {
       get: {
         summary: "The caller's own balance, open holds and available funds (the account's API key or a member token of the account)",
         security: [{ apiKey: [] }, { oauth: [] }],
-        responses: { '200': { description: 'Balance', content: { 'application/json': { schema: { $ref: '#/components/schemas/Balance' } } } }, '401': errorResponse('Missing or unknown API key') },
+        responses: {
+          '200': { description: 'Balance', content: { 'application/json': { schema: { $ref: '#/components/schemas/Balance' } } } },
+          '400': errorResponse(`invalid_request naming the parameter: the balance takes no query parameter; ${CREDENTIAL_400}`),
+          '401': errorResponse('Missing or unknown credential'),
+          '503': errorResponse(`${UNAVAILABLE}; oauth_unavailable (the issuer's keys cannot be fetched)`),
+        },
       },
     },
     ...consolePaths,

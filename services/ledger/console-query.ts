@@ -50,6 +50,13 @@ const exportSchema = z.strictObject({
   to: instant('to').optional(),
 }).refine((q) => q.from === undefined || q.to === undefined || q.from <= q.to, { message: 'to must not be before from', path: ['to'] });
 
+/** The balance takes no query parameter: any is refused like an unknown one on the pages. */
+const balanceSchema = z.strictObject({});
+
+export function parseBalanceQuery(query: unknown): void {
+  parse(balanceSchema, query);
+}
+
 export function parsePageQuery(query: unknown): PageQuery {
   return parse(pageSchema, query);
 }

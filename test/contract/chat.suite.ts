@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { balance, chat, fundedAccount, hello, json } from '../support/api';
 import { eventually } from '../support/eventually';
+import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
 
 export interface DeploymentUnderTest {
   url: string;
@@ -23,6 +24,7 @@ async function sse(response: Response): Promise<string[]> {
 export function chatSuite(hostName: string, start: () => Promise<DeploymentUnderTest>): void {
   describe(`PAYG chat on the ${hostName} host`, () => {
     let d: DeploymentUnderTest;
+    const openApi = recordAnswers(() => d?.url);
     beforeAll(async () => {
       d = await start();
     });
@@ -255,5 +257,7 @@ export function chatSuite(hostName: string, start: () => Promise<DeploymentUnder
       const one = await chat(d.url, apiKey, hello, { headers: { 'x-request-id': `req-${randomUUID()}` } });
       expect(one.status).toBe(200);
     });
+
+    itConformsToOpenApi(openApi);
   });
 }

@@ -9,6 +9,7 @@ import { admin, balance, chat, fundedAccount, hello, image, json, picture } from
 import { eventually } from '../support/eventually';
 import type { OAuthIssuer } from '../support/oauth';
 import type { Upstream } from '../support/upstream';
+import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
 
 export const COMPAT_TEST_ENV = {
   GATEWAY_COMPAT_ENABLED: 'true',
@@ -53,6 +54,7 @@ const anthropicHello = { max_tokens: 8, messages: [{ role: 'user', content: 'hel
 export function compatSuite(hostName: string, start: () => Promise<CompatDeployment>): void {
   describe(`compatibility, Anthropic wire, OAuth and capability gates on the ${hostName} host`, () => {
     let d: CompatDeployment;
+    const openApi = recordAnswers(() => d?.url);
     beforeAll(async () => {
       d = await start();
     });
@@ -510,5 +512,7 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         expect((await member(withoutScope)).body.error).toMatchObject({ code: 'capability_gate_closed', gate: 'scopes' });
       });
     });
+
+    itConformsToOpenApi(openApi);
   });
 }

@@ -8,6 +8,7 @@ import { admin, chat, fundedAccount, hello, image, json, picture } from '../supp
 import { ADMIN_TOKEN } from '../support/processes';
 import { checkoutCallback, createOrder, getOrder, paymentEvent } from '../support/orders';
 import { passes } from '../support/eventually';
+import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
 
 export interface ConsoleDeploymentUnderTest {
   url: string;
@@ -27,6 +28,7 @@ type Item = Record<string, string | number | boolean>;
 export function consoleSuite(hostName: string, start: () => Promise<ConsoleDeploymentUnderTest>): void {
   describe(`console bills and usage on the ${hostName} host`, () => {
     let d: ConsoleDeploymentUnderTest;
+    const openApi = recordAnswers(() => d?.url);
     beforeAll(async () => {
       d = await start();
     });
@@ -284,5 +286,7 @@ export function consoleSuite(hostName: string, start: () => Promise<ConsoleDeplo
       expect(result.accounts).toBeGreaterThanOrEqual(accounts.length);
       expect((await json(`${d.url}/admin/v1/reconciliation`)).status).toBe(401);
     });
+
+    itConformsToOpenApi(openApi);
   });
 }

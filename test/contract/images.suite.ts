@@ -10,6 +10,7 @@ import type { AccountLedgerView } from '../../services/ledger/entries';
 import { admin, apiKeyFor, balance, fundedAccount, image, imageTask, picture } from '../support/api';
 import { passes } from '../support/eventually';
 import type { Upstream } from '../support/upstream';
+import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
 
 export const IMAGE_TEST_ENV = {
   GATEWAY_TEST_MODE: 'true',
@@ -37,6 +38,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function imageSuite(hostName: string, start: () => Promise<ImageDeploymentUnderTest>): void {
   describe(`PAYG images (UNKNOWN_IMAGE_V1) on the ${hostName} host`, () => {
     let d: ImageDeploymentUnderTest;
+    const openApi = recordAnswers(() => d?.url);
     beforeAll(async () => {
       d = await start();
     });
@@ -290,5 +292,7 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
       expect(ledger.bills).toBe(2); // the credit and one release
       d.url = await d.withdraw([]);
     });
+
+    itConformsToOpenApi(openApi);
   });
 }

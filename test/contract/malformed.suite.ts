@@ -2,10 +2,14 @@
 // wrong types, absurd numbers, hostile path segments and headers, and must answer 4xx (or a
 // well-formed success); nothing is left held, and the balance moved only by what was served.
 
-import { randomUUID } from 'node:crypto';
-import { admin, balance, fundedAccount } from '../support/api';
+import { createHmac, randomUUID } from 'node:crypto';
+import { admin, balance, fundedAccount, json as request } from '../support/api';
+import { CHECKOUT_SECRET, createOrder } from '../support/orders';
+import { ADMIN_TOKEN } from '../support/processes';
+import { rawRequest } from '../support/raw-http';
 import { newSession, workspaces } from '../support/sessions';
 import { passes } from '../support/eventually';
+import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
 
 export interface MalformedDeployment {
   url: string;
@@ -58,6 +62,7 @@ const HOSTILE_IDS = ['%00', '..%2F..%2Fadmin', 'x'.repeat(5000), '%E2%80%AE', "'
 export function malformedSuite(hostName: string, start: () => Promise<MalformedDeployment>): void {
   describe(`malformed input on the ${hostName} host`, () => {
     let d: MalformedDeployment;
+    const openApi = recordAnswers(() => d?.url);
     beforeAll(async () => {
       d = await start();
     });
@@ -167,5 +172,86 @@ export function malformedSuite(hostName: string, start: () => Promise<MalformedD
       await passes(async () => expect(await balance(d.url, apiKey)).toMatchObject({ balance: 100_000_000 - charged, held: 0 }));
       await passes(async () => expect(await d.ledgerBalance(accountId)).toBe(100_000_000 - charged));
     });
+
+    /** `text` with `bytes` (not valid UTF-8) put where `@` stands. */
+    const withBytes = (text: string, bytes: number[]) => {
+      const [before, after] = text.split('@');
+      return Buffer.concat([Buffer.from(before), Buffer.from(bytes), Buffer.from(after)]);
+    };
+    const errorCode = (body: any) => body?.error?.code;
+
+    it('when a JSON body is not valid UTF-8, then every body route answers 400 invalid_utf8, nothing is served, held or charged', async () => {
+      const { accountId, apiKey } = await fundedAccount(d.url, 100_000_000);
+      const compatKey = (await admin(d.url, `/admin/v1/accounts/${accountId}/api-keys`, { scopes: ['compat'] })).body.apiKey;
+      const json = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+      const post = (path: string, headers: Record<string, string>, body: Buffer) => request(`${d.url}${path}`, { method: 'POST', headers, body: body as unknown as string });
+      // A stray byte, an overlong encoding of "/", a UTF-16 surrogate encoded in UTF-8.
+      for (const bytes of [[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80]]) {
+        const chat = withBytes('{"model":"sim-chat","max_tokens":8,"messages":[{"role":"user","content":"hi @"}]}', bytes);
+        const refusals = [
+          await post('/api/open/v1/models/sim-chat/chat', json, chat),
+          await post('/api/open/v1/models/sim-chat/chat/anthropic', json, chat),
+          await post('/v1/chat/completions', { ...json, authorization: `Bearer ${compatKey}` }, chat),
+          await post('/v1/messages', { 'x-api-key': compatKey, 'content-type': 'application/json' }, chat),
+          await post('/api/open/v1/models/sim-image/images/generations', { ...json, 'idempotency-key': randomUUID() }, withBytes('{"prompt":"a red square @"}', bytes)),
+          await post('/api/consumer/orders', json, withBytes('{"amount":1000000000,"note":"@"}', bytes)),
+        ];
+        expect(refusals.map((r) => [r.status, errorCode(r.body)])).toEqual(refusals.map(() => [400, 'invalid_utf8']));
+      }
+      // Two image requests that differ only in their invalid bytes are not one payload served twice.
+      const key = randomUUID();
+      for (const bytes of [[0xff], [0xfe]]) {
+        const reply = await post('/api/open/v1/models/sim-image/images/generations', { ...json, 'idempotency-key': key }, withBytes('{"prompt":"a red square @","response_format":"b64_json"}', bytes));
+        expect([reply.status, errorCode(reply.body)]).toEqual([400, 'invalid_utf8']);
+      }
+      // A signed checkout callback is refused after its signature, before anything is recorded.
+      const order = await createOrder(d.url, apiKey, { amount: 1_000_000_000 });
+      expect(order.status).toBe(201);
+      const event = withBytes(`{"id":"evt_@","type":"payment.pending","orderId":"${order.body.orderId}","amount":1000000000,"currency":"USD","occurredAt":"${new Date().toISOString()}"}`, [0xff]);
+      const t = Math.floor(Date.now() / 1000);
+      const v1 = createHmac('sha256', CHECKOUT_SECRET).update(Buffer.concat([Buffer.from(`${t}.`), event])).digest('hex');
+      const callback = await post('/api/consumer/checkout/callback', { 'content-type': 'application/json', 'checkout-signature': `t=${t},v1=${v1}` }, event);
+      expect([callback.status, errorCode(callback.body)]).toEqual([400, 'invalid_utf8']);
+      const after = await request(`${d.url}/api/consumer/orders/${order.body.orderId}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      expect(after.body).toMatchObject({ status: 'created', payments: [] });
+      await passes(async () => expect(await balance(d.url, apiKey)).toMatchObject({ balance: 100_000_000, held: 0 }));
+      await passes(async () => expect(await d.ledgerBalance(accountId)).toBe(100_000_000));
+    });
+
+    it('when a request names two credentials (two Authorization headers, or Authorization and another x-api-key), then 400 ambiguous_credential before any lookup; the same key in both is served', async () => {
+      const { accountId, apiKey } = await fundedAccount(d.url, 100_000_000);
+      const other = await fundedAccount(d.url, 100_000_000);
+      const compatKey = (await admin(d.url, `/admin/v1/accounts/${accountId}/api-keys`, { scopes: ['compat'] })).body.apiKey;
+      const type: [string, string] = ['content-type', 'application/json'];
+      const chatBody = '{"model":"sim-chat","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}';
+      const refusals = [
+        await rawRequest(`${d.url}/api/open/v1/models/sim-chat/chat`, 'POST', [['authorization', `Bearer ${apiKey}`], ['authorization', `Bearer ${other.apiKey}`], type], chatBody),
+        await rawRequest(`${d.url}/api/open/v1/models/sim-chat/chat`, 'POST', [['authorization', `Bearer ${apiKey}`], ['authorization', `Bearer ${apiKey}`], type], chatBody),
+        await rawRequest(`${d.url}/api/open/v1/models/sim-chat/chat/anthropic`, 'POST', [['authorization', `Bearer ${apiKey}`], ['x-api-key', other.apiKey], type], chatBody),
+        await rawRequest(`${d.url}/api/open/v1/models/sim-chat/chat/anthropic`, 'POST', [['x-api-key', apiKey], ['x-api-key', other.apiKey], type], chatBody),
+        await rawRequest(`${d.url}/v1/messages`, 'POST', [['authorization', `Bearer ${compatKey}`], ['x-api-key', other.apiKey], type], chatBody),
+        await rawRequest(`${d.url}/api/distribution/api-credit/balance`, 'GET', [['authorization', `Bearer ${apiKey}`], ['authorization', `Bearer ${other.apiKey}`]]),
+        await rawRequest(`${d.url}/api/consumer/orders`, 'POST', [['authorization', `Bearer ${apiKey}`], ['authorization', `Bearer ${other.apiKey}`], type], '{"amount":1000000000}'),
+        await rawRequest(`${d.url}/admin/v1/accounts`, 'POST', [['authorization', `Bearer ${ADMIN_TOKEN}`], ['authorization', 'Bearer someone-else'], type], '{"name":"ambiguous"}'),
+      ];
+      expect(refusals.map((r) => [r.status, errorCode(r.body)])).toEqual(refusals.map(() => [400, 'ambiguous_credential']));
+      // The same key as Authorization and x-api-key names one credential.
+      const same = await rawRequest(`${d.url}/api/open/v1/models/sim-chat/chat/anthropic`, 'POST', [['authorization', `Bearer ${apiKey}`], ['x-api-key', apiKey], type], chatBody);
+      expect(same.status).toBe(200);
+      const served = await balance(d.url, apiKey);
+      expect(served.balance).toBeLessThan(100_000_000);
+      await passes(async () => expect(await balance(d.url, other.apiKey)).toMatchObject({ balance: 100_000_000, held: 0 }));
+    });
+
+    it('when the balance is asked with any query parameter, then 400 invalid_request naming it, like the pages', async () => {
+      const { apiKey } = await fundedAccount(d.url, 1_000);
+      for (const [query, param] of [['account=../other', 'account'], ['accountId=acct_x', 'accountId'], ['pool=member', 'pool'], ['page=1', 'page']]) {
+        const reply = await request(`${d.url}/api/distribution/api-credit/balance?${query}`, { headers: { authorization: `Bearer ${apiKey}` } });
+        expect([reply.status, reply.body.error?.code, reply.body.error?.param]).toEqual([400, 'invalid_request', param]);
+      }
+      expect((await request(`${d.url}/api/distribution/api-credit/balance`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(200);
+    });
+
+    itConformsToOpenApi(openApi);
   });
 }

@@ -8,6 +8,7 @@ import type { AccountLedgerView } from '../../services/ledger/entries';
 import { admin, apiKeyFor, balance, fundedAccount } from '../support/api';
 import { passes } from '../support/eventually';
 import { CHECKOUT_SECRET, checkoutCallback, createOrder, getOrder, operatorOrder, paymentEvent, signature } from '../support/orders';
+import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
 
 export const ORDER_TEST_ENV = { GATEWAY_CHECKOUT_SECRET: CHECKOUT_SECRET };
 const FUNDS = 1_000_000_000;
@@ -24,6 +25,7 @@ export interface OrderDeploymentUnderTest {
 export function orderSuite(hostName: string, start: () => Promise<OrderDeploymentUnderTest>): void {
   describe(`top-up orders and checkout callbacks on the ${hostName} host`, () => {
     let d: OrderDeploymentUnderTest;
+    const openApi = recordAnswers(() => d?.url);
     beforeAll(async () => {
       d = await start();
     });
@@ -279,5 +281,7 @@ export function orderSuite(hostName: string, start: () => Promise<OrderDeploymen
       expect((await getOrder(d.url, apiKey, orderId)).body).toMatchObject({ status: 'created', payments: [] });
       await agree(accountId, apiKey, orderId, false);
     });
+
+    itConformsToOpenApi(openApi);
   });
 }

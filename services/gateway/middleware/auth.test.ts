@@ -6,7 +6,8 @@ import { GatewayError } from '../../../lib/errors';
 import { startOAuthIssuer, type OAuthIssuer } from '../../../test/support/oauth';
 import { AccountStore } from '../accounts/store';
 import { OAuthVerifier } from '../auth/oauth';
-import { apiKeyAuth, apiKeyOwner, credentialAuth } from './auth';
+import { rawRequest } from '../../../test/support/raw-http';
+import { adminAuth, apiKeyAuth, apiKeyOwner, credentialAuth } from './auth';
 import { MemoryKeyValueStore } from '../../../test/support/memory-kv';
 
 
@@ -35,6 +36,7 @@ function app(): express.Express {
   mount('/member-off', credentialAuth({ accounts }, { accept: ['oauth'] }));
   mount('/either', credentialAuth({ accounts, oauth }, { accept: ['api_key', 'oauth'] }));
   mount('/legacy', apiKeyAuth(accounts));
+  application.get('/admin', adminAuth('operator-token'), (_req, res) => res.json({ caller: { admin: true } }));
   application.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const known = error instanceof GatewayError ? error : new GatewayError('internal_error', String(error));
     res.status(known.status).json({ code: known.code, message: known.message });
@@ -155,5 +157,43 @@ describe('apiKeyOwner', () => {
   });
   it('when the caller holds an OAuth token, then 403 credential_family_mismatch', () => {
     expect(() => apiKeyOwner({ family: 'oauth', accountId: 'acct_1', subject: 'alice', scopes: new Set() })).toThrow(expect.objectContaining({ code: 'credential_family_mismatch' }));
+  });
+});
+
+describe('credentialAuth and adminAuth, more than one credential in a request', () => {
+  let otherKey: string;
+  beforeAll(async () => {
+    ({ apiKey: otherKey } = await accounts.createApiKey(accountId, []));
+  });
+  const send = async (path: string, headers: Array<[string, string]>) => {
+    const reply = await rawRequest(base + path, 'GET', headers);
+    return { status: reply.status, code: reply.body.code as string | undefined };
+  };
+  const ambiguous = { status: 400, code: 'ambiguous_credential' };
+
+  it('when two Authorization headers are sent, even equal ones, then 400 ambiguous_credential and nothing is looked up or verified', async () => {
+    const findApiKey = jest.spyOn(accounts, 'findApiKey');
+    const verify = jest.spyOn(oauth, 'verify');
+    const token = await issuer.mint({ account: accountId });
+    expect(await send('/open', [['authorization', `Bearer ${apiKey}`], ['authorization', `Bearer ${otherKey}`]])).toEqual(ambiguous);
+    expect(await send('/open', [['authorization', `Bearer ${apiKey}`], ['authorization', `Bearer ${apiKey}`]])).toEqual(ambiguous);
+    expect(await send('/either', [['authorization', `Bearer ${token}`], ['authorization', `Bearer ${apiKey}`]])).toEqual(ambiguous);
+    expect(await send('/member', [['authorization', `Bearer ${token}`], ['authorization', 'Bearer x']])).toEqual(ambiguous);
+    expect(findApiKey).not.toHaveBeenCalled();
+    expect(verify).not.toHaveBeenCalled();
+  });
+
+  it('when Authorization and x-api-key name different keys, or x-api-key comes twice, then 400 on a route that takes x-api-key; the same key in both is one credential', async () => {
+    expect(await send('/anthropic', [['authorization', `Bearer ${apiKey}`], ['x-api-key', otherKey]])).toEqual(ambiguous);
+    expect(await send('/anthropic', [['authorization', `Basic ${apiKey}`], ['x-api-key', apiKey]])).toEqual(ambiguous);
+    expect(await send('/anthropic', [['x-api-key', apiKey], ['x-api-key', otherKey]])).toEqual(ambiguous);
+    expect(await send('/anthropic', [['authorization', `Bearer ${apiKey}`], ['x-api-key', apiKey]])).toEqual({ status: 200, code: undefined });
+    // A route that does not take x-api-key ignores it, as before.
+    expect(await send('/open', [['authorization', `Bearer ${apiKey}`], ['x-api-key', otherKey]])).toEqual({ status: 200, code: undefined });
+  });
+
+  it('when the operator API gets two Authorization headers, the right token first, then 400 ambiguous_credential', async () => {
+    expect(await send('/admin', [['authorization', 'Bearer operator-token']])).toEqual({ status: 200, code: undefined });
+    expect(await send('/admin', [['authorization', 'Bearer operator-token'], ['authorization', 'Bearer someone-else']])).toEqual(ambiguous);
   });
 });

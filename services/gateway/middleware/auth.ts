@@ -53,6 +53,29 @@ function bearer(req: Request): string | undefined {
   return match ? match[1] : undefined;
 }
 
+/**
+ * Node keeps only the first of repeated Authorization headers in req.headers (and joins repeated
+ * x-api-key values): the credential must be read from every copy, or a request naming two
+ * credentials would be served under whichever came first.
+ */
+function headerCopies(req: Request, name: string): string[] {
+  return req.headersDistinct[name] ?? [];
+}
+
+/** 400 ambiguous_credential, before any lookup, when the request names more than one credential. */
+function refuseAmbiguous(req: Request, allowXApiKey: boolean): GatewayError | undefined {
+  const authorizations = headerCopies(req, 'authorization');
+  const xApiKeys = allowXApiKey ? headerCopies(req, 'x-api-key').filter((value) => value.trim() !== '') : [];
+  const bearerGiven = authorizations.length === 1 && authorizations[0].trim() !== '';
+  if (authorizations.length > 1) return new GatewayError('ambiguous_credential', 'more than one Authorization header: send exactly one credential', { param: 'Authorization' });
+  if (xApiKeys.length > 1) return new GatewayError('ambiguous_credential', 'more than one x-api-key header: send exactly one credential', { param: 'x-api-key' });
+  // Both headers are fine when they carry the same key (some clients send both).
+  if (bearerGiven && xApiKeys.length === 1 && bearer(req) !== xApiKeys[0].trim()) {
+    return new GatewayError('ambiguous_credential', 'Authorization and x-api-key name different credentials: send one, or the same key in both', { param: 'x-api-key' });
+  }
+  return undefined;
+}
+
 function presented(req: Request, allowXApiKey: boolean): string | undefined {
   const xApiKey = allowXApiKey ? req.headers['x-api-key'] : undefined;
   return bearer(req) ?? (typeof xApiKey === 'string' && xApiKey.trim() !== '' ? xApiKey.trim() : undefined);
@@ -95,6 +118,8 @@ export function credentialAuth(deps: CredentialDeps, options: CredentialOptions)
   const accept = options.accept;
   if (accept.length === 0) throw new TypeError('credentialAuth: a route must accept at least one credential family');
   return async function authenticateCredential(req: Request, _res: Response, next: NextFunction): Promise<void> {
+    const ambiguous = refuseAmbiguous(req, options.allowXApiKey === true);
+    if (ambiguous) return next(ambiguous);
     const credential = presented(req, options.allowXApiKey === true);
     if (!credential) return next(missing(options));
     const family = familyOf(credential);
@@ -126,6 +151,8 @@ export function adminAuth(adminToken: string | undefined) {
   const expected = adminToken ? Buffer.from(adminToken) : undefined;
   return function authenticateAdmin(req: Request, _res: Response, next: NextFunction): void {
     if (!expected) return next(new GatewayError('admin_disabled', 'the operator API is off (GATEWAY_ADMIN_TOKEN is not set)'));
+    const ambiguous = refuseAmbiguous(req, false);
+    if (ambiguous) return next(ambiguous);
     const token = bearer(req);
     const given = token ? Buffer.from(token) : Buffer.alloc(0);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {

@@ -3,6 +3,7 @@
 // A lean reader instead of body-parser: on the chat hot path its type sniffing, charset
 // decoding and stream plumbing cost more than the whole actor round trip (see bench/).
 
+import { isUtf8 } from 'node:buffer';
 import type { NextFunction, Request, Response } from 'express';
 import { HARD_BODY_LIMIT } from '../../../lib/config';
 import { GatewayError } from '../../../lib/errors';
@@ -36,6 +37,16 @@ export function nestingDepth(value: unknown): number {
     for (const child of Array.isArray(current) ? current : Object.values(current)) stack.push([child, depth + 1]);
   }
   return deepest;
+}
+
+/**
+ * The text of a JSON body, refused unless it is valid UTF-8 (RFC 8259): a lenient decode would
+ * replace bad bytes with U+FFFD, serving and billing a request the client never sent, and
+ * making bodies that differ only in those bytes the same payload.
+ */
+export function decodeJsonText(raw: Buffer): string {
+  if (!isUtf8(raw)) throw new GatewayError('invalid_utf8', 'request body is not valid UTF-8');
+  return raw.toString('utf8');
 }
 
 export function jsonBody(limitBytes: number) {
@@ -95,8 +106,14 @@ function readBody(limitBytes: number, parse: boolean) {
         req.rawBody = raw;
         return finish();
       }
+      let text: string;
       try {
-        req.body = JSON.parse(raw.toString('utf8'));
+        text = decodeJsonText(raw);
+      } catch (error) {
+        return finish(error as GatewayError);
+      }
+      try {
+        req.body = JSON.parse(text);
       } catch {
         return finish(new GatewayError('invalid_json', 'request body is not valid JSON'));
       }

@@ -5,6 +5,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { MAX_ORDER_AMOUNT, PAYMENT_EVENT_TYPES, type PaymentEvent } from '../../../actors/order/OrderInterface';
 import { GatewayError } from '../../../lib/errors';
+import { decodeJsonText } from '../middleware/json-body';
 import { parseJsonObject } from '../json-object';
 
 const ORDER_ID = /^ord_[0-9a-f]{32}$/;
@@ -31,9 +32,10 @@ export function parseOrderBody(body: unknown): { amount: number } {
 /** The callback payload from the raw bytes: invalid JSON or fields are 400, never more. */
 export function parseCallbackBody(raw: Buffer | undefined): CheckoutCallback {
   if (!raw || raw.length === 0) throw new GatewayError('invalid_request', 'the callback body must be a JSON object');
+  const text = decodeJsonText(raw);
   let body: unknown;
   try {
-    body = JSON.parse(raw.toString('utf8'));
+    body = JSON.parse(text);
   } catch {
     throw new GatewayError('invalid_json', 'the callback body is not valid JSON');
   }

@@ -7,7 +7,7 @@ import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import { sendStream } from '../../../lib/http-stream';
 import { CURRENCY, SCALE } from '../../../lib/money';
-import { parseExportQuery, parsePageQuery, type ConsoleKind } from '../../ledger/console-query';
+import { parseBalanceQuery, parseExportQuery, parsePageQuery, type ConsoleKind } from '../../ledger/console-query';
 import { exportHeaders } from '../../ledger/export-format';
 import type { AccountStore } from '../accounts/store';
 import type { OAuthVerifier } from '../auth/oauth';
@@ -18,6 +18,7 @@ export function consoleRoutes(options: { credentials: { accounts: AccountStore; 
   const router = Router();
   const auth = credentialAuth(options.credentials, { accept: ['api_key', 'oauth'] });
   router.get('/api/distribution/api-credit/balance', auth, async (req, res) => {
+    parseBalanceQuery(req.query);
     const view = await options.funds.of(req.caller.accountId).getBalance();
     res.json({ currency: CURRENCY, scale: SCALE, ...view });
   });

@@ -1,0 +1,11 @@
+// Error answers shared by the OpenAPI entries (openapi*.ts): what any authenticated route, any
+// route reading a JSON body, and any route reaching the actors may refuse with.
+
+/** An answer in the gateway's error shape ({"error":{code,message,param?,request_id}}). */
+export const errorAnswer = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+
+export const CREDENTIAL_400 = 'ambiguous_credential (two Authorization headers, or Authorization and a different x-api-key)';
+export const BODY_400 = 'invalid_json, invalid_utf8 (the body is not valid UTF-8)';
+export const BODY_413 = 'payload_too_large';
+export const BODY_415 = 'unsupported_media_type: the body is not application/json, or has a content-encoding';
+export const UNAVAILABLE = 'actor_unavailable or another dependency briefly unavailable, retry later; gateway_shutting_down: the call was still running when the graceful shutdown timed out';
