@@ -14,11 +14,12 @@ import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conforman
 
 export const IMAGE_TEST_ENV = {
   GATEWAY_TEST_MODE: 'true',
-  GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS: '4000',
+  GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS: '6000',
   GATEWAY_PROVIDER_TIMEOUT_MS: '1000',
   GATEWAY_IMAGE_ARTIFACT_WAIT_MS: '20000',
 };
-const DEADLINE_MS = 4000;
+// Long enough for a gateway restart on a loaded machine to fit inside it (the restart case below).
+const DEADLINE_MS = Number(IMAGE_TEST_ENV.GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS);
 const PRICE = 40_000_000;
 const FUNDS = 100_000_000;
 
