@@ -19,7 +19,6 @@ describe('DaprSidecar.request with a timeout', () => {
   afterAll(async () => {
     server.closeAllConnections();
     await sidecar.close();
-    server.closeAllConnections();
     await new Promise((r) => server.close(r));
   });
 
