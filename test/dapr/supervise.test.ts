@@ -105,6 +105,7 @@ describe('npm run start:dapr supervises its processes', () => {
   });
 
   it('when it is then sent SIGTERM, then it still stops everything in order and exits 0', async () => {
+    expect(runner.exitCode).toBeNull();
     const started = descendants(runner.pid!).map((p) => p.pid);
     const exited = new Promise<number | null>((resolve) => runner.once('exit', (code) => resolve(code)));
     runner.kill('SIGTERM');
