@@ -8,6 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chat, fundedAccount, hello } from '../support/api';
+import { passes } from '../support/eventually';
 import { ADMIN_TOKEN, ROOT, waitFor } from '../support/processes';
 
 jest.setTimeout(240_000);
@@ -102,6 +103,27 @@ describe('npm run start:dapr supervises its processes', () => {
     expect(others.filter((p) => !alive(p.pid))).toEqual([]);
     expect(output).toMatch(/actors exited unexpectedly \(code null, signal SIGKILL\); restarting it in 0\.5 s/);
     expect((await fetch(`${URL}/readyz`)).status).toBe(200);
+  });
+
+  it('when the actors sidecar and then placement are killed with SIGKILL, then each is restarted and chats succeed again, the gateway never restarted', async () => {
+    const { apiKey } = await fundedAccount(URL, 10_000_000);
+    const gateway = only(descendants(runner.pid!), 'dist/services/gateway/main.js');
+    for (const marker of ['--app-id actors', '/bin/placement']) {
+      const victim = only(descendants(runner.pid!), marker);
+      const killedAt = Date.now();
+      process.kill(victim.pid, 'SIGKILL');
+      const answer = await passes(async () => {
+        expect(runner.exitCode).toBeNull();
+        const response = await chat(URL, apiKey, { ...hello, max_tokens: 5 });
+        expect(response.status).toBe(200);
+        return response;
+      }, 60_000);
+      expect(answer.status).toBe(200);
+      expect(Date.now() - killedAt).toBeLessThan(30_000);
+      expect(only(descendants(runner.pid!), marker).pid).not.toBe(victim.pid);
+      await passes(async () => expect((await fetch(`${URL}/readyz`)).status).toBe(200), 30_000);
+    }
+    expect(only(descendants(runner.pid!), 'dist/services/gateway/main.js').pid).toBe(gateway.pid);
   });
 
   it('when it is then sent SIGTERM, then it still stops everything in order and exits 0', async () => {
