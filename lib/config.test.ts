@@ -89,3 +89,13 @@ describe('a supervisor\'s stop grace for a gateway', () => {
     expect(() => gatewayStopGraceMs({ GATEWAY_DRAIN_TIMEOUT_MS: 'soon' })).toThrow(/GATEWAY_DRAIN_TIMEOUT_MS/);
   });
 });
+
+describe('actor call timeout (Dapr)', () => {
+  it('when nothing is set, then an actor call waits at most 15 s, past the resiliency policy\'s 5 × 1 s retries', () => {
+    expect(loadConfig({}).dapr.actorCallTimeoutMs).toBe(15_000);
+  });
+  it('when set, then it is used; when out of range, then start-up is refused naming it', () => {
+    expect(loadConfig({ GATEWAY_ACTOR_CALL_TIMEOUT_MS: '3000' }).dapr.actorCallTimeoutMs).toBe(3000);
+    for (const value of ['0', '99', '600001', 'soon']) expect(() => loadConfig({ GATEWAY_ACTOR_CALL_TIMEOUT_MS: value })).toThrow(/GATEWAY_ACTOR_CALL_TIMEOUT_MS/);
+  });
+});

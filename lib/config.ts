@@ -43,6 +43,7 @@ const envSchema = z.object({
   GATEWAY_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DAPR_HOST: z.string().default('127.0.0.1'),
   DAPR_HTTP_PORT: int(1, 65535).default(3500),
+  GATEWAY_ACTOR_CALL_TIMEOUT_MS: int(100, 600_000).default(15_000),
   LEDGER_APP_ID: z.string().default('ledger'),
   APP_PORT: int(1, 65535).optional(),
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
@@ -160,7 +161,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     capabilityDelivery: e.GATEWAY_CAPABILITY_DELIVERY,
     /** Prototype sessions (docs/sessions.md): a run's lease, pushed out while its gateway reports; how often a reader polls the session. */
     sessions: { runLeaseMs: e.GATEWAY_SESSION_RUN_LEASE_MS, pollMs: e.GATEWAY_SESSION_POLL_MS },
-    dapr: { host: e.DAPR_HOST, httpPort: e.DAPR_HTTP_PORT, ledgerAppId: e.LEDGER_APP_ID },
+    /**
+     * Dapr: how long the gateway waits for one actor call. The default outlasts Dapr's actor retry
+     * window (5 × 1 s, which rides out a restarting actors app or a moving actor) and one 5 s
+     * timeout of a stalled app with its retry (dapr/resiliency.yaml).
+     */
+    dapr: { host: e.DAPR_HOST, httpPort: e.DAPR_HTTP_PORT, ledgerAppId: e.LEDGER_APP_ID, actorCallTimeoutMs: e.GATEWAY_ACTOR_CALL_TIMEOUT_MS },
     appPort: e.APP_PORT,
     redisUrl: e.REDIS_URL,
   };

@@ -14,21 +14,32 @@ export class DaprSidecar {
     this.pool = new Pool(`http://${host}:${httpPort}`, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
   }
 
-  async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, given: Record<string, string> = {}): Promise<{ status: number; json: unknown }> {
+  /**
+   * One call through the sidecar. `timeoutMs` bounds the whole call, answer body included: past
+   * it the caller gets actor_unavailable (503) while daprd may still be retrying, so only calls
+   * that are harmless to run late (idempotent by their request's id) should be bounded.
+   */
+  async request(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, given: Record<string, string> = {}, options: { timeoutMs?: number } = {}): Promise<{ status: number; json: unknown }> {
     // The current request's trace and id go along: daprd continues the trace into the callee.
     const headers = { ...propagationHeaders(), ...given };
+    const signal = options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs);
+    const failed = (error: unknown) => signal?.aborted
+      ? new GatewayError('actor_unavailable', `no answer from the Dapr sidecar within ${options.timeoutMs} ms (${method} ${path.split('?')[0]})`)
+      : new GatewayError('actor_unavailable', `Dapr sidecar unreachable: ${(error as Error).message}`);
     let response;
+    let text: string;
     try {
       response = await this.pool.request({
         method,
         path,
         headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
       });
+      text = await response.body.text();
     } catch (error) {
-      throw new GatewayError('actor_unavailable', `Dapr sidecar unreachable: ${(error as Error).message}`);
+      throw failed(error);
     }
-    const text = await response.body.text();
     let json: unknown = undefined;
     if (text.length > 0) {
       try {

@@ -1,5 +1,6 @@
 // `npm run start:dapr`: Redis (if none answers), placement, scheduler and every app with its daprd
-// sidecar on 127.0.0.1; Ctrl-C or SIGTERM stops them all. Settings (environment):
+// sidecar on 127.0.0.1; a process that crashes is started again after a backoff while the others
+// keep serving; Ctrl-C or SIGTERM stops them all. Settings (environment):
 //   PORT                    public port of the gateway (default 8080)
 //   GATEWAY_DATA_DIR        topology data: Redis AOF, scheduler etcd, logs (default ./data/dapr)
 //   GATEWAY_DAPR_BASE_PORT  run every port at base + offset instead of the defaults
@@ -14,7 +15,7 @@ import { planPorts } from './ports';
 import { redisPing } from './readiness';
 import { resolveDaprBinaries, startTopology, type RunningTopology } from './topology';
 
-const APP_PREFIX = /^\[(gateway(-\d+)?|actors|ledger)\] /;
+const APP_PREFIX = /^\[(gateway(-\d+)?|actors|ledger|supervisor)\] /;
 const INFRA_PROBLEM = /level=(error|fatal)|"level":"(error|fatal)"|# (Fatal|Failed)/;
 /** Set once stopping starts: the control plane logs errors about its peers going away. */
 let stopping = false;
@@ -72,9 +73,9 @@ async function main(): Promise<void> {
     dataDir,
     daprBinDir,
     log: consoleLine,
-    onUnexpectedExit: (name, status, lastOutput) => {
-      console.error(`${name} exited unexpectedly (code ${status.code}, signal ${status.signal}); last output:\n${lastOutput}`);
-      void shutdown(1);
+    restartOnCrash: true,
+    onUnexpectedExit: (name, status, lastOutput, restartInMs) => {
+      console.error(`${name} exited unexpectedly (code ${status.code}, signal ${status.signal}); restarting it in ${((restartInMs ?? 0) / 1000).toFixed(1)} s; last output:\n${lastOutput}`);
     },
   });
   if (interruptedDuringStart) return shutdown(0);

@@ -6,10 +6,12 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { repoRoot, resolveDaprBinaries } from './binaries';
 import { daprdCommand, placementCommand, redisCommand, schedulerCommand, type Command } from './commands';
+import { CrashRestarts } from './crash-restarts';
 import { ManagedProcess, type ExitStatus } from './managed-process';
 import { appInstances, appPorts, assertPortsFree, controlPlanePorts, planPorts, type AppName, type SidecarPorts } from './ports';
 import { httpProbe, NotReadyError, redisPing, redisProbe, tcpProbe, waitUntil, type Probe } from './readiness';
 import { writeResources } from './resources';
+import { DEFAULT_RESTART_POLICY, type RestartPolicy } from './restart-policy';
 import { ACTOR_CLASSES } from '../actors/host/registry';
 import { gatewayStopGraceMs } from '../lib/config';
 
@@ -41,8 +43,16 @@ export interface TopologyOptions {
   otelEndpoint?: string;
   startupTimeoutMs?: number;
   stopTimeoutMs?: number;
-  /** Called when a process of a running topology exits without stop/kill/restart asking it to. */
-  onUnexpectedExit?: (name: string, status: ExitStatus, lastOutput: string) => void;
+  /**
+   * Called when a process of a running topology exits without stop/kill/restart asking it to;
+   * `restartInMs` is set when restartOnCrash will start it again after that delay.
+   */
+  onUnexpectedExit?: (name: string, status: ExitStatus, lastOutput: string, restartInMs?: number) => void;
+  /**
+   * Start a crashed process again after a backoff while the others keep serving (true: the
+   * default policy, 0.5 s doubling to 30 s). Off by default: a test sees the crash and decides.
+   */
+  restartOnCrash?: boolean | RestartPolicy;
 }
 
 export type ProcessName =
@@ -187,11 +197,28 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
 
   let up = false;
   let stopping = false;
+  const restartPolicy = options.restartOnCrash === true ? DEFAULT_RESTART_POLICY : options.restartOnCrash || undefined;
+  const crashRestarts = restartPolicy && new CrashRestarts(restartPolicy, (name) => relaunchAfterCrash(name));
   const launch = (name: string, e: Entry) => {
     e.proc.start();
+    const startedAt = Date.now();
     void e.proc.exited.then((status) => {
-      if (up && !stopping && !e.proc.exitWasRequested) options.onUnexpectedExit?.(name, status, e.proc.tail());
+      if (!up || stopping || e.proc.exitWasRequested) return;
+      const restartInMs = crashRestarts?.schedule(name, Date.now() - startedAt);
+      options.onUnexpectedExit?.(name, status, e.proc.tail(), restartInMs);
     });
+  };
+  // The others keep running: a restarted app is found again by its sidecar (same port), a
+  // restarted sidecar or control-plane process by whoever connects to it (they retry).
+  const relaunchAfterCrash = (name: string) => {
+    const e = entries.get(name);
+    if (!e || stopping || e.proc.running) return;
+    launch(name, e);
+    log?.(`[supervisor] ${name} restarted (pid ${e.proc.pid})`);
+    e.ready(startupTimeoutMs).then(
+      () => log?.(`[supervisor] ${name} is ready again`),
+      (err: unknown) => log?.(`[supervisor] ${name} not ready after its restart: ${(err as Error).message}`),
+    );
   };
   const startTier = async (tiers: Tier[]) => {
     const batch = [...entries].filter(([, e]) => tiers.includes(e.tier));
@@ -200,6 +227,7 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
   };
   const stopAll = async () => {
     stopping = true;
+    crashRestarts?.close();
     for (const tier of STOP_ORDER) {
       await Promise.all([...entries.values()].filter((e) => e.tier === tier).map((e) => e.proc.stop(stopTimeoutOf(e))));
     }
@@ -230,6 +258,7 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
     stop: stopAll,
     async kill(name, signal = 'SIGKILL') {
       const { proc } = entry(name);
+      crashRestarts?.cancel(name);
       if (signal === 'SIGSTOP' || signal === 'SIGCONT' || signal === 'SIGTSTP') proc.killGroupNow(signal);
       else await proc.kill(signal);
     },
@@ -238,6 +267,7 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
     },
     async restart(name) {
       const e = entry(name);
+      crashRestarts?.cancel(name);
       await e.proc.stop(stopTimeoutOf(e));
       launch(name, e);
       try {

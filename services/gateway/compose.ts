@@ -50,6 +50,18 @@ function checkProfilesServed(catalog: Catalog, providers: ReadonlyMap<string, Pr
   }
 }
 
+const READINESS_CHECK = { timeoutMs: 2_000 };
+
+/**
+ * Whether the sidecar can place actor calls: its actor runtime runs and holds a live connection
+ * to placement (daprd's metadata says `placement: disconnected` from the moment the stream to
+ * placement breaks until the table is disseminated again; calls wait meanwhile).
+ */
+export function actorsPlaceable(metadata: unknown): boolean {
+  const runtime = (metadata as { actorRuntime?: { runtimeStatus?: string; placement?: string } } | undefined)?.actorRuntime;
+  return runtime?.runtimeStatus === 'RUNNING' && runtime.placement === 'placement: connected';
+}
+
 export async function compose(config: GatewayConfig, logger: Logger = pino({ level: config.logLevel }), drain?: Drain): Promise<Composition> {
   const catalog = loadCatalog(config.catalogFile);
   const providers = createProviders(catalog.file.providers);
@@ -91,7 +103,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
 
   if (config.actorHost === 'dapr') {
     const sidecar = new DaprSidecar(config.dapr.host, config.dapr.httpPort);
-    const actors = new DaprActorInvoker(sidecar);
+    const actors = new DaprActorInvoker(sidecar, { callTimeoutMs: config.dapr.actorCallTimeoutMs });
     // The ledger app answers whether it has appended an event (service invocation).
     const ledgerHas = async (eventId: string) => {
       const { status } = await sidecar.request('GET', `/v1.0/invoke/${config.dapr.ledgerAppId}/method/events/${encodeURIComponent(eventId)}`);
@@ -105,11 +117,13 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
       images,
       accounts: new AccountStore(new DaprStateKeyValueStore(sidecar)),
       // Ready when what a call needs answers: the sidecar, the state store through it (accounts,
-      // keys), and the ledger app (its own readiness includes the Redis its pub/sub runs on).
+      // keys), actor calls can be placed, and the ledger app (its own readiness includes the Redis
+      // its pub/sub runs on). Each check is bounded: a hanging dependency is a missing one.
       readiness: {
-        sidecar: async () => (await sidecar.request('GET', '/v1.0/healthz')).status === 204,
-        statestore: async () => [200, 204].includes((await sidecar.request('GET', '/v1.0/state/statestore/__readyz__')).status),
-        ledger: async () => (await sidecar.request('GET', `/v1.0/invoke/${config.dapr.ledgerAppId}/method/readyz`)).status === 200,
+        sidecar: async () => (await sidecar.request('GET', '/v1.0/healthz', undefined, {}, READINESS_CHECK)).status === 204,
+        statestore: async () => [200, 204].includes((await sidecar.request('GET', '/v1.0/state/statestore/__readyz__', undefined, {}, READINESS_CHECK)).status),
+        actors: async () => actorsPlaceable((await sidecar.request('GET', '/v1.0/metadata', undefined, {}, READINESS_CHECK)).json),
+        ledger: async () => (await sidecar.request('GET', `/v1.0/invoke/${config.dapr.ledgerAppId}/method/readyz`, undefined, {}, READINESS_CHECK)).status === 200,
       },
       ledger: daprLedgerReader(sidecar, config.dapr.ledgerAppId),
       orders: orderService(actors),

@@ -44,7 +44,7 @@ describe('npm run start:dapr', () => {
     child.stderr.on('data', (d) => (output += d));
     await waitFor('http://127.0.0.1:26000/readyz', 90_000, child, () => output);
     const ready = await (await fetch('http://127.0.0.1:26000/readyz')).json();
-    expect(ready).toEqual({ status: 'ready', checks: { sidecar: true, statestore: true, ledger: true } });
+    expect(ready).toEqual({ status: 'ready', checks: { sidecar: true, statestore: true, actors: true, ledger: true } });
     const started = descendants(child.pid!);
     expect(started.length).toBeGreaterThanOrEqual(8); // redis, placement, scheduler, 3 apps, 3 sidecars
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
