@@ -81,3 +81,17 @@ describe('session settings', () => {
     expect(loadConfig({ GATEWAY_SESSION_RUN_LEASE_MS: '1500', GATEWAY_SESSION_POLL_MS: '50' }).sessions).toEqual({ runLeaseMs: 1500, pollMs: 50 });
   });
 });
+
+describe('fault points (test only)', () => {
+  it('when fault points are set outside test mode, then start-up is refused naming GATEWAY_TEST_MODE', () => {
+    expect(() => loadConfig({ GATEWAY_FAULT_POINTS: 'image-after-hold' })).toThrow(/GATEWAY_TEST_MODE/);
+    expect(() => loadConfig({ GATEWAY_FAULT_POINTS: 'image-after-hold', GATEWAY_TEST_MODE: 'false' })).toThrow(ConfigError);
+  });
+  it('when an unknown fault point is named, then start-up is refused naming it', () => {
+    expect(() => loadConfig({ GATEWAY_FAULT_POINTS: 'image-after-hold,nowhere', GATEWAY_TEST_MODE: 'true' })).toThrow(/nowhere/);
+  });
+  it('when known fault points are named in test mode, then they are accepted', () => {
+    expect(loadConfig({ GATEWAY_FAULT_POINTS: 'image-after-hold, reminder-before-commit', GATEWAY_TEST_MODE: 'true' }).faultPoints).toEqual(['image-after-hold', 'reminder-before-commit']);
+    expect(loadConfig({}).faultPoints).toEqual([]);
+  });
+});

@@ -9,6 +9,7 @@
 import { FundsHoldClient } from '../funds-hold/client';
 import { DEFAULT_POOL, type FundsHoldApi, type HoldOutcome } from '../funds-hold/FundsHoldInterface';
 import { GatewayError } from '../../lib/errors';
+import { faultPoint } from '../../lib/fault-points';
 import { billingEvent, usageEvent } from '../../lib/events';
 import type { ImageArtifact } from '../../providers/port';
 import type { ActorContext, ActorInstance } from '../runtime/port';
@@ -96,6 +97,7 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     const holdId = `img:${this.ctx.actorId}`;
     // The task exists only once its hold does: a refused reservation leaves nothing behind.
     await this.fundsOf(request.owner).reserve({ holdId, amount: price, ttlMs: holdTtlMs, requestId: request.requestId, model: request.model, profileId: request.profileId });
+    faultPoint('image-after-hold');
     const now = this.ctx.now();
     const task: TaskRecord = {
       phase: this.move('new', 'start'),

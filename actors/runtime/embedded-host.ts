@@ -5,6 +5,7 @@ import { GatewayError, toGatewayError } from '../../lib/errors';
 import type { EventEnvelope } from '../../lib/events';
 import type { LocalDb } from '../../lib/local-db';
 import { metrics, type ActorGauge } from '../../lib/metrics';
+import { faultPoint } from '../../lib/fault-points';
 import { detached } from '../../lib/request-context';
 import { SpanKind, tracedActorCall } from '../../lib/tracing';
 import type { ActorClass, ActorContext, ActorInstance, ActorInvoker } from './port';
@@ -267,6 +268,7 @@ export class EmbeddedActorHost implements ActorInvoker {
       await this.turn(cls, reminder.actorId, async (instance) => {
         if (stored()?.dueAt === reminder.dueAt) this.options.db.reminders.removeSync(rKey);
         await instance.onReminder(reminder.name, reminder.data);
+        faultPoint('reminder-before-commit');
       }, `reminder:${reminder.name}`);
       metrics.reminderFired(reminder.actorType, 'ok');
     } catch {
