@@ -28,6 +28,11 @@ interface ReminderPayload {
 /** The adapter method the reminder route calls with `{ name, data }`. */
 export const REMIND_METHOD = '__remind';
 
+/** A Temporal duration of whole milliseconds (never negative), as Dapr reminders take it. */
+function duration(ms: number): Temporal.Duration {
+  return Temporal.Duration.from({ milliseconds: Math.max(0, Math.round(ms)) });
+}
+
 /** Reminder data as daprd delivers it: JSON, or a base64 or JSON string of it. */
 export function decodeReminderData(data: unknown): unknown {
   if (typeof data !== 'string') return data ?? null;
@@ -111,8 +116,8 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
           },
         },
         reminders: {
-          register: (name, dueInMs, data) =>
-            this.registerActorReminder(name, Temporal.Duration.from({ milliseconds: Math.max(0, Math.round(dueInMs)) }), undefined, undefined, { name, data: data ?? null } satisfies ReminderPayload),
+          register: (name, dueInMs, data, options) =>
+            this.registerActorReminder(name, duration(dueInMs), options?.periodMs ? duration(options.periodMs) : undefined, undefined, { name, data: data ?? null } satisfies ReminderPayload),
           unregister: (name) => this.unregisterActorReminder(name),
         },
         emit: (event) => {

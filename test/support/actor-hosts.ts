@@ -18,10 +18,14 @@ import { RedisLedgerStore } from '../../services/ledger/redis-store';
 import { startTopology, type ProcessName } from '../../topology/topology';
 import { ADMIN_TOKEN } from './processes';
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 export interface ActorHostUnderTest {
   readonly invoker: ActorInvoker;
   /** Restarts the host; returns the invoker to use after. */
   restart(): Promise<ActorInvoker>;
+  /** Kills the host (the process, or the actors app), keeps it down for `ms`, starts it again; returns the invoker to use after. */
+  outage(ms: number): Promise<ActorInvoker>;
   /** The ledger's view of an account's pool-3 (after its events were delivered). */
   ledger(accountId: string): Promise<AccountLedgerView>;
   ledgerHas(eventId: string): Promise<boolean>;
@@ -59,6 +63,11 @@ export async function startEmbeddedActors(prefix: string, options: { deliverInCo
       await close();
       return open();
     },
+    outage: async (ms) => {
+      await close();
+      await sleep(ms);
+      return open();
+    },
     ledger: (accountId) => ledger.account(accountId, 'pool-3'),
     ledgerHas: (eventId) => ledger.has(eventId),
     close,
@@ -76,6 +85,12 @@ export async function startDaprActors(prefix: string, basePort: number, options:
     invoker,
     restart: async () => {
       for (const name of options.restart ?? ['actors', 'daprd-actors']) await topology.restart(name);
+      return invoker;
+    },
+    outage: async (ms) => {
+      await topology.kill('actors');
+      await sleep(ms);
+      await topology.restart('actors');
       return invoker;
     },
     ledger: (accountId) => ledger.account(accountId, 'pool-3'),
