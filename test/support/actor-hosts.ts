@@ -24,8 +24,11 @@ export interface ActorHostUnderTest {
   readonly invoker: ActorInvoker;
   /** Restarts the host; returns the invoker to use after. */
   restart(): Promise<ActorInvoker>;
-  /** Kills the host (the process, or the actors app), keeps it down for `ms`, starts it again; returns the invoker to use after. */
-  outage(ms: number): Promise<ActorInvoker>;
+  /**
+   * Kills the host (the process; on Dapr the actors app, with its sidecar when `sidecar`), keeps
+   * it down for `ms`, starts it again; returns the invoker to use after.
+   */
+  outage(ms: number, options?: { sidecar?: boolean }): Promise<ActorInvoker>;
   /** The ledger's view of an account's pool-3 (after its events were delivered). */
   ledger(accountId: string): Promise<AccountLedgerView>;
   ledgerHas(eventId: string): Promise<boolean>;
@@ -87,10 +90,11 @@ export async function startDaprActors(prefix: string, basePort: number, options:
       for (const name of options.restart ?? ['actors', 'daprd-actors']) await topology.restart(name);
       return invoker;
     },
-    outage: async (ms) => {
-      await topology.kill('actors');
+    outage: async (ms, outageOptions = {}) => {
+      const down: ProcessName[] = outageOptions.sidecar ? ['actors', 'daprd-actors'] : ['actors'];
+      for (const name of down) await topology.kill(name);
       await sleep(ms);
-      await topology.restart('actors');
+      for (const name of down) await topology.restart(name);
       return invoker;
     },
     ledger: (accountId) => ledger.account(accountId, 'pool-3'),
