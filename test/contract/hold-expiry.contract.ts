@@ -1,6 +1,8 @@
 // Holds always expire, whatever happened to a reminder: the same cases against every actor host.
 // The account is not touched while a hold should expire (no reserve, settle or balance read), so
 // only the host's reminders can end it; the ledger tells when its release was delivered.
+// On Dapr, the actors app down behind its running sidecar lost the one-shot reminder before the
+// safety net; with the sidecar down too, the Scheduler kept the job (that case guards it).
 
 import { randomUUID } from 'node:crypto';
 import { FundsHoldClient } from '../../actors/funds-hold/client';

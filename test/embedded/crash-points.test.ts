@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openLocalDb, type LocalDb } from '../../lib/local-db';
 import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
-import { balance, chat, fundedAccount, hello, image, picture } from '../support/api';
+import { balance, chat, fundedAccount, hello, image, json, picture } from '../support/api';
 import { eventually, passes } from '../support/eventually';
 import { startGateway, type GatewayProcess } from '../support/processes';
 
@@ -98,6 +98,10 @@ describe('crash points on the embedded host', () => {
     expect(await balance(gateway.url, apiKey)).toMatchObject({ balance: expected, held: 0, available: expected });
     const ledger = ledgerOf(dataDir);
     await passes(async () => expect(await ledger.account(accountId, 'pool-3')).toMatchObject({ balance: expected, usage: 2 }));
+    // One charge per image, each under its task (the retry's own hold names the task too).
+    const bills = await json(`${gateway.url}/api/distribution/api-credit/bills/page?size=20`, { headers: { authorization: `Bearer ${apiKey}` } });
+    const charges = bills.body.items.filter((item: { kind: string }) => item.kind === 'charge');
+    expect(charges.map((item: { taskId?: string; amount: number }) => [item.taskId, item.amount]).sort()).toEqual([[retried.body.taskId, IMAGE_PRICE], [afterExpiry.body.taskId, IMAGE_PRICE]].sort());
     await gateway.stop();
   });
 });
