@@ -91,7 +91,8 @@ describe('fault points (test only)', () => {
     expect(() => loadConfig({ GATEWAY_FAULT_POINTS: 'image-after-hold,nowhere', GATEWAY_TEST_MODE: 'true' })).toThrow(/nowhere/);
   });
   it('when known fault points are named in test mode, then they are accepted', () => {
-    expect(loadConfig({ GATEWAY_FAULT_POINTS: 'image-after-hold, reminder-before-commit', GATEWAY_TEST_MODE: 'true' }).faultPoints).toEqual(['image-after-hold', 'reminder-before-commit']);
+    expect(loadConfig({ GATEWAY_FAULT_POINTS: 'image-after-hold, reminder-before-commit:once', GATEWAY_TEST_MODE: 'true' }).faultPoints).toEqual(['image-after-hold', 'reminder-before-commit:once']);
+    expect(() => loadConfig({ GATEWAY_FAULT_POINTS: 'image-after-hold:twice', GATEWAY_TEST_MODE: 'true' })).toThrow(/image-after-hold:twice/);
     expect(loadConfig({}).faultPoints).toEqual([]);
   });
 });

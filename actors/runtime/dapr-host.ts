@@ -6,6 +6,7 @@ import { AbstractActor, Temporal, type ActorId, type DaprClient } from '@dapr/da
 import type { Logger } from 'pino';
 import type { DaprSidecar } from '../../lib/dapr-http';
 import { toGatewayError } from '../../lib/errors';
+import { faultPoint } from '../../lib/fault-points';
 import type { EventEnvelope } from '../../lib/events';
 import { metrics, type ActorGauge } from '../../lib/metrics';
 import { DaprActorInvoker } from './dapr-invoker';
@@ -213,7 +214,10 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
           metrics.reminderFired(cls.actorType, 'ok');
           return;
         }
-        const outcome = await this.run((core) => core.onReminder(name, payload?.data ?? null));
+        const outcome = await this.run(async (core) => {
+          await core.onReminder(name, payload?.data ?? null);
+          faultPoint('reminder-before-commit');
+        });
         if (!outcome.ok) throw new Error(outcome.error.message);
         metrics.reminderFired(cls.actorType, 'ok');
       } catch (error) {

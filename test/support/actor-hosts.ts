@@ -15,7 +15,7 @@ import { openLocalDb, type LocalDb } from '../../lib/local-db';
 import type { AccountLedgerView } from '../../services/ledger/entries';
 import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
 import { RedisLedgerStore } from '../../services/ledger/redis-store';
-import { startTopology, type ProcessName } from '../../topology/topology';
+import { startTopology, type ProcessName, type RunningTopology } from '../../topology/topology';
 import { ADMIN_TOKEN } from './processes';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -78,13 +78,15 @@ export async function startEmbeddedActors(prefix: string, options: { deliverInCo
 }
 
 /** restart: the processes a restart restarts, in order (default: the actors app and its sidecar). */
-export async function startDaprActors(prefix: string, basePort: number, options: { restart?: ProcessName[] } = {}): Promise<ActorHostUnderTest> {
+/** env: added to every app's environment (e.g. test-only fault points). */
+export async function startDaprActors(prefix: string, basePort: number, options: { restart?: ProcessName[]; env?: Record<string, string> } = {}): Promise<ActorHostUnderTest & { topology: RunningTopology }> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  const topology = await startTopology({ basePort, dataDir: join(dir, 'topology'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn' } });
+  const topology = await startTopology({ basePort, dataDir: join(dir, 'topology'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', ...options.env } });
   const sidecar = new DaprSidecar('127.0.0.1', topology.ports['daprd-gateway-http']);
   const ledger = await RedisLedgerStore.connect(topology.redisUrl);
   const invoker = new DaprActorInvoker(sidecar);
   return {
+    topology,
     invoker,
     restart: async () => {
       for (const name of options.restart ?? ['actors', 'daprd-actors']) await topology.restart(name);
