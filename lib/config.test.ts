@@ -99,3 +99,18 @@ describe('actor call timeout (Dapr)', () => {
     for (const value of ['0', '99', '600001', 'soon']) expect(() => loadConfig({ GATEWAY_ACTOR_CALL_TIMEOUT_MS: value })).toThrow(/GATEWAY_ACTOR_CALL_TIMEOUT_MS/);
   });
 });
+
+describe('fault points (test only)', () => {
+  it('when fault points are set outside test mode, then start-up is refused naming GATEWAY_TEST_MODE', () => {
+    expect(() => loadConfig({ GATEWAY_FAULT_POINTS: 'image-after-hold' })).toThrow(/GATEWAY_TEST_MODE/);
+    expect(() => loadConfig({ GATEWAY_FAULT_POINTS: 'image-after-hold', GATEWAY_TEST_MODE: 'false' })).toThrow(ConfigError);
+  });
+  it('when an unknown fault point is named, then start-up is refused naming it', () => {
+    expect(() => loadConfig({ GATEWAY_FAULT_POINTS: 'image-after-hold,nowhere', GATEWAY_TEST_MODE: 'true' })).toThrow(/nowhere/);
+  });
+  it('when known fault points are named in test mode, then they are accepted', () => {
+    expect(loadConfig({ GATEWAY_FAULT_POINTS: 'image-after-hold, reminder-before-commit:once', GATEWAY_TEST_MODE: 'true' }).faultPoints).toEqual(['image-after-hold', 'reminder-before-commit:once']);
+    expect(() => loadConfig({ GATEWAY_FAULT_POINTS: 'image-after-hold:twice', GATEWAY_TEST_MODE: 'true' })).toThrow(/image-after-hold:twice/);
+    expect(loadConfig({}).faultPoints).toEqual([]);
+  });
+});

@@ -2,6 +2,7 @@
 
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { parseFaultPoints } from './fault-points';
 
 export const HARD_BODY_LIMIT = 32 * 1024 * 1024;
 
@@ -27,6 +28,7 @@ const envSchema = z.object({
   GATEWAY_IMAGE_ARTIFACT_WAIT_MS: int(1, DAY_MS).optional(),
   GATEWAY_FSYNC: z.enum(['always', 'os']).default('os'),
   GATEWAY_TEST_MODE: flag.default(false),
+  GATEWAY_FAULT_POINTS: z.string().optional(),
   GATEWAY_CHECKOUT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   GATEWAY_CHECKOUT_TOLERANCE_S: int(1, 3600).default(300),
   GATEWAY_COMPAT_ENABLED: flag.default(false),
@@ -112,6 +114,17 @@ function oauthConfig(e: z.infer<typeof envSchema>): OAuthConfig | undefined {
   };
 }
 
+/** Test-only: a fault point kills the process on purpose, so it is refused outside test mode. */
+function faultPointsOf(value: string | undefined, testMode: boolean): string[] {
+  if (value === undefined || value.trim() === '') return [];
+  if (!testMode) throw new ConfigError('invalid configuration:\n  GATEWAY_FAULT_POINTS: fault points kill the process on purpose; they are accepted only with GATEWAY_TEST_MODE=true');
+  try {
+    return parseFaultPoints(value);
+  } catch (error) {
+    throw new ConfigError(`invalid configuration:\n  GATEWAY_FAULT_POINTS: ${(error as Error).message}`);
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
@@ -123,6 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   if (e.GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS !== undefined && !e.GATEWAY_TEST_MODE) {
     throw new ConfigError('invalid configuration:\n  GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS: the UNKNOWN_IMAGE_V1 deadline is 24 hours; it may be shortened only with GATEWAY_TEST_MODE=true');
   }
+  const faultPoints = faultPointsOf(e.GATEWAY_FAULT_POINTS, e.GATEWAY_TEST_MODE);
   const imageDeadlineMs = e.GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS ?? IMAGE_UNKNOWN_DEADLINE_MS;
   const oauth = oauthConfig(e);
   const holdTtlMs = e.GATEWAY_HOLD_TTL_MS ?? providerTimeoutMs + 60_000;
@@ -148,6 +162,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     fsync: e.GATEWAY_FSYNC === 'always',
     testMode: e.GATEWAY_TEST_MODE,
+    /** Test-only crash points (lib/fault-points.ts), read there from the environment; listed here once checked. */
+    faultPoints,
     logLevel: e.GATEWAY_LOG_LEVEL,
     /** Checkout callbacks: HMAC-SHA256 secret (unset: the callback route answers 503) and timestamp tolerance. */
     checkout: { secret: e.GATEWAY_CHECKOUT_SECRET, toleranceS: e.GATEWAY_CHECKOUT_TOLERANCE_S },

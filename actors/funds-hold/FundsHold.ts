@@ -30,6 +30,15 @@ const CLOSED_KEY_PREFIX = 'closed:';
  */
 const EXPIRY_REMINDER = 'expire-holds';
 const expiryReminderName = (dueAt: number) => `${EXPIRY_REMINDER}@${dueAt}`;
+/**
+ * The safety net: a periodic reminder kept while any hold is open, so an expiry whose one-shot
+ * reminder was lost (host down when it came due, a crash before the state recorded it) is
+ * caught by the next period. Its period: a quarter of the time to the earliest expiry when it
+ * is set, within these bounds.
+ */
+const NET_REMINDER = `${EXPIRY_REMINDER}:net`;
+const NET_MIN_PERIOD_MS = 1000;
+const NET_MAX_PERIOD_MS = 10 * 60 * 1000;
 
 interface OpenHold {
   amount: string;
@@ -48,8 +57,10 @@ interface ClosedHold {
 interface FundsState {
   balance: string;
   holds: Record<string, OpenHold>;
-  /** When the pending expiry reminder is due (null: none pending). */
+  /** When the pending expiry reminder is due (null: none pending; in the past: lost, set again). */
   reminderDueAt: number | null;
+  /** The safety net while holds are open: its period and when it is next due (absent: none). */
+  net?: { periodMs: number; dueAt: number } | null;
 }
 
 function emptyState(): FundsState {
@@ -94,10 +105,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     const expiresAt = this.ctx.now() + request.ttlMs;
     state.holds[request.holdId] = { amount: amount.toString(), expiresAt, requestId: request.requestId, model: request.model, profileId: request.profileId };
     this.ctx.adjustGauge('holds_open', 1);
-    if (state.reminderDueAt === null || expiresAt < state.reminderDueAt) {
-      await this.ctx.reminders.register(expiryReminderName(expiresAt), Math.max(0, expiresAt - this.ctx.now()));
-      state.reminderDueAt = expiresAt;
-    }
+    await this.scheduleExpiry(state, this.ctx.now());
     this.save(state);
     return this.outcome(request.holdId, 'open', amount, 0n, state);
   }
@@ -182,16 +190,72 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
 
   async onReminder(name: string): Promise<void> {
     if (!name.startsWith(EXPIRY_REMINDER)) return;
-    const state = await this.load();
+    // Loading sweeps and schedules (keepExpiring), told which reminder fired.
+    this.save(await this.load(name));
+  }
+
+  /**
+   * Holds always expire, whatever happened to a reminder. Every turn that loads the state runs
+   * this first: overdue holds end now (sweep on touch), a pending expiry reminder whose due time
+   * has passed is taken as lost and set again, and the safety net exists while holds are open.
+   * `fired`: the expiry reminder this turn was called for. True when the state changed.
+   */
+  private async keepExpiring(state: FundsState, fired?: string): Promise<boolean> {
     const now = this.ctx.now();
-    let next: number | null = null;
-    for (const [holdId, hold] of Object.entries(state.holds)) {
-      if (hold.expiresAt <= now) this.end(state, holdId, 'expired', 'expired');
-      else if (next === null || hold.expiresAt < next) next = hold.expiresAt;
+    const before = JSON.stringify([state.reminderDueAt, state.net ?? null]);
+    const expired = this.expireOverdue(state, now);
+    if (fired?.startsWith(NET_REMINDER)) {
+      if (state.net) state.net.dueAt = now + state.net.periodMs;
+      if (Object.keys(state.holds).length === 0) {
+        // Nothing left to expire: the net goes until the next hold (removed from its own tick).
+        await this.ctx.reminders.unregister(NET_REMINDER);
+        state.net = null;
+      }
+    } else if (fired) {
+      // A one-shot has fired, so none is pending now (a late retry of an older one included).
+      state.reminderDueAt = null;
     }
-    state.reminderDueAt = next;
-    if (next !== null) await this.ctx.reminders.register(expiryReminderName(next), Math.max(0, next - now));
-    this.save(state);
+    await this.scheduleExpiry(state, now, fired);
+    return expired > 0 || JSON.stringify([state.reminderDueAt, state.net ?? null]) !== before;
+  }
+
+  /** Ends every open hold whose time is up; the number ended. */
+  private expireOverdue(state: FundsState, now: number): number {
+    let ended = 0;
+    for (const [holdId, hold] of Object.entries(state.holds)) {
+      if (hold.expiresAt > now) continue;
+      this.end(state, holdId, 'expired', 'expired');
+      ended++;
+    }
+    return ended;
+  }
+
+  /**
+   * A one-shot reminder due at the earliest expiry (set again when none is pending, when the
+   * pending one is due later, or when its due time has passed without it firing), and the safety
+   * net while holds are open (set again when overdue by a whole period).
+   */
+  private async scheduleExpiry(state: FundsState, now: number, fired?: string): Promise<void> {
+    let next: number | null = null;
+    for (const hold of Object.values(state.holds)) if (next === null || hold.expiresAt < next) next = hold.expiresAt;
+    if (next === null) {
+      if (state.reminderDueAt !== null && state.reminderDueAt <= now) state.reminderDueAt = null;
+      return;
+    }
+    if (state.reminderDueAt === null || state.reminderDueAt <= now || next < state.reminderDueAt) {
+      // Never the name that is firing now: Dapr's Scheduler may drop a job re-registered from its own callback.
+      const name = expiryReminderName(next) === fired ? `${expiryReminderName(next)}~${now}` : expiryReminderName(next);
+      await this.ctx.reminders.register(name, Math.max(0, next - now));
+      state.reminderDueAt = next;
+    }
+    const net = state.net ?? null;
+    if (net === null || net.dueAt + net.periodMs < now) {
+      const periodMs = Math.min(NET_MAX_PERIOD_MS, Math.max(NET_MIN_PERIOD_MS, Math.round((next - now) / 4)));
+      // First due just after the earliest expiry: before that the one-shot is expected to do it.
+      const dueInMs = Math.max(0, next - now) + periodMs;
+      await this.ctx.reminders.register(NET_REMINDER, dueInMs, undefined, { periodMs });
+      state.net = { periodMs, dueAt: now + dueInMs };
+    }
   }
 
   /** Ends an open hold without a charge (released or expired) and emits the release. */
@@ -231,8 +295,11 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     return { holdId, state: holdState, amount: toJsonAmount(amount), charged: toJsonAmount(charged), balance: toJsonAmount(BigInt(state.balance)) };
   }
 
-  private async load(): Promise<FundsState> {
-    return (await this.ctx.state.get<FundsState>(STATE_KEY)) ?? emptyState();
+  /** The state, with its expiry kept (keepExpiring) before anything else happens in the turn. */
+  private async load(firedReminder?: string): Promise<FundsState> {
+    const state = (await this.ctx.state.get<FundsState>(STATE_KEY)) ?? emptyState();
+    if (await this.keepExpiring(state, firedReminder)) this.save(state);
+    return state;
   }
 
   private save(state: FundsState): void {

@@ -9,6 +9,7 @@
 import { FundsHoldClient } from '../funds-hold/client';
 import { DEFAULT_POOL, type FundsHoldApi, type HoldOutcome } from '../funds-hold/FundsHoldInterface';
 import { GatewayError } from '../../lib/errors';
+import { faultPoint } from '../../lib/fault-points';
 import { billingEvent, usageEvent } from '../../lib/events';
 import type { ImageArtifact } from '../../providers/port';
 import type { ActorContext, ActorInstance } from '../runtime/port';
@@ -93,9 +94,9 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     const deadlineMs = positiveSafeInt(request.deadlineMs, 'deadlineMs', MAX_DEADLINE_MS);
     const holdTtlMs = positiveSafeInt(request.holdTtlMs, 'holdTtlMs');
     if (holdTtlMs <= deadlineMs) throw new GatewayError('invalid_request', 'holdTtlMs must outlast deadlineMs', { param: 'holdTtlMs' });
-    const holdId = `img:${this.ctx.actorId}`;
     // The task exists only once its hold does: a refused reservation leaves nothing behind.
-    await this.fundsOf(request.owner).reserve({ holdId, amount: price, ttlMs: holdTtlMs, requestId: request.requestId, model: request.model, profileId: request.profileId });
+    const holdId = await this.takeHold(request, price, holdTtlMs);
+    faultPoint('image-after-hold');
     const now = this.ctx.now();
     const task: TaskRecord = {
       phase: this.move('new', 'start'),
@@ -116,6 +117,28 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     await this.ctx.reminders.register(`${DEADLINE_REMINDER}@${task.deadlineAt}`, deadlineMs);
     this.stored.save(task);
     return { role: 'owner', task: this.view_(task) };
+  }
+
+  /**
+   * The image's hold: `img:<taskId>`, or, when that hold has already ended (a start that died
+   * after taking it and before its task was committed, its hold since expired: nothing was
+   * charged on it), a hold of this start request's own. A start that died leaves its hold open
+   * for a retry to take over, so the price is never held twice; a repeat of the same start
+   * (daprd's retry) names the same holds, so it is idempotent.
+   */
+  private async takeHold(request: StartRequest, price: number, ttlMs: number): Promise<string> {
+    const funds = this.fundsOf(request.owner);
+    const reserve = (holdId: string) => funds.reserve({ holdId, amount: price, ttlMs, requestId: request.requestId, model: request.model, profileId: request.profileId });
+    const first = `img:${this.ctx.actorId}`;
+    try {
+      await reserve(first);
+      return first;
+    } catch (error) {
+      if (!(error instanceof GatewayError) || error.code !== 'hold_state_conflict') throw error;
+    }
+    const own = `${first}:${request.startId ?? request.requestId}`;
+    await reserve(own);
+    return own;
   }
 
   async record(outcome: Outcome): Promise<ImageTaskView> {

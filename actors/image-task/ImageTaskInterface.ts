@@ -35,6 +35,11 @@ export interface StartRequest {
   /** SHA-256 of the request (model, body, directives): the same key with another payload conflicts. */
   fingerprint: string;
   requestId: string;
+  /**
+   * Unique per start request (its retries by daprd repeat it): names the request's own hold when
+   * the task's first hold ended before the task was committed (ImageTask.takeHold). Default: requestId.
+   */
+  startId?: string;
   model: string;
   profileId: string;
   /** IMAGE unit price at reservation, minor units: the hold and the charge of the one image. */

@@ -6,6 +6,7 @@ import { AbstractActor, Temporal, type ActorId, type DaprClient } from '@dapr/da
 import type { Logger } from 'pino';
 import type { DaprSidecar } from '../../lib/dapr-http';
 import { toGatewayError } from '../../lib/errors';
+import { faultPoint } from '../../lib/fault-points';
 import type { EventEnvelope } from '../../lib/events';
 import { metrics, type ActorGauge } from '../../lib/metrics';
 import { DaprActorInvoker } from './dapr-invoker';
@@ -27,6 +28,11 @@ interface ReminderPayload {
 
 /** The adapter method the reminder route calls with `{ name, data }`. */
 export const REMIND_METHOD = '__remind';
+
+/** A Temporal duration of whole milliseconds (never negative), as Dapr reminders take it. */
+function duration(ms: number): Temporal.Duration {
+  return Temporal.Duration.from({ milliseconds: Math.max(0, Math.round(ms)) });
+}
 
 /** Reminder data as daprd delivers it: JSON, or a base64 or JSON string of it. */
 export function decodeReminderData(data: unknown): unknown {
@@ -111,8 +117,8 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
           },
         },
         reminders: {
-          register: (name, dueInMs, data) =>
-            this.registerActorReminder(name, Temporal.Duration.from({ milliseconds: Math.max(0, Math.round(dueInMs)) }), undefined, undefined, { name, data: data ?? null } satisfies ReminderPayload),
+          register: (name, dueInMs, data, options) =>
+            this.registerActorReminder(name, duration(dueInMs), options?.periodMs ? duration(options.periodMs) : undefined, undefined, { name, data: data ?? null } satisfies ReminderPayload),
           unregister: (name) => this.unregisterActorReminder(name),
         },
         emit: (event) => {
@@ -208,7 +214,10 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
           metrics.reminderFired(cls.actorType, 'ok');
           return;
         }
-        const outcome = await this.run((core) => core.onReminder(name, payload?.data ?? null));
+        const outcome = await this.run(async (core) => {
+          await core.onReminder(name, payload?.data ?? null);
+          faultPoint('reminder-before-commit');
+        });
         if (!outcome.ok) throw new Error(outcome.error.message);
         metrics.reminderFired(cls.actorType, 'ok');
       } catch (error) {

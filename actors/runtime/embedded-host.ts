@@ -5,6 +5,7 @@ import { GatewayError, toGatewayError } from '../../lib/errors';
 import type { EventEnvelope } from '../../lib/events';
 import type { LocalDb } from '../../lib/local-db';
 import { metrics, type ActorGauge } from '../../lib/metrics';
+import { faultPoint } from '../../lib/fault-points';
 import { detached } from '../../lib/request-context';
 import { SpanKind, tracedActorCall } from '../../lib/tracing';
 import type { ActorClass, ActorContext, ActorInstance, ActorInvoker } from './port';
@@ -15,6 +16,8 @@ interface Turn {
   dirty: Map<string, unknown>;
   events: EventEnvelope[];
   gauges: [ActorGauge, number][];
+  /** Reminders registered (or removed: DELETED) during the turn, by key: stored in its commit. */
+  reminders: Map<string, StoredReminder | typeof DELETED>;
 }
 
 interface Activation {
@@ -31,6 +34,8 @@ interface StoredReminder {
   name: string;
   dueAt: number;
   data: unknown;
+  /** Set for a periodic reminder: due again this long after each firing. */
+  periodMs?: number;
 }
 
 const DELETED = Symbol('deleted');
@@ -92,7 +97,7 @@ export class EmbeddedActorHost implements ActorInvoker {
   }
 
   /** Runs `body` as the next turn of the actor: strictly one at a time per actor id. */
-  private turn<R>(cls: ActorClass, actorId: string, body: (instance: Activation['instance']) => Promise<R>, label: string): Promise<R> {
+  private turn<R>(cls: ActorClass, actorId: string, body: (instance: Activation['instance'], turn: Turn) => Promise<R>, label: string): Promise<R> {
     const key = `${cls.actorType}\u0000${actorId}`;
     const previous = this.turns.get(key);
     const run = previous ? previous.then(() => this.execute(cls, actorId, key, body, label)) : this.execute(cls, actorId, key, body, label);
@@ -104,14 +109,14 @@ export class EmbeddedActorHost implements ActorInvoker {
     return run;
   }
 
-  private async execute<R>(cls: ActorClass, actorId: string, key: string, body: (instance: Activation['instance']) => Promise<R>, label: string): Promise<R> {
+  private async execute<R>(cls: ActorClass, actorId: string, key: string, body: (instance: Activation['instance'], turn: Turn) => Promise<R>, label: string): Promise<R> {
     const started = performance.now();
     const activation = this.activate(cls, actorId, key);
-    const { dirty, events, gauges } = activation.turn;
+    const { dirty, events, gauges, reminders } = activation.turn;
     let ok = false;
     try {
-      const result = await body(activation.instance);
-      this.commit(key, dirty, events);
+      const result = await body(activation.instance, activation.turn);
+      this.commit(key, dirty, events, reminders);
       ok = true;
       for (const [gauge, delta] of gauges) metrics.actorGauge(gauge, delta);
       for (const [stateKey, value] of dirty) {
@@ -170,17 +175,15 @@ export class EmbeddedActorHost implements ActorInvoker {
           turnOf().dirty.set(stateKey, DELETED);
         },
       },
+      // Stored in the turn's own commit (with its state), so a crash keeps both or neither.
       reminders: {
-        register: async (name, dueInMs, data) => {
-          const reminder: StoredReminder = { actorType, actorId, name, dueAt: this.now() + dueInMs, data: data ?? null };
-          db.reminders.putSync(reminderKey(actorType, actorId, name), reminder);
-          this.schedule(reminder);
+        register: async (name, dueInMs, data, options) => {
+          const periodMs = options?.periodMs;
+          const reminder: StoredReminder = { actorType, actorId, name, dueAt: this.now() + dueInMs, data: data ?? null, ...(periodMs ? { periodMs } : {}) };
+          turnOf().reminders.set(reminderKey(actorType, actorId, name), reminder);
         },
         unregister: async (name) => {
-          const rKey = reminderKey(actorType, actorId, name);
-          db.reminders.removeSync(rKey);
-          clearTimeout(this.timers.get(rKey));
-          this.timers.delete(rKey);
+          turnOf().reminders.set(reminderKey(actorType, actorId, name), DELETED);
         },
       },
       emit(event: EventEnvelope): void {
@@ -192,9 +195,9 @@ export class EmbeddedActorHost implements ActorInvoker {
     };
   }
 
-  /** State changes and the outbox (or the in-process delivery) in one LMDB transaction. */
-  private commit(key: string, dirty: Map<string, unknown>, events: EventEnvelope[]): void {
-    if (dirty.size === 0 && events.length === 0) return;
+  /** State changes, reminders and the outbox (or the in-process delivery) in one LMDB transaction. */
+  private commit(key: string, dirty: Map<string, unknown>, events: EventEnvelope[], reminders: Turn['reminders']): void {
+    if (dirty.size === 0 && events.length === 0 && reminders.size === 0) return;
     const { root, actorState, outbox } = this.options.db;
     const deliver = this.options.deliverInCommit;
     root.transactionSync(() => {
@@ -206,7 +209,9 @@ export class EmbeddedActorHost implements ActorInvoker {
         if (deliver) deliver(event);
         else outbox.putSync(event.id, event);
       }
+      this.storeReminders(reminders);
     });
+    this.scheduleCommitted(reminders);
     // Delivered in the commit: handed over and taken at once, and only once it has committed.
     if (deliver) {
       for (const event of events) {
@@ -244,6 +249,25 @@ export class EmbeddedActorHost implements ActorInvoker {
     this.outboxRetry.unref();
   }
 
+  private storeReminders(reminders: Turn['reminders']): void {
+    for (const [rKey, reminder] of reminders) {
+      if (reminder === DELETED) this.options.db.reminders.removeSync(rKey);
+      else this.options.db.reminders.putSync(rKey, reminder);
+    }
+  }
+
+  /** Timers follow the committed reminders (never a turn's that failed). */
+  private scheduleCommitted(reminders: Turn['reminders']): void {
+    for (const [rKey, reminder] of reminders) {
+      if (reminder !== DELETED) {
+        this.schedule(reminder);
+      } else {
+        clearTimeout(this.timers.get(rKey));
+        this.timers.delete(rKey);
+      }
+    }
+  }
+
   private schedule(reminder: StoredReminder): void {
     if (this.closed) return;
     const rKey = reminderKey(reminder.actorType, reminder.actorId, reminder.name);
@@ -263,16 +287,23 @@ export class EmbeddedActorHost implements ActorInvoker {
     const stored = () => this.options.db.reminders.get(rKey) as StoredReminder | undefined;
     if (stored()?.dueAt !== reminder.dueAt) return; // replaced or removed since scheduled
     try {
-      // Remove first, in the same turn: a reminder the handler registers again replaces it.
-      await this.turn(cls, reminder.actorId, async (instance) => {
-        if (stored()?.dueAt === reminder.dueAt) this.options.db.reminders.removeSync(rKey);
+      // The firing reminder is removed (a periodic one: moved to its next due time) in the turn's
+      // own commit, so a crash before that commit leaves it stored and it fires again after a
+      // restart. Set before the handler runs: a reminder the handler registers again replaces it.
+      await this.turn(cls, reminder.actorId, async (instance, turn) => {
+        if (stored()?.dueAt === reminder.dueAt) {
+          turn.reminders.set(rKey, reminder.periodMs ? { ...reminder, dueAt: this.now() + reminder.periodMs } : DELETED);
+        }
         await instance.onReminder(reminder.name, reminder.data);
+        faultPoint('reminder-before-commit');
       }, `reminder:${reminder.name}`);
       metrics.reminderFired(reminder.actorType, 'ok');
     } catch {
       metrics.reminderFired(reminder.actorType, 'failed');
-      // A failed reminder turn is retried, so a due expiry is never lost.
-      if (!stored()) {
+      // A failed reminder turn committed nothing: the reminder is still stored. It is retried,
+      // so a due expiry is never lost.
+      const current = stored();
+      if (!current || current.dueAt === reminder.dueAt) {
         const retry = { ...reminder, dueAt: this.now() + OUTBOX_RETRY_MS };
         this.options.db.reminders.putSync(rKey, retry);
         this.schedule(retry);
@@ -286,7 +317,7 @@ function reminderKey(actorType: string, actorId: string, name: string): string {
 }
 
 function newTurn(): Turn {
-  return { dirty: new Map(), events: [], gauges: [] };
+  return { dirty: new Map(), events: [], gauges: [], reminders: new Map() };
 }
 
 function noop(): void {}

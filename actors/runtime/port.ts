@@ -11,9 +11,20 @@ export interface ActorState {
   remove(key: string): void;
 }
 
+export interface ReminderOptions {
+  /**
+   * Periodic: due again every `periodMs` after the first time, until unregistered. A firing the
+   * host could not deliver (actor down) is followed by the next period's, so it suits a safety net.
+   */
+  periodMs?: number;
+}
+
 export interface ActorReminders {
-  /** One-shot reminder `name` due in `dueInMs`; registering the same name again replaces it. */
-  register(name: string, dueInMs: number, data?: unknown): Promise<void>;
+  /**
+   * Reminder `name` due in `dueInMs` (one-shot unless options.periodMs); registering the same name
+   * again replaces it. The embedded host stores it in the turn's own commit; Dapr at once.
+   */
+  register(name: string, dueInMs: number, data?: unknown, options?: ReminderOptions): Promise<void>;
   unregister(name: string): Promise<void>;
 }
 

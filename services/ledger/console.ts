@@ -33,7 +33,8 @@ const USAGE_FIELDS = ['id', 'occurredAt', 'unit', 'quantity', 'unitPrice', 'cost
 /** Every field an item can have, in the order of the CSV columns. */
 export const ITEM_FIELDS: Record<ConsoleKind, readonly string[]> = { bills: BILL_FIELDS, usage: USAGE_FIELDS };
 
-const taskIdOf = (holdId: string | undefined) => (holdId?.startsWith(IMAGE_HOLD_PREFIX) ? holdId.slice(IMAGE_HOLD_PREFIX.length) : undefined);
+/** An image's hold is `img:<taskId>`, or `img:<taskId>:<startId>` when a retry took its own (docs/money.md). */
+const taskIdOf = (holdId: string | undefined) => (holdId?.startsWith(IMAGE_HOLD_PREFIX) ? holdId.slice(IMAGE_HOLD_PREFIX.length).split(':')[0] : undefined);
 
 /** Copies the named fields that are present, in order: optional fields are left out, never null. */
 function pick<T>(source: Record<string, unknown>, fields: readonly string[]): T {

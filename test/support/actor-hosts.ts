@@ -15,13 +15,20 @@ import { openLocalDb, type LocalDb } from '../../lib/local-db';
 import type { AccountLedgerView } from '../../services/ledger/entries';
 import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
 import { RedisLedgerStore } from '../../services/ledger/redis-store';
-import { startTopology, type ProcessName } from '../../topology/topology';
+import { startTopology, type ProcessName, type RunningTopology } from '../../topology/topology';
 import { ADMIN_TOKEN } from './processes';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface ActorHostUnderTest {
   readonly invoker: ActorInvoker;
   /** Restarts the host; returns the invoker to use after. */
   restart(): Promise<ActorInvoker>;
+  /**
+   * Kills the host (the process; on Dapr the actors app, with its sidecar when `sidecar`), keeps
+   * it down for `ms`, starts it again; returns the invoker to use after.
+   */
+  outage(ms: number, options?: { sidecar?: boolean }): Promise<ActorInvoker>;
   /** The ledger's view of an account's pool-3 (after its events were delivered). */
   ledger(accountId: string): Promise<AccountLedgerView>;
   ledgerHas(eventId: string): Promise<boolean>;
@@ -59,6 +66,11 @@ export async function startEmbeddedActors(prefix: string, options: { deliverInCo
       await close();
       return open();
     },
+    outage: async (ms) => {
+      await close();
+      await sleep(ms);
+      return open();
+    },
     ledger: (accountId) => ledger.account(accountId, 'pool-3'),
     ledgerHas: (eventId) => ledger.has(eventId),
     close,
@@ -66,16 +78,25 @@ export async function startEmbeddedActors(prefix: string, options: { deliverInCo
 }
 
 /** restart: the processes a restart restarts, in order (default: the actors app and its sidecar). */
-export async function startDaprActors(prefix: string, basePort: number, options: { restart?: ProcessName[] } = {}): Promise<ActorHostUnderTest> {
+/** env: added to every app's environment (e.g. test-only fault points). */
+export async function startDaprActors(prefix: string, basePort: number, options: { restart?: ProcessName[]; env?: Record<string, string> } = {}): Promise<ActorHostUnderTest & { topology: RunningTopology }> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  const topology = await startTopology({ basePort, dataDir: join(dir, 'topology'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn' } });
+  const topology = await startTopology({ basePort, dataDir: join(dir, 'topology'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', ...options.env } });
   const sidecar = new DaprSidecar('127.0.0.1', topology.ports['daprd-gateway-http']);
   const ledger = await RedisLedgerStore.connect(topology.redisUrl);
   const invoker = new DaprActorInvoker(sidecar);
   return {
+    topology,
     invoker,
     restart: async () => {
       for (const name of options.restart ?? ['actors', 'daprd-actors']) await topology.restart(name);
+      return invoker;
+    },
+    outage: async (ms, outageOptions = {}) => {
+      const down: ProcessName[] = outageOptions.sidecar ? ['actors', 'daprd-actors'] : ['actors'];
+      for (const name of down) await topology.kill(name);
+      await sleep(ms);
+      for (const name of down) await topology.restart(name);
       return invoker;
     },
     ledger: (accountId) => ledger.account(accountId, 'pool-3'),

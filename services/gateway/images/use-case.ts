@@ -5,6 +5,7 @@
 // in time leaves the task unresolved (503 with its taskId) while the call runs on in the
 // background: its artifact, if one comes, is still recorded, even after UNKNOWN.
 
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ImageTaskClient } from '../../../actors/image-task/client';
 import { IMAGE_UNKNOWN_RESOLVED, type ImageTaskApi, type ImageTaskView, type Outcome, type Owner } from '../../../actors/image-task/ImageTaskInterface';
@@ -98,6 +99,8 @@ export class ImageService {
       owner: input.caller,
       fingerprint: requestFingerprint(input.modelId, input.body, input.directives),
       requestId: input.requestId,
+      // The request id may come from the client (X-Request-Id): this one is this request's own.
+      startId: randomUUID(),
       model: resolved.model.id,
       profileId: resolved.profile.profile_id,
       price,

@@ -1,0 +1,107 @@
+// Crashes at the points where a hold could be stranded, on the real embedded process: the process
+// kills itself at a test-only fault point (GATEWAY_FAULT_POINTS, docs/testing.md), is started
+// again on the same data directory, and every hold must still end, nothing held or charged twice.
+
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openLocalDb, type LocalDb } from '../../lib/local-db';
+import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
+import { balance, chat, fundedAccount, hello, image, json, picture } from '../support/api';
+import { eventually, passes } from '../support/eventually';
+import { startGateway, type GatewayProcess } from '../support/processes';
+
+jest.setTimeout(90_000);
+
+const FUNDS = 100_000_000;
+const IMAGE_PRICE = 40_000_000;
+
+describe('crash points on the embedded host', () => {
+  const dbs: LocalDb[] = [];
+  const gateways: GatewayProcess[] = [];
+  afterAll(async () => {
+    for (const gateway of gateways) await gateway.kill();
+    for (const db of dbs) await db.close();
+  });
+
+  function ledgerOf(dataDir: string) {
+    const db = openLocalDb(dataDir);
+    dbs.push(db);
+    return new LmdbLedgerStore(db);
+  }
+
+  async function exitOf(gateway: GatewayProcess): Promise<NodeJS.Signals | null> {
+    if (gateway.child.exitCode !== null || gateway.child.signalCode !== null) return gateway.child.signalCode;
+    return new Promise((resolve) => gateway.child.once('exit', (_code, signal) => resolve(signal)));
+  }
+
+  it('when the process dies after an expiry reminder ran but before its turn committed, then after a restart the hold still expires', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'gw-crash-reminder-')), 'data');
+    // The provider never answers within the hold's TTL: only the expiry reminder can end the hold.
+    const env = { GATEWAY_DATA_DIR: dataDir, GATEWAY_TEST_MODE: 'true', GATEWAY_HOLD_TTL_MS: '1000', GATEWAY_PROVIDER_TIMEOUT_MS: '60000' };
+    const first = await startGateway({ ...env, GATEWAY_FAULT_POINTS: 'reminder-before-commit' });
+    gateways.push(first);
+    const { accountId, apiKey } = await fundedAccount(first.url, FUNDS);
+    const hanging = chat(first.url, apiKey, { ...hello, max_tokens: 16 }, { headers: { 'x-sim-directive': 'hang' } }).catch(() => undefined);
+    expect(await exitOf(first)).toBe('SIGKILL');
+    await hanging;
+
+    const second = await startGateway(env, first.port);
+    gateways.push(second);
+    const ledger = ledgerOf(dataDir);
+    // The account is not touched: the expiry comes from the reminder alone (credit + release = 2 bills).
+    const view = await eventually(() => ledger.account(accountId, 'pool-3'), (v) => v.bills === 2, 20_000);
+    expect(view).toMatchObject({ bills: 2, balance: FUNDS });
+    expect(await balance(second.url, apiKey)).toMatchObject({ balance: FUNDS, held: 0, available: FUNDS });
+    await second.stop();
+  });
+
+  it("when the process dies after an image's hold was taken but before its task was committed, then a retry with the same Idempotency-Key completes once, before and after that hold expired", async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'gw-crash-image-')), 'data');
+    // An image hold lives for the deadline + the hold TTL: 9 s here.
+    const env = { GATEWAY_DATA_DIR: dataDir, GATEWAY_TEST_MODE: 'true', GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS: '8000', GATEWAY_HOLD_TTL_MS: '1000', GATEWAY_PROVIDER_TIMEOUT_MS: '2000' };
+    const armed = { ...env, GATEWAY_FAULT_POINTS: 'image-after-hold' };
+    let gateway = await startGateway(armed);
+    gateways.push(gateway);
+    const { accountId, apiKey } = await fundedAccount(gateway.url, FUNDS);
+    const crashWith = async (key: string) => {
+      // The connection breaks: the process died while answering.
+      expect(await image(gateway.url, apiKey, picture, { key }).then(() => 'answered', () => 'broken')).toBe('broken');
+      expect(await exitOf(gateway)).toBe('SIGKILL');
+      gateway = await startGateway(env, gateway.port);
+      gateways.push(gateway);
+    };
+
+    // A retry before the orphan hold expired takes that same hold: nothing is held twice.
+    const early = randomUUID();
+    await crashWith(early);
+    expect(await balance(gateway.url, apiKey)).toMatchObject({ balance: FUNDS, held: IMAGE_PRICE });
+    const retried = await image(gateway.url, apiKey, picture, { key: early });
+    expect(retried.body).toMatchObject({ status: 'succeeded', charged: IMAGE_PRICE });
+    expect(retried.status).toBe(200);
+    expect(await balance(gateway.url, apiKey)).toMatchObject({ balance: FUNDS - IMAGE_PRICE, held: 0 });
+
+    // A retry after the orphan hold expired (released, nothing charged) still completes, charged once.
+    await gateway.stop();
+    gateway = await startGateway(armed, gateway.port);
+    gateways.push(gateway);
+    const late = randomUUID();
+    await crashWith(late);
+    await passes(async () => expect(await balance(gateway.url, apiKey)).toMatchObject({ balance: FUNDS - IMAGE_PRICE, held: 0 }), 20_000);
+    const afterExpiry = await image(gateway.url, apiKey, picture, { key: late });
+    expect(afterExpiry.body).toMatchObject({ status: 'succeeded', charged: IMAGE_PRICE });
+    expect(afterExpiry.status).toBe(200);
+    expect(await image(gateway.url, apiKey, picture, { key: late })).toMatchObject({ status: 200, body: { taskId: afterExpiry.body.taskId, charged: IMAGE_PRICE } });
+
+    const expected = FUNDS - 2 * IMAGE_PRICE;
+    expect(await balance(gateway.url, apiKey)).toMatchObject({ balance: expected, held: 0, available: expected });
+    const ledger = ledgerOf(dataDir);
+    await passes(async () => expect(await ledger.account(accountId, 'pool-3')).toMatchObject({ balance: expected, usage: 2 }));
+    // One charge per image, each under its task (the retry's own hold names the task too).
+    const bills = await json(`${gateway.url}/api/distribution/api-credit/bills/page?size=20`, { headers: { authorization: `Bearer ${apiKey}` } });
+    const charges = bills.body.items.filter((item: { kind: string }) => item.kind === 'charge');
+    expect(charges.map((item: { taskId?: string; amount: number }) => [item.taskId, item.amount]).sort()).toEqual([[retried.body.taskId, IMAGE_PRICE], [afterExpiry.body.taskId, IMAGE_PRICE]].sort());
+    await gateway.stop();
+  });
+});
