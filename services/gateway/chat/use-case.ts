@@ -20,6 +20,8 @@ import type { Caller } from '../middleware/auth';
 import { checkBodySize, checkThinkingBudget, effectiveMaxTokens, rejectUnsupported, reservationEstimate } from './limits';
 import { upstreamFor, type ChatAdapters, type Upstream } from './upstream';
 import type { InboundWire, ParsedChat, StreamPiece } from './wires';
+import { DEFAULT_PROGRESS, HoldProgress, type ProgressEvery } from './hold-progress';
+import type { PendingSettlements } from './pending-settlements';
 
 export interface ChatDeps {
   catalog: Catalog;
@@ -28,6 +30,10 @@ export interface ChatDeps {
   maxBodyBytes: number;
   providerTimeoutMs: number;
   holdTtlMs: number;
+  /** How often a call records its progress on its hold and renews it (default 256 tokens or 2 s). */
+  holdProgress?: ProgressEvery;
+  /** Settles that did not land at once, retried until they do (./pending-settlements.ts). */
+  settlements: PendingSettlements;
   logger: Logger;
   /** Calls in flight, aborted when a graceful shutdown times out (./drain.ts). */
   drain?: Drain;
@@ -100,8 +106,25 @@ export function toGatewayProviderError(error: unknown): GatewayError {
 
 interface HoldHandle {
   holdId: string;
+  /** Records delivered usage on the hold and renews it, off the relay path. */
+  progress: HoldProgress;
   release(reason: string): Promise<unknown>;
+  /** Retried until it lands (the hold renewed meanwhile); throws only when refused. */
   settle(usage: TokenUsage): Promise<{ charged: number }>;
+}
+
+/** How long a JSON answer waits for its settle before it is sent without x-payg-charged (the settle goes on). */
+export const JSON_SETTLE_WAIT_MS = 5000;
+
+/** The value of `promise` if it resolves within `ms`, else undefined (a rejection within `ms` is thrown). */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The provider call's span (GenAI conventions), under the request's; undefined when untraced. */
@@ -133,18 +156,25 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
   await funds.reserve({ holdId, amount: chat.estimate, ttlMs: deps.holdTtlMs, requestId: input.requestId, model: chat.resolved.model.id, profileId: chat.resolved.profile.profile_id });
   if (input.capabilities.length > 0) res.setHeader('x-payg-capabilities', input.capabilities.join(', '));
   const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(deps.providerTimeoutMs)]);
+  const progress = new HoldProgress(funds, holdId, (usage) => usageLines(chat.prices, usage), deps.holdTtlMs, deps.holdProgress ?? DEFAULT_PROGRESS, deps.logger);
   const hold: HoldHandle = {
     holdId,
-    release: (reason) => funds.release({ holdId, reason }).catch((error) => deps.logger.error({ err: error, holdId }, 'release failed; the hold expires by itself')),
+    progress,
+    release: (reason) => {
+      progress.stop();
+      return funds.release({ holdId, reason }).catch((error) => deps.logger.error({ err: error, holdId }, 'release failed; the hold expires by itself'));
+    },
     settle: async (usage) => {
-      const settled = await funds.settle({ holdId, lines: usageLines(chat.prices, usage) });
+      progress.stop();
+      const settled = await deps.settlements.run(holdId, () => funds.settle({ holdId, lines: usageLines(chat.prices, usage) }), () => progress.renew());
       billed(usage);
       return settled;
     },
   };
 
   if (!chat.parsed.stream) {
-    const { opened: result, span } = await openProviderCall(chat, hold, () => wire.complete(chat.upstream, signal));
+    // Renewals only while the provider works: a JSON answer is delivered whole or not at all.
+    const { opened: result, span } = await openProviderCall(chat, hold, () => wire.complete(chat.upstream, signal)).finally(() => progress.stop());
     let usage: TokenUsage;
     try {
       usage = wire.usage(result);
@@ -153,8 +183,11 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
       throw error;
     }
     endModelCall(span, usage);
-    const settled = await hold.settle(usage);
-    res.setHeader('x-payg-charged', String(settled.charged));
+    // The answer waits a little for its charge; a settle still pending then goes on without it.
+    const settling = hold.settle(usage);
+    const settled = await within(settling, JSON_SETTLE_WAIT_MS);
+    if (settled) res.setHeader('x-payg-charged', String(settled.charged));
+    else settling.catch((error) => deps.logger.error({ err: error, holdId }, 'settle refused after the answer was sent'));
     res.json(wire.json(result, chat.resolved.model.id));
     return;
   }
@@ -214,14 +247,25 @@ async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, sig
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   res.flushHeaders();
   const modelId = chat.resolved.model.id;
+  // What the client was sent (frames flushed to the socket), recorded on the hold as it goes.
+  let inputReported: number | undefined;
+  let sentOutput = 0;
+  const sent = (error?: Error | null) => {
+    if (error) return;
+    sentOutput += 1;
+    hold.progress.delivered({ inputTokens: inputReported ?? Math.ceil(chat.inputBytes / 4), outputTokens: sentOutput });
+  };
   const { produced, failure } = await tallyStream(wire, chat, pieces, (piece) => {
+    if (piece.usage) inputReported = piece.usage.inputTokens;
     const frame = wire.frame(piece, modelId, chat.parsed);
-    if (frame !== undefined && !res.destroyed) res.write(frame);
+    if (frame === undefined || res.destroyed) return;
+    if (wire.producesOutput(piece)) res.write(frame, sent);
+    else res.write(frame);
   });
   // Charged for what was produced (tallyStream); nothing produced: released.
   endModelCall(span, produced, failure);
   if (!produced) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
-  else await hold.settle(produced).catch((error) => deps.logger.error({ err: error, holdId: hold.holdId }, 'settle failed; the hold expires by itself'));
+  else await hold.settle(produced).catch((error) => deps.logger.error({ err: error, holdId: hold.holdId }, 'settle refused; the hold ended otherwise'));
   // Before the client check: a provider failure counts whether or not anyone still listens.
   const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;
   if (res.destroyed) return;
