@@ -113,8 +113,11 @@ interface HoldHandle {
   settle(usage: TokenUsage): Promise<{ charged: number }>;
 }
 
-/** How long a JSON answer waits for its settle before it is sent without x-payg-charged (the settle goes on). */
-export const JSON_SETTLE_WAIT_MS = 5000;
+/**
+ * How long an answer waits for its settle: a JSON answer is then sent without x-payg-charged, a
+ * stream's end is then sent; either way the settle goes on until it lands (PendingSettlements).
+ */
+export const SETTLE_WAIT_MS = 5000;
 
 /** The value of `promise` if it resolves within `ms`, else undefined (a rejection within `ms` is thrown). */
 async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
@@ -185,7 +188,7 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
     endModelCall(span, usage);
     // The answer waits a little for its charge; a settle still pending then goes on without it.
     const settling = hold.settle(usage);
-    const settled = await within(settling, JSON_SETTLE_WAIT_MS);
+    const settled = await within(settling, SETTLE_WAIT_MS);
     if (settled) res.setHeader('x-payg-charged', String(settled.charged));
     else settling.catch((error) => deps.logger.error({ err: error, holdId }, 'settle refused after the answer was sent'));
     res.json(wire.json(result, chat.resolved.model.id));
@@ -265,7 +268,11 @@ async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, sig
   // Charged for what was produced (tallyStream); nothing produced: released.
   endModelCall(span, produced, failure);
   if (!produced) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
-  else await hold.settle(produced).catch((error) => deps.logger.error({ err: error, holdId: hold.holdId }, 'settle refused; the hold ended otherwise'));
+  else {
+    // The end waits a little for the charge; a settle still pending then lands after it.
+    const settling = hold.settle(produced).catch((error) => deps.logger.error({ err: error, holdId: hold.holdId }, 'settle refused; the hold ended otherwise'));
+    await within(settling, SETTLE_WAIT_MS);
+  }
   // Before the client check: a provider failure counts whether or not anyone still listens.
   const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;
   if (res.destroyed) return;
