@@ -10,7 +10,7 @@ import { startTopology, type RunningTopology } from '../../topology/topology';
 import { balance, fundedAccount } from '../support/api';
 import { eventually } from '../support/eventually';
 import { ADMIN_TOKEN } from '../support/processes';
-import { startClientStream } from '../support/streams';
+import { startClientStream, type ClientStream } from '../support/streams';
 
 jest.setTimeout(300_000);
 
@@ -33,7 +33,7 @@ describe('settles while the actors app is down (Dapr)', () => {
   it('when the actors app is killed while streams finish, then every stream that sent [DONE] is charged once for its usage after it is back', async () => {
     const url = topology.gatewayUrls[0];
     const accounts = await Promise.all(Array.from({ length: STREAMS }, () => fundedAccount(url, FUNDS)));
-    const streams = [];
+    const streams: ClientStream[] = [];
     for (const { apiKey } of accounts) {
       streams.push(startClientStream(url, apiKey, 'tokens=150;stream-delay=20', 200));
       await sleep(150);
