@@ -168,6 +168,14 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     return this.outcome(request.holdId, 'open', BigInt(hold.amount), 0n, state);
   }
 
+  /** A release asExpiry: the hold ends now as its expiry would end it (expireHold). */
+  private async expireNow(state: FundsState, holdId: string): Promise<HoldOutcome> {
+    this.expireHold(state, holdId);
+    this.save(state);
+    const closed = (await this.closedHold(holdId)) as ClosedHold;
+    return this.outcome(holdId, 'expired', BigInt(closed.amount), BigInt(closed.charged), state);
+  }
+
   /**
    * A settle that finds its hold expired: the expiry's outcome stands, and the usage beyond what
    * the expiry charged is recorded as platform-borne (a bill row with balanceDelta 0 and a usage
@@ -177,8 +185,9 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     const answer = () => this.outcome(holdId, 'expired', BigInt(closed.amount), BigInt(closed.charged), state);
     if (closed.borne !== undefined) return answer();
     const { lines, cost } = costed(beyond(usage, closed.expired?.lines));
-    this.ctx.state.set<ClosedHold>(CLOSED_KEY_PREFIX + holdId, { ...closed, borne: cost.toString() });
+    // Nothing beyond the expiry's charge (or an empty settle, which only asks): nothing to record.
     if (lines.length === 0) return answer();
+    this.ctx.state.set<ClosedHold>(CLOSED_KEY_PREFIX + holdId, { ...closed, borne: cost.toString() });
     const now = this.ctx.now();
     const meta = closed.expired ?? { requestId: '', model: '', profileId: '' };
     const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId };
@@ -192,6 +201,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     const state = await this.load();
     const hold = state.holds[request.holdId];
     if (!hold) return this.repeatOrConflict(state, request.holdId, 'released');
+    if (request.asExpiry === true) return this.expireNow(state, request.holdId);
     this.end(state, request.holdId, 'released', request.reason);
     this.save(state);
     return this.outcome(request.holdId, 'released', BigInt(hold.amount), 0n, state);

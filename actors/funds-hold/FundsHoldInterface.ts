@@ -49,6 +49,11 @@ export interface ProgressRequest {
 export interface ReleaseRequest {
   holdId: string;
   reason: string;
+  /**
+   * The call's process is gone (a session run's lease ran out): end the hold as its expiry
+   * would, charged for its progress record if it has one, else released.
+   */
+  asExpiry?: boolean;
 }
 
 export interface CreditRequest {
