@@ -13,7 +13,7 @@ const capabilitiesHeader = {
 };
 const gateDescription = `Gated (x-gate: compat). Usable only once the shared compatibility gate passes; its conditions, in order, each refusing with 403 and its own code: ${COMPAT_GATE.map((c) => `${c.condition} → ${c.code} (${c.requires})`).join('; ')}. Behind the gate: the same limits, holds and pool-3 billing as the open chat routes.`;
 const chatAnswers = (shape: string) => ({
-  '200': { description: `${shape}; header x-payg-charged on JSON answers` },
+  '200': { description: `${shape}; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge lands later)` },
   '400': errorAnswer('Invalid input: the limits of the chat route, wire_format_mismatch, wire_translation_inexact (the model is served on the other wire and the request cannot be translated exactly)'),
   '401': errorAnswer('Missing or unknown credential'),
   '402': errorAnswer('insufficient_funds'),

@@ -134,6 +134,20 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
         if (host.ledgerBalance) expect(await eventually(() => host.ledgerBalance!(id), (b) => b === 10_000 - 410)).toBe(10_000 - 410);
       });
 
+      it('when a hold is released asExpiry (its process is gone), then it is charged for its progress at once, or released without one', async () => {
+        const funds = client.of(account());
+        await funds.credit({ amount: 10_000, reference: 'c' });
+        const withProgress = randomUUID();
+        await funds.reserve({ holdId: withProgress, amount: 1000, ttlMs: 600_000, ...meta });
+        await funds.progress({ holdId: withProgress, lines: output(40), ttlMs: 600_000 });
+        expect(await funds.release({ holdId: withProgress, reason: 'run_lease_expired', asExpiry: true })).toMatchObject({ state: 'expired', charged: 90, balance: 9910 });
+        expect(await funds.release({ holdId: withProgress, reason: 'run_lease_expired', asExpiry: true })).toMatchObject({ state: 'expired', charged: 90, balance: 9910 });
+        const without = randomUUID();
+        await funds.reserve({ holdId: without, amount: 1000, ttlMs: 600_000, ...meta });
+        expect(await funds.release({ holdId: without, reason: 'run_lease_expired', asExpiry: true })).toMatchObject({ state: 'expired', charged: 0, balance: 9910 });
+        expect(await funds.getBalance()).toMatchObject({ balance: 9910, held: 0, openHolds: 0 });
+      });
+
       it('when progress exceeds the hold, then expiry charges the hold and no more', async () => {
         const funds = client.of(account());
         await funds.credit({ amount: 10_000, reference: 'c' });
