@@ -12,6 +12,7 @@ import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
 import { balance, fundedAccount } from '../support/api';
 import { eventually } from '../support/eventually';
 import { startGateway, type GatewayProcess } from '../support/processes';
+import { follow, newSession, runEnded, startRun } from '../support/sessions';
 import { startClientStream, type ClientStream } from '../support/streams';
 
 jest.setTimeout(300_000);
@@ -31,6 +32,7 @@ describe('kill -9 of the embedded gateway mid-stream', () => {
     GATEWAY_HOLD_TTL_MS: '9000',
     GATEWAY_HOLD_PROGRESS_TOKENS: '32',
     GATEWAY_HOLD_PROGRESS_MS: '250',
+    GATEWAY_SESSION_RUN_LEASE_MS: '1500',
   };
   let gateway: GatewayProcess | undefined;
   let db: LocalDb | undefined;
@@ -78,5 +80,32 @@ describe('kill -9 of the embedded gateway mid-stream', () => {
     console.info(`kill -9 rounds: ${received} output tokens received, ${charged} charged (${((100 * charged) / received).toFixed(1)}%)`);
     expect(received).toBeGreaterThan(0);
     expect(charged / received).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('when the gateway carrying a session run is killed, then its lease charges the output recorded as appended, never more than readers saw', async () => {
+    await gateway?.stop();
+    gateway = await startGateway(env, gateway?.port);
+    const { accountId, apiKey } = await fundedAccount(gateway.url, FUNDS);
+    const sessionId = await newSession(gateway.url, apiKey);
+    const accepted = await startRun(gateway.url, apiKey, sessionId, { model: 'sim-chat', messages: [{ role: 'user', content: 'count' }], max_tokens: 4000 }, { 'x-sim-directive': 'tokens=3000; stream-delay=2' });
+    expect(accepted.status).toBe(202);
+    await follow(gateway.url, apiKey, sessionId, { until: (events) => events.filter((e) => e.event === 'run.delta').length >= 20 });
+    await new Promise((r) => setTimeout(r, 1500));
+    await gateway.kill();
+    gateway = await startGateway(env, gateway.port);
+    const { events } = await follow(gateway.url, apiKey, sessionId, { until: runEnded(accepted.body.run_id), timeoutMs: 60_000 });
+    const seen = (events.filter((e) => e.event === 'run.delta').map((e) => e.data.delta).join('').match(/tok\d+/g) ?? []).length;
+    const failed = events.at(-1)!;
+    expect(failed).toMatchObject({ event: 'run.failed', data: { code: 'run_lease_expired' } });
+    db ??= openLocalDb(env.GATEWAY_DATA_DIR);
+    const ledger = new LmdbLedgerStore(db);
+    const rows = (await ledger.rows('usage', accountId, 'pool-3', 1, await ledger.count('usage', accountId, 'pool-3'))) as UsageRow[];
+    const chargedTokens = rows.filter((r) => r.unit === 'TEXT_OUTPUT').reduce((sum, r) => sum + r.quantity, 0);
+    console.info(`session run killed: ${seen} output tokens appended, ${chargedTokens} charged`);
+    expect(chargedTokens).toBeGreaterThan(0);
+    expect(chargedTokens).toBeLessThanOrEqual(seen);
+    expect(chargedTokens / seen).toBeGreaterThanOrEqual(0.9);
+    expect(failed.data.charged).toBe(rows.reduce((sum, r) => sum + r.charged, 0));
+    expect(await balance(gateway.url, apiKey)).toMatchObject({ balance: FUNDS - failed.data.charged, held: 0 });
   });
 });
