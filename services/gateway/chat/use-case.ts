@@ -1,8 +1,10 @@
 // PAYG text chat, as a story: check the model and the limits, reserve the estimate on the
 // account's FundsHold of the route's funding pool, call the provider with the frozen
-// max_tokens, settle for the actual usage (never above the hold) or release when nothing was
-// produced. The same story on both inbound wires (./wires.ts): OpenAI chat completions and
-// Anthropic messages, each served natively or, where exact, by a profile of the other wire.
+// max_tokens, recording on the hold what the client was sent as it goes (./hold-progress.ts),
+// settle for the actual usage (never above the hold; retried until it lands,
+// ./pending-settlements.ts) or release when nothing was produced. The same story on both
+// inbound wires (./wires.ts): OpenAI chat completions and Anthropic messages, each served
+// natively or, where exact, by a profile of the other wire.
 
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
@@ -194,7 +196,8 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
     res.json(wire.json(result, chat.resolved.model.id));
     return;
   }
-  await streamChat(deps, wire, chat, signal, res, hold);
+  // Whatever ends the stream, no renewal outlives it (a settle or release stops them earlier).
+  await streamChat(deps, wire, chat, signal, res, hold).finally(() => progress.stop());
 }
 
 /** What a stream produced, by the charge rules of docs/money.md; and how it ended. */
