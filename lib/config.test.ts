@@ -1,4 +1,4 @@
-import { ConfigError, DRAIN_HARD_EXIT_AFTER_MS, gatewayStopGraceMs, IMAGE_UNKNOWN_DEADLINE_MS, loadConfig } from './config';
+import { ConfigError, DRAIN_HARD_EXIT_AFTER_MS, gatewayStopGraceMs, HOLD_TTL_MARGIN_MS, IMAGE_UNKNOWN_DEADLINE_MS, loadConfig, TEST_HOLD_TTL_MARGIN_MS } from './config';
 
 describe('image settings', () => {
   it('when nothing is set, then the UNKNOWN_IMAGE_V1 deadline is 24 hours and the image hold outlives it', () => {
@@ -112,5 +112,29 @@ describe('fault points (test only)', () => {
     expect(loadConfig({ GATEWAY_FAULT_POINTS: 'image-after-hold, reminder-before-commit:once', GATEWAY_TEST_MODE: 'true' }).faultPoints).toEqual(['image-after-hold', 'reminder-before-commit:once']);
     expect(() => loadConfig({ GATEWAY_FAULT_POINTS: 'image-after-hold:twice', GATEWAY_TEST_MODE: 'true' })).toThrow(/image-after-hold:twice/);
     expect(loadConfig({}).faultPoints).toEqual([]);
+  });
+});
+
+describe('hold settings', () => {
+  it('when nothing is set, then a hold lives 60 s past the provider timeout and progress is recorded every 256 tokens or 2 s', () => {
+    const config = loadConfig({});
+    expect(config.holdTtlMs).toBe(config.providerTimeoutMs + 60_000);
+    expect(config.holdProgress).toEqual({ everyTokens: 256, everyMs: 2000 });
+  });
+  it('when the hold ttl does not outlast the provider timeout by the margin, then start-up is refused naming both settings', () => {
+    for (const ttl of ['1000', '120000', String(120_000 + HOLD_TTL_MARGIN_MS - 1)]) {
+      expect(() => loadConfig({ GATEWAY_HOLD_TTL_MS: ttl })).toThrow(/GATEWAY_HOLD_TTL_MS[\s\S]*GATEWAY_PROVIDER_TIMEOUT_MS/);
+    }
+    expect(() => loadConfig({ GATEWAY_PROVIDER_TIMEOUT_MS: '600000' , GATEWAY_HOLD_TTL_MS: '300000' })).toThrow(ConfigError);
+    expect(loadConfig({ GATEWAY_HOLD_TTL_MS: String(120_000 + HOLD_TTL_MARGIN_MS) }).holdTtlMs).toBe(130_000);
+  });
+  it('when in test mode, then a short margin is accepted so that expiry can be watched in seconds', () => {
+    expect(loadConfig({ GATEWAY_TEST_MODE: 'true', GATEWAY_PROVIDER_TIMEOUT_MS: '1500', GATEWAY_HOLD_TTL_MS: String(1500 + TEST_HOLD_TTL_MARGIN_MS) }).holdTtlMs).toBe(2500);
+    expect(() => loadConfig({ GATEWAY_TEST_MODE: 'true', GATEWAY_PROVIDER_TIMEOUT_MS: '1500', GATEWAY_HOLD_TTL_MS: '2000' })).toThrow(/GATEWAY_HOLD_TTL_MS/);
+  });
+  it('when a progress interval is out of range, then start-up is refused naming it', () => {
+    expect(() => loadConfig({ GATEWAY_HOLD_PROGRESS_TOKENS: '0' })).toThrow(/GATEWAY_HOLD_PROGRESS_TOKENS/);
+    expect(() => loadConfig({ GATEWAY_HOLD_PROGRESS_MS: '99' })).toThrow(/GATEWAY_HOLD_PROGRESS_MS/);
+    expect(loadConfig({ GATEWAY_HOLD_PROGRESS_TOKENS: '20', GATEWAY_HOLD_PROGRESS_MS: '500' }).holdProgress).toEqual({ everyTokens: 20, everyMs: 500 });
   });
 });

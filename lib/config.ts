@@ -24,6 +24,8 @@ const envSchema = z.object({
   GATEWAY_PROXY_MAX_BODY_BYTES: int(1, HARD_BODY_LIMIT).default(HARD_BODY_LIMIT),
   GATEWAY_PROVIDER_TIMEOUT_MS: int(1, 3_600_000).default(120_000),
   GATEWAY_HOLD_TTL_MS: int(1000, 86_400_000).optional(),
+  GATEWAY_HOLD_PROGRESS_TOKENS: int(1, 1_000_000).default(256),
+  GATEWAY_HOLD_PROGRESS_MS: int(100, 600_000).default(2000),
   GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS: int(1000, DAY_MS).optional(),
   GATEWAY_IMAGE_ARTIFACT_WAIT_MS: int(1, DAY_MS).optional(),
   GATEWAY_FSYNC: z.enum(['always', 'os']).default('os'),
@@ -66,6 +68,18 @@ export function gatewayStopGraceMs(env: NodeJS.ProcessEnv): number {
   if (!parsed.success) throw new ConfigError(`invalid configuration:\n  GATEWAY_DRAIN_TIMEOUT_MS: ${parsed.error.issues[0]?.message}`);
   return parsed.data + DRAIN_HARD_EXIT_AFTER_MS + 5_000;
 }
+
+/**
+ * How much longer than the provider timeout a hold must live. When the timeout fires the call
+ * still has to end and settle (one actor call, milliseconds; on Dapr up to 5 × 1 s of actor
+ * retries while an actors app restarts): 10 s covers that. Beyond it, a stream renews its hold
+ * while it runs and a pending settle renews it until it lands (docs/money.md), so a TTL this
+ * short is enough, but no shorter one: a hold that could expire under a running call would let
+ * the call be delivered free.
+ */
+export const HOLD_TTL_MARGIN_MS = 10_000;
+/** In test mode (GATEWAY_TEST_MODE=true), so that tests can watch holds expire in seconds. */
+export const TEST_HOLD_TTL_MARGIN_MS = 1000;
 
 export class ConfigError extends Error {}
 
@@ -140,6 +154,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const imageDeadlineMs = e.GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS ?? IMAGE_UNKNOWN_DEADLINE_MS;
   const oauth = oauthConfig(e);
   const holdTtlMs = e.GATEWAY_HOLD_TTL_MS ?? providerTimeoutMs + 60_000;
+  const margin = e.GATEWAY_TEST_MODE ? TEST_HOLD_TTL_MARGIN_MS : HOLD_TTL_MARGIN_MS;
+  if (holdTtlMs < providerTimeoutMs + margin) {
+    throw new ConfigError(`invalid configuration:\n  GATEWAY_HOLD_TTL_MS: ${holdTtlMs} ms does not outlast GATEWAY_PROVIDER_TIMEOUT_MS (${providerTimeoutMs} ms) by ${margin} ms; a hold could expire under a call still running. Set it to at least ${providerTimeoutMs + margin}`);
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -150,8 +168,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** The text service's own limit and the proxy's; the upstream's comes from the provider. */
     maxBodyBytes: Math.min(e.GATEWAY_MAX_BODY_BYTES, e.GATEWAY_PROXY_MAX_BODY_BYTES, HARD_BODY_LIMIT),
     providerTimeoutMs,
-    /** A hold outlives the provider timeout; its expiry reminder releases it if its request vanished. */
+    /** A hold outlives the provider timeout by HOLD_TTL_MARGIN_MS at least; its expiry ends it if its request vanished. */
     holdTtlMs,
+    /** A stream records its progress on its hold (and renews it) every this many output tokens or ms, whichever first. */
+    holdProgress: { everyTokens: e.GATEWAY_HOLD_PROGRESS_TOKENS, everyMs: e.GATEWAY_HOLD_PROGRESS_MS },
     images: {
       /** Frozen into each task at reservation (UNKNOWN_IMAGE_V1). */
       deadlineMs: imageDeadlineMs,

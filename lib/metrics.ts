@@ -84,6 +84,20 @@ const holdsOpen = new Gauge({
   registers: [registry],
 });
 
+const platformBorne = new Counter({
+  name: 'payg_platform_borne_total',
+  help: 'Usage the platform bore that a hold could not charge, by reason (settle_after_expiry: the settle came after its hold expired); events',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
+const platformBorneAmount = new Counter({
+  name: 'payg_platform_borne_nano_usd_total',
+  help: 'The cost of that usage in nano-USD, by reason',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
 const remindersFired = new Counter({
   name: 'payg_reminders_fired_total',
   help: 'Actor reminders run, by actor type and outcome (failed: retried later)',
@@ -122,8 +136,12 @@ const ledgerEvents = new Counter({
 export type ReminderOutcome = 'ok' | 'failed';
 export type ProviderErrorLabel = 'rejected' | 'unavailable' | 'timeout' | 'protocol' | 'other';
 export type LedgerOutcome = 'appended' | 'duplicate' | 'retry' | 'dropped';
-/** Gauges an actor moves through its host (see ActorContext.adjustGauge). */
-export type ActorGauge = 'holds_open';
+export type PlatformBorneReason = 'settle_after_expiry';
+/**
+ * What an actor moves through its host once its turn has committed (see ActorContext.adjustGauge):
+ * the open-holds gauge, and the platform-borne counters (one event, `delta` nano-USD).
+ */
+export type ActorGauge = 'holds_open' | `platform_borne:${PlatformBorneReason}`;
 
 const TOPIC_LABELS: ReadonlySet<string> = new Set<Topic>(['billing', 'usage']);
 
@@ -143,6 +161,10 @@ export const metrics = {
   },
   actorGauge(gauge: ActorGauge, delta: number): void {
     if (gauge === 'holds_open') holdsOpen.inc(delta);
+    else if (gauge === 'platform_borne:settle_after_expiry') {
+      platformBorne.inc({ reason: 'settle_after_expiry' });
+      platformBorneAmount.inc({ reason: 'settle_after_expiry' }, delta);
+    }
   },
   reminderFired(actorType: string, outcome: ReminderOutcome): void {
     remindersFired.inc({ actor_type: actorType, outcome });

@@ -14,11 +14,13 @@ import {
   type CreditRequest,
   type FundsHoldApi,
   type HoldOutcome,
+  type ProgressRequest,
   type ReleaseRequest,
   type ReserveRequest,
   type SettleRequest,
 } from './FundsHoldInterface';
 import { canTransition, type HoldState } from './transitions';
+import { beyond, costed, mergeProgress, recordLines, type RecordedLine } from './usage';
 
 const STATE_KEY = 'funds';
 const CREDIT_KEY_PREFIX = 'credit:';
@@ -39,6 +41,8 @@ const expiryReminderName = (dueAt: number) => `${EXPIRY_REMINDER}@${dueAt}`;
 const NET_REMINDER = `${EXPIRY_REMINDER}:net`;
 const NET_MIN_PERIOD_MS = 1000;
 const NET_MAX_PERIOD_MS = 10 * 60 * 1000;
+/** The reason a settle after expiry gives for the usage the platform bears (bill row reference, metric label). */
+const PLATFORM_BORNE_AFTER_EXPIRY = 'settle_after_expiry';
 
 interface OpenHold {
   amount: string;
@@ -46,13 +50,22 @@ interface OpenHold {
   requestId: string;
   model: string;
   profileId: string;
+  /** The usage delivered so far (progress): what expiry charges if the call never settles. */
+  progress?: RecordedLine[];
 }
 
 interface ClosedHold {
   state: Exclude<HoldState, 'open'>;
   amount: string;
   charged: string;
+  /** Expired holds: who the hold was for, and the usage its expiry charged (settle after expiry). */
+  expired?: { requestId: string; model: string; profileId: string; lines: RecordedLine[] };
+  /** Settle after expiry: the cost recorded as platform-borne (set once; a repeat records nothing). */
+  borne?: string;
 }
+
+/** The longest renewal a progress record may ask for. */
+const MAX_TTL_MS = 86_400_000;
 
 interface FundsState {
   balance: string;
@@ -111,18 +124,16 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
   }
 
   async settle(request: SettleRequest): Promise<HoldOutcome> {
+    const recorded = recordLines(request.lines);
     const state = await this.load();
     const hold = state.holds[request.holdId];
-    if (!hold) return this.repeatOrConflict(state, request.holdId, 'settled');
+    if (!hold) {
+      const closed = await this.closedHold(request.holdId);
+      if (closed?.state === 'expired') return this.settleAfterExpiry(state, request.holdId, closed, recorded);
+      return this.repeatOrConflict(state, request.holdId, 'settled');
+    }
     const amount = BigInt(hold.amount);
-    let cost = 0n;
-    const lines = request.lines.map((line) => {
-      const quantity = parseAmount(line.quantity);
-      const unitPrice = parseAmount(line.unitPrice);
-      const lineCost = quantity * unitPrice;
-      cost += lineCost;
-      return { unit: line.unit, quantity: toJsonAmount(quantity), unitPrice: toJsonAmount(unitPrice), cost: toJsonAmount(lineCost) };
-    });
+    const { lines, cost } = costed(recorded);
     // Never above the hold: usage beyond the estimate is borne by the platform.
     const charged = request.platformBorne ? 0n : min(cost, amount);
     const balance = BigInt(state.balance) - charged;
@@ -141,10 +152,64 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     return this.outcome(request.holdId, 'settled', amount, charged, state);
   }
 
+  /**
+   * Records on an open hold the usage delivered so far (the newest record wins, no quantity goes
+   * down) and pushes its expiry to now + ttlMs: a call still running keeps its hold. Idempotent.
+   * An ended hold answers its outcome and records nothing.
+   */
+  async progress(request: ProgressRequest): Promise<HoldOutcome> {
+    const recorded = recordLines(request.lines);
+    if (!Number.isSafeInteger(request.ttlMs) || request.ttlMs < 1 || request.ttlMs > MAX_TTL_MS) {
+      throw new GatewayError('invalid_request', `ttlMs must be an integer from 1 to ${MAX_TTL_MS}`, { param: 'ttlMs' });
+    }
+    const state = await this.load();
+    const hold = state.holds[request.holdId];
+    if (!hold) {
+      const closed = await this.closedHold(request.holdId);
+      if (!closed) throw new GatewayError('hold_not_found', `no hold ${request.holdId}`);
+      return this.outcome(request.holdId, closed.state, BigInt(closed.amount), BigInt(closed.charged), state);
+    }
+    if (recorded.length > 0) hold.progress = mergeProgress(hold.progress, recorded);
+    // Later than the pending reminder: that reminder finds the hold not yet due and re-arms for it.
+    hold.expiresAt = Math.max(hold.expiresAt, this.ctx.now() + request.ttlMs);
+    this.save(state);
+    return this.outcome(request.holdId, 'open', BigInt(hold.amount), 0n, state);
+  }
+
+  /** A release asExpiry: the hold ends now as its expiry would end it (expireHold). */
+  private async expireNow(state: FundsState, holdId: string): Promise<HoldOutcome> {
+    this.expireHold(state, holdId);
+    this.save(state);
+    const closed = (await this.closedHold(holdId)) as ClosedHold;
+    return this.outcome(holdId, 'expired', BigInt(closed.amount), BigInt(closed.charged), state);
+  }
+
+  /**
+   * A settle that finds its hold expired: the expiry's outcome stands, and the usage beyond what
+   * the expiry charged is recorded as platform-borne (a bill row with balanceDelta 0 and a usage
+   * row charged 0, counted in payg_platform_borne_total), once: a repeat records nothing more.
+   */
+  private async settleAfterExpiry(state: FundsState, holdId: string, closed: ClosedHold, usage: RecordedLine[]): Promise<HoldOutcome> {
+    const answer = () => this.outcome(holdId, 'expired', BigInt(closed.amount), BigInt(closed.charged), state);
+    if (closed.borne !== undefined) return answer();
+    const { lines, cost } = costed(beyond(usage, closed.expired?.lines));
+    // Nothing beyond the expiry's charge (or an empty settle, which only asks): nothing to record.
+    if (lines.length === 0) return answer();
+    this.ctx.state.set<ClosedHold>(CLOSED_KEY_PREFIX + holdId, { ...closed, borne: cost.toString() });
+    const now = this.ctx.now();
+    const meta = closed.expired ?? { requestId: '', model: '', profileId: '' };
+    const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId };
+    this.ctx.emit(billingEvent(`${holdId}:platform-borne`, now, { ...common, kind: 'platform_borne', balanceDelta: 0, amount: toJsonAmount(cost), reference: PLATFORM_BORNE_AFTER_EXPIRY }));
+    this.ctx.emit(usageEvent(`${holdId}:usage-borne`, now, { ...common, lines, charged: 0 }));
+    this.ctx.adjustGauge(`platform_borne:${PLATFORM_BORNE_AFTER_EXPIRY}`, toJsonAmount(cost));
+    return answer();
+  }
+
   async release(request: ReleaseRequest): Promise<HoldOutcome> {
     const state = await this.load();
     const hold = state.holds[request.holdId];
     if (!hold) return this.repeatOrConflict(state, request.holdId, 'released');
+    if (request.asExpiry === true) return this.expireNow(state, request.holdId);
     this.end(state, request.holdId, 'released', request.reason);
     this.save(state);
     return this.outcome(request.holdId, 'released', BigInt(hold.amount), 0n, state);
@@ -224,7 +289,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     let ended = 0;
     for (const [holdId, hold] of Object.entries(state.holds)) {
       if (hold.expiresAt > now) continue;
-      this.end(state, holdId, 'expired', 'expired');
+      this.expireHold(state, holdId);
       ended++;
     }
     return ended;
@@ -258,22 +323,43 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     }
   }
 
+  /**
+   * What expiry does to one open hold: with a progress record it is charged for the usage
+   * recorded (at most the hold, the same events as a settle); without one it is released.
+   */
+  private expireHold(state: FundsState, holdId: string): void {
+    const hold = state.holds[holdId];
+    if (!hold.progress || hold.progress.length === 0) {
+      this.end(state, holdId, 'expired', 'expired');
+      return;
+    }
+    const amount = BigInt(hold.amount);
+    const { lines, cost } = costed(hold.progress);
+    const charged = min(cost, amount);
+    state.balance = (BigInt(state.balance) - charged).toString();
+    this.close(state, holdId, 'expired', amount, charged, { requestId: hold.requestId, model: hold.model, profileId: hold.profileId, lines: hold.progress });
+    const now = this.ctx.now();
+    const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: hold.requestId, model: hold.model, profileId: hold.profileId };
+    this.ctx.emit(billingEvent(`${holdId}:charge`, now, { ...common, kind: 'charge', balanceDelta: -toJsonAmount(charged), amount: toJsonAmount(charged), reference: 'expired_with_progress' }));
+    this.ctx.emit(usageEvent(`${holdId}:usage`, now, { ...common, lines, charged: toJsonAmount(charged) }));
+  }
+
   /** Ends an open hold without a charge (released or expired) and emits the release. */
   private end(state: FundsState, holdId: string, to: 'released' | 'expired', reason: string): void {
     const hold = state.holds[holdId];
     const amount = BigInt(hold.amount);
-    this.close(state, holdId, to, amount, 0n);
+    this.close(state, holdId, to, amount, 0n, to === 'expired' ? { requestId: hold.requestId, model: hold.model, profileId: hold.profileId, lines: [] } : undefined);
     this.ctx.emit(billingEvent(`${holdId}:release`, this.ctx.now(), {
       kind: 'release', accountId: this.accountId, pool: this.pool, balanceDelta: 0, amount: toJsonAmount(amount),
       holdId, requestId: hold.requestId, model: hold.model, profileId: hold.profileId, reference: reason,
     }));
   }
 
-  private close(state: FundsState, holdId: string, to: Exclude<HoldState, 'open'>, amount: bigint, charged: bigint): void {
+  private close(state: FundsState, holdId: string, to: Exclude<HoldState, 'open'>, amount: bigint, charged: bigint, expired?: ClosedHold['expired']): void {
     if (!canTransition('open', to)) throw new GatewayError('hold_state_conflict', `a hold cannot move from open to ${to}`);
     delete state.holds[holdId];
     this.ctx.adjustGauge('holds_open', -1);
-    this.ctx.state.set<ClosedHold>(CLOSED_KEY_PREFIX + holdId, { state: to, amount: amount.toString(), charged: charged.toString() });
+    this.ctx.state.set<ClosedHold>(CLOSED_KEY_PREFIX + holdId, { state: to, amount: amount.toString(), charged: charged.toString(), ...(expired ? { expired } : {}) });
   }
 
   private closedHold(holdId: string): Promise<ClosedHold | undefined> {

@@ -15,7 +15,7 @@ export function fundsHoldActorId(accountId: string, pool: string = DEFAULT_POOL)
 export interface ReserveRequest {
   holdId: string;
   amount: number;
-  /** How long the hold may stay open before its expiry reminder releases it. */
+  /** How long the hold may stay open before its expiry reminder ends it (pushed out by progress). */
   ttlMs: number;
   requestId: string;
   model: string;
@@ -36,9 +36,24 @@ export interface SettleRequest {
   platformBorne?: boolean;
 }
 
+/**
+ * The usage a call has delivered so far, recorded on its open hold (and its expiry pushed to
+ * now + ttlMs). Lines empty: a renewal only. A hold that expires with a record is charged for it.
+ */
+export interface ProgressRequest {
+  holdId: string;
+  lines: UsageLine[];
+  ttlMs: number;
+}
+
 export interface ReleaseRequest {
   holdId: string;
   reason: string;
+  /**
+   * The call's process is gone (a session run's lease ran out): end the hold as its expiry
+   * would, charged for its progress record if it has one, else released.
+   */
+  asExpiry?: boolean;
 }
 
 export interface CreditRequest {
@@ -74,8 +89,9 @@ export interface FundsHoldApi {
   reserve(request: ReserveRequest): Promise<HoldOutcome>;
   settle(request: SettleRequest): Promise<HoldOutcome>;
   release(request: ReleaseRequest): Promise<HoldOutcome>;
+  progress(request: ProgressRequest): Promise<HoldOutcome>;
   credit(request: CreditRequest): Promise<CreditOutcome>;
   getBalance(): Promise<BalanceView>;
 }
 
-export const FUNDS_HOLD_METHODS = ['reserve', 'settle', 'release', 'credit', 'getBalance'] as const satisfies readonly (keyof FundsHoldApi)[];
+export const FUNDS_HOLD_METHODS = ['reserve', 'settle', 'release', 'progress', 'credit', 'getBalance'] as const satisfies readonly (keyof FundsHoldApi)[];

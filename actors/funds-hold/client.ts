@@ -9,6 +9,7 @@ import {
   type CreditRequest,
   type FundsHoldApi,
   type HoldOutcome,
+  type ProgressRequest,
   type ReleaseRequest,
   type ReserveRequest,
   type SettleRequest,
@@ -24,6 +25,7 @@ export class FundsHoldClient {
       reserve: (request: ReserveRequest) => call<HoldOutcome>('reserve', request),
       settle: (request: SettleRequest) => call<HoldOutcome>('settle', request),
       release: (request: ReleaseRequest) => call<HoldOutcome>('release', request),
+      progress: (request: ProgressRequest) => call<HoldOutcome>('progress', request),
       credit: (request: CreditRequest) => call<CreditOutcome>('credit', request),
       getBalance: () => call<BalanceView>('getBalance', {}),
     };

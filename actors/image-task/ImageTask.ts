@@ -246,14 +246,18 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     }
   }
 
-  /** Settles the hold for the one image; if the hold already ended otherwise, the platform bears it. */
+  /**
+   * Settles the hold for the one image; if the hold already ended otherwise, the platform bears it:
+   * an expired hold's settle records that itself (FundsHold, `<holdId>:platform-borne`, charged 0);
+   * a released one is refused, and the platform-borne usage is recorded here.
+   */
   private async settleOrBear(task: TaskRecord, funds: FundsHoldApi): Promise<HoldOutcome | { charged: number }> {
     const lines = [{ unit: 'IMAGE' as const, quantity: 1, unitPrice: Number(task.price) }];
     try {
       return await funds.settle({ holdId: task.holdId, lines });
     } catch (error) {
       if (!(error instanceof GatewayError) || error.code !== 'hold_state_conflict') throw error;
-      // The hold expired before the artifact could be settled: record the real usage, charge nothing.
+      // The hold was released before the artifact could be settled: record the real usage, charge nothing.
       this.emitPlatformBorne(task, 'settle-after-expiry', this.ctx.now());
       return { charged: 0 };
     }

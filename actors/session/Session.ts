@@ -192,13 +192,16 @@ export class Session implements SessionApi, ActorInstance {
     }
     const funds = this.funds(session);
     let charged = 0;
+    let settledEarlier = false;
     try {
-      await funds.release({ holdId: run.holdId, reason: 'run_lease_expired' });
+      // As its expiry would: what the gateway recorded as delivered (progress) is charged.
+      charged = (await funds.release({ holdId: run.holdId, reason: 'run_lease_expired', asExpiry: true })).charged;
     } catch (error) {
       if (!(error instanceof GatewayError) || error.code !== 'hold_state_conflict') throw error;
       // The hold ended another way: settled by a finishRun whose own record here never committed,
       // or expired. What it charged stands (a repeated settle answers the first outcome).
       charged = await funds.settle({ holdId: run.holdId, lines: [] }).then((outcome) => outcome.charged, () => 0);
+      settledEarlier = true;
     }
     this.move(run.phase, 'expire');
     await this.end(session, [{
@@ -207,7 +210,9 @@ export class Session implements SessionApi, ActorInstance {
         run_id: run.runId,
         code: 'run_lease_expired',
         message: charged > 0
-          ? 'the process carrying the run stopped reporting after its usage was settled'
+          ? settledEarlier
+            ? 'the process carrying the run stopped reporting after its usage was settled'
+            : 'the process carrying the run stopped reporting; the output it had recorded as delivered was charged'
           : 'the process carrying the run stopped reporting; its hold was released and nothing was charged',
         charged,
       },

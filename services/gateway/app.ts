@@ -28,6 +28,7 @@ import { orderRoutes } from './routes/orders';
 import { sessionRoutes } from './routes/sessions';
 import { SessionService } from './sessions/use-case';
 import { SessionWakeups } from './sessions/wakeups';
+import type { PendingSettlements } from './chat/pending-settlements';
 import type { SessionClient } from '../../actors/session/client';
 import type { WorkspaceIndexClient } from '../../actors/workspace-index/client';
 
@@ -43,6 +44,10 @@ export interface GatewayDeps {
   maxBodyBytes: number;
   providerTimeoutMs: number;
   holdTtlMs: number;
+  /** How often a call records its progress on its hold (and renews it). */
+  holdProgress: { everyTokens: number; everyMs: number };
+  /** Settles that did not land at once, retried until they do; a shutdown waits for them. */
+  settlements: PendingSettlements;
   /** Calls in flight, for a graceful shutdown; /readyz answers 503 while it drains. */
   drain?: Drain;
   /** Dependencies of /readyz: each answers whether it is reachable. */
@@ -99,6 +104,8 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     maxBodyBytes: deps.maxBodyBytes,
     providerTimeoutMs: deps.providerTimeoutMs,
     holdTtlMs: deps.holdTtlMs,
+    holdProgress: deps.holdProgress,
+    settlements: deps.settlements,
     logger: deps.logger,
     capabilityGates: deps.capabilityGates,
     drain: deps.drain,

@@ -24,6 +24,7 @@ import { DaprStateKeyValueStore, LmdbKeyValueStore } from './accounts/kv';
 import { AccountStore } from './accounts/store';
 import type { GatewayDeps } from './app';
 import { ImageService } from './images/use-case';
+import { PendingSettlements } from './chat/pending-settlements';
 import { OrderClient } from '../../actors/order/client';
 import { OrderService } from './orders/use-case';
 import type { ActorInvoker } from '../../actors/runtime/port';
@@ -67,6 +68,9 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   const providers = createProviders(catalog.file.providers);
   checkProfilesServed(catalog, providers);
   const closeProviders = () => Promise.allSettled([...providers.values()].map((p) => p.close()));
+  // Closed last but one: a settle still pending is given up to the drain timeout to land.
+  const settlements = new PendingSettlements(logger);
+  const settled = () => settlements.idle(config.drainTimeoutMs);
   const common = {
     catalog,
     providers,
@@ -79,6 +83,8 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     maxBodyBytes: config.maxBodyBytes,
     providerTimeoutMs: config.providerTimeoutMs,
     holdTtlMs: config.holdTtlMs,
+    holdProgress: config.holdProgress,
+    settlements,
   };
   const imageService = (actors: ActorInvoker, ledgerHas: (eventId: string) => Promise<boolean>) => new ImageService({
     catalog,
@@ -130,6 +136,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
       sessions: sessionActors(actors),
     };
     return { deps, close: async () => {
+      await settled();
       await images.close();
       await closeProviders();
       await sidecar.close();
@@ -159,6 +166,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     deps,
     embedded: { host, db, ledger },
     close: async () => {
+      await settled();
       await images.close();
       await closeProviders();
       await host.close();

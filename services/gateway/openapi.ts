@@ -129,7 +129,7 @@ export const openApiDocument = {
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Model id or profile id (OpenAI-wire profile)' }],
         requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ChatRequest' } } } },
         responses: {
-          '200': { description: 'chat.completion, or text/event-stream of chat.completion.chunk; header x-payg-charged on JSON answers' },
+          '200': { description: 'chat.completion, or text/event-stream of chat.completion.chunk; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge is still being settled and lands later)' },
           '400': errorResponse(`Invalid input (max_tokens_out_of_range, max_completion_tokens_unsupported, n_unsupported, thinking_budget_invalid, estimate_too_large, wire_format_mismatch, provider_rejected, ${BODY_400}, ${CREDENTIAL_400})`),
           '401': errorResponse('Missing or unknown API key'),
           '402': errorResponse('insufficient_funds: the reservation estimate exceeds the available balance'),

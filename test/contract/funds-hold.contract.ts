@@ -11,10 +11,20 @@ export interface HostUnderTest {
   restart?: () => Promise<ActorInvoker>;
   /** The balance the ledger holds for an account (after its events were delivered). */
   ledgerBalance?: (accountId: string) => Promise<number>;
+  /** Whether the ledger has appended an event (by id). */
+  ledgerHas?: (eventId: string) => Promise<boolean>;
+  /** The Prometheus exposition of the process that runs the actors. */
+  metrics?: () => Promise<string>;
   close(): Promise<void>;
 }
 
 const meta = { requestId: 'req', model: 'sim-chat', profileId: 'p' };
+
+/** payg_platform_borne_nano_usd_total{reason="settle_after_expiry"} in an exposition (0 when absent). */
+function bornePlatform(exposition: string): number {
+  const line = exposition.split('\n').find((l) => l.startsWith('payg_platform_borne_nano_usd_total{reason="settle_after_expiry"}'));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
 
 export function fundsHoldContract(hostName: string, start: () => Promise<HostUnderTest>): void {
   describe(`FundsHold contract on the ${hostName} host`, () => {
@@ -93,6 +103,114 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
       expect(await funds.getBalance()).toMatchObject({ held: 70 });
       const after = await eventually(() => funds.getBalance(), (b) => b.held === 0, 20_000);
       expect(after).toMatchObject({ balance: 100, held: 0, available: 100, openHolds: 0 });
+    });
+
+    describe('progress, renewal and expiry of a call that never settles', () => {
+      const output = (quantity: number) => [{ unit: 'TEXT_INPUT' as const, quantity: 10, unitPrice: 1 }, { unit: 'TEXT_OUTPUT' as const, quantity, unitPrice: 2 }];
+
+      it('when progress is recorded, then the hold is renewed past its first ttl and its expiry charges the newest record (quantities never go down)', async () => {
+        const id = account();
+        const funds = client.of(id);
+        await funds.credit({ amount: 10_000, reference: 'c' });
+        const holdId = randomUUID();
+        await funds.reserve({ holdId, amount: 1000, ttlMs: 1500, ...meta });
+        expect(await funds.progress({ holdId, lines: output(100), ttlMs: 5000 })).toMatchObject({ state: 'open', charged: 0 });
+        // Repeated and reordered records: the newest wins, no quantity goes down.
+        await funds.progress({ holdId, lines: output(200), ttlMs: 5000 });
+        await funds.progress({ holdId, lines: output(150), ttlMs: 5000 });
+        await funds.progress({ holdId, lines: output(200), ttlMs: 5000 });
+        // Past the first ttl (1.5 s) the hold is still open: renewed.
+        await new Promise((r) => setTimeout(r, 2500));
+        expect(await funds.getBalance()).toMatchObject({ held: 1000, openHolds: 1 });
+        const after = await eventually(() => funds.getBalance(), (b) => b.openHolds === 0, 30_000);
+        expect(after).toMatchObject({ balance: 10_000 - (10 + 400), held: 0 });
+        // Its ending is the expiry's: a release answers it, a settle records the rest as platform-borne.
+        expect(await funds.release({ holdId, reason: 'late' })).toMatchObject({ state: 'expired', charged: 410 });
+        if (host.ledgerHas) {
+          expect(await eventually(() => host.ledgerHas!(`${holdId}:charge`), Boolean)).toBe(true);
+          expect(await host.ledgerHas(`${holdId}:usage`)).toBe(true);
+          expect(await host.ledgerHas(`${holdId}:release`)).toBe(false);
+        }
+        if (host.ledgerBalance) expect(await eventually(() => host.ledgerBalance!(id), (b) => b === 10_000 - 410)).toBe(10_000 - 410);
+      });
+
+      it('when a hold is released asExpiry (its process is gone), then it is charged for its progress at once, or released without one', async () => {
+        const funds = client.of(account());
+        await funds.credit({ amount: 10_000, reference: 'c' });
+        const withProgress = randomUUID();
+        await funds.reserve({ holdId: withProgress, amount: 1000, ttlMs: 600_000, ...meta });
+        await funds.progress({ holdId: withProgress, lines: output(40), ttlMs: 600_000 });
+        expect(await funds.release({ holdId: withProgress, reason: 'run_lease_expired', asExpiry: true })).toMatchObject({ state: 'expired', charged: 90, balance: 9910 });
+        expect(await funds.release({ holdId: withProgress, reason: 'run_lease_expired', asExpiry: true })).toMatchObject({ state: 'expired', charged: 90, balance: 9910 });
+        const without = randomUUID();
+        await funds.reserve({ holdId: without, amount: 1000, ttlMs: 600_000, ...meta });
+        expect(await funds.release({ holdId: without, reason: 'run_lease_expired', asExpiry: true })).toMatchObject({ state: 'expired', charged: 0, balance: 9910 });
+        expect(await funds.getBalance()).toMatchObject({ balance: 9910, held: 0, openHolds: 0 });
+      });
+
+      it('when progress exceeds the hold, then expiry charges the hold and no more', async () => {
+        const funds = client.of(account());
+        await funds.credit({ amount: 10_000, reference: 'c' });
+        const holdId = randomUUID();
+        await funds.reserve({ holdId, amount: 300, ttlMs: 1500, ...meta });
+        await funds.progress({ holdId, lines: output(1000), ttlMs: 1500 });
+        expect(await eventually(() => funds.getBalance(), (b) => b.openHolds === 0, 30_000)).toMatchObject({ balance: 9700, held: 0 });
+      });
+
+      it('when only renewals were sent (no usage), then expiry releases the hold and charges nothing', async () => {
+        const funds = client.of(account());
+        await funds.credit({ amount: 1000, reference: 'c' });
+        const holdId = randomUUID();
+        await funds.reserve({ holdId, amount: 500, ttlMs: 1500, ...meta });
+        await funds.progress({ holdId, lines: [], ttlMs: 1500 });
+        expect(await eventually(() => funds.getBalance(), (b) => b.openHolds === 0, 30_000)).toMatchObject({ balance: 1000, held: 0 });
+        expect(await funds.settle({ holdId, lines: [] })).toMatchObject({ state: 'expired', charged: 0 });
+      });
+
+      it('when a settle comes after its hold expired, then it answers the expiry and records the uncharged usage as platform-borne, once', async () => {
+        const id = account();
+        const funds = client.of(id);
+        await funds.credit({ amount: 10_000, reference: 'c' });
+        const holdId = randomUUID();
+        await funds.reserve({ holdId, amount: 5000, ttlMs: 1500, ...meta });
+        await funds.progress({ holdId, lines: output(100), ttlMs: 1500 });
+        await eventually(() => funds.getBalance(), (b) => b.openHolds === 0, 30_000);
+        const before = host.metrics ? bornePlatform(await host.metrics()) : 0;
+        // The whole call: 10 input and 130 output tokens; the expiry charged 10 + 100.
+        const settled = await funds.settle({ holdId, lines: output(130) });
+        expect(settled).toMatchObject({ state: 'expired', charged: 210, balance: 10_000 - 210 });
+        expect(await funds.settle({ holdId, lines: output(130) })).toMatchObject({ state: 'expired', charged: 210, balance: 10_000 - 210 });
+        expect(await funds.getBalance()).toMatchObject({ balance: 10_000 - 210, held: 0 });
+        if (host.metrics) expect(bornePlatform(await host.metrics()) - before).toBe(30 * 2);
+        if (host.ledgerHas) {
+          expect(await eventually(() => host.ledgerHas!(`${holdId}:platform-borne`), Boolean)).toBe(true);
+          expect(await eventually(() => host.ledgerHas!(`${holdId}:usage-borne`), Boolean)).toBe(true);
+        }
+        if (host.ledgerBalance) expect(await eventually(() => host.ledgerBalance!(id), (b) => b === 10_000 - 210)).toBe(10_000 - 210);
+      });
+
+      it('when a hold without progress expired and its settle comes, then the whole usage is platform-borne; a released hold stays a conflict', async () => {
+        const funds = client.of(account());
+        await funds.credit({ amount: 10_000, reference: 'c' });
+        const expired = randomUUID();
+        await funds.reserve({ holdId: expired, amount: 5000, ttlMs: 1500, ...meta });
+        await eventually(() => funds.getBalance(), (b) => b.openHolds === 0, 30_000);
+        expect(await funds.settle({ holdId: expired, lines: output(5) })).toMatchObject({ state: 'expired', charged: 0, balance: 10_000 });
+        if (host.ledgerHas) expect(await eventually(() => host.ledgerHas!(`${expired}:platform-borne`), Boolean)).toBe(true);
+        const released = randomUUID();
+        await funds.reserve({ holdId: released, amount: 10, ttlMs: 60_000, ...meta });
+        await funds.release({ holdId: released, reason: 'x' });
+        await expect(funds.settle({ holdId: released, lines: output(1) })).rejects.toMatchObject({ code: 'hold_state_conflict' });
+        // An ended hold's progress answers its outcome; an unknown hold's is not found; bad input is refused.
+        expect(await funds.progress({ holdId: released, lines: output(1), ttlMs: 1000 })).toMatchObject({ state: 'released' });
+        await expect(funds.progress({ holdId: randomUUID(), lines: [], ttlMs: 1000 })).rejects.toMatchObject({ code: 'hold_not_found' });
+        const open = randomUUID();
+        await funds.reserve({ holdId: open, amount: 10, ttlMs: 60_000, ...meta });
+        await expect(funds.progress({ holdId: open, lines: [], ttlMs: 0 })).rejects.toMatchObject({ code: 'invalid_request' });
+        await expect(funds.progress({ holdId: open, lines: [{ unit: 'TOKENS' as never, quantity: 1, unitPrice: 1 }], ttlMs: 1000 })).rejects.toMatchObject({ code: 'invalid_request' });
+        await expect(funds.progress({ holdId: open, lines: [{ unit: 'TEXT_OUTPUT', quantity: -1, unitPrice: 1 }], ttlMs: 1000 })).rejects.toBeDefined();
+        expect(await funds.settle({ holdId: open, lines: [] })).toMatchObject({ state: 'settled', charged: 0 });
+      });
     });
 
     it('when the host restarts, then balances and open holds are all still there', async () => {

@@ -22,6 +22,8 @@ chatSuite('Dapr', async () => {
     GATEWAY_MAX_BODY_BYTES: String(256 * 1024),
     GATEWAY_PROVIDER_TIMEOUT_MS: '1500',
     GATEWAY_HOLD_TTL_MS: '4000',
+    // A hold that expires in seconds: only test mode accepts a ttl this close to the provider timeout.
+    GATEWAY_TEST_MODE: 'true',
     GATEWAY_LOG_LEVEL: 'warn',
   };
   const topology: RunningTopology = await startTopology({ basePort: 21000, dataDir: join(dir, 'topology'), env });

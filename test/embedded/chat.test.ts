@@ -20,6 +20,8 @@ chatSuite('embedded', async () => {
     GATEWAY_MAX_BODY_BYTES: String(256 * 1024),
     GATEWAY_PROVIDER_TIMEOUT_MS: '1500',
     GATEWAY_HOLD_TTL_MS: '4000',
+    // A hold that expires in seconds: only test mode accepts a ttl this close to the provider timeout.
+    GATEWAY_TEST_MODE: 'true',
   };
   let gateway: GatewayProcess = await startGateway(env);
   let db: LocalDb | undefined;

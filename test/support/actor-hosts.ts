@@ -32,6 +32,8 @@ export interface ActorHostUnderTest {
   /** The ledger's view of an account's pool-3 (after its events were delivered). */
   ledger(accountId: string): Promise<AccountLedgerView>;
   ledgerHas(eventId: string): Promise<boolean>;
+  /** The Prometheus exposition of the process running the actors (Dapr: the actors app). */
+  metrics?(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -101,6 +103,7 @@ export async function startDaprActors(prefix: string, basePort: number, options:
     },
     ledger: (accountId) => ledger.account(accountId, 'pool-3'),
     ledgerHas: (eventId) => ledger.has(eventId),
+    metrics: async () => (await fetch(`http://127.0.0.1:${topology.ports.actors}/metrics`)).text(),
     close: async () => {
       await sidecar.close();
       await ledger.close();

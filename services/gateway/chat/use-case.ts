@@ -1,8 +1,10 @@
 // PAYG text chat, as a story: check the model and the limits, reserve the estimate on the
 // account's FundsHold of the route's funding pool, call the provider with the frozen
-// max_tokens, settle for the actual usage (never above the hold) or release when nothing was
-// produced. The same story on both inbound wires (./wires.ts): OpenAI chat completions and
-// Anthropic messages, each served natively or, where exact, by a profile of the other wire.
+// max_tokens, recording on the hold what the client was sent as it goes (./hold-progress.ts),
+// settle for the actual usage (never above the hold; retried until it lands,
+// ./pending-settlements.ts) or release when nothing was produced. The same story on both
+// inbound wires (./wires.ts): OpenAI chat completions and Anthropic messages, each served
+// natively or, where exact, by a profile of the other wire.
 
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'express';
@@ -21,6 +23,8 @@ import type { Caller } from '../middleware/auth';
 import { checkBodySize, checkThinkingBudget, effectiveMaxTokens, rejectUnsupported, reservationEstimate } from './limits';
 import { upstreamFor, type ChatAdapters, type Upstream } from './upstream';
 import type { InboundWire, ParsedChat, StreamPiece } from './wires';
+import { DEFAULT_PROGRESS, HoldProgress, type ProgressEvery } from './hold-progress';
+import type { PendingSettlements } from './pending-settlements';
 
 export interface ChatDeps {
   catalog: Catalog;
@@ -29,6 +33,10 @@ export interface ChatDeps {
   maxBodyBytes: number;
   providerTimeoutMs: number;
   holdTtlMs: number;
+  /** How often a call records its progress on its hold and renews it (default 256 tokens or 2 s). */
+  holdProgress?: ProgressEvery;
+  /** Settles that did not land at once, retried until they do (./pending-settlements.ts). */
+  settlements: PendingSettlements;
   logger: Logger;
   /** Calls in flight, aborted when a graceful shutdown times out (./drain.ts). */
   drain?: Drain;
@@ -101,8 +109,28 @@ export function toGatewayProviderError(error: unknown): GatewayError {
 
 interface HoldHandle {
   holdId: string;
+  /** Records delivered usage on the hold and renews it, off the relay path. */
+  progress: HoldProgress;
   release(reason: string): Promise<unknown>;
+  /** Retried until it lands (the hold renewed meanwhile); throws only when refused. */
   settle(usage: TokenUsage): Promise<{ charged: number }>;
+}
+
+/**
+ * How long an answer waits for its settle: a JSON answer is then sent without x-payg-charged, a
+ * stream's end is then sent; either way the settle goes on until it lands (PendingSettlements).
+ */
+export const SETTLE_WAIT_MS = 5000;
+
+/** The value of `promise` if it resolves within `ms`, else undefined (a rejection within `ms` is thrown). */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The provider call's span (GenAI conventions), under the request's; undefined when untraced. */
@@ -138,18 +166,25 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
   // The deadline covers the whole call, a stream to its last chunk; cleared when the response closes.
   const { signal, clear } = deadline(abort, deps.providerTimeoutMs);
   clearDeadline = clear;
+  const progress = new HoldProgress(funds, holdId, (usage) => usageLines(chat.prices, usage), deps.holdTtlMs, deps.holdProgress ?? DEFAULT_PROGRESS, deps.logger);
   const hold: HoldHandle = {
     holdId,
-    release: (reason) => funds.release({ holdId, reason }).catch((error) => deps.logger.error({ err: error, holdId }, 'release failed; the hold expires by itself')),
+    progress,
+    release: (reason) => {
+      progress.stop();
+      return funds.release({ holdId, reason }).catch((error) => deps.logger.error({ err: error, holdId }, 'release failed; the hold expires by itself'));
+    },
     settle: async (usage) => {
-      const settled = await funds.settle({ holdId, lines: usageLines(chat.prices, usage) });
+      progress.stop();
+      const settled = await deps.settlements.run(holdId, () => funds.settle({ holdId, lines: usageLines(chat.prices, usage) }), () => progress.renew());
       billed(usage);
       return settled;
     },
   };
 
   if (!chat.parsed.stream) {
-    const { opened: result, span } = await openProviderCall(chat, hold, signal, () => wire.complete(chat.upstream, signal));
+    // Renewals only while the provider works: a JSON answer is delivered whole or not at all.
+    const { opened: result, span } = await openProviderCall(chat, hold, signal, () => wire.complete(chat.upstream, signal)).finally(() => progress.stop());
     let usage: TokenUsage;
     try {
       usage = wire.usage(result);
@@ -158,12 +193,16 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
       throw error;
     }
     endModelCall(span, usage);
-    const settled = await hold.settle(usage);
-    res.setHeader('x-payg-charged', String(settled.charged));
+    // The answer waits a little for its charge; a settle still pending then goes on without it.
+    const settling = hold.settle(usage);
+    const settled = await within(settling, SETTLE_WAIT_MS);
+    if (settled) res.setHeader('x-payg-charged', String(settled.charged));
+    else settling.catch((error) => deps.logger.error({ err: error, holdId }, 'settle refused after the answer was sent'));
     res.json(wire.json(result, chat.resolved.model.id));
     return;
   }
-  await streamChat(deps, wire, chat, signal, res, hold);
+  // Whatever ends the stream, no renewal outlives it (a settle or release stops them earlier).
+  await streamChat(deps, wire, chat, signal, res, hold).finally(() => progress.stop());
 }
 
 /** What a stream produced, by the charge rules of docs/money.md; and how it ended. */
@@ -219,14 +258,29 @@ async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, sig
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   res.flushHeaders();
   const modelId = chat.resolved.model.id;
+  // What the client was sent (frames flushed to the socket), recorded on the hold as it goes.
+  let inputReported: number | undefined;
+  let sentOutput = 0;
+  const sent = (error?: Error | null) => {
+    if (error) return;
+    sentOutput += 1;
+    hold.progress.delivered({ inputTokens: inputReported ?? Math.ceil(chat.inputBytes / 4), outputTokens: sentOutput });
+  };
   const { produced, failure } = await tallyStream(wire, chat, pieces, (piece) => {
+    if (piece.usage) inputReported = piece.usage.inputTokens;
     const frame = wire.frame(piece, modelId, chat.parsed);
-    if (frame !== undefined && !res.destroyed) res.write(frame);
+    if (frame === undefined || res.destroyed) return;
+    if (wire.producesOutput(piece)) res.write(frame, sent);
+    else res.write(frame);
   });
   // Charged for what was produced (tallyStream); nothing produced: released.
   endModelCall(span, produced, failure);
   if (!produced) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
-  else await hold.settle(produced).catch((error) => deps.logger.error({ err: error, holdId: hold.holdId }, 'settle failed; the hold expires by itself'));
+  else {
+    // The end waits a little for the charge; a settle still pending then lands after it.
+    const settling = hold.settle(produced).catch((error) => deps.logger.error({ err: error, holdId: hold.holdId }, 'settle refused; the hold ended otherwise'));
+    await within(settling, SETTLE_WAIT_MS);
+  }
   // Before the client check: a provider failure counts whether or not anyone still listens.
   const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;
   if (res.destroyed) return;

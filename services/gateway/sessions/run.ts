@@ -2,15 +2,21 @@
 // call streams in the background, billed by the chat route's rules (tallyStream); its output is
 // appended to the Session actor in batches (every FLUSH_MS, or at MAX_BATCH_CHARS), never one
 // actor call per token; a heartbeat pushes the lease out while the provider is silent; the end is
-// reported once, and the actor settles or releases the hold in that same turn. A run is part of
-// the graceful drain: aborted at the drain timeout, it reports what it produced like any other end.
+// reported once, and the actor settles or releases the hold in that same turn (retried until it
+// lands, among the pending settlements a shutdown waits for). As its output is appended, what was
+// delivered is recorded on the run's hold (HoldProgress), so a lease that runs out after a crash
+// charges it. A run is part of the graceful drain: aborted at the drain timeout, it reports what
+// it produced like any other end.
 
 import type { Logger } from 'pino';
+import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import type { FinishRunRequest, RunFailure, SessionApi } from '../../../actors/session/SessionInterface';
 import { GatewayError } from '../../../lib/errors';
 import { endModelCall } from '../../../lib/tracing';
 import type { ChatStreamChunk } from '../../../providers/port';
 import { billed, modelCallSpan, tallyStream, toGatewayProviderError, usageLines, type ChatDeps, type PreparedChat, type StreamTally } from '../chat/use-case';
+import { DEFAULT_PROGRESS, HoldProgress } from '../chat/hold-progress';
+import { retryable } from '../chat/pending-settlements';
 import { openAiWire } from '../chat/wires';
 import { deadline, stoppedBy } from '../deadline';
 import type { SessionWakeups } from './wakeups';
@@ -31,6 +37,9 @@ export interface RunTicket {
   runId: string;
   session: SessionApi;
   chat: PreparedChat;
+  /** The run's hold: `holdId` on the account's pool-3 FundsHold. */
+  accountId: string;
+  holdId: string;
 }
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -42,7 +51,13 @@ export async function carryRun(deps: RunDeps, ticket: RunTicket): Promise<void> 
   const abort = new AbortController();
   const untrack = deps.chat.drain?.track(abort);
   const { signal, clear: clearDeadline } = deadline(abort, deps.chat.providerTimeoutMs);
-  const output = new RunOutput(ticket, logger, () => deps.wakeups.wake(ticket.sessionId), () => abort.abort(new Error('the run is no longer active')));
+  const progress = new HoldProgress(deps.chat.funds.of(ticket.accountId, DEFAULT_POOL), ticket.holdId, (usage) => usageLines(ticket.chat.prices, usage), deps.chat.holdTtlMs, deps.chat.holdProgress ?? DEFAULT_PROGRESS, logger);
+  let inputReported: number | undefined;
+  // Output appended to the session is what its readers can get: that is what progress records.
+  const output = new RunOutput(ticket, logger, (tokens) => {
+    progress.delivered({ inputTokens: inputReported ?? Math.ceil(ticket.chat.inputBytes / 4), outputTokens: tokens });
+    deps.wakeups.wake(ticket.sessionId);
+  }, () => abort.abort(new Error('the run is no longer active')));
   const heartbeat = setInterval(() => output.heartbeat(), Math.max(100, Math.floor(deps.leaseMs / 3)));
   let finishReason: string | undefined;
   let tally: StreamTally;
@@ -51,7 +66,8 @@ export async function carryRun(deps: RunDeps, ticket: RunTicket): Promise<void> 
   try {
     const pieces = await openAiWire.stream(ticket.chat.upstream, signal);
     tally = await tallyStream(openAiWire, ticket.chat, pieces, (piece) => {
-      output.push(piece.outputDelta);
+      if (piece.usage) inputReported = piece.usage.inputTokens;
+      output.push(piece.outputDelta, openAiWire.producesOutput(piece) ? 1 : 0);
       finishReason = finishReasonOf(piece) ?? finishReason;
     });
   } catch (error) {
@@ -62,26 +78,27 @@ export async function carryRun(deps: RunDeps, ticket: RunTicket): Promise<void> 
   }
   endModelCall(span, tally.produced, tally.failure);
   await output.close();
-  const failure = tally.failure === undefined ? undefined : runFailure(tally.failure, signal);
-  await finish(ticket, { runId: ticket.runId, finishReason, ...(failure ? { failure } : {}), ...(tally.produced ? { usage: { ...tally.produced, lines: usageLines(ticket.chat.prices, tally.produced) } } : {}) }, logger);
+  progress.stop();
   untrack?.();
+  const failure = tally.failure === undefined ? undefined : runFailure(tally.failure, signal);
+  const request: FinishRunRequest = { runId: ticket.runId, finishReason, ...(failure ? { failure } : {}), ...(tally.produced ? { usage: { ...tally.produced, lines: usageLines(ticket.chat.prices, tally.produced) } } : {}) };
+  // A pending end keeps the run (lease: an empty append) and its hold (progress) alive.
+  const renew = () => Promise.all([output.renew(), progress.renew()]);
+  await deps.chat.settlements.run(ticket.holdId, () => finish(ticket, request, logger), renew).catch(() => undefined);
   deps.wakeups.wake(ticket.sessionId);
 }
 
-/** Reports the end; retried, since the hold is settled in that call. Given up, the lease releases the hold. */
+/**
+ * Reports the end once (the actor settles or releases the hold in that turn). A failure to reach
+ * the actor is thrown, for the pending settlements to retry; a refusal is final and logged.
+ */
 async function finish(ticket: RunTicket, request: FinishRunRequest, logger: Logger): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const outcome = await ticket.session.finishRun(request);
-      if (request.usage && outcome.charged > 0) billed(request.usage);
-      return;
-    } catch (error) {
-      if (codeOf(error) === 'run_not_active' || attempt === FINISH_ATTEMPTS) {
-        logger.error({ err: error }, 'the end of the run was not recorded; its lease fails it and releases its hold');
-        return;
-      }
-      await delay(RETRY_MS * attempt);
-    }
+  try {
+    const outcome = await ticket.session.finishRun(request);
+    if (request.usage && outcome.charged > 0) billed(request.usage);
+  } catch (error) {
+    if (retryable(error)) throw error;
+    logger.error({ err: error }, 'the end of the run was refused; its lease fails it and ends its hold');
   }
 }
 
@@ -103,6 +120,8 @@ function finishReasonOf(piece: ChatStreamChunk): string | undefined {
 /** The run's output on its way to the actor: batched, in order (one append in flight at a time). */
 class RunOutput {
   private pending = '';
+  private pendingTokens = 0;
+  private appendedTokens = 0;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
   private lost = false;
@@ -111,13 +130,16 @@ class RunOutput {
   constructor(
     private readonly ticket: RunTicket,
     private readonly logger: Logger,
-    private readonly appended: () => void,
+    /** A batch was appended: the output tokens appended so far. */
+    private readonly appended: (tokens: number) => void,
     /** The actor no longer has this run (its lease ran out): the call is stopped. */
     private readonly onLost: () => void,
   ) {}
 
-  push(delta: string): void {
-    if (delta === '' || this.lost) return;
+  push(delta: string, tokens: number): void {
+    if (this.lost) return;
+    this.pendingTokens += tokens;
+    if (delta === '') return;
     this.pending += delta;
     if (this.pending.length >= MAX_BATCH_CHARS) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), FLUSH_MS);
@@ -126,6 +148,12 @@ class RunOutput {
   /** Pushes the lease out while nothing is produced; a pending batch does that itself. */
   heartbeat(): void {
     if (this.timer === undefined) this.flush(true);
+  }
+
+  /** An empty append (the lease pushed out), waited for: a pending end keeps its run alive with it. */
+  renew(): Promise<void> {
+    this.flush(true);
+    return this.chain;
   }
 
   /** Sends what is pending and waits until every batch is in (or given up). */
@@ -139,21 +167,24 @@ class RunOutput {
     clearTimeout(this.timer);
     this.timer = undefined;
     const delta = this.pending;
-    this.pending = '';
     if (delta === '' && !heartbeat) return;
+    const tokens = this.pendingTokens;
+    this.pending = '';
+    this.pendingTokens = 0;
     const seq = ++this.seq;
-    this.chain = this.chain.then(() => this.send(delta, seq));
+    this.chain = this.chain.then(() => this.send(delta, seq, tokens));
   }
 
   /**
    * One batch, retried as itself (same number) until taken: a retry whose first attempt was
    * appended is recognised by the actor and not appended twice; later batches wait their turn.
    */
-  private async send(delta: string, seq: number): Promise<void> {
+  private async send(delta: string, seq: number, tokens: number): Promise<void> {
     for (let attempt = 1; !this.lost; attempt++) {
       try {
         await this.ticket.session.append({ runId: this.ticket.runId, delta, seq });
-        if (delta !== '') this.appended();
+        this.appendedTokens += tokens;
+        if (delta !== '') this.appended(this.appendedTokens);
         return;
       } catch (error) {
         if (codeOf(error) === 'run_not_active') {

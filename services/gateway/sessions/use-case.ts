@@ -88,7 +88,7 @@ export class SessionService {
       leaseMs: this.deps.leaseMs,
     });
     this.deps.wakeups.wake(sessionId);
-    void carryRun(this.deps, { sessionId, runId, session, chat });
+    void carryRun(this.deps, { sessionId, runId, session, chat, accountId: owner.accountId, holdId: started.holdId });
     return { run_id: runId, session_id: sessionId, status: 'running', model: chat.resolved.model.id, capabilities, started_event_id: started.startedEventId, events_url: eventsUrl(sessionId) };
   }
 

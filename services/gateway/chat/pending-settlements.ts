@@ -1,0 +1,71 @@
+// Settlements that could not land at once (the actors host unreachable: a restarting actors
+// app, a sidecar timeout). A call whose answer was delivered must be charged, so its settle is
+// retried with backoff until it lands; meanwhile its hold is renewed (FundsHold.progress), so
+// the hold stays open under the pending settle. A refusal (4xx: the hold ended otherwise) is
+// final and logged. A graceful shutdown waits for what is pending, up to the drain timeout.
+
+import type { Logger } from 'pino';
+import { GatewayError } from '../../../lib/errors';
+
+export interface SettlementRetry {
+  /** The first retry's delay; doubled each time up to maxDelayMs. */
+  firstDelayMs: number;
+  maxDelayMs: number;
+}
+
+const DEFAULT_RETRY: SettlementRetry = { firstDelayMs: 200, maxDelayMs: 5000 };
+
+/** An error worth retrying: the actor was not reached or failed, not a refusal of the request. */
+export function retryable(error: unknown): boolean {
+  return !(error instanceof GatewayError) || error.status >= 500;
+}
+
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class PendingSettlements {
+  private readonly pending = new Set<Promise<unknown>>();
+
+  constructor(private readonly logger: Logger, private readonly retry: SettlementRetry = DEFAULT_RETRY) {}
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Runs `settle` until it lands (or is refused: that error is thrown). Before each retry the
+   * hold is renewed by `renew` (its failure is only logged: the retry will tell).
+   */
+  run<T>(holdId: string, settle: () => Promise<T>, renew: () => Promise<unknown>): Promise<T> {
+    const attempt = (async () => {
+      let wait = this.retry.firstDelayMs;
+      for (let n = 1; ; n++) {
+        try {
+          return await settle();
+        } catch (error) {
+          if (!retryable(error)) throw error;
+          this.logger.warn({ err: error, holdId, attempt: n, retryInMs: wait }, 'settle did not land; retrying (the hold is renewed meanwhile)');
+        }
+        await delay(wait);
+        await renew().catch(() => undefined);
+        wait = Math.min(wait * 2, this.retry.maxDelayMs);
+      }
+    })();
+    this.pending.add(attempt);
+    const forget = () => void this.pending.delete(attempt);
+    attempt.then(forget, forget);
+    return attempt;
+  }
+
+  /** Resolves once nothing is pending, or after timeoutMs (what is left is logged: its hold expires by itself). */
+  async idle(timeoutMs: number): Promise<void> {
+    if (this.pending.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+    const settled = Promise.allSettled([...this.pending]).then(() => 'done' as const);
+    const outcome = await Promise.race([settled, timedOut]);
+    clearTimeout(timer);
+    if (outcome === 'timeout' && this.pending.size > 0) {
+      this.logger.error({ pending: this.pending.size }, 'shutting down with settlements still pending: their holds expire and charge the progress recorded');
+    }
+  }
+}
