@@ -44,6 +44,7 @@ const envSchema = z.object({
   DAPR_HOST: z.string().default('127.0.0.1'),
   DAPR_HTTP_PORT: int(1, 65535).default(3500),
   LEDGER_APP_ID: z.string().default('ledger'),
+  GATEWAY_OUTBOX_CONFIRM_MS: int(100, 3_600_000).optional(),
   APP_PORT: int(1, 65535).optional(),
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
 });
@@ -109,6 +110,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     throw new ConfigError('invalid configuration:\n  GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS: the UNKNOWN_IMAGE_V1 deadline is 24 hours; it may be shortened only with GATEWAY_TEST_MODE=true');
   }
   const imageDeadlineMs = e.GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS ?? IMAGE_UNKNOWN_DEADLINE_MS;
+  if (e.GATEWAY_OUTBOX_CONFIRM_MS !== undefined && !e.GATEWAY_TEST_MODE) {
+    throw new ConfigError('invalid configuration:\n  GATEWAY_OUTBOX_CONFIRM_MS: the outbox confirmation round may be moved only with GATEWAY_TEST_MODE=true');
+  }
   const oauth = oauthConfig(e);
   const holdTtlMs = e.GATEWAY_HOLD_TTL_MS ?? providerTimeoutMs + 60_000;
   return {
@@ -147,6 +151,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** Prototype sessions (docs/sessions.md): a run's lease, pushed out while its gateway reports; how often a reader polls the session. */
     sessions: { runLeaseMs: e.GATEWAY_SESSION_RUN_LEASE_MS, pollMs: e.GATEWAY_SESSION_POLL_MS },
     dapr: { host: e.DAPR_HOST, httpPort: e.DAPR_HTTP_PORT, ledgerAppId: e.LEDGER_APP_ID },
+    /** Test mode only: the pause before the Dapr outbox's first confirmation round (undefined: 1 s; docs/money.md). */
+    outboxConfirmMs: e.GATEWAY_OUTBOX_CONFIRM_MS,
     appPort: e.APP_PORT,
     redisUrl: e.REDIS_URL,
   };

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   await server.actor.init();
   // The outbox asks the ledger app (through this app's own sidecar) which events it has stored.
   const ledger = daprOutboxLedger(sidecar, config.dapr.ledgerAppId);
-  for (const cls of ACTOR_CLASSES) server.actor.registerActor(daprActorClass(cls, publish, sidecar, logger, ledger));
+  for (const cls of ACTOR_CLASSES) server.actor.registerActor(daprActorClass(cls, publish, sidecar, logger, ledger, config.outboxConfirmMs));
   await server.start();
   logger.info({ port: config.appPort, actorTypes: ACTOR_CLASSES.map((c) => c.actorType) }, 'actors app listening');
   const stop = () => {

@@ -44,7 +44,7 @@ export function decodeReminderData(data: unknown): unknown {
 }
 
 /** Builds the AbstractActor subclass Dapr registers for `cls`; its name is `cls.actorType`. */
-export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar: DaprSidecar, logger?: Logger, ledger: OutboxLedger = daprOutboxLedger(sidecar, 'ledger')): new (client: DaprClient, id: ActorId) => AbstractActor {
+export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar: DaprSidecar, logger?: Logger, ledger: OutboxLedger = daprOutboxLedger(sidecar, 'ledger'), outboxConfirmMs?: number): new (client: DaprClient, id: ActorId) => AbstractActor {
   const actors = new DaprActorInvoker(sidecar);
   // Actor state goes straight to the sidecar's actor state API rather than through the SDK's
   // state manager: reads (absence included) are cached for the activation, a turn's writes and
@@ -86,7 +86,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       for (const [key, write] of writes) this.cache.set(key, write);
     }
     /** The stored outbox's bookkeeping: published, confirmed by the ledger, next round (dapr-outbox.ts). */
-    private readonly outbox = new OutboxTracker();
+    private readonly outbox = new OutboxTracker(Date.now, outboxConfirmMs);
 
     private instance(): ActorInstance & Record<string, unknown> {
       if (!this.core) this.core = new cls(this.context()) as ActorInstance & Record<string, unknown>;

@@ -53,7 +53,7 @@ export class OutboxTracker {
   /** Whether a confirmation reminder is registered (as far as this activation knows). */
   scheduled = false;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(private readonly now: () => number = Date.now, private readonly firstMs = OUTBOX_CONFIRM_FIRST_MS) {}
 
   /** The outbox to store: the stored events not confirmed, then this turn's (undefined: unchanged). */
   next(stored: readonly EventEnvelope[], added: readonly EventEnvelope[]): EventEnvelope[] | undefined {
@@ -80,7 +80,7 @@ export class OutboxTracker {
     const now = this.now();
     return pending.filter((event) => {
       const at = this.sentAt.get(event.id);
-      return at === undefined || (resend && now - at >= OUTBOX_CONFIRM_FIRST_MS);
+      return at === undefined || (resend && now - at >= Math.min(this.firstMs, OUTBOX_CONFIRM_FIRST_MS));
     });
   }
 
@@ -94,7 +94,7 @@ export class OutboxTracker {
       this.rounds = 0;
       return 0;
     }
-    const delay = Math.min(OUTBOX_CONFIRM_MAX_MS, OUTBOX_CONFIRM_FIRST_MS * 2 ** this.rounds);
+    const delay = Math.min(Math.max(OUTBOX_CONFIRM_MAX_MS, this.firstMs), this.firstMs * 2 ** this.rounds);
     this.rounds = Math.min(this.rounds + 1, 16);
     return delay;
   }
