@@ -3,7 +3,8 @@
 //   npm run cli -- api-keys create <accountId> [--scope <scope>]...   (scopes: docs/auth.md)
 //   npm run cli -- credits add <accountId> <amount> <reference> [--pool member]
 //   npm run cli -- orders create <accountId> <amount>   (a top-up order, paid through checkout)
-//   npm run cli -- reconcile            (exit code 1 when the ledger and an actor disagree)
+//   npm run cli -- reconcile [--repair] (exit code 1 when the ledger and an actor disagree;
+//                                         --repair first delivers the events the ledger lacks)
 // Reads GATEWAY_URL (default http://127.0.0.1:8080) and GATEWAY_ADMIN_TOKEN.
 
 import { API_KEY_SCOPES } from '../services/gateway/auth/scopes';
@@ -33,7 +34,7 @@ const USAGE = `usage:
   api-keys create <accountId> [--scope <scope>]...   (scopes: ${API_KEY_SCOPES.join(', ')})
   credits add <accountId> <amount> <reference> [--pool member]
   orders create <accountId> <amount>
-  reconcile`;
+  reconcile [--repair]`;
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const base = (io.env.GATEWAY_URL ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
@@ -43,6 +44,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   if (argv.length === 1 && argv[0] === 'reconcile') return reconcileCommand(base, token, io);
+  if (argv.length === 2 && argv[0] === 'reconcile' && argv[1] === '--repair') return reconcileCommand(base, token, io, { repair: true });
   const [noun, verb, ...rest] = argv;
   const keyArgs = noun === 'api-keys' && verb === 'create' ? apiKeyArgs(rest) : undefined;
   let path: string;

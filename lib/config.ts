@@ -49,6 +49,7 @@ const envSchema = z.object({
   DAPR_HTTP_PORT: int(1, 65535).default(3500),
   GATEWAY_ACTOR_CALL_TIMEOUT_MS: int(100, 600_000).default(15_000),
   LEDGER_APP_ID: z.string().default('ledger'),
+  GATEWAY_OUTBOX_CONFIRM_MS: int(100, 3_600_000).optional(),
   APP_PORT: int(1, 65535).optional(),
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
 });
@@ -152,6 +153,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   }
   const faultPoints = faultPointsOf(e.GATEWAY_FAULT_POINTS, e.GATEWAY_TEST_MODE);
   const imageDeadlineMs = e.GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS ?? IMAGE_UNKNOWN_DEADLINE_MS;
+  if (e.GATEWAY_OUTBOX_CONFIRM_MS !== undefined && !e.GATEWAY_TEST_MODE) {
+    throw new ConfigError('invalid configuration:\n  GATEWAY_OUTBOX_CONFIRM_MS: the outbox confirmation round may be moved only with GATEWAY_TEST_MODE=true');
+  }
   const oauth = oauthConfig(e);
   const holdTtlMs = e.GATEWAY_HOLD_TTL_MS ?? providerTimeoutMs + 60_000;
   const margin = e.GATEWAY_TEST_MODE ? TEST_HOLD_TTL_MARGIN_MS : HOLD_TTL_MARGIN_MS;
@@ -203,6 +207,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * timeout of a stalled app with its retry (dapr/resiliency.yaml).
      */
     dapr: { host: e.DAPR_HOST, httpPort: e.DAPR_HTTP_PORT, ledgerAppId: e.LEDGER_APP_ID, actorCallTimeoutMs: e.GATEWAY_ACTOR_CALL_TIMEOUT_MS },
+    /** Test mode only: the pause before the Dapr outbox's first confirmation round (undefined: 1 s; docs/money.md). */
+    outboxConfirmMs: e.GATEWAY_OUTBOX_CONFIRM_MS,
     appPort: e.APP_PORT,
     redisUrl: e.REDIS_URL,
   };

@@ -313,6 +313,8 @@ const CHECKS: Check[] = [
         return [`${at}: ${(error as Error).message}`];
       }
       const problems = same(`${at}: sidecar address`, [config.dapr.host, config.dapr.httpPort], ['127.0.0.1', 3500]);
+      // The actors' outbox calls the ledger app too (docs/money.md).
+      if (a.id === 'actors') return [...problems, ...same(`${at}: APP_PORT`, config.appPort, a.port), ...notInSet(`${at}: LEDGER_APP_ID`, [config.dapr.ledgerAppId], appIds(s))];
       if (a.id !== 'gateway') return [...problems, ...same(`${at}: APP_PORT`, config.appPort, a.port)];
       return [
         ...problems,

@@ -11,6 +11,7 @@ import { createLogger } from '../../lib/logger';
 import { serveMetrics } from '../../lib/metrics';
 import { requestContext, startTracing, stopTracing } from '../../lib/tracing';
 import { daprActorClass, decodeReminderData, REMIND_METHOD } from '../runtime/dapr-host';
+import { daprOutboxLedger } from '../runtime/dapr-outbox';
 import { ACTOR_CLASSES } from './registry';
 
 export const PUBSUB_NAME = 'pubsub';
@@ -49,7 +50,9 @@ async function main(): Promise<void> {
     logger: { level: LogLevel.Warn },
   });
   await server.actor.init();
-  for (const cls of ACTOR_CLASSES) server.actor.registerActor(daprActorClass(cls, publish, sidecar, logger));
+  // The outbox asks the ledger app (through this app's own sidecar) which events it has stored.
+  const ledger = daprOutboxLedger(sidecar, config.dapr.ledgerAppId);
+  for (const cls of ACTOR_CLASSES) server.actor.registerActor(daprActorClass(cls, publish, sidecar, logger, ledger, config.outboxConfirmMs));
   await server.start();
   logger.info({ port: config.appPort, actorTypes: ACTOR_CLASSES.map((c) => c.actorType) }, 'actors app listening');
   const stop = () => {

@@ -10,9 +10,11 @@ import { faultPoint } from '../../lib/fault-points';
 import type { EventEnvelope } from '../../lib/events';
 import { metrics, type ActorGauge } from '../../lib/metrics';
 import { DaprActorInvoker } from './dapr-invoker';
-import type { ActorCallResult, ActorClass, ActorContext, ActorInstance } from './port';
+import { daprOutboxLedger, OutboxTracker, type OutboxLedger } from './dapr-outbox';
+import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorCallResult, type ActorClass, type ActorContext, type ActorInstance, type OutboxDelivery, type OutboxPending } from './port';
 
 const OUTBOX_KEY = '__outbox';
+/** Confirmation rounds of the outbox: `__outbox`, or `__outbox@<ms>` (a fresh name, see receiveReminder). */
 const OUTBOX_REMINDER = '__outbox';
 const RETRY_MS = 2000;
 const REMOVED = Symbol('removed');
@@ -48,7 +50,7 @@ export function decodeReminderData(data: unknown): unknown {
 }
 
 /** Builds the AbstractActor subclass Dapr registers for `cls`; its name is `cls.actorType`. */
-export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar: DaprSidecar, logger?: Logger): new (client: DaprClient, id: ActorId) => AbstractActor {
+export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar: DaprSidecar, logger?: Logger, ledger: OutboxLedger = daprOutboxLedger(sidecar, 'ledger'), outboxConfirmMs?: number): new (client: DaprClient, id: ActorId) => AbstractActor {
   const actors = new DaprActorInvoker(sidecar);
   // Actor state goes straight to the sidecar's actor state API rather than through the SDK's
   // state manager: reads (absence included) are cached for the activation, a turn's writes and
@@ -89,8 +91,8 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       if (status !== 204 && status !== 200) throw new Error(`actor state transaction failed with ${status}: ${JSON.stringify(json)}`);
       for (const [key, write] of writes) this.cache.set(key, write);
     }
-    /** Ids published since activation: dropped from the stored outbox at the next commit. */
-    private readonly published = new Set<string>();
+    /** The stored outbox's bookkeeping: published, confirmed by the ledger, next round (dapr-outbox.ts). */
+    private readonly outbox = new OutboxTracker(Date.now, outboxConfirmMs);
 
     private instance(): ActorInstance & Record<string, unknown> {
       if (!this.core) this.core = new cls(this.context()) as ActorInstance & Record<string, unknown>;
@@ -139,24 +141,27 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
      * the second then runs after the first and, every method being idempotent by its
      * request's id, answers the same outcome instead of repeating the change.
      */
-    run(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>): Promise<ActorCallResult<unknown>> {
-      const turn = this.queue.then(() => this.turn(body));
+    run(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>, resend = false): Promise<ActorCallResult<unknown>> {
+      const turn = this.queue.then(() => this.turn(body, resend));
       this.queue = turn;
       return turn;
     }
 
     /** One turn: run the method, then commit state and outbox in one state transaction, then publish. */
-    private async turn(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>): Promise<ActorCallResult<unknown>> {
+    private async turn(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>, resend: boolean): Promise<ActorCallResult<unknown>> {
       this.events = [];
       this.writes = new Map();
       this.gauges = [];
       try {
         const result = await body(this.instance());
-        const outbox = await this.nextOutbox(this.events);
+        const stored = await this.storedOutbox();
+        const outbox = this.outbox.next(stored, this.events);
         if (outbox) this.writes.set(OUTBOX_KEY, { value: outbox });
         await this.commit(this.writes);
+        this.outbox.committed();
         for (const [gauge, delta] of this.gauges) metrics.actorGauge(gauge, delta);
-        if (outbox && outbox.length > 0) await this.publishOutbox(outbox);
+        // Committed: whatever happens from here on, the events are safe in the stored outbox.
+        await this.sendOutbox(outbox ?? stored, resend);
         return { ok: true, result };
       } catch (error) {
         // A failed turn leaves nothing behind: the method may have mutated cached objects.
@@ -170,33 +175,71 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       }
     }
 
-    /** The outbox to store: what is still unpublished plus this turn's events (undefined: unchanged). */
-    private async nextOutbox(events: EventEnvelope[]): Promise<EventEnvelope[] | undefined> {
-      const stored = await this.storedOutbox();
-      const pending = stored.filter((e) => !this.published.has(e.id));
-      if (events.length === 0 && pending.length === stored.length) return undefined;
-      return [...pending, ...events];
-    }
-
     private async storedOutbox(): Promise<EventEnvelope[]> {
       const stored = await this.read(OUTBOX_KEY);
       return Array.isArray(stored) ? (stored as EventEnvelope[]) : [];
     }
 
-    private async publishOutbox(outbox: EventEnvelope[]): Promise<void> {
-      let failed = false;
-      await Promise.all(outbox.filter((event) => !this.published.has(event.id)).map(async (event) => {
+    /**
+     * Publishes what is due (dapr-outbox.ts) and makes sure a confirmation round is coming while
+     * the outbox holds anything. Never throws: the turn has committed, the next round retries.
+     */
+    private async sendOutbox(pending: EventEnvelope[], resend: boolean): Promise<void> {
+      await Promise.all(this.outbox.due(pending, resend).map(async (event) => {
         try {
           metrics.eventPublished(event.topic);
-          // Resolved only when daprd answered 2xx: pub/sub has taken the event.
+          // Resolved only when daprd answered 2xx: pub/sub has taken the event, which is not
+          // yet the ledger storing it (the confirmation round asks the ledger).
           await publish(event);
           metrics.eventAcknowledged(event.topic);
-          this.published.add(event.id);
+          this.outbox.sent(event.id);
         } catch {
-          failed = true;
+          /* sent again by the next round */
         }
       }));
-      if (failed) await this.registerActorReminder(OUTBOX_REMINDER, Temporal.Duration.from({ milliseconds: RETRY_MS }), undefined, undefined, { name: OUTBOX_REMINDER, data: null });
+      if (pending.length === 0) {
+        this.outbox.nextDelay(0);
+        return;
+      }
+      if (this.outbox.scheduled) return;
+      const name = `${OUTBOX_REMINDER}@${Date.now()}`;
+      try {
+        await this.registerActorReminder(name, Temporal.Duration.from({ milliseconds: this.outbox.nextDelay(pending.length) }), undefined, undefined, { name, data: null } satisfies ReminderPayload);
+        this.outbox.scheduled = true;
+      } catch (error) {
+        logger?.warn({ err: (error as Error).message, actorType: cls.actorType, actorId: this.getActorId().getId() }, 'outbox round not scheduled; the next turn tries again');
+      }
+    }
+
+    /** A confirmation round: the ledger names the stored events, they leave the outbox, the rest go again. */
+    private async confirmOutbox(): Promise<void> {
+      const stored = await this.storedOutbox();
+      if (stored.length === 0) return;
+      try {
+        this.outbox.confirm(await ledger.stored(stored.map((event) => event.id)));
+      } catch (error) {
+        logger?.warn({ err: (error as Error).message, actorType: cls.actorType, actorId: this.getActorId().getId(), pending: stored.length }, 'ledger not asked; outbox events published again');
+      }
+    }
+
+    /** Host-level read for reconciliation: the events this actor emitted that the ledger lacks. */
+    async [OUTBOX_PENDING_METHOD](): Promise<ActorCallResult<unknown>> {
+      return this.run(async () => {
+        const stored = await this.storedOutbox();
+        const held = stored.length > 0 ? await ledger.stored(stored.map((event) => event.id)) : new Set<string>();
+        this.outbox.confirm(held);
+        return { events: stored.filter((event) => !held.has(event.id)) } satisfies OutboxPending;
+      });
+    }
+
+    /** Host-level repair: the outbox goes straight to the ledger (idempotent by id); what it holds leaves the outbox. */
+    async [OUTBOX_DELIVER_METHOD](): Promise<ActorCallResult<unknown>> {
+      return this.run(async () => {
+        const stored = await this.storedOutbox();
+        const held = stored.length > 0 ? await ledger.deliver(stored) : new Set<string>();
+        this.outbox.confirm(held);
+        return { delivered: stored.filter((event) => held.has(event.id)).map((event) => event.id), pending: stored.filter((event) => !held.has(event.id)).map((event) => event.id) } satisfies OutboxDelivery;
+      });
     }
 
     /** Called by the reminder route of dapr-main.ts (the SDK drops the reminder's name and data). */
@@ -209,8 +252,11 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       const payload = raw as ReminderPayload | undefined;
       try {
         const name = payload?.name ?? '';
-        if (name === OUTBOX_REMINDER) {
-          await this.publishOutbox(await this.storedOutbox());
+        if (name.startsWith(OUTBOX_REMINDER)) {
+          // This round ends here; the turn schedules the next one while events are left.
+          this.outbox.scheduled = false;
+          const outcome = await this.run(async () => this.confirmOutbox(), true);
+          if (!outcome.ok) throw new Error(outcome.error.message);
           metrics.reminderFired(cls.actorType, 'ok');
           return;
         }

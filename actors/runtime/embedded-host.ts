@@ -8,7 +8,7 @@ import { metrics, type ActorGauge } from '../../lib/metrics';
 import { faultPoint } from '../../lib/fault-points';
 import { detached } from '../../lib/request-context';
 import { SpanKind, tracedActorCall } from '../../lib/tracing';
-import type { ActorClass, ActorContext, ActorInstance, ActorInvoker } from './port';
+import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorClass, type ActorContext, type ActorInstance, type ActorInvoker, type OutboxDelivery, type OutboxPending } from './port';
 
 export type Publisher = (event: EventEnvelope) => Promise<void>;
 
@@ -90,6 +90,10 @@ export class EmbeddedActorHost implements ActorInvoker {
   invoke<R>(actorType: string, actorId: string, method: string, arg: unknown): Promise<R> {
     const cls = this.classes.get(actorType);
     if (!cls) return Promise.reject(new GatewayError('not_found', `unknown actor type ${actorType}`));
+    // The host-level outbox methods (port.ts): the embedded ledger appends an event inside the
+    // commit that emits it (or the host publishes its outbox itself), so nothing is pending here.
+    if (method === OUTBOX_PENDING_METHOD) return this.turn(cls, actorId, async () => ({ events: [] } satisfies OutboxPending as R), method);
+    if (method === OUTBOX_DELIVER_METHOD) return this.turn(cls, actorId, async () => ({ delivered: [], pending: [] } satisfies OutboxDelivery as R), method);
     if (!cls.methods.includes(method)) return Promise.reject(new GatewayError('not_found', `${actorType} has no method ${method}`));
     const call = () => this.turn(cls, actorId, (instance) => (instance[method] as (a: unknown) => Promise<R>).call(instance, arg), method);
     // In process, one span per call (client and server are the same here), named as on Dapr.

@@ -69,3 +69,21 @@ export interface ActorInvoker {
 
 /** Wire result of an actor call on both hosts: domain errors travel as values, not exceptions. */
 export type ActorCallResult<R> = { ok: true; result: R } | { ok: false; error: { code: string; message: string; param?: string; extra?: Record<string, unknown> } };
+
+/**
+ * Host-level methods every actor type answers (reconciliation, docs/money.md): the events the
+ * actor emitted that the ledger has not stored, and their direct delivery to the ledger.
+ */
+export const OUTBOX_PENDING_METHOD = '__outboxPending';
+export const OUTBOX_DELIVER_METHOD = '__outboxDeliver';
+
+export interface OutboxPending {
+  events: EventEnvelope[];
+}
+
+export interface OutboxDelivery {
+  /** Ids the ledger holds now (they have left the outbox). */
+  delivered: string[];
+  /** Ids still not stored (the ledger refused or lost them): still in the outbox. */
+  pending: string[];
+}

@@ -4,6 +4,7 @@ import express from 'express';
 import type { Logger } from 'pino';
 import { serveMetrics } from '../../lib/metrics';
 import type { FundsHoldClient } from '../../actors/funds-hold/client';
+import type { ActorOutboxClient } from '../../actors/runtime/outbox-client';
 import type { Catalog } from '../../catalog/catalog';
 import type { OAuthVerifier } from './auth/oauth';
 import type { Capability } from './capabilities/gates';
@@ -36,6 +37,8 @@ export interface GatewayDeps {
   catalog: Catalog;
   providers: ReadonlyMap<string, ChatAdapters>;
   funds: FundsHoldClient;
+  /** Every actor's host-level outbox methods: reconciliation's missing events and its repair. */
+  outbox: ActorOutboxClient;
   images: ImageService;
   accounts: AccountStore;
   logger: Logger;
@@ -116,7 +119,7 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
   app.use(memberRoutes(chat, credentials));
   app.use(imageRoutes(deps.images, deps.accounts, deps.maxBodyBytes));
   app.use(consoleRoutes({ credentials, funds: deps.funds, ledger: deps.ledger }));
-  app.use(adminRoutes({ adminToken: deps.adminToken, accounts: deps.accounts, funds: deps.funds, ledger: deps.ledger, orders: deps.orders }));
+  app.use(adminRoutes({ adminToken: deps.adminToken, accounts: deps.accounts, funds: deps.funds, outbox: deps.outbox, ledger: deps.ledger, orders: deps.orders }));
   app.use(orderRoutes(deps.orders, credentials));
   const sessions = new SessionService({ ...deps.sessions, chat, leaseMs: deps.sessions.runLeaseMs, wakeups: new SessionWakeups() });
   app.use(sessionRoutes(sessions, deps.accounts, deps.maxBodyBytes));

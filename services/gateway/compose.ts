@@ -7,6 +7,7 @@ import { FundsHoldClient } from '../../actors/funds-hold/client';
 import { ImageTaskClient } from '../../actors/image-task/client';
 import { ACTOR_CLASSES } from '../../actors/host/registry';
 import { DaprActorInvoker } from '../../actors/runtime/dapr-invoker';
+import { ActorOutboxClient } from '../../actors/runtime/outbox-client';
 import { EmbeddedActorHost } from '../../actors/runtime/embedded-host';
 import { CatalogFileError, loadCatalog, type Catalog } from '../../catalog/catalog';
 import type { GatewayConfig } from '../../lib/config';
@@ -120,6 +121,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     const deps: GatewayDeps = {
       ...common,
       funds: new FundsHoldClient(actors),
+      outbox: new ActorOutboxClient(actors),
       images,
       accounts: new AccountStore(new DaprStateKeyValueStore(sidecar)),
       // Ready when what a call needs answers: the sidecar, the state store through it (accounts,
@@ -155,6 +157,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   const deps: GatewayDeps = {
     ...common,
     funds: new FundsHoldClient(host),
+    outbox: new ActorOutboxClient(host),
     images,
     accounts: new AccountStore(new LmdbKeyValueStore(db.accounts)),
     readiness: { database: async () => (db.root.get('__ping__'), true) },

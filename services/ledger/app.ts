@@ -4,6 +4,7 @@
 import { Readable } from 'node:stream';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import { GatewayError, toGatewayError } from '../../lib/errors';
 import { TOPICS } from '../../lib/events';
 import { serveMetrics } from '../../lib/metrics';
@@ -29,6 +30,25 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
     res.json(TOPICS.map((topic) => ({ pubsubname: PUBSUB_NAME, topic, route: `/events/${topic}` })));
   });
 
+  // The actors' outbox asks, in one call, which of the events it keeps the ledger has stored
+  // (docs/money.md): the confirmed ones it forgets, the others it sends again.
+  app.post('/events/stored', async (req, res) => {
+    const { ids } = parseBody(eventIds, req.body);
+    res.json({ stored: await store.stored(ids) });
+  });
+
+  // Direct delivery (reconciliation's repair): the events are appended as a pub/sub delivery would
+  // append them, idempotently by id; the answer names those the ledger now holds.
+  app.post('/events/append', async (req, res) => {
+    const { events } = parseBody(eventBatch, req.body);
+    const dropped: string[] = [];
+    for (const event of events) {
+      if ((await handleEvent(event)) === 'DROP') dropped.push(String((event as { id?: unknown }).id));
+    }
+    const ids = events.flatMap((event) => (typeof (event as { id?: unknown }).id === 'string' ? [(event as { id: string }).id] : []));
+    res.json({ stored: await store.stored(ids), dropped });
+  });
+
   app.post('/events/:topic', async (req, res) => {
     // Dapr wraps our envelope in a CloudEvent; its `data` is the envelope.
     const body = req.body as { data?: unknown } | undefined;
@@ -48,6 +68,13 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
   app.get('/events/:eventId', async (req, res) => {
     const found = await store.has(req.params.eventId);
     res.status(found ? 200 : 404).json({ id: req.params.eventId, appended: found });
+  });
+
+  // An account made by the operator API enters the index before its creation is answered, so
+  // reconciliation covers it even while none of its events has arrived.
+  app.put('/accounts/:accountId/pools/:pool', async (req, res) => {
+    await store.register(req.params.accountId, req.params.pool);
+    res.status(204).end();
   });
 
   app.get('/accounts/:accountId/pools/:pool', async (req, res) => {
@@ -96,6 +123,16 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
   });
 
   return app;
+}
+
+const MAX_BATCH = 1000;
+const eventIds = z.object({ ids: z.array(z.string().min(1).max(512)).max(MAX_BATCH) });
+const eventBatch = z.object({ events: z.array(z.unknown()).max(MAX_BATCH) });
+
+function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw new GatewayError('invalid_request', `${parsed.error.issues[0]?.path.join('.') || 'body'}: ${parsed.error.issues[0]?.message}`);
+  return parsed.data;
 }
 
 function consoleKind(value: string | undefined): ConsoleKind {

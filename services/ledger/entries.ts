@@ -127,7 +127,14 @@ export interface LedgerStore {
   count(topic: Topic, accountId: string, pool: string): Promise<number>;
   /** Rows `from` to `to` (positions from 1, inclusive), newest first. */
   rows(topic: Topic, accountId: string, pool: string, from: number, to: number): Promise<LedgerRow[]>;
-  /** Every account (with its pool) the ledger has rows for, in no particular order. */
+  /** The ids among `ids` that were appended (one round trip for a batch). */
+  stored(ids: readonly string[]): Promise<string[]>;
+  /**
+   * Enters an account and pool in the index with no money rows (idempotent): reconciliation then
+   * covers it even before its first event reaches the ledger.
+   */
+  register(accountId: string, pool: string): Promise<void>;
+  /** Every account (with its pool) the ledger has rows for or registered, each once, in no particular order. */
   accounts(): AsyncIterable<LedgerAccount>;
   close(): Promise<void>;
 }

@@ -93,6 +93,32 @@ export function ledgerStoreContract(name: string, open: () => Promise<LedgerStor
       expect(listed.sort()).toEqual([`${a} pool-1`, `${a} ${POOL}`, `${b} ${POOL}`].sort());
     });
 
+    it('when an account is registered with no rows, then it is listed once with nothing, and stays listed once with its rows', async () => {
+      const acct = account();
+      await store.register(acct, POOL);
+      await store.register(acct, POOL);
+      const listed = async () => {
+        const found: string[] = [];
+        for await (const entry of store.accounts()) if (entry.accountId === acct) found.push(entry.pool);
+        return found;
+      };
+      expect(await listed()).toEqual([POOL]);
+      expect(await store.account(acct, POOL)).toEqual({ accountId: acct, pool: POOL, balance: 0, bills: 0, usage: 0, usageRows: 0 });
+      await store.append(credit(acct, 1));
+      await store.register(acct, POOL);
+      expect(await listed()).toEqual([POOL]);
+      expect(await store.account(acct, POOL)).toMatchObject({ balance: 1001, bills: 1 });
+    });
+
+    it('when asked which of some events are stored, then it names the appended ones in the order asked', async () => {
+      const acct = account();
+      const events = [credit(acct, 1), credit(acct, 2), credit(acct, 3)];
+      await store.append(events[2]);
+      await store.append(events[0]);
+      expect(await store.stored([events[0].id, events[1].id, events[2].id])).toEqual([events[0].id, events[2].id]);
+      expect(await store.stored([])).toEqual([]);
+    });
+
     it('when pages are read, then they cover every item once, newest first, with the total; past the last page they are empty', async () => {
       const acct = account();
       expect(await readPage(store, 'bills', acct, POOL, { page: 1, size: 20 })).toEqual({ items: [], page: 1, size: 20, total: 0 });

@@ -47,6 +47,17 @@ export class LmdbLedgerStore implements LedgerStore {
     return this.db.ledger.get(`event${SEP}${eventId}`) !== undefined;
   }
 
+  async stored(ids: readonly string[]): Promise<string[]> {
+    return ids.filter((id) => this.db.ledger.get(`event${SEP}${id}`) !== undefined);
+  }
+
+  async register(accountId: string, pool: string): Promise<void> {
+    // The totals record is the index the listing reads: created with zeros, never reset.
+    this.db.root.transactionSync(() => {
+      if (this.db.ledger.get(totalsKey(accountId, pool)) === undefined) this.db.ledger.putSync(totalsKey(accountId, pool), this.totals(accountId, pool));
+    });
+  }
+
   async count(topic: Topic, accountId: string, pool: string): Promise<number> {
     const totals = this.totals(accountId, pool);
     return topic === 'billing' ? totals.bills : totals.usageRows;

@@ -65,6 +65,17 @@ export class RedisLedgerStore implements LedgerStore {
     return (await this.client.exists(`ledger:event:${eventId}`)) === 1;
   }
 
+  async stored(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const marks = await this.client.mGet(ids.map((id) => `ledger:event:${id}`));
+    return ids.filter((_, i) => marks[i] !== null);
+  }
+
+  async register(accountId: string, pool: string): Promise<void> {
+    // The totals hash is the index the listing scans: created with a zero balance, never reset.
+    await this.client.hSetNX(`${TOTALS_PREFIX}${accountId}:${pool}`, 'balance', '0');
+  }
+
   count(topic: Topic, accountId: string, pool: string): Promise<number> {
     return this.client.lLen(rowsKey(topic, accountId, pool));
   }

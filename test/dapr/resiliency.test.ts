@@ -26,6 +26,7 @@ const ACTOR_CALL_RETRY_MS = 1_000;
 /** The upstream answers after this: the reservation is made before it, the settle after. */
 const UPSTREAM_DELAY_MS = 1_500;
 const FUNDS = 10_000_000;
+const OUTBOX_ROUND_PASSED_MS = 3_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -63,6 +64,10 @@ describe('resiliency of the money paths (Dapr)', () => {
   it('when the actors app stalls past the timeout while a settle is on its way, then daprd retries it and the customer is still charged once', async () => {
     const url = topology.gatewayUrls[0];
     const { apiKey } = await fundedAccount(url, FUNDS);
+    // Past the credit's outbox confirmation round (1 s after it, docs/money.md): a reminder in
+    // flight to the stalled app would hold the actor's turn in daprd, and the settle would wait
+    // behind it instead of reaching the app.
+    await sleep(OUTBOX_ROUND_PASSED_MS);
     const before = await balance(url, apiKey);
 
     const answer = chat(url, apiKey, { ...hello, max_tokens: 5 }, { model: 'delayed-chat' });

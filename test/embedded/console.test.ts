@@ -50,7 +50,8 @@ describe('reconciliation on the embedded host', () => {
     const honest = await fundedAccount(gateway.url, 5000);
     const tampered = await fundedAccount(gateway.url, 7000);
     const clean = await reconcileCli();
-    expect(clean.stdout).toMatch(/^2 accounts checked, 0 with a difference$/m);
+    // Both accounts in both pools (pool-3 and member): each registered with the ledger at creation.
+    expect(clean.stdout).toMatch(/^4 accounts checked, 0 with a difference$/m);
 
     const db = openLocalDb(dataDir);
     try {
@@ -61,10 +62,25 @@ describe('reconciliation on the embedded host', () => {
       await db.close();
     }
     const answer = await json(`${gateway.url}/admin/v1/reconciliation`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    expect(answer.body).toEqual({ accounts: 2, differences: [{ accountId: tampered.accountId, pool: 'pool-3', ledger: 7300, actor: 7000, ledgerRunningTotal: 7300 }] });
+    expect(answer.body).toEqual({ accounts: 4, differences: [{ accountId: tampered.accountId, pool: 'pool-3', ledger: 7300, actor: 7000, ledgerRunningTotal: 7300, missing: [] }] });
     const failed = await reconcileCli().then(() => undefined, (error: { code: number; stdout: string }) => error);
     expect(failed?.code).toBe(1);
     expect(failed?.stdout).toContain(`difference ${tampered.accountId} pool-3: ledger 7300, actor 7000`);
     expect(failed?.stdout).not.toContain(honest.accountId);
+  });
+
+  it('when an account has no ledger row at all, then reconciliation still covers both its pools (registered at creation)', async () => {
+    const before = (await json(`${gateway.url}/admin/v1/reconciliation`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.accounts;
+    await fundedAccount(gateway.url, 0);
+    const after = await json(`${gateway.url}/admin/v1/reconciliation`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(after.body.accounts).toBe(before + 2);
+  });
+
+  it('when a repair is asked with nothing missing (the embedded ledger is written in the commit), then nothing is delivered and the CLI exits 1 only for the real difference', async () => {
+    const repaired = await run(process.execPath, [join(ROOT, 'dist/cli/main.js'), 'reconcile', '--repair'], { env: { ...process.env, GATEWAY_URL: gateway.url, GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN } })
+      .then(({ stdout }) => ({ code: 0, stdout }), (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }));
+    expect(repaired.stdout).toMatch(/^0 account\(s\) repaired; reconciled again:$/m);
+    expect(repaired.stdout).toMatch(/ 1 with a difference$/m);
+    expect(repaired.code).toBe(1);
   });
 });

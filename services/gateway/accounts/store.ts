@@ -45,8 +45,10 @@ export class AccountStore {
 
   constructor(private readonly kv: KeyValueStore, private readonly cacheMs = 30_000) {}
 
-  async createAccount(name: string): Promise<Account> {
+  /** `register` runs before the account is stored (the ledger's index: an account never goes unreconciled). */
+  async createAccount(name: string, register?: (accountId: string) => Promise<void>): Promise<Account> {
     const account: Account = { accountId: newAccountId(), name, createdAt: new Date().toISOString() };
+    await register?.(account.accountId);
     await this.kv.put(`account:${account.accountId}`, account);
     return account;
   }

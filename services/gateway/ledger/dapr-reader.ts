@@ -29,6 +29,10 @@ export function daprLedgerReader(sidecar: DaprSidecar, ledgerAppId: string): Led
       return json as ConsolePage;
     },
     export: (kind, accountId, pool, query) => streamed(`${accountPath(accountId, pool)}/${kind}/export?${exportQueryString(query)}`),
+    async register(accountId, pool) {
+      const { status, json } = await sidecar.request('PUT', method(accountPath(accountId, pool)));
+      if (status !== 204 && status !== 200) throw failure(status, json);
+    },
     async *balances() {
       const body = await streamed('balances');
       for await (const line of createInterface({ input: body, crlfDelay: Infinity })) {

@@ -15,6 +15,8 @@ export interface LedgerReader {
   /** The export body (bytes of the query's format), streamed. */
   export(kind: ConsoleKind, accountId: string, pool: string, query: ExportQuery): Promise<Readable>;
   balances(): AsyncIterable<LedgerBalance>;
+  /** Enters an account's pool in the ledger's index (no money rows): reconciliation covers it from then on. */
+  register(accountId: string, pool: string): Promise<void>;
 }
 
 export function storeLedgerReader(store: LedgerStore): LedgerReader {
@@ -22,5 +24,6 @@ export function storeLedgerReader(store: LedgerStore): LedgerReader {
     page: (kind, accountId, pool, query) => readPage(store, kind, accountId, pool, query),
     export: async (kind, accountId, pool, query) => exportStream(kind, query.format, exportItems(store, kind, accountId, pool, query)),
     balances: () => ledgerBalances(store),
+    register: (accountId, pool) => store.register(accountId, pool),
   };
 }

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import pino from 'pino';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
+import type { ActorOutboxClient } from '../../../actors/runtime/outbox-client';
 import { AccountStore } from '../accounts/store';
 import type { LedgerReader } from '../ledger/reader';
 import { errorHandler } from '../middleware/errors';
@@ -23,7 +24,7 @@ beforeAll(async () => {
   // Only the api-keys route is exercised: the other collaborators are never reached.
   const unused = {} as unknown;
   const app = express();
-  app.use(adminRoutes({ adminToken: ADMIN_TOKEN, accounts, funds: unused as FundsHoldClient, ledger: unused as LedgerReader, orders: unused as OrderService }));
+  app.use(adminRoutes({ adminToken: ADMIN_TOKEN, accounts, funds: unused as FundsHoldClient, outbox: unused as ActorOutboxClient, ledger: unused as LedgerReader, orders: unused as OrderService }));
   app.use(errorHandler(pino({ level: 'silent' })));
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));

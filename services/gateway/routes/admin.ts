@@ -12,7 +12,8 @@ import type { OrderService } from '../orders/use-case';
 import { ORDER_REFERENCE_PREFIX } from '../../../actors/order/OrderInterface';
 import { sendOrder } from './orders';
 import type { LedgerReader } from '../ledger/reader';
-import { reconcile } from '../ledger/reconcile';
+import { reconcile, repair } from '../ledger/reconcile';
+import type { ActorOutboxClient } from '../../../actors/runtime/outbox-client';
 import { adminAuth } from '../middleware/auth';
 import { parseApiKeyScopes } from '../auth/scopes';
 import { jsonBody } from '../middleware/json-body';
@@ -36,14 +37,18 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   return result.data;
 }
 
-export function adminRoutes(options: { adminToken?: string; accounts: AccountStore; funds: FundsHoldClient; ledger: LedgerReader; orders: OrderService }): Router {
+export function adminRoutes(options: { adminToken?: string; accounts: AccountStore; funds: FundsHoldClient; outbox: ActorOutboxClient; ledger: LedgerReader; orders: OrderService }): Router {
   const { accounts, funds } = options;
   const router = Router();
   router.use('/admin/v1', adminAuth(options.adminToken), jsonBody(64 * 1024));
 
   router.post('/admin/v1/accounts', async (req, res) => {
     const { name } = parse(accountBody, req.body);
-    const account = await accounts.createAccount(name);
+    // Both pools enter the ledger's index first, so reconciliation covers the account from its
+    // creation on, before any of its events has reached the ledger.
+    const account = await accounts.createAccount(name, async (accountId) => {
+      for (const pool of [DEFAULT_POOL, MEMBER_POOL]) await options.ledger.register(accountId, pool);
+    });
     res.status(201).json({ accountId: account.accountId, name: account.name, createdAt: account.createdAt });
   });
 
@@ -76,9 +81,16 @@ export function adminRoutes(options: { adminToken?: string; accounts: AccountSto
     sendOrder(res, 201, order);
   });
 
-  // Every ledger account's balance recomputed from its bill rows against its FundsHold actor.
+  // Every ledger account's balance recomputed from its bill rows against its FundsHold actor;
+  // each difference names the events the actor emitted that the ledger lacks.
   router.get('/admin/v1/reconciliation', async (_req, res) => {
-    res.json(await reconcile(options.ledger, funds));
+    res.json(await reconcile(options.ledger, funds, options.outbox));
+  });
+
+  // The repair: the differing accounts' actors deliver their missing events to the ledger
+  // (idempotent by event id); the answer says what was delivered and reconciles again.
+  router.post('/admin/v1/reconciliation/repair', async (_req, res) => {
+    res.json(await repair(options.ledger, funds, options.outbox));
   });
   return router;
 }

@@ -1,0 +1,72 @@
+// The ledger app's routes for the actors' outbox and reconciliation, in process on LMDB: which
+// events it has stored (one batched call), direct appends (idempotent by id), and the account
+// index that makes an account without money rows part of reconciliation.
+
+import { mkdtempSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { billingEvent } from '../../lib/events';
+import { openLocalDb, type LocalDb } from '../../lib/local-db';
+import { createLedgerApp } from './app';
+import { LmdbLedgerStore } from './lmdb-store';
+
+let db: LocalDb;
+let server: Server;
+let base: string;
+
+beforeAll(async () => {
+  db = openLocalDb(mkdtempSync(join(tmpdir(), 'ledger-outbox-')));
+  server = createLedgerApp(new LmdbLedgerStore(db)).listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  await db.close();
+});
+
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${base}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+const credit = (accountId: string, reference: string, amount = 500) =>
+  billingEvent(`credit:${accountId}:pool-3:${reference}`, Date.now(), { kind: 'credit', accountId, pool: 'pool-3', balanceDelta: amount, amount, reference });
+
+describe('ledger routes of the outbox and reconciliation', () => {
+  it('when asked which events it has stored, then it names exactly the appended ones among those asked', async () => {
+    const [a, b] = [credit('acct_s1', 'a'), credit('acct_s1', 'b')];
+    expect((await call('POST', '/events/billing', { data: a })).body).toEqual({ status: 'SUCCESS' });
+    expect(await call('POST', '/events/stored', { ids: [a.id, b.id, 'never'] })).toEqual({ status: 200, body: { stored: [a.id] } });
+    expect(await call('POST', '/events/stored', { ids: [] })).toEqual({ status: 200, body: { stored: [] } });
+  });
+
+  it('when events are appended directly, then each is stored once, a repeat changes nothing and a malformed one is named as dropped', async () => {
+    const events = [credit('acct_d1', 'x', 700), credit('acct_d1', 'y', 300)];
+    const first = await call('POST', '/events/append', { events: [...events, { id: 'bad', topic: 'billing' }] });
+    expect(first).toEqual({ status: 200, body: { stored: events.map((e) => e.id), dropped: ['bad'] } });
+    expect((await call('POST', '/events/append', { events })).body).toEqual({ stored: events.map((e) => e.id), dropped: [] });
+    expect((await call('GET', '/accounts/acct_d1/pools/pool-3')).body).toMatchObject({ balance: 1000, bills: 2 });
+  });
+
+  it('when a body is not a list of ids or events, then it is refused with 400 and nothing is stored', async () => {
+    for (const [path, body] of [['/events/stored', { ids: 'x' }], ['/events/stored', { ids: [''] }], ['/events/append', { events: {} }], ['/events/stored', {}]] as const) {
+      const answer = await call('POST', path, body);
+      expect(answer.status).toBe(400);
+      expect(answer.body.error.code).toBe('invalid_request');
+    }
+  });
+
+  it('when an account is registered, then the balances list it with zero and no rows, once, and a later credit keeps it once', async () => {
+    expect((await call('PUT', '/accounts/acct_reg/pools/pool-3')).status).toBe(204);
+    expect((await call('PUT', '/accounts/acct_reg/pools/pool-3')).status).toBe(204);
+    const listed = async () => (await (await fetch(`${base}/balances`)).text()).trim().split('\n').map((line) => JSON.parse(line)).filter((b) => b.accountId === 'acct_reg');
+    expect(await listed()).toEqual([{ accountId: 'acct_reg', pool: 'pool-3', balance: 0, runningTotal: 0, bills: 0 }]);
+    await call('POST', '/events/append', { events: [credit('acct_reg', 'first', 900)] });
+    expect(await listed()).toEqual([{ accountId: 'acct_reg', pool: 'pool-3', balance: 900, runningTotal: 900, bills: 1 }]);
+  });
+});
