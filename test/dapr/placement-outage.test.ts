@@ -16,6 +16,7 @@ jest.setTimeout(240_000);
 
 const ACTOR_CALL_TIMEOUT_MS = 4_000;
 const HOLD_TTL_MS = 5_000;
+const PROVIDER_TIMEOUT_MS = 3_000;
 const FUNDS = 10_000_000;
 
 const readyz = (url: string) => json(`${url}/readyz`, { signal: AbortSignal.timeout(10_000) });
@@ -29,7 +30,7 @@ describe('a placement outage (Dapr)', () => {
       basePort: 16300,
       dataDir: join(dir, 'topology'),
       restartOnCrash: true,
-      env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', GATEWAY_ACTOR_CALL_TIMEOUT_MS: String(ACTOR_CALL_TIMEOUT_MS), GATEWAY_HOLD_TTL_MS: String(HOLD_TTL_MS) },
+      env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', GATEWAY_ACTOR_CALL_TIMEOUT_MS: String(ACTOR_CALL_TIMEOUT_MS), GATEWAY_HOLD_TTL_MS: String(HOLD_TTL_MS), GATEWAY_PROVIDER_TIMEOUT_MS: String(PROVIDER_TIMEOUT_MS), GATEWAY_TEST_MODE: 'true' },
     });
   });
 

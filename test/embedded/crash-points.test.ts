@@ -2,6 +2,7 @@
 // kills itself at a test-only fault point (GATEWAY_FAULT_POINTS, docs/testing.md), is started
 // again on the same data directory, and every hold must still end, nothing held or charged twice.
 
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,7 @@ import { openLocalDb, type LocalDb } from '../../lib/local-db';
 import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
 import { balance, chat, fundedAccount, hello, image, json, picture } from '../support/api';
 import { eventually, passes } from '../support/eventually';
-import { startGateway, type GatewayProcess } from '../support/processes';
+import { ADMIN_TOKEN, ROOT, startGateway, type GatewayProcess } from '../support/processes';
 
 jest.setTimeout(90_000);
 
@@ -38,29 +39,41 @@ describe('crash points on the embedded host', () => {
 
   it('when the process dies after an expiry reminder ran but before its turn committed, then after a restart the hold still expires', async () => {
     const dataDir = join(mkdtempSync(join(tmpdir(), 'gw-crash-reminder-')), 'data');
-    // The provider never answers within the hold's TTL: only the expiry reminder can end the hold.
-    const env = { GATEWAY_DATA_DIR: dataDir, GATEWAY_TEST_MODE: 'true', GATEWAY_HOLD_TTL_MS: '1000', GATEWAY_PROVIDER_TIMEOUT_MS: '60000' };
-    const first = await startGateway({ ...env, GATEWAY_FAULT_POINTS: 'reminder-before-commit' });
+    // A hold outlives its call's deadline (GATEWAY_HOLD_TTL_MS ≥ timeout + margin), so an orphan
+    // hold is made first: a call is left hanging and its process killed before anything renews it.
+    const env = { GATEWAY_DATA_DIR: dataDir, GATEWAY_TEST_MODE: 'true', GATEWAY_HOLD_TTL_MS: '3000', GATEWAY_PROVIDER_TIMEOUT_MS: '2000' };
+    const first = await startGateway(env);
     gateways.push(first);
     const { accountId, apiKey } = await fundedAccount(first.url, FUNDS);
     const hanging = chat(first.url, apiKey, { ...hello, max_tokens: 16 }, { headers: { 'x-sim-directive': 'hang' } }).catch(() => undefined);
-    expect(await exitOf(first)).toBe('SIGKILL');
+    await passes(async () => expect((await balance(first.url, apiKey)).held).toBeGreaterThan(0), 10_000);
+    await first.kill();
     await hanging;
 
-    const second = await startGateway(env, first.port);
-    gateways.push(second);
+    // The orphan's expiry reminder fires in the next process (at its start: it is due), which dies
+    // in that turn, before its commit: spawned bare, since it may die before it answers /healthz.
+    const second = spawn(process.execPath, [join(ROOT, 'dist/services/gateway/main.js')], {
+      cwd: ROOT,
+      env: { ...process.env, ...env, GATEWAY_FAULT_POINTS: 'reminder-before-commit', GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', PORT: String(first.port), HOST: '127.0.0.1' },
+      stdio: 'ignore',
+    });
+    const signal = await new Promise<NodeJS.Signals | null>((resolve) => second.once('exit', (_code, s) => resolve(s)));
+    expect(signal).toBe('SIGKILL');
+
+    const third = await startGateway(env, first.port);
+    gateways.push(third);
     const ledger = ledgerOf(dataDir);
     // The account is not touched: the expiry comes from the reminder alone (credit + release = 2 bills).
     const view = await eventually(() => ledger.account(accountId, 'pool-3'), (v) => v.bills === 2, 20_000);
     expect(view).toMatchObject({ bills: 2, balance: FUNDS });
-    expect(await balance(second.url, apiKey)).toMatchObject({ balance: FUNDS, held: 0, available: FUNDS });
-    await second.stop();
+    expect(await balance(third.url, apiKey)).toMatchObject({ balance: FUNDS, held: 0, available: FUNDS });
+    await third.stop();
   });
 
   it("when the process dies after an image's hold was taken but before its task was committed, then a retry with the same Idempotency-Key completes once, before and after that hold expired", async () => {
     const dataDir = join(mkdtempSync(join(tmpdir(), 'gw-crash-image-')), 'data');
-    // An image hold lives for the deadline + the hold TTL: 9 s here.
-    const env = { GATEWAY_DATA_DIR: dataDir, GATEWAY_TEST_MODE: 'true', GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS: '8000', GATEWAY_HOLD_TTL_MS: '1000', GATEWAY_PROVIDER_TIMEOUT_MS: '2000' };
+    // An image hold lives for the deadline + the hold TTL: 11 s here.
+    const env = { GATEWAY_DATA_DIR: dataDir, GATEWAY_TEST_MODE: 'true', GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS: '8000', GATEWAY_HOLD_TTL_MS: '3000', GATEWAY_PROVIDER_TIMEOUT_MS: '2000' };
     const armed = { ...env, GATEWAY_FAULT_POINTS: 'image-after-hold' };
     let gateway = await startGateway(armed);
     gateways.push(gateway);
