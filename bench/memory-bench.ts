@@ -8,15 +8,18 @@
 //   npm run bench:memory -- --chats 1000000 --images 10000 --image-bytes 1048576
 // Options: --chats N (default 20000), --images M (default 200), --image-bytes S (base64 length,
 // default 1048576), --accounts A (chats spread over A accounts, default 1), --concurrency C
-// (default 16), --json, --heap-snapshots DIR (writes before/after-chats/after-images snapshots
-// there, to find what is retained). Needs --expose-gc (the npm script passes it).
+// (default 16), --idle-ms I (sets GATEWAY_ACTOR_IDLE_MS and measures again once idle activations
+// are dropped), --json, --heap-snapshots DIR (writes heap snapshots there at each measurement, to
+// find what is retained). Needs --expose-gc (the npm script passes it).
+// The live heap is V8's used heap after full collections, compiled code aside (the JIT's work is
+// not data kept); a one-off allocation (V8 keeps the last regexp subject: one image) is counted.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getHeapStatistics, writeHeapSnapshot } from 'node:v8';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { Pool } from 'undici';
 import { loadConfig } from '../lib/config';
 import { createLogger } from '../lib/logger';
@@ -35,6 +38,7 @@ const IMAGES = option('images', 200);
 const IMAGE_BYTES = option('image-bytes', 1024 * 1024);
 const ACCOUNTS = option('accounts', 1);
 const CONCURRENCY = option('concurrency', 16);
+const IDLE_MS = option('idle-ms', 0);
 const WARM_UP_CHATS = 2000;
 const WARM_UP_IMAGES = 10;
 
@@ -50,7 +54,7 @@ async function liveHeap(): Promise<number> {
     gc!();
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return getHeapStatistics().used_heap_size;
+  return getHeapSpaceStatistics().reduce((sum, space) => (space.space_name.startsWith('code') ? sum : sum + space.space_used_size), 0);
 }
 
 /** An OpenAI-compatible upstream: a fixed chat completion, and images of IMAGE_BYTES base64 characters. */
@@ -101,6 +105,7 @@ async function main(): Promise<void> {
     GATEWAY_CATALOG_FILE: writeTestCatalog(join(dir, 'catalog.json'), upstream.url),
     GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
     GATEWAY_LOG_LEVEL: 'error',
+    ...(IDLE_MS > 0 ? { GATEWAY_ACTOR_IDLE_MS: String(IDLE_MS) } : {}),
   });
   const composition = await compose(config, createLogger('gateway', 'error'));
   const server = createGatewayApp(composition.deps).listen(0, '127.0.0.1');
@@ -142,6 +147,13 @@ async function main(): Promise<void> {
   const afterImages = await liveHeap();
   snapshot('after-images');
   const actors = host.stats();
+  let idle: { liveHeapMiB: number; actorHost: ReturnType<typeof host.stats> } | undefined;
+  if (IDLE_MS > 0) {
+    // Past the idle time and one scan (every 30 s at most).
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS + Math.min(30_000, IDLE_MS) + 500));
+    idle = { liveHeapMiB: mib(await liveHeap()), actorHost: host.stats() };
+    snapshot('after-idle');
+  }
 
   await pool.close();
   await new Promise((resolve) => server.close(resolve));
@@ -160,6 +172,7 @@ async function main(): Promise<void> {
     chatsPerSecond: Math.round(CHATS / chatSeconds),
     imagesPerSecond: +(IMAGES / imageSeconds).toFixed(1),
     actorHost: actors,
+    ...(idle ? { afterIdle: idle } : {}),
   };
   if (args.includes('--json')) console.log(JSON.stringify(result));
   else console.log(JSON.stringify(result, null, 2));
