@@ -12,7 +12,8 @@
 // are dropped), --json, --heap-snapshots DIR (writes heap snapshots there at each measurement, to
 // find what is retained). Needs --expose-gc (the npm script passes it).
 // The live heap is V8's used heap after full collections, compiled code aside (the JIT's work is
-// not data kept); a one-off allocation (V8 keeps the last regexp subject: one image) is counted.
+// not data kept); what is kept once, not per call (the last image string stays referenced for a
+// while after a run), is counted too.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';

@@ -60,7 +60,8 @@ async function main(): Promise<void> {
   for (let i = 0; i < 3000; i++) await chat(-1 - i); // warm-up
   for (let i = 0; i < 10; i++) await image(1_000_000 + i);
   // Growth is measured between two like batches, so that what is allocated once (pools, the
-  // JIT's feedback, V8 keeping the last regexp subject) does not count as kept per call.
+  // JIT's feedback, the last image string staying referenced for a while) does not count as kept
+  // per call.
   for (let i = 0; i < turns; i++) await chat(i);
   const turnsFrom = await liveHeap();
   for (let i = turns; i < 2 * turns; i++) await chat(i);
