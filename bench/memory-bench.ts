@@ -10,7 +10,8 @@
 // default 1048576), --accounts A (chats spread over A accounts, default 1), --concurrency C
 // (default 16), --idle-ms I (sets GATEWAY_ACTOR_IDLE_MS and measures again once idle activations
 // are dropped), --json, --heap-snapshots DIR (writes heap snapshots there at each measurement, to
-// find what is retained). Needs --expose-gc (the npm script passes it).
+// find what is retained). Needs --expose-gc; the npm script also passes --no-flush-bytecode (V8
+// otherwise drops the bytecode of start-up code it has not run lately, which reads as memory freed).
 // The live heap is V8's used heap after full collections, compiled code aside (the JIT's work is
 // not data kept); what is kept once, not per call (the last image string stays referenced for a
 // while after a run), is counted too.
@@ -40,7 +41,7 @@ const IMAGE_BYTES = option('image-bytes', 1024 * 1024);
 const ACCOUNTS = option('accounts', 1);
 const CONCURRENCY = option('concurrency', 16);
 const IDLE_MS = option('idle-ms', 0);
-const WARM_UP_CHATS = 2000;
+const WARM_UP_CHATS = 5000;
 const WARM_UP_IMAGES = 10;
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -133,8 +134,10 @@ async function main(): Promise<void> {
   };
   const host = composition.embedded!.host;
 
-  await drive(WARM_UP_CHATS, chat);
+  // Images first: the last image string stays referenced for a while, and should not be counted
+  // as a chat's (freed) memory.
   await drive(WARM_UP_IMAGES, image);
+  await drive(WARM_UP_CHATS, chat);
   const before = await liveHeap();
   snapshot('before');
   let started = performance.now();

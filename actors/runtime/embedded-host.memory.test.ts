@@ -93,7 +93,7 @@ describe('the embedded host, memory', () => {
     const dir = mkdtempSync(join(tmpdir(), 'host-memory-probe-'));
     const probe = join(dir, 'probe.js');
     buildSync({ entryPoints: [join(ROOT, 'test/support/host-memory-probe.ts')], bundle: true, platform: 'node', target: 'node20', format: 'cjs', packages: 'external', outfile: probe, logLevel: 'warning' });
-    const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', probe, '25000', '30', String(1024 * 1024), join(dir, 'db')], {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--no-flush-bytecode', probe, '25000', '30', String(1024 * 1024), join(dir, 'db')], {
       env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules') },
       maxBuffer: 1024 * 1024,
     });

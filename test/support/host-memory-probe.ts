@@ -1,7 +1,8 @@
 // Measures the live heap (after forced garbage collection) the embedded actor host keeps per
 // hold turn (reserve + settle on one account, as a chat does) and per image task (start, record
 // of an artifact of the given size, finish), driving the host directly on a real LMDB.
-// Run with --expose-gc: `node --expose-gc probe.js <turns> <images> <artifactBytes> <dir>` (each
+// Run with --expose-gc (and --no-flush-bytecode, or bytecode V8 drops reads as memory freed):
+// `node --expose-gc probe.js <turns> <images> <artifactBytes> <dir>` (each
 // batch runs twice; the growth over the second is reported); prints one JSON line. Used by actors/runtime/embedded-host.memory.test.ts.
 
 import { getHeapSpaceStatistics } from 'node:v8';
