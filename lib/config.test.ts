@@ -1,4 +1,5 @@
 import { ConfigError, IMAGE_UNKNOWN_DEADLINE_MS, loadConfig } from './config';
+import { DEFAULT_ACTOR_IDLE_MS } from '../actors/runtime/embedded-host';
 
 describe('image settings', () => {
   it('when nothing is set, then the UNKNOWN_IMAGE_V1 deadline is 24 hours and the image hold outlives it', () => {
@@ -79,5 +80,16 @@ describe('session settings', () => {
     for (const value of ['999', '3600001', 'soon']) expect(() => loadConfig({ GATEWAY_SESSION_RUN_LEASE_MS: value })).toThrow(/GATEWAY_SESSION_RUN_LEASE_MS/);
     for (const value of ['9', '10001']) expect(() => loadConfig({ GATEWAY_SESSION_POLL_MS: value })).toThrow(/GATEWAY_SESSION_POLL_MS/);
     expect(loadConfig({ GATEWAY_SESSION_RUN_LEASE_MS: '1500', GATEWAY_SESSION_POLL_MS: '50' }).sessions).toEqual({ runLeaseMs: 1500, pollMs: 50 });
+  });
+});
+
+describe('actor idle time (embedded host)', () => {
+  it('when nothing is set, then an idle activation is dropped after 10 minutes, the host default', () => {
+    expect(loadConfig({}).actorIdleMs).toBe(DEFAULT_ACTOR_IDLE_MS);
+    expect(DEFAULT_ACTOR_IDLE_MS).toBe(600_000);
+  });
+  it('when a value is out of range, then start-up is refused naming it', () => {
+    for (const value of ['0', '86400001', 'soon']) expect(() => loadConfig({ GATEWAY_ACTOR_IDLE_MS: value })).toThrow(/GATEWAY_ACTOR_IDLE_MS/);
+    expect(loadConfig({ GATEWAY_ACTOR_IDLE_MS: '5000' }).actorIdleMs).toBe(5000);
   });
 });
