@@ -4,7 +4,7 @@
 // --expose-gc (Jest cannot force a collection), on a real LMDB.
 
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -93,10 +93,15 @@ describe('the embedded host, memory', () => {
     const dir = mkdtempSync(join(tmpdir(), 'host-memory-probe-'));
     const probe = join(dir, 'probe.js');
     buildSync({ entryPoints: [join(ROOT, 'test/support/host-memory-probe.ts')], bundle: true, platform: 'node', target: 'node20', format: 'cjs', packages: 'external', outfile: probe, logLevel: 'warning' });
-    const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--no-flush-bytecode', probe, '25000', '30', String(1024 * 1024), join(dir, 'db')], {
-      env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules') },
-      maxBuffer: 1024 * 1024,
-    });
+    let stdout: string;
+    try {
+      ({ stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--no-flush-bytecode', probe, '25000', '30', String(1024 * 1024), join(dir, 'db')], {
+        env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules') },
+        maxBuffer: 1024 * 1024,
+      }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true }); // some 100 MB of images
+    }
     const { bytesPerTurn, bytesPerImage } = JSON.parse(stdout.trim().split('\n').pop()!);
     expect(bytesPerTurn).toBeLessThan(32);
     expect(bytesPerImage).toBeLessThan(16 * 1024);
