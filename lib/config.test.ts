@@ -1,4 +1,5 @@
 import { ConfigError, DRAIN_HARD_EXIT_AFTER_MS, gatewayStopGraceMs, HOLD_TTL_MARGIN_MS, IMAGE_UNKNOWN_DEADLINE_MS, loadConfig, TEST_HOLD_TTL_MARGIN_MS } from './config';
+import { DEFAULT_ACTOR_IDLE_MS } from '../actors/runtime/embedded-host';
 
 describe('image settings', () => {
   it('when nothing is set, then the UNKNOWN_IMAGE_V1 deadline is 24 hours and the image hold outlives it', () => {
@@ -136,5 +137,16 @@ describe('hold settings', () => {
     expect(() => loadConfig({ GATEWAY_HOLD_PROGRESS_TOKENS: '0' })).toThrow(/GATEWAY_HOLD_PROGRESS_TOKENS/);
     expect(() => loadConfig({ GATEWAY_HOLD_PROGRESS_MS: '99' })).toThrow(/GATEWAY_HOLD_PROGRESS_MS/);
     expect(loadConfig({ GATEWAY_HOLD_PROGRESS_TOKENS: '20', GATEWAY_HOLD_PROGRESS_MS: '500' }).holdProgress).toEqual({ everyTokens: 20, everyMs: 500 });
+  });
+});
+
+describe('actor idle time (embedded host)', () => {
+  it('when nothing is set, then an idle activation is dropped after 10 minutes, the host default', () => {
+    expect(loadConfig({}).actorIdleMs).toBe(DEFAULT_ACTOR_IDLE_MS);
+    expect(DEFAULT_ACTOR_IDLE_MS).toBe(600_000);
+  });
+  it('when a value is out of range, then start-up is refused naming it', () => {
+    for (const value of ['0', '86400001', 'soon']) expect(() => loadConfig({ GATEWAY_ACTOR_IDLE_MS: value })).toThrow(/GATEWAY_ACTOR_IDLE_MS/);
+    expect(loadConfig({ GATEWAY_ACTOR_IDLE_MS: '5000' }).actorIdleMs).toBe(5000);
   });
 });

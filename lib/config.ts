@@ -29,6 +29,7 @@ const envSchema = z.object({
   GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS: int(1000, DAY_MS).optional(),
   GATEWAY_IMAGE_ARTIFACT_WAIT_MS: int(1, DAY_MS).optional(),
   GATEWAY_FSYNC: z.enum(['always', 'os']).default('os'),
+  GATEWAY_ACTOR_IDLE_MS: int(1, DAY_MS).default(10 * 60_000),
   GATEWAY_TEST_MODE: flag.default(false),
   GATEWAY_FAULT_POINTS: z.string().optional(),
   GATEWAY_CHECKOUT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
@@ -185,6 +186,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       artifactWaitMs: Math.max(providerTimeoutMs, e.GATEWAY_IMAGE_ARTIFACT_WAIT_MS ?? imageDeadlineMs + holdTtlMs),
     },
     fsync: e.GATEWAY_FSYNC === 'always',
+    /** Embedded host: an actor activation without a call for this long is dropped from memory. */
+    actorIdleMs: e.GATEWAY_ACTOR_IDLE_MS,
     testMode: e.GATEWAY_TEST_MODE,
     /** Test-only crash points (lib/fault-points.ts), read there from the environment; listed here once checked. */
     faultPoints,

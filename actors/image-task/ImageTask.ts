@@ -5,6 +5,9 @@
 //
 // An outcome is recorded (one turn) before the funds move (the next turn): an artifact, once the
 // actor has it, is never lost, and a settlement that could not be made is retried by reminder.
+// The artifact (up to megabytes of base64) is stored under its own key, apart from the task
+// record every turn reads, and read uncached only for an answer that shows it: the host's memory
+// never holds it between calls.
 
 import { FundsHoldClient } from '../funds-hold/client';
 import { DEFAULT_POOL, type FundsHoldApi, type HoldOutcome } from '../funds-hold/FundsHoldInterface';
@@ -34,6 +37,8 @@ import {
 import { nextPhase, type From, type ImageTaskMove } from './transitions';
 
 const TASK_KEY = 'task';
+/** The one artifact of the task (the outcome's, or the late one after UNKNOWN). */
+const ARTIFACT_KEY = 'artifact';
 const DEADLINE_REMINDER = 'deadline';
 const FINISH_REMINDER = 'finish';
 const FINISH_RETRY_MS = 2000;
@@ -54,10 +59,11 @@ interface TaskRecord {
   deadlineAt: number;
   call: SentImageCall & { sentAt: number };
   seen: Observation[];
-  outcome?: { kind: 'succeeded'; artifact: ImageArtifact } | { kind: 'failed'; reason: string };
+  /** `artifact` inline only in records stored before it had its own key (ARTIFACT_KEY). */
+  outcome?: { kind: 'succeeded'; artifact?: ImageArtifact } | { kind: 'failed'; reason: string };
   charged: string;
   unknown?: UnknownEvidence;
-  late?: LateArtifactView & { artifact: ImageArtifact };
+  late?: LateArtifactView & { artifact?: ImageArtifact };
 }
 
 function positiveSafeInt(value: unknown, field: string, max = Number.MAX_SAFE_INTEGER, min = 1): number {
@@ -88,7 +94,7 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
       // The same request again (daprd retrying a start whose first attempt ran, its answer lost):
       // still the owner, or nobody would call the provider. Another request is a retry.
       const repeated = existing.requestId === request.requestId && existing.phase === 'running';
-      return { role: repeated ? 'owner' : 'existing', task: this.view_(existing) };
+      return { role: repeated ? 'owner' : 'existing', task: await this.view_(existing) };
     }
     const price = positiveSafeInt(request.price, 'price', Number.MAX_SAFE_INTEGER, 0);
     const deadlineMs = positiveSafeInt(request.deadlineMs, 'deadlineMs', MAX_DEADLINE_MS);
@@ -116,7 +122,7 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     // UNKNOWN_IMAGE_V1: the deadline is frozen here, measured from the original reservation.
     await this.ctx.reminders.register(`${DEADLINE_REMINDER}@${task.deadlineAt}`, deadlineMs);
     this.stored.save(task);
-    return { role: 'owner', task: this.view_(task) };
+    return { role: 'owner', task: await this.view_(task) };
   }
 
   /**
@@ -151,7 +157,8 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
       if (task.phase === 'running' || task.phase === 'unknown') this.observe(task, outcome.what, now);
     } else if (task.phase === 'running') {
       task.phase = this.move(task.phase, 'outcome');
-      task.outcome = outcome.kind === 'succeeded' ? { kind: 'succeeded', artifact: outcome.artifact } : { kind: 'failed', reason: outcome.reason };
+      if (outcome.kind === 'succeeded') this.ctx.state.set(ARTIFACT_KEY, outcome.artifact);
+      task.outcome = outcome.kind === 'succeeded' ? { kind: 'succeeded' } : { kind: 'failed', reason: outcome.reason };
       this.observe(task, outcome.kind === 'succeeded' ? `artifact received (${outcome.via})` : `provider rejection confirmed (${outcome.via}): ${outcome.reason}`, now);
       // Should the caller not come back to finish, the reminder does.
       await this.ctx.reminders.register(`${FINISH_REMINDER}@${now + FINISH_RETRY_MS}`, FINISH_RETRY_MS);
@@ -165,8 +172,17 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
   }
 
   async finish(): Promise<ImageTaskView> {
+    return this.view_(await this.finishTask());
+  }
+
+  async expire(): Promise<ImageTaskView> {
+    return this.view_(await this.expireTask());
+  }
+
+  /** finish without the view: a reminder has no use for the artifact the view would read. */
+  private async finishTask(): Promise<TaskRecord> {
     const task = await this.stored.required();
-    if (task.phase !== 'settling' || !task.outcome) return this.view_(task);
+    if (task.phase !== 'settling' || !task.outcome) return task;
     const funds = this.fundsOf(task.owner);
     if (task.outcome.kind === 'failed') {
       await funds.release({ holdId: task.holdId, reason: 'provider_rejected' });
@@ -179,17 +195,17 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     // The deadline no longer matters; were the unregistering lost, the reminder finds a final phase.
     await this.ctx.reminders.unregister(`${DEADLINE_REMINDER}@${task.deadlineAt}`).catch(() => undefined);
     this.stored.save(task);
-    return this.view_(task);
+    return task;
   }
 
-  async expire(): Promise<ImageTaskView> {
+  private async expireTask(): Promise<TaskRecord> {
     const task = await this.stored.required();
-    if (this.ctx.now() < task.deadlineAt) return this.view_(task);
-    if (task.phase === 'settling') return this.finish();
-    if (task.phase !== 'running') return this.view_(task);
+    if (this.ctx.now() < task.deadlineAt) return task;
+    if (task.phase === 'settling') return this.finishTask();
+    if (task.phase !== 'running') return task;
     await this.resolveUnknown(task);
     this.stored.save(task);
-    return this.view_(task);
+    return task;
   }
 
   /**
@@ -240,9 +256,9 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
       const early = task.deadlineAt - this.ctx.now();
       // A reminder delivered ahead of the frozen deadline is set again for the rest of it.
       if (early > 0) await this.ctx.reminders.register(`${DEADLINE_REMINDER}@${task.deadlineAt}~${this.ctx.now()}`, early);
-      else await this.expire();
+      else await this.expireTask();
     } else if (name.startsWith(FINISH_REMINDER)) {
-      await this.finish();
+      await this.finishTask();
     }
   }
 
@@ -267,7 +283,8 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
   private lateArtifact(task: TaskRecord, artifact: ImageArtifact, now: number): void {
     this.move(task.phase, 'late_artifact');
     const eventIds = this.emitPlatformBorne(task, 'late-artifact', now);
-    task.late = { state: 'awaiting_ledger', arrivedAt: now, eventIds, artifact };
+    this.ctx.state.set(ARTIFACT_KEY, artifact);
+    task.late = { state: 'awaiting_ledger', arrivedAt: now, eventIds };
     this.observe(task, 'late artifact arrived', now);
   }
 
@@ -308,10 +325,11 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     return this.funds.of(owner.accountId, DEFAULT_POOL);
   }
 
-  private view_(task: TaskRecord): ImageTaskView {
-    const artifact = task.phase === 'succeeded' && task.outcome?.kind === 'succeeded'
-      ? task.outcome.artifact
-      : task.late?.state === 'released' ? task.late.artifact : undefined;
+  private async view_(task: TaskRecord): Promise<ImageTaskView> {
+    const shown = task.phase === 'succeeded' && task.outcome?.kind === 'succeeded'
+      ? task.outcome
+      : task.late?.state === 'released' ? task.late : undefined;
+    const artifact = shown && (shown.artifact ?? await this.ctx.state.getUncached<ImageArtifact>(ARTIFACT_KEY));
     return {
       taskId: this.ctx.actorId,
       status: task.phase === 'running' || task.phase === 'settling' ? 'unresolved' : task.phase,

@@ -62,7 +62,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     private gauges: [ActorGauge, number][] = [];
     /** This turn's writes, committed in one transaction when the method has returned. */
     private writes = new Map<string, { value: unknown } | typeof REMOVED>();
-    /** Committed state read or written since activation (REMOVED: known absent). */
+    /** Committed state read since activation, kept current by its writes (REMOVED: known absent). */
     private cache = new Map<string, { value: unknown } | typeof REMOVED>();
 
     private statePath(key?: string): string {
@@ -70,16 +70,17 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       return key === undefined ? base : `${base}/${encodeURIComponent(key)}`;
     }
 
-    private async read(key: string): Promise<unknown> {
+    /** `keep` false: read without caching (a large value needed seldom). */
+    private async read(key: string, keep = true): Promise<unknown> {
       const cached = this.cache.get(key);
       if (cached !== undefined) return cached === REMOVED ? undefined : cached.value;
       const { status, json } = await sidecar.request('GET', this.statePath(key));
       if (status === 204 || (status === 200 && json === undefined)) {
-        this.cache.set(key, REMOVED);
+        if (keep) this.cache.set(key, REMOVED);
         return undefined;
       }
       if (status !== 200) throw new Error(`actor state read failed with ${status}`);
-      this.cache.set(key, { value: json });
+      if (keep) this.cache.set(key, { value: json });
       return json;
     }
 
@@ -89,7 +90,14 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
         write === REMOVED ? { operation: 'delete', request: { key } } : { operation: 'upsert', request: { key, value: write.value } });
       const { status, json } = await sidecar.request('POST', this.statePath(), operations);
       if (status !== 204 && status !== 200) throw new Error(`actor state transaction failed with ${status}: ${JSON.stringify(json)}`);
-      for (const [key, write] of writes) this.cache.set(key, write);
+      // What is only written is not kept (each ended hold's record would stay for good): a write
+      // updates a value read before; a key read as absent and now written is simply forgotten.
+      for (const [key, write] of writes) {
+        const cached = this.cache.get(key);
+        if (cached === undefined) continue;
+        if (cached === REMOVED && write !== REMOVED) this.cache.delete(key);
+        else this.cache.set(key, write);
+      }
     }
     /** The stored outbox's bookkeeping: published, confirmed by the ledger, next round (dapr-outbox.ts). */
     private readonly outbox = new OutboxTracker(Date.now, outboxConfirmMs);
@@ -110,6 +118,11 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
             const written = this.writes.get(key);
             if (written !== undefined) return written === REMOVED ? undefined : (written.value as T);
             return (await this.read(key)) as T | undefined;
+          },
+          getUncached: async <T>(key: string) => {
+            const written = this.writes.get(key);
+            if (written !== undefined) return written === REMOVED ? undefined : (written.value as T);
+            return (await this.read(key, false)) as T | undefined;
           },
           set: (key, value) => {
             this.writes.set(key, { value });

@@ -1,5 +1,10 @@
 // Embedded actor host: one process, turn-based concurrency per actor id, state, outbox and
 // reminders durable in the local database. A due reminder still fires after a restart.
+//
+// Memory stays flat however many calls pass: an activation caches only what its actor has read
+// (a value only written, such as each ended hold's record, is left to the database), and an
+// activation idle for `idleMs` is dropped (as Dapr deactivates idle actors), never one with a
+// turn under way or queued.
 
 import { GatewayError, toGatewayError } from '../../lib/errors';
 import type { EventEnvelope } from '../../lib/events';
@@ -22,10 +27,12 @@ interface Turn {
 
 interface Activation {
   instance: ActorInstance & Record<string, unknown>;
-  /** Committed state read so far. */
+  /** Committed state read so far (and kept current by this actor's own writes). */
   cache: Map<string, unknown>;
   /** The uncommitted changes of the turn under way. */
   turn: Turn;
+  /** When its last turn ended (performance.now()): idle activations are dropped. */
+  lastUsed: number;
 }
 
 interface StoredReminder {
@@ -41,6 +48,10 @@ interface StoredReminder {
 const DELETED = Symbol('deleted');
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const OUTBOX_RETRY_MS = 2000;
+/** Dropped after this long without a turn (lib/config.ts GATEWAY_ACTOR_IDLE_MS has the same default). */
+export const DEFAULT_ACTOR_IDLE_MS = 10 * 60_000;
+/** How often idle activations are looked for, at most (Dapr scans every 30 s). */
+const IDLE_SCAN_MS = 30_000;
 
 export interface EmbeddedHostOptions {
   db: LocalDb;
@@ -52,6 +63,8 @@ export interface EmbeddedHostOptions {
    */
   deliverInCommit?: (event: EventEnvelope) => void;
   now?: () => number;
+  /** An activation without a turn for this long is dropped (default DEFAULT_ACTOR_IDLE_MS). */
+  idleMs?: number;
   /** Observes every actor call (tracing, metrics); must not throw. */
   onCall?: (actorType: string, actorId: string, method: string, durationMs: number, ok: boolean) => void;
 }
@@ -64,9 +77,14 @@ export class EmbeddedActorHost implements ActorInvoker {
   private outboxRetry: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly now: () => number;
+  private readonly idleMs: number;
+  private readonly idleScan: NodeJS.Timeout;
 
   constructor(private readonly options: EmbeddedHostOptions) {
     this.now = options.now ?? Date.now;
+    this.idleMs = options.idleMs ?? DEFAULT_ACTOR_IDLE_MS;
+    this.idleScan = setInterval(() => this.deactivateIdle(), Math.min(IDLE_SCAN_MS, this.idleMs));
+    this.idleScan.unref();
   }
 
   register(cls: ActorClass): void {
@@ -79,8 +97,24 @@ export class EmbeddedActorHost implements ActorInvoker {
     await this.flushOutbox();
   }
 
+  /** What the host keeps in memory: activations and the state values they cache. */
+  stats(): { activations: number; cachedValues: number; reminderTimers: number } {
+    let cachedValues = 0;
+    for (const activation of this.activations.values()) cachedValues += activation.cache.size;
+    return { activations: this.activations.size, cachedValues, reminderTimers: this.timers.size };
+  }
+
+  /** Drops activations idle for idleMs; one with a turn running or queued is in `turns` and stays. */
+  private deactivateIdle(): void {
+    const idleSince = performance.now() - this.idleMs;
+    for (const [key, activation] of this.activations) {
+      if (activation.lastUsed <= idleSince && !this.turns.has(key)) this.activations.delete(key);
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.idleScan);
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     if (this.outboxRetry) clearTimeout(this.outboxRetry);
@@ -123,9 +157,10 @@ export class EmbeddedActorHost implements ActorInvoker {
       this.commit(key, dirty, events, reminders);
       ok = true;
       for (const [gauge, delta] of gauges) metrics.actorGauge(gauge, delta);
+      // Only what the actor reads is cached: a value it only wrote stays in the database alone.
       for (const [stateKey, value] of dirty) {
         if (value === DELETED) activation.cache.delete(stateKey);
-        else activation.cache.set(stateKey, value);
+        else if (activation.cache.has(stateKey)) activation.cache.set(stateKey, value);
       }
       if (events.length > 0 && !this.options.deliverInCommit) await this.publishAll(events);
       return result;
@@ -134,14 +169,15 @@ export class EmbeddedActorHost implements ActorInvoker {
       this.activations.delete(key);
       throw toGatewayError(error);
     } finally {
-      this.options.onCall?.(cls.actorType, actorId, label, performance.now() - started, ok);
+      activation.lastUsed = performance.now();
+      this.options.onCall?.(cls.actorType, actorId, label, activation.lastUsed - started, ok);
     }
   }
 
   private activate(cls: ActorClass, actorId: string, key: string): Activation {
     let activation = this.activations.get(key);
     if (!activation) {
-      const created: Activation = { instance: undefined as unknown as Activation['instance'], cache: new Map(), turn: newTurn() };
+      const created: Activation = { instance: undefined as unknown as Activation['instance'], cache: new Map(), turn: newTurn(), lastUsed: performance.now() };
       created.instance = new cls(this.context(cls.actorType, actorId, key, created)) as Activation['instance'];
       this.activations.set(key, created);
       activation = created;
@@ -171,6 +207,15 @@ export class EmbeddedActorHost implements ActorInvoker {
           const stored = db.actorState.get(`${key}\u0000${stateKey}`) as T | undefined;
           if (stored !== undefined) cache.set(stateKey, stored);
           return stored;
+        },
+        async getUncached<T>(stateKey: string): Promise<T | undefined> {
+          const { dirty } = turnOf();
+          if (dirty.has(stateKey)) {
+            const value = dirty.get(stateKey);
+            return value === DELETED ? undefined : (value as T);
+          }
+          if (cache.has(stateKey)) return cache.get(stateKey) as T;
+          return db.actorState.get(`${key}\u0000${stateKey}`) as T | undefined;
         },
         set<T>(stateKey: string, value: T): void {
           turnOf().dirty.set(stateKey, value);

@@ -7,6 +7,11 @@ import type { ActorGauge } from '../../lib/metrics';
 
 export interface ActorState {
   get<T>(key: string): Promise<T | undefined>;
+  /**
+   * Like get, but the value is not kept in the activation's cache: for a large value needed
+   * seldom (an image artifact), so that memory does not hold it between calls.
+   */
+  getUncached<T>(key: string): Promise<T | undefined>;
   set<T>(key: string, value: T): void;
   remove(key: string): void;
 }

@@ -150,7 +150,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   // The embedded pub/sub: events reach the ledger inside the actor's own state commit (one LMDB
   // transaction), so a change of funds and its ledger entry can never be apart.
   const deliver = (event: EventEnvelope) => deliverInProcess(event, () => void ledger.appendSync(event));
-  const host = new EmbeddedActorHost({ db, publish: async (event) => deliver(event), deliverInCommit: deliver });
+  const host = new EmbeddedActorHost({ db, publish: async (event) => deliver(event), deliverInCommit: deliver, idleMs: config.actorIdleMs });
   for (const cls of ACTOR_CLASSES) host.register(cls);
   await host.start();
   const images = imageService(host, (eventId) => ledger.has(eventId));

@@ -28,6 +28,20 @@ describe('AccountStore API keys', () => {
     expect(record).toEqual({ apiKeyId: 'key_legacy', accountId: 'acct_old', createdAt: '2024-01-01T00:00:00.000Z', scopes: [] });
   });
 
+  it('when thousands of keys are used once each, then the cache keeps only the recent ones', async () => {
+    const kv = new MemoryKeyValueStore();
+    const store = new AccountStore(kv, 1);
+    for (let i = 0; i < 5000; i++) {
+      const key = await store.createApiKey(`acct_${i}`);
+      expect((await store.findApiKey(key.apiKey))?.accountId).toBe(`acct_${i}`);
+      if (i % 1000 === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const last = await store.createApiKey('acct_last');
+    await store.findApiKey(last.apiKey);
+    expect(store.cachedKeys).toBeLessThan(2100);
+  });
+
   it('when the key is unknown, then nothing is found', async () => {
     expect(await new AccountStore(new MemoryKeyValueStore()).findApiKey('sk-payg-nope')).toBeUndefined();
   });

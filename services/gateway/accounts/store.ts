@@ -40,8 +40,12 @@ export interface KeyValueStore {
   put(key: string, value: unknown): Promise<void>;
 }
 
+const MIN_SWEEP_AT = 1024;
+
 export class AccountStore {
   private readonly keyCache = new Map<string, { record: ApiKeyRecord; until: number }>();
+  /** The cache size at which expired entries are next swept out (so it holds only recent keys). */
+  private sweepAt = MIN_SWEEP_AT;
 
   constructor(private readonly kv: KeyValueStore, private readonly cacheMs = 30_000) {}
 
@@ -71,10 +75,23 @@ export class AccountStore {
     const cached = this.keyCache.get(hash);
     const now = Date.now();
     if (cached && cached.until > now) return cached.record;
+    if (cached) this.keyCache.delete(hash);
     const stored = await this.kv.get<StoredApiKeyRecord>(`apikey:${hash}`);
     if (!stored) return undefined;
     const record: ApiKeyRecord = { ...stored, scopes: stored.scopes ?? [] };
     this.keyCache.set(hash, { record, until: now + this.cacheMs });
+    if (this.keyCache.size >= this.sweepAt) this.sweep(now);
     return record;
+  }
+
+  /** Drops expired keys; amortized: the next sweep waits until the cache has doubled. */
+  private sweep(now: number): void {
+    for (const [hash, entry] of this.keyCache) if (entry.until <= now) this.keyCache.delete(hash);
+    this.sweepAt = Math.max(MIN_SWEEP_AT, 2 * this.keyCache.size);
+  }
+
+  /** How many keys are cached (tests). */
+  get cachedKeys(): number {
+    return this.keyCache.size;
   }
 }
