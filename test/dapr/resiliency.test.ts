@@ -80,10 +80,19 @@ describe('resiliency of the money paths (Dapr)', () => {
     await topology.kill('actors', 'SIGCONT');
     const response = await answer;
 
-    // Retried after the timeout, the settle succeeded: one answer, one charge.
+    // Retried after the timeout, the settle succeeded: one answer, one charge. The stall outlasts
+    // the answer's wait for its settle (SETTLE_WAIT_MS), so the answer may go out before the
+    // charge lands, without x-payg-charged (docs/money.md); the charge lands all the same.
     expect(response.status).toBe(200);
-    const charged = Number(response.headers.get('x-payg-charged'));
+    const bills = await passes(async () => {
+      const page = await json(`${url}/api/distribution/api-credit/bills/page?size=100`, { headers: { authorization: `Bearer ${apiKey}` } });
+      expect(page.body.items.filter((b: { kind: string }) => b.kind === 'charge')).toHaveLength(1);
+      return page.body.items;
+    }, 30_000);
+    const charged: number = bills.find((b: { kind: string }) => b.kind === 'charge').amount;
     expect(charged).toBeGreaterThan(0);
+    const header = response.headers.get('x-payg-charged');
+    if (header !== null) expect(Number(header)).toBe(charged);
     const after = await passes(async () => {
       const now = await balance(url, apiKey);
       expect(now.held).toBe(0);
@@ -91,13 +100,6 @@ describe('resiliency of the money paths (Dapr)', () => {
     });
     expect(after.balance).toBe(before.balance - charged);
 
-    // The ledger: exactly one charge for the hold, and no difference anywhere.
-    const bills = await passes(async () => {
-      const page = await json(`${url}/api/distribution/api-credit/bills/page?size=100`, { headers: { authorization: `Bearer ${apiKey}` } });
-      expect(page.body.items.filter((b: { kind: string }) => b.kind === 'charge')).toHaveLength(1);
-      return page.body.items;
-    });
-    expect(bills.find((b: { kind: string }) => b.kind === 'charge').amount).toBe(charged);
     const reconciliation = await json(`${url}/admin/v1/reconciliation`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     expect(reconciliation.body.differences).toEqual([]);
 
