@@ -3,7 +3,7 @@
 // every stream that relayed output is cut by the drain, told the gateway is shutting down and
 // charged (balance and ledger, read after the topology is started again on the same data).
 
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { planPorts } from '../../topology/ports';
 import { balance, fundedAccount, hello } from '../support/api';
 import { passes } from '../support/eventually';
 import { ADMIN_TOKEN, ROOT, waitFor } from '../support/processes';
+import { alive, descendants } from '../support/process-tree';
 
 jest.setTimeout(300_000);
 
@@ -19,28 +20,6 @@ const BASE = 14000;
 const URL = `http://127.0.0.1:${BASE}`;
 const DRAIN_MS = 12_000;
 const FUNDS = 100_000_000;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function descendants(pid: number): number[] {
-  const out = execFileSync('ps', ['-e', '-o', 'pid=,ppid='], { encoding: 'utf8' });
-  const children = new Map<number, number[]>();
-  for (const line of out.trim().split('\n')) {
-    const [child, parent] = line.trim().split(/\s+/).map(Number);
-    children.set(parent, [...(children.get(parent) ?? []), child]);
-  }
-  const all: number[] = [];
-  const visit = (p: number) => (children.get(p) ?? []).forEach((c) => (all.push(c), visit(c)));
-  visit(pid);
-  return all;
-}
 
 interface Supervisor {
   child: ChildProcess;
@@ -110,7 +89,7 @@ describe('npm run start:dapr stopping with streams in flight', () => {
     supervisor = await startDapr(dir);
     const accounts = await Promise.all(Array.from({ length: 4 }, () => fundedAccount(URL, FUNDS)));
     const streams = await Promise.all(accounts.map(({ apiKey }) => startStream(apiKey)));
-    const started = descendants(supervisor.child.pid!);
+    const started = descendants(supervisor.child.pid!).map((p) => p.pid);
     const sigterm = Date.now();
     supervisor.child.kill('SIGTERM');
     const relayed = await Promise.all(streams.map((s) => s.done));

@@ -1,35 +1,14 @@
 // `npm run start:dapr` as a user runs it: the whole topology comes up, serves, and SIGTERM
 // stops every process it started.
 
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ADMIN_TOKEN, ROOT, waitFor } from '../support/processes';
+import { alive, descendants } from '../support/process-tree';
 
 jest.setTimeout(120_000);
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function descendants(pid: number): number[] {
-  const out = execFileSync('ps', ['-e', '-o', 'pid=,ppid='], { encoding: 'utf8' });
-  const children = new Map<number, number[]>();
-  for (const line of out.trim().split('\n')) {
-    const [child, parent] = line.trim().split(/\s+/).map(Number);
-    children.set(parent, [...(children.get(parent) ?? []), child]);
-  }
-  const all: number[] = [];
-  const visit = (p: number) => (children.get(p) ?? []).forEach((c) => (all.push(c), visit(c)));
-  visit(pid);
-  return all;
-}
 
 describe('npm run start:dapr', () => {
   it('when started, then the gateway answers on PORT; when sent SIGTERM, then it exits 0 and leaves no process behind', async () => {
@@ -45,7 +24,7 @@ describe('npm run start:dapr', () => {
     await waitFor('http://127.0.0.1:26000/readyz', 90_000, child, () => output);
     const ready = await (await fetch('http://127.0.0.1:26000/readyz')).json();
     expect(ready).toEqual({ status: 'ready', checks: { sidecar: true, statestore: true, actors: true, ledger: true } });
-    const started = descendants(child.pid!);
+    const started = descendants(child.pid!).map((p) => p.pid);
     expect(started.length).toBeGreaterThanOrEqual(8); // redis, placement, scheduler, 3 apps, 3 sidecars
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');

@@ -2,7 +2,7 @@
 // is followed by a restart of that app alone (after a short backoff) while everything else keeps
 // serving; before, the whole topology was torn down and the runner exited 1.
 
-import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,40 +10,15 @@ import { join } from 'node:path';
 import { chat, fundedAccount, hello } from '../support/api';
 import { passes } from '../support/eventually';
 import { ADMIN_TOKEN, ROOT, waitFor } from '../support/processes';
+import { alive, descendants, type ProcessRow } from '../support/process-tree';
 
 jest.setTimeout(240_000);
 
 const PORT = 16200;
 const URL = `http://127.0.0.1:${PORT}`;
 
-interface Proc {
-  pid: number;
-  args: string;
-}
-
 /** Every process below `root`, with its command line. */
-function descendants(root: number): Proc[] {
-  const out = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,args='], { encoding: 'utf8' });
-  const rows = out.trim().split('\n').map((line) => {
-    const [, pid, ppid, args] = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line)!;
-    return { pid: Number(pid), ppid: Number(ppid), args };
-  });
-  const found: Proc[] = [];
-  const visit = (parent: number) => rows.filter((r) => r.ppid === parent).forEach((r) => (found.push({ pid: r.pid, args: r.args }), visit(r.pid)));
-  visit(root);
-  return found;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const only = (procs: Proc[], entrypoint: string): Proc => {
+const only = (procs: ProcessRow[], entrypoint: string): ProcessRow => {
   const matching = procs.filter((p) => p.args.includes(entrypoint));
   if (matching.length !== 1) throw new Error(`expected one process running ${entrypoint}, found ${JSON.stringify(matching)}`);
   return matching[0]!;
