@@ -5,6 +5,7 @@
 //   npm run bench -- --dapr       # also the Dapr topology
 // Options: --requests N (default 3000), --concurrency C (default 32), --json
 
+import '../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
