@@ -20,6 +20,8 @@ const server = createServer(async (req, res) => {
   }
 });
 server.keepAliveTimeout = 65_000;
+// Started by the bench with a pipe as stdin: when the bench goes, even killed, the pipe closes.
+if (!process.stdin.isTTY) process.stdin.on('end', () => process.exit(0)).resume();
 server.listen(0, '127.0.0.1', () => {
   const address = server.address();
   console.log(`listening ${typeof address === 'object' && address ? address.port : 0}`);

@@ -82,11 +82,19 @@ async function measure(target: Target): Promise<Figures> {
   return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), rps, ttft50: percentile(ttfts, 0.5) };
 }
 
-/** The kernel's resident set of a process now and its peak so far (VmRSS, VmHWM), MB. */
-function rss(pid: number | undefined): { rss_mb: number; peak_rss_mb: number } | undefined {
+interface Memory {
+  rss_mb: number;
+  peak_rss_mb: number;
+  /** Of rss_mb: heap and buffers (the rest is file-backed: the node binary's pages, LMDB's map). */
+  anon_mb: number;
+}
+
+/** The kernel's resident set of a process now, its peak so far and its anonymous part, MB. */
+function rss(pid: number | undefined): Memory | undefined {
   if (pid === undefined) return undefined;
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  return { rss_mb: Math.round(kb('VmRSS') / 1024), peak_rss_mb: Math.round(kb('VmHWM') / 1024) };
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mb = (field: string) => Math.round(Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? 0) / 1024);
+  return { rss_mb: mb('VmRSS'), peak_rss_mb: mb('VmHWM'), anon_mb: mb('RssAnon') };
 }
 
 const ms = (n: number) => +n.toFixed(3);
@@ -109,7 +117,7 @@ function report(host: string, direct: Figures, bare: Figures, via: Figures, memo
 
 /** The bare proxy (bench/bare-proxy.ts) as its own process, like the gateway. */
 async function startBareProxy(upstreamOrigin: string): Promise<{ origin: string; pid: number | undefined; stop(): void }> {
-  const child = spawn(process.execPath, [join(ROOT, 'dist/bench/bare-proxy.js'), upstreamOrigin], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [join(ROOT, 'dist/bench/bare-proxy.js'), upstreamOrigin], { stdio: ['pipe', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`bare proxy exited (${code})`)));
     child.stdout.on('data', (chunk: Buffer) => {
@@ -171,16 +179,16 @@ function printTable(out: { node: string; date: string; requests: number; concurr
   for (const r of out.results) {
     const dapr = (r as { throughput_pct_of_embedded?: number }).throughput_pct_of_embedded;
     console.log(`\n${r.host}`);
-    console.log('                    p50 ms   p99 ms   TTFT p50 ms   req/s (c=32)   RSS MB (peak)');
-    const row = (name: string, f: ReturnType<typeof shown>, mem?: { rss_mb: number; peak_rss_mb: number }) =>
-      console.log(`  ${name.padEnd(16)} ${String(f.p50_ms).padStart(7)}  ${String(f.p99_ms).padStart(7)}  ${String(f.ttft_p50_ms).padStart(12)}  ${String(f.rps).padStart(13)}  ${mem ? `${mem.rss_mb} (${mem.peak_rss_mb})` : '-'}`.trimEnd());
+    console.log('                    p50 ms   p99 ms   TTFT p50 ms   req/s (c=32)   RSS MB (peak; anon)');
+    const row = (name: string, f: ReturnType<typeof shown>, mem?: Memory) =>
+      console.log(`  ${name.padEnd(16)} ${String(f.p50_ms).padStart(7)}  ${String(f.p99_ms).padStart(7)}  ${String(f.ttft_p50_ms).padStart(12)}  ${String(f.rps).padStart(13)}  ${mem ? `${mem.rss_mb} (${mem.peak_rss_mb}; ${mem.anon_mb})` : '-'}`.trimEnd());
     row('direct', r.direct);
     row('bare proxy', r.bare_proxy, r.memory.bare_proxy);
     row('gateway', r.gateway, r.memory.gateway);
     const a = r.added_vs_direct;
     console.log(`  added vs direct: gateway p50 ${a.gateway.p50_ms} ms, p99 ${a.gateway.p99_ms} ms, TTFT ${a.gateway.ttft_p50_ms} ms; bare proxy p50 ${a.bare_proxy.p50_ms} ms, p99 ${a.bare_proxy.p99_ms} ms, TTFT ${a.bare_proxy.ttft_p50_ms} ms`);
     console.log(`  throughput: ${r.throughput_c32.pct_of_bare_proxy} % of the bare proxy's, ${r.throughput_c32.pct_of_direct} % of direct` + (dapr !== undefined ? `; ${dapr} % of the embedded host's` : ''));
-    for (const [name, mem] of Object.entries(r.memory)) if (mem && name !== 'gateway' && name !== 'bare_proxy') console.log(`  RSS ${name}: ${mem.rss_mb} MB (peak ${mem.peak_rss_mb})`);
+    for (const [name, mem] of Object.entries(r.memory)) if (mem && name !== 'gateway' && name !== 'bare_proxy') console.log(`  RSS ${name}: ${mem.rss_mb} MB (peak ${mem.peak_rss_mb}; anon ${mem.anon_mb})`);
   }
 }
 
