@@ -1,7 +1,8 @@
 // Three tiers: unit tests beside the code, contract tests against both actor hosts,
 // end-to-end tests against real processes (embedded gateway, Dapr topology) in test/.
 const swc = ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022', keepClassNames: true } }];
-// jose ships ES modules only; Jest on Node 20 loads CommonJS, so jose is compiled like our own code.
+// jose ships ES modules only; Jest's CommonJS loader requires ES modules only under Node's
+// --experimental-vm-modules (on Node 24 too: checked), so jose is compiled like our own code.
 const transform = { '^.+\\.ts$': swc, '^.+/node_modules/jose/.+\\.js$': swc };
 const transformIgnorePatterns = ['/node_modules/(?!jose/)'];
 module.exports = {

@@ -1,17 +1,21 @@
 // Benchmark of the chat route with full billing (hold, settle, usage event, ledger entry)
-// against a local OpenAI-compatible upstream, each figure as a ratio to a direct call to the
-// same upstream in the same run.
+// against a local OpenAI-compatible upstream, each figure beside, in the same run, a direct call
+// to the upstream and a call through a bare pass-through Node proxy (bench/bare-proxy.ts): added
+// latency p50/p99 at c=1 and time to first token against direct, throughput at c=32 as % of the
+// bare proxy's (and, on Dapr, of the embedded host's), and the gateway's resident set.
 //   npm run bench                 # embedded host
 //   npm run bench -- --dapr       # also the Dapr topology
-// Options: --requests N (default 3000), --concurrency C (default 32), --json
+// Options: --requests N (default 3000), --concurrency C (default 32), --json (the figures as JSON)
 
-import { mkdtempSync } from 'node:fs';
+import '../lib/node-version'; // first: stops on Node older than 24 with the way out
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { fundedAccount } from '../test/support/api';
 import { writeTestCatalog } from '../test/support/catalog';
-import { ADMIN_TOKEN, startGateway } from '../test/support/processes';
+import { ADMIN_TOKEN, ROOT, startGateway } from '../test/support/processes';
 import { startUpstream } from '../test/support/upstream';
 import { startTopology } from '../topology/topology';
 
@@ -78,16 +82,50 @@ async function measure(target: Target): Promise<Figures> {
   return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), rps, ttft50: percentile(ttfts, 0.5) };
 }
 
-function report(name: string, direct: Figures, via: Figures) {
+interface Memory {
+  rss_mb: number;
+  peak_rss_mb: number;
+  /** Of rss_mb: heap and buffers (the rest is file-backed: the node binary's pages, LMDB's map). */
+  anon_mb: number;
+}
+
+/** The kernel's resident set of a process now, its peak so far and its anonymous part, MB. */
+function rss(pid: number | undefined): Memory | undefined {
+  if (pid === undefined) return undefined;
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mb = (field: string) => Math.round(Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? 0) / 1024);
+  return { rss_mb: mb('VmRSS'), peak_rss_mb: mb('VmHWM'), anon_mb: mb('RssAnon') };
+}
+
+const ms = (n: number) => +n.toFixed(3);
+const pct = (n: number) => +(n * 100).toFixed(1);
+const shown = (f: Figures) => ({ p50_ms: ms(f.p50), p99_ms: ms(f.p99), ttft_p50_ms: ms(f.ttft50), rps: Math.round(f.rps) });
+
+/** One host's figures beside the direct call's and the bare proxy's of the same run. */
+function report(host: string, direct: Figures, bare: Figures, via: Figures, memory: Record<string, ReturnType<typeof rss>>) {
+  const added = (f: Figures) => ({ p50_ms: ms(f.p50 - direct.p50), p99_ms: ms(f.p99 - direct.p99), ttft_p50_ms: ms(f.ttft50 - direct.ttft50) });
   return {
-    host: name,
-    added_p50_ms: +(via.p50 - direct.p50).toFixed(3),
-    added_p99_ms: +(via.p99 - direct.p99).toFixed(3),
-    added_ttft_p50_ms: +(via.ttft50 - direct.ttft50).toFixed(3),
-    throughput_ratio: +(via.rps / direct.rps).toFixed(3),
-    direct: { p50_ms: +direct.p50.toFixed(3), p99_ms: +direct.p99.toFixed(3), rps: Math.round(direct.rps), ttft_p50_ms: +direct.ttft50.toFixed(3) },
-    gateway: { p50_ms: +via.p50.toFixed(3), p99_ms: +via.p99.toFixed(3), rps: Math.round(via.rps), ttft_p50_ms: +via.ttft50.toFixed(3) },
+    host,
+    added_vs_direct: { gateway: added(via), bare_proxy: added(bare) },
+    throughput_c32: { gateway_rps: Math.round(via.rps), bare_proxy_rps: Math.round(bare.rps), direct_rps: Math.round(direct.rps), pct_of_bare_proxy: pct(via.rps / bare.rps), pct_of_direct: pct(via.rps / direct.rps) },
+    memory,
+    direct: shown(direct),
+    bare_proxy: shown(bare),
+    gateway: shown(via),
   };
+}
+
+/** The bare proxy (bench/bare-proxy.ts) as its own process, like the gateway. */
+async function startBareProxy(upstreamOrigin: string): Promise<{ origin: string; pid: number | undefined; stop(): void }> {
+  const child = spawn(process.execPath, [join(ROOT, 'dist/bench/bare-proxy.js'), upstreamOrigin], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`bare proxy exited (${code})`)));
+    child.stdout.on('data', (chunk: Buffer) => {
+      const match = /listening (\d+)/.exec(String(chunk));
+      if (match) resolve(Number(match[1]));
+    });
+  });
+  return { origin: `http://127.0.0.1:${port}`, pid: child.pid, stop: () => child.kill('SIGTERM') };
 }
 
 async function main(): Promise<void> {
@@ -96,14 +134,20 @@ async function main(): Promise<void> {
   const catalog = writeTestCatalog(join(dir, 'catalog.json'), upstream.url);
   const upstreamOrigin = new URL(upstream.url).origin;
   const direct: Target = { name: 'direct', origin: upstreamOrigin, path: '/v1/chat/completions', headers: {} };
+  const proxy = await startBareProxy(upstreamOrigin);
+  const bareTarget: Target = { name: 'bare proxy', origin: proxy.origin, path: '/v1/chat/completions', headers: {} };
   const results = [];
+  let embeddedRps: number | undefined;
 
   const gateway = await startGateway({ GATEWAY_DATA_DIR: join(dir, 'embedded'), GATEWAY_CATALOG_FILE: catalog, GATEWAY_LOG_LEVEL: 'error' });
   try {
     const { apiKey } = await fundedAccount(gateway.url, 9_000_000_000_000_000);
     const embedded: Target = { name: 'embedded', origin: gateway.url, path: '/api/open/v1/models/upstream-chat/chat', headers: { authorization: `Bearer ${apiKey}` } };
     const directFigures = await measure(direct);
-    results.push(report('embedded', directFigures, await measure(embedded)));
+    const bareFigures = await measure(bareTarget);
+    const via = await measure(embedded);
+    embeddedRps = via.rps;
+    results.push(report('embedded', directFigures, bareFigures, via, { gateway: rss(gateway.child.pid), bare_proxy: rss(proxy.pid) }));
   } finally {
     await gateway.stop();
   }
@@ -114,13 +158,38 @@ async function main(): Promise<void> {
       const { apiKey } = await fundedAccount(topology.gatewayUrls[0], 9_000_000_000_000_000);
       const dapr: Target = { name: 'dapr', origin: topology.gatewayUrls[0], path: '/api/open/v1/models/upstream-chat/chat', headers: { authorization: `Bearer ${apiKey}` } };
       const directFigures = await measure(direct);
-      results.push(report('dapr', directFigures, await measure(dapr)));
+      const bareFigures = await measure(bareTarget);
+      const via = await measure(dapr);
+      const memory = { gateway: rss(topology.pid('gateway')), gateway_sidecar: rss(topology.pid('daprd-gateway')), actors: rss(topology.pid('actors')), bare_proxy: rss(proxy.pid) };
+      results.push({ ...report('dapr', directFigures, bareFigures, via, memory), throughput_pct_of_embedded: embeddedRps ? pct(via.rps / embeddedRps) : undefined });
     } finally {
       await topology.stop();
     }
   }
+  proxy.stop();
   await upstream.close();
-  console.log(JSON.stringify({ requests: REQUESTS, concurrency: CONCURRENCY, results }, null, 2));
+  const out = { node: process.version, date: new Date().toISOString(), requests: REQUESTS, concurrency: CONCURRENCY, results };
+  if (args.includes('--json')) console.log(JSON.stringify(out, null, 2));
+  else printTable(out);
+}
+
+/** The figures as a table (--json prints them whole). */
+function printTable(out: { node: string; date: string; requests: number; concurrency: number; results: ReturnType<typeof report>[] }): void {
+  console.log(`chat bench, Node ${out.node}, ${out.date}, ${out.requests} requests, throughput at c=${out.concurrency}, latencies at c=1`);
+  for (const r of out.results) {
+    const dapr = (r as { throughput_pct_of_embedded?: number }).throughput_pct_of_embedded;
+    console.log(`\n${r.host}`);
+    console.log('                    p50 ms   p99 ms   TTFT p50 ms   req/s (c=32)   RSS MB (peak; anon)');
+    const row = (name: string, f: ReturnType<typeof shown>, mem?: Memory) =>
+      console.log(`  ${name.padEnd(16)} ${String(f.p50_ms).padStart(7)}  ${String(f.p99_ms).padStart(7)}  ${String(f.ttft_p50_ms).padStart(12)}  ${String(f.rps).padStart(13)}  ${mem ? `${mem.rss_mb} (${mem.peak_rss_mb}; ${mem.anon_mb})` : '-'}`.trimEnd());
+    row('direct', r.direct);
+    row('bare proxy', r.bare_proxy, r.memory.bare_proxy);
+    row('gateway', r.gateway, r.memory.gateway);
+    const a = r.added_vs_direct;
+    console.log(`  added vs direct: gateway p50 ${a.gateway.p50_ms} ms, p99 ${a.gateway.p99_ms} ms, TTFT ${a.gateway.ttft_p50_ms} ms; bare proxy p50 ${a.bare_proxy.p50_ms} ms, p99 ${a.bare_proxy.p99_ms} ms, TTFT ${a.bare_proxy.ttft_p50_ms} ms`);
+    console.log(`  throughput: ${r.throughput_c32.pct_of_bare_proxy} % of the bare proxy's, ${r.throughput_c32.pct_of_direct} % of direct` + (dapr !== undefined ? `; ${dapr} % of the embedded host's` : ''));
+    for (const [name, mem] of Object.entries(r.memory)) if (mem && name !== 'gateway' && name !== 'bare_proxy') console.log(`  RSS ${name}: ${mem.rss_mb} MB (peak ${mem.peak_rss_mb}; anon ${mem.anon_mb})`);
+  }
 }
 
 main().catch((error) => {

@@ -12,6 +12,7 @@
 // sampled every 50 ms: anonymous memory (heap, buffers) and file-backed pages (on the embedded
 // host, LMDB's memory map of the ledger: page cache the kernel can drop, not process memory).
 
+import '../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -7,6 +7,7 @@
 //                                         --repair first delivers the events the ledger lacks)
 // Reads GATEWAY_URL (default http://127.0.0.1:8080) and GATEWAY_ADMIN_TOKEN.
 
+import '../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { API_KEY_SCOPES } from '../services/gateway/auth/scopes';
 import { reconcileCommand } from './reconcile';
 

@@ -20,7 +20,7 @@ await build({
   outdir: 'dist',
   outbase: '.',
   platform: 'node',
-  target: 'node20',
+  target: 'node24',
   format: 'cjs',
   sourcemap: true,
   keepNames: true,

@@ -8,6 +8,7 @@
 //   GATEWAY_DRAIN_TIMEOUT_MS  a stopping gateway's drain; the stop waits for it (plus a margin)
 // Every other variable (GATEWAY_ADMIN_TOKEN, …) reaches the apps unchanged.
 
+import '../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { repoRoot } from './binaries';
@@ -79,7 +80,7 @@ async function main(): Promise<void> {
     },
   });
   if (interruptedDuringStart) return shutdown(0);
-  console.log(`Dapr topology up in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in ${join(dataDir, 'logs')}`);
+  console.log(`Dapr topology up in ${((Date.now() - started) / 1000).toFixed(1)} s on Node ${process.version}; logs in ${join(dataDir, 'logs')}`);
   for (const url of topology.gatewayUrls) console.log(`gateway listening on ${url}`);
   console.log('press Ctrl-C to stop');
 }

@@ -1,6 +1,7 @@
 // Entry point of the actors app in the Dapr topology: registers every actor type with the
 // @dapr/dapr server; daprd calls the methods and reminders, placement spreads the ids.
 
+import '../../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { CommunicationProtocolEnum, DaprServer, LogLevel } from '@dapr/dapr';
 import ActorRuntime from '@dapr/dapr/actors/runtime/ActorRuntime';
 import express from 'express';

@@ -1,5 +1,5 @@
-import { crc32 as zlibCrc32, inflateSync } from 'node:zlib';
-import { crc32, solidPng } from './png';
+import { crc32, inflateSync } from 'node:zlib';
+import { solidPng } from './png';
 
 interface PngChunk {
   type: string;
@@ -19,17 +19,6 @@ function chunks(png: Buffer): PngChunk[] {
   return all;
 }
 
-describe('crc32', () => {
-  it('when given the standard check input "123456789", then it gives 0xCBF43926', () => {
-    expect(crc32(Buffer.from('123456789'))).toBe(0xcbf43926);
-  });
-
-  it('when given arbitrary bytes, then it agrees with zlib', () => {
-    const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => (i * 7919) & 0xff));
-    expect(crc32(bytes)).toBe(zlibCrc32(bytes));
-  });
-});
-
 describe('solidPng', () => {
   const png = solidPng(3, 2, [10, 20, 30]);
 
@@ -37,7 +26,7 @@ describe('solidPng', () => {
     expect(png.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
     const all = chunks(png);
     expect(all.map((c) => c.type)).toEqual(['IHDR', 'IDAT', 'IEND']);
-    for (const c of all) expect(c.crc).toBe(zlibCrc32(Buffer.concat([Buffer.from(c.type, 'latin1'), c.data])));
+    for (const c of all) expect(c.crc).toBe(crc32(Buffer.concat([Buffer.from(c.type, 'latin1'), c.data])));
   });
 
   it('when the header is read, then it says width × height, 8-bit RGB, not interlaced', () => {

@@ -1,8 +1,8 @@
 // A minimal PNG encoder for simulated images: one flat colour, 8-bit RGB, no interlace, a
 // single IDAT chunk. Any decoder opens it, and the same size and colour give the same bytes.
-// CRC-32 is computed here (zlib.crc32 only exists from Node 20.15; the engine floor is 20).
+// CRC-32 is zlib's own (node:zlib crc32, the same polynomial as PNG's).
 
-import { deflateSync } from 'node:zlib';
+import { crc32, deflateSync } from 'node:zlib';
 
 export type Rgb = readonly [red: number, green: number, blue: number];
 
@@ -31,24 +31,4 @@ function chunk(type: string, data: Buffer): Buffer {
   data.copy(out, 8);
   out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
   return out;
-}
-
-let table: Uint32Array | undefined;
-
-/** CRC-32 as PNG and zlib define it (reflected polynomial 0xEDB88320). */
-export function crc32(bytes: Uint8Array): number {
-  table ??= crcTable();
-  let crc = 0xffffffff;
-  for (const byte of bytes) crc = table[(crc ^ byte) & 0xff] ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
-}
-
-function crcTable(): Uint32Array {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
 }

@@ -1,5 +1,6 @@
 // Entry point of the gateway: `npm start` (embedded default) or the gateway app of the Dapr topology.
 
+import '../../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { DRAIN_HARD_EXIT_AFTER_MS, loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { startTracing, stopTracing } from '../../lib/tracing';
@@ -18,7 +19,7 @@ async function main(): Promise<void> {
   const server = app.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    logger.info({ url: `http://${config.host}:${port}`, actorHost: config.actorHost, dataDir: config.actorHost === 'embedded' ? config.dataDir : undefined }, 'gateway listening');
+    logger.info({ url: `http://${config.host}:${port}`, node: process.version, actorHost: config.actorHost, dataDir: config.actorHost === 'embedded' ? config.dataDir : undefined }, 'gateway listening');
   });
   server.keepAliveTimeout = 65_000;
   const stop = () => {

@@ -1,5 +1,6 @@
 // Entry point of the ledger app in the Dapr topology (Redis storage).
 
+import '../../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { startTracing, stopTracing } from '../../lib/tracing';
