@@ -156,12 +156,18 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
      */
     run(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>, resend = false): Promise<ActorCallResult<unknown>> {
       const turn = this.queue.then(() => this.turn(body, resend));
-      this.queue = turn;
-      return turn;
+      // The caller is answered once the turn has committed; its events are published after that
+      // answer, and the next turn of this activation starts only once they have been handed over
+      // (the outbox's bookkeeping stays one turn at a time).
+      this.queue = turn.then((done) => done.publish());
+      return turn.then((done) => done.outcome);
     }
 
-    /** One turn: run the method, then commit state and outbox in one state transaction, then publish. */
-    private async turn(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>, resend: boolean): Promise<ActorCallResult<unknown>> {
+    /**
+     * One turn: run the method, then commit state and outbox in one state transaction. Its outcome
+     * and what is left to do once it is answered: publish the outbox (never throws).
+     */
+    private async turn(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>, resend: boolean): Promise<{ outcome: ActorCallResult<unknown>; publish: () => Promise<void> }> {
       this.events = [];
       this.writes = new Map();
       this.gauges = [];
@@ -174,13 +180,13 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
         this.outbox.committed();
         for (const [gauge, delta] of this.gauges) metrics.actorGauge(gauge, delta);
         // Committed: whatever happens from here on, the events are safe in the stored outbox.
-        await this.sendOutbox(outbox ?? stored, resend);
-        return { ok: true, result };
+        const pending = outbox ?? stored;
+        return { outcome: { ok: true, result }, publish: () => this.sendOutbox(pending, resend) };
       } catch (error) {
         // A failed turn leaves nothing behind: the method may have mutated cached objects.
         this.cache = new Map();
         this.core = undefined;
-        return { ok: false, error: toGatewayError(error).toJSON() };
+        return { outcome: { ok: false, error: toGatewayError(error).toJSON() }, publish: async () => {} };
       } finally {
         this.events = [];
         this.writes = new Map();
