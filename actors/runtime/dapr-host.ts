@@ -156,18 +156,12 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
      */
     run(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>, resend = false): Promise<ActorCallResult<unknown>> {
       const turn = this.queue.then(() => this.turn(body, resend));
-      // The caller is answered once the turn has committed; its events are published after that
-      // answer, and the next turn of this activation starts only once they have been handed over
-      // (the outbox's bookkeeping stays one turn at a time).
-      this.queue = turn.then((done) => done.publish());
-      return turn.then((done) => done.outcome);
+      this.queue = turn;
+      return turn;
     }
 
-    /**
-     * One turn: run the method, then commit state and outbox in one state transaction. Its outcome
-     * and what is left to do once it is answered: publish the outbox (never throws).
-     */
-    private async turn(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>, resend: boolean): Promise<{ outcome: ActorCallResult<unknown>; publish: () => Promise<void> }> {
+    /** One turn: run the method, then commit state and outbox in one state transaction, then publish. */
+    private async turn(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>, resend: boolean): Promise<ActorCallResult<unknown>> {
       this.events = [];
       this.writes = new Map();
       this.gauges = [];
@@ -180,13 +174,13 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
         this.outbox.committed();
         for (const [gauge, delta] of this.gauges) metrics.actorGauge(gauge, delta);
         // Committed: whatever happens from here on, the events are safe in the stored outbox.
-        const pending = outbox ?? stored;
-        return { outcome: { ok: true, result }, publish: () => this.sendOutbox(pending, resend) };
+        await this.sendOutbox(outbox ?? stored, resend);
+        return { ok: true, result };
       } catch (error) {
         // A failed turn leaves nothing behind: the method may have mutated cached objects.
         this.cache = new Map();
         this.core = undefined;
-        return { outcome: { ok: false, error: toGatewayError(error).toJSON() }, publish: async () => {} };
+        return { ok: false, error: toGatewayError(error).toJSON() };
       } finally {
         this.events = [];
         this.writes = new Map();
