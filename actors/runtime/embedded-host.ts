@@ -191,32 +191,26 @@ export class EmbeddedActorHost implements ActorInvoker {
     const db = this.options.db;
     const cache = activation.cache;
     const turnOf = () => activation.turn;
+    /** This turn's write, else the cached value, else the database's (kept in the cache when `keep`). */
+    const read = async <T>(stateKey: string, keep: boolean): Promise<T | undefined> => {
+      const { dirty } = turnOf();
+      if (dirty.has(stateKey)) {
+        const value = dirty.get(stateKey);
+        return value === DELETED ? undefined : (value as T);
+      }
+      if (cache.has(stateKey)) return cache.get(stateKey) as T;
+      const stored = db.actorState.get(`${key}\u0000${stateKey}`) as T | undefined;
+      if (keep && stored !== undefined) cache.set(stateKey, stored);
+      return stored;
+    };
     return {
       actorType,
       actorId,
       now: this.now,
       actors: this,
       state: {
-        async get<T>(stateKey: string): Promise<T | undefined> {
-          const { dirty } = turnOf();
-          if (dirty.has(stateKey)) {
-            const value = dirty.get(stateKey);
-            return value === DELETED ? undefined : (value as T);
-          }
-          if (cache.has(stateKey)) return cache.get(stateKey) as T;
-          const stored = db.actorState.get(`${key}\u0000${stateKey}`) as T | undefined;
-          if (stored !== undefined) cache.set(stateKey, stored);
-          return stored;
-        },
-        async getUncached<T>(stateKey: string): Promise<T | undefined> {
-          const { dirty } = turnOf();
-          if (dirty.has(stateKey)) {
-            const value = dirty.get(stateKey);
-            return value === DELETED ? undefined : (value as T);
-          }
-          if (cache.has(stateKey)) return cache.get(stateKey) as T;
-          return db.actorState.get(`${key}\u0000${stateKey}`) as T | undefined;
-        },
+        get: <T>(stateKey: string) => read<T>(stateKey, true),
+        getUncached: <T>(stateKey: string) => read<T>(stateKey, false),
         set<T>(stateKey: string, value: T): void {
           turnOf().dirty.set(stateKey, value);
         },
