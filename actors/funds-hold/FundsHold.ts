@@ -267,7 +267,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
    */
   private async keepExpiring(state: FundsState, fired?: string): Promise<boolean> {
     const now = this.ctx.now();
-    const before = JSON.stringify([state.reminderDueAt, state.net ?? null]);
+    const before = { dueAt: state.reminderDueAt, netPeriodMs: state.net?.periodMs, netDueAt: state.net?.dueAt };
     const expired = this.expireOverdue(state, now);
     if (fired?.startsWith(NET_REMINDER)) {
       if (state.net) state.net.dueAt = now + state.net.periodMs;
@@ -281,7 +281,8 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
       state.reminderDueAt = null;
     }
     await this.scheduleExpiry(state, now, fired);
-    return expired > 0 || JSON.stringify([state.reminderDueAt, state.net ?? null]) !== before;
+    // Compared field by field (the net's record is changed in place above).
+    return expired > 0 || state.reminderDueAt !== before.dueAt || state.net?.periodMs !== before.netPeriodMs || state.net?.dueAt !== before.netDueAt;
   }
 
   /** Ends every open hold whose time is up; the number ended. */
