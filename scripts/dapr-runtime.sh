@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Finds or builds the Dapr runtime (daprd, placement, scheduler) at the pinned version.
-# Order: $DAPR_BIN_DIR, ~/.dapr/bin, then a cache built from the Go module proxy (DESIGN.md §5).
+# Order: $DAPR_BIN_DIR, ~/.dapr/bin, then a cache built from the Go module proxy (docs/dapr-runtime.md).
 # Prints the directory holding the three binaries on stdout; progress goes to stderr.
 # What the cached build changes from upstream, and why: docs/dapr-runtime.md.
 set -euo pipefail

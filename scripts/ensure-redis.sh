@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes sure Redis is installed (Debian's redis-server), for the Dapr topology (DESIGN.md §5).
+# Makes sure Redis is installed (Debian's redis-server), for the Dapr topology (docs/dapr-runtime.md).
 # Installs it with apt-get when redis-server is not on PATH; starts nothing.
 set -euo pipefail
 

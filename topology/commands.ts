@@ -1,5 +1,5 @@
 // Command lines of the topology's processes. Everything binds to 127.0.0.1 and every server gets
-// its own healthz and metrics port (DESIGN.md §5: the traps of a loopback-only host).
+// its own healthz and metrics port (docs/dapr-runtime.md: the traps of a loopback-only host).
 
 import { join } from 'node:path';
 import type { PortPlan, SidecarPorts } from './ports';

@@ -1,5 +1,5 @@
 // The public API of the ImageTask actor: one actor per image task, the task id is the actor id.
-// It carries one single-image generation under the UNKNOWN_IMAGE_V1 contract (SPEC.md): the
+// It carries one single-image generation under the UNKNOWN_IMAGE_V1 contract (docs/images.md): the
 // hold on the owner's FundsHold, what was sent and seen, the outcome, the 24-hour deadline.
 // Callers depend on this file only; the actor type name "ImageTask" is frozen.
 

@@ -2,7 +2,7 @@
 // An order is paid by the payment provider (its checkout callbacks are recorded here) and
 // fulfilled by a credit on the owner's FundsHold, once per order (reference `order:<orderId>`).
 // A callback never makes an order fulfilled by itself: fulfillment is the credit, and the order
-// shows `fulfilled` only once that credit has been committed (SPEC.md, note D).
+// shows `fulfilled` only once that credit has been committed (docs/orders.md).
 // Callers depend on this file only; the actor type name "Order" is frozen.
 
 export const ORDER_ACTOR_TYPE = 'Order';

@@ -1,4 +1,4 @@
-// The public API of the Session actor: one actor per prototype session (SPEC.md note F), the
+// The public API of the Session actor: one actor per prototype session (docs/sessions.md), the
 // session id is the actor id. It owns the session's owner, its ordered and bounded event log,
 // and its one active run: the run's hold on the owner's FundsHold (reserved, settled or released
 // by this actor) and the lease that fails the run when the process carrying it vanishes.

@@ -1,5 +1,5 @@
 // The OpenAPI 3.1 description of the formal open navigation (prototype routes are not in it).
-// A candidate reference: registered routes and credential contracts prevail (SPEC.md, Versioning).
+// A candidate reference: registered routes and credential contracts prevail (docs/api.md).
 
 import { BODY_400, BODY_415, CREDENTIAL_400, UNAVAILABLE } from './openapi-answers';
 import { compatPaths, compatSchemas, compatSecuritySchemes } from './openapi-compat';

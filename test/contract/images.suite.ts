@@ -1,5 +1,5 @@
 // End-to-end image suite over HTTP (UNKNOWN_IMAGE_V1): the same cases against the embedded
-// process and the Dapr topology. Each row of SPEC.md's image state table and error table has a
+// process and the Dapr topology. Each row of the image state table and error table (docs/images.md) has a
 // case; after every path the balance the gateway reports and the ledger agree.
 //
 // The deployment runs in test mode with a short deadline (DEADLINE_MS) and provider timeout

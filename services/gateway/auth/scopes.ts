@@ -1,4 +1,4 @@
-// The scopes an operator can grant an API key. Each gated capability (SPEC: compatibility routes,
+// The scopes an operator can grant an API key. Each gated capability (compatibility routes,
 // Agent Run, signing, evidence, media) checks its own scope, so a key gets only what it was
 // granted; a key made without scopes reaches the plain pool-3 routes only.
 

@@ -1,4 +1,4 @@
-// Capability gates (SPEC: Agent Run, signing, evidence and media each need their own source,
+// Capability gates (docs/capabilities.md: Agent Run, signing, evidence and media each need their own source,
 // scopes, price and delivery gates). Each capability is data: the source that must offer it,
 // the credential scopes it needs, the priced operation whose price must be eligible, and the
 // delivery channel the operator must have accepted. A use is refused until all four pass,

@@ -1,4 +1,4 @@
-// The text limits of SPEC.md, each a pure rule: validated, never clamped. The effective
+// The text limits (docs/api.md#limits), each a pure rule: validated, never clamped. The effective
 // max_tokens is frozen here and bounds both the provider call and the reservation estimate.
 
 import { GatewayError } from '../../../lib/errors';

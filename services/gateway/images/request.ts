@@ -1,5 +1,5 @@
 // The image generation request as the open image route accepts it (OpenAI images wire, one
-// image), and the Idempotency-Key rules of DESIGN.md: required, canonical UUID, scoped to the
+// image), and the Idempotency-Key rules of docs/images.md: required, canonical UUID, scoped to the
 // (account, API key) pair. The task id is derived from that scope, so a retry finds its task.
 
 import { createHash } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The legacy prototype routes (SPEC.md note F: sessions, runs, workspaces, their events) are kept
+// The legacy prototype routes (docs/sessions.md: sessions, runs, workspaces, their events) are kept
 // out of the formal open navigation: absent from the OpenAPI document, and every answer under
 // their paths, errors included, says so in a header.
 

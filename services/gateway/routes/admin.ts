@@ -1,4 +1,4 @@
-// The operator API (DESIGN.md §4): accounts, API keys (shown once; optionally scoped, see
+// The operator API (docs/api.md#operator): accounts, API keys (shown once; optionally scoped, see
 // docs/auth.md), credits (idempotent per reference).
 
 import { Router } from 'express';

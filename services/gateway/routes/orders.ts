@@ -24,7 +24,7 @@ export function sendOrder(res: Response, status: number, order: OrderView): void
 
 export function orderRoutes(orders: OrderService, credentials: { accounts: AccountStore; oauth?: OAuthVerifier }): Router {
   const router = Router();
-  // Console routes take both families (DESIGN.md): neither moves a call to another pool.
+  // Console routes take both families (docs/auth.md): neither moves a call to another pool.
   const auth = credentialAuth(credentials, { accept: ['api_key', 'oauth'] });
   router.post('/api/consumer/orders', auth, jsonBody(ORDER_BODY_LIMIT), async (req, res) => {
     const order = await orders.create({
