@@ -14,6 +14,11 @@ describe('parseTraceparent', () => {
     expect(parseTraceparent(`cc-${TRACE}-${PARENT}-01-what-comes-next`)).toEqual({ traceId: TRACE, parentId: PARENT, flags: '01' });
   });
 
+  it('when flags other than sampled are set, then only sampled is kept (the one flag of version 00)', () => {
+    expect(parseTraceparent(`00-${TRACE}-${PARENT}-03`)?.flags).toBe('01');
+    expect(parseTraceparent(`00-${TRACE}-${PARENT}-fe`)?.flags).toBe('00');
+  });
+
   it.each([
     ['absent', undefined],
     ['not a string', ['a', 'b']],
@@ -48,6 +53,11 @@ describe('contextFromHeaders', () => {
       expect(parseTraceparent(traceparentOf(context))).toEqual({ traceId: context.traceId, parentId: context.spanId, flags: '01' });
     }
     expect(a.traceId).not.toBe(b.traceId);
+  });
+
+  it('when many contexts are made, then every span id is new (across refills of the random pool)', () => {
+    const ids = new Set(Array.from({ length: 2000 }, () => contextFromHeaders({}).spanId));
+    expect(ids.size).toBe(2000);
   });
 
   it('when no request id is given, then a sane x-request-id is kept and anything else replaced', () => {

@@ -26,6 +26,14 @@ describe('SseDataReader', () => {
     expect(feed(['data: x\r\n\r\ndata: y\r\n\r\n'])).toEqual(['x', 'y']);
   });
 
+  it('when lines end in a bare CR (the spec allows it), then events are still read', () => {
+    expect(feed(['data: x\r\r', 'data: y\r', '\r'])).toEqual(['x', 'y']);
+  });
+
+  it('when a CRLF is split across chunks, then it is one line end, not a blank line', () => {
+    expect(feed(['data: a\r', '\ndata: b\r\n\r\n'])).toEqual(['a\nb']);
+  });
+
   it('when comments and other fields appear, then only data is kept', () => {
     expect(feed([': keep-alive\n\nevent: message\nid: 3\nretry: 10\ndata: x\n\n'])).toEqual(['x']);
   });

@@ -1,51 +1,45 @@
-// Incremental reader of Server-Sent Events that keeps only the `data:` payloads.
-// Events may be split across network chunks, and one chunk may hold many events.
-// Lines end in LF or CRLF (bare CR, allowed by the SSE spec, is not used by OpenAI-wire
-// upstreams and is not supported). Comments, `event:`, `id:` and `retry:` are ignored.
+// Incremental reader of Server-Sent Events that keeps only the `data:` payloads, over
+// eventsource-parser (the spec's line and field grammar: LF, CRLF or CR line ends, events
+// split across chunks or many in one chunk, comments, `event:`, `id:` and `retry:` fields).
+// What this adds: bytes in (a multi-byte character may be split across chunks), the data
+// payloads of the events each chunk completes out, and the end of the body closing an event
+// that no blank line closed (the spec would drop it; an upstream that ends its body right
+// after `data: [DONE]` still finished).
 
 import { StringDecoder } from 'node:string_decoder';
+import { createParser, type EventSourceParser } from 'eventsource-parser';
+
+const NONE: readonly string[] = Object.freeze([]);
 
 export class SseDataReader {
   private readonly decoder = new StringDecoder('utf8');
-  private pending = '';
-  private data: string | undefined;
+  private readonly parser: EventSourceParser;
+  /** Data of the events the chunk being fed completes; handed out and replaced per push. */
+  private events: string[] = [];
+
+  constructor() {
+    this.parser = createParser({ onEvent: (event) => this.events.push(event.data) });
+  }
 
   /** Feeds bytes; returns the data of every event these bytes complete, in order. */
-  push(bytes: Buffer): string[] {
-    const text = this.pending === '' ? this.decoder.write(bytes) : this.pending + this.decoder.write(bytes);
-    const events: string[] = [];
-    let start = 0;
-    let nl: number;
-    while ((nl = text.indexOf('\n', start)) !== -1) {
-      const end = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
-      this.line(text, start, end, events);
-      start = nl + 1;
-    }
-    this.pending = start === 0 ? text : text.slice(start);
-    return events;
+  push(bytes: Buffer): readonly string[] {
+    this.parser.feed(this.decoder.write(bytes));
+    return this.take();
   }
 
   /** The end of the body: an event not yet closed by a blank line still counts. */
-  end(): string[] {
-    const events: string[] = [];
-    const rest = this.pending + this.decoder.end();
-    this.pending = '';
-    if (rest !== '') this.line(rest, 0, rest.endsWith('\r') ? rest.length - 1 : rest.length, events);
-    if (this.data !== undefined) events.push(this.data);
-    this.data = undefined;
-    return events;
+  end(): readonly string[] {
+    // A line break ends a pending line, a blank line dispatches its event; when nothing is
+    // pending, both are blank lines and dispatch nothing.
+    this.parser.feed(`${this.decoder.end()}\n\n`);
+    this.parser.reset();
+    return this.take();
   }
 
-  private line(text: string, start: number, end: number, events: string[]): void {
-    if (start === end) {
-      if (this.data !== undefined) events.push(this.data);
-      this.data = undefined;
-      return;
-    }
-    if (!text.startsWith('data:', start)) return;
-    let from = start + 5;
-    if (text.charCodeAt(from) === 32) from++;
-    const value = text.slice(from, end);
-    this.data = this.data === undefined ? value : `${this.data}\n${value}`;
+  private take(): readonly string[] {
+    if (this.events.length === 0) return NONE;
+    const events = this.events;
+    this.events = [];
+    return events;
   }
 }

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { balance, chat, fundedAccount, hello, json } from '../support/api';
 import { eventually } from '../support/eventually';
 import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
+import { sseData } from '../support/sse';
 
 export interface DeploymentUnderTest {
   url: string;
@@ -17,8 +18,7 @@ export interface DeploymentUnderTest {
 
 /** Reads an SSE response: the data payloads in order. */
 async function sse(response: Response): Promise<string[]> {
-  const text = await response.text();
-  return text.split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
+  return sseData(await response.text());
 }
 
 export function chatSuite(hostName: string, start: () => Promise<DeploymentUnderTest>): void {

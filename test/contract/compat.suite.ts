@@ -10,6 +10,7 @@ import { eventually } from '../support/eventually';
 import type { OAuthIssuer } from '../support/oauth';
 import type { Upstream } from '../support/upstream';
 import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
+import { sseEvents as parseSseEvents, type SseEvent } from '../support/sse';
 
 export const COMPAT_TEST_ENV = {
   GATEWAY_COMPAT_ENABLED: 'true',
@@ -30,18 +31,8 @@ export interface CompatDeployment {
 const PRICE = { input: 100, output: 400 };
 const cost = (input: number, output: number) => input * PRICE.input + output * PRICE.output;
 
-interface SseEvent {
-  event?: string;
-  data: string;
-}
-
 async function sseEvents(response: Response): Promise<SseEvent[]> {
-  const text = await response.text();
-  return text.split('\n\n').filter((block) => block.trim() !== '').map((block) => {
-    const event = /^event: (.*)$/m.exec(block)?.[1];
-    const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
-    return { event, data };
-  });
+  return parseSseEvents(await response.text());
 }
 
 function post(url: string, credential: Record<string, string>, body: unknown) {

@@ -1,5 +1,6 @@
-// A local OTLP/HTTP trace receiver for tests, on bare node:http and without dependencies,
-// so a suite can point daprd (or our own SDK) at it and assert the spans that arrive.
+// A local OTLP/HTTP trace receiver for tests, on node:http with protobufjs decoding the OTLP
+// schema (otlp-trace.proto), so a suite can point daprd (or our own SDK) at it and assert the
+// spans that arrive.
 //
 // POST /v1/traces with content-type application/x-protobuf (what daprd's Go otlptracehttp
 // sends, gzip-compressed or not) or application/json (OTLP/JSON) answers 200 with an empty
@@ -15,8 +16,10 @@
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
+import { Enum, Type, loadSync, type Field, type IConversionOptions } from 'protobufjs';
 
 /** A decoded attribute value; see the header for how each OTLP AnyValue maps. */
 export type AttributeValue = string | number | bigint | boolean | Uint8Array | undefined | AttributeValue[] | { [key: string]: AttributeValue };
@@ -250,310 +253,182 @@ function parentKey(span: ReceivedSpan): string {
   return `${span.traceId}/${span.parentSpanId}`;
 }
 
-// ---- Decoding. Field numbers are those of opentelemetry-proto (trace/v1/trace.proto,
-// common/v1/common.proto, resource/v1/resource.proto, collector/trace/v1/trace_service.proto).
+// ---- Decoding: protobufjs, with the OTLP trace schema in otlp-trace.proto. Both encodings
+// become the same ExportTraceServiceRequest message (protobuf by decode, OTLP/JSON by fromObject
+// after the adjustments OTLP/JSON needs), read into ReceivedSpans by one function.
 
 const TRACE_ID_BYTES = 16;
 const SPAN_ID_BYTES = 8;
-const STATUS_CODES = ['STATUS_CODE_UNSET', 'STATUS_CODE_OK', 'STATUS_CODE_ERROR'];
-const SPAN_KINDS = KIND_NAMES.map((name) => `SPAN_KIND_${name.toUpperCase()}`);
+const schema = loadSync(join(__dirname, 'otlp-trace.proto'));
+const ExportTraceServiceRequest = schema.lookupType('otlp.ExportTraceServiceRequest');
+/** Plain objects with every field present: int64 as decimal strings, enums as numbers, the set oneof named. */
+const PLAIN: IConversionOptions = { longs: String, enums: Number, defaults: true, arrays: true, objects: true, oneofs: true };
 
 /** Decodes a protobuf ExportTraceServiceRequest; throws on a malformed one. */
 export function decodeExportTraceRequest(buf: Uint8Array): ReceivedSpan[] {
-  const resourceSpans = fields(buf).filter((f) => f.no === 1);
-  return resourceSpans.flatMap((f) => resourceSpansFromProto(bytes(f)));
+  return spansOf(ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(buf), PLAIN) as PlainRequest);
 }
 
 /** Decodes a parsed OTLP/JSON ExportTraceServiceRequest; throws on a malformed one. */
 export function decodeJsonTraceRequest(json: unknown): ReceivedSpan[] {
-  return list(object(json, 'request'), 'resourceSpans').flatMap((resourceSpans) => {
-    const resource = optionalObject(resourceSpans, 'resource');
-    const service = serviceName(resource ? attributesFromJson(resource, 'attributes') : {});
-    return list(resourceSpans, 'scopeSpans').flatMap((scopeSpans) => {
-      const scope = text(optionalObject(scopeSpans, 'scope') ?? {}, 'name');
-      return list(scopeSpans, 'spans').map((span) => spanFromJson(span, service, scope));
-    });
+  const message = ExportTraceServiceRequest.fromObject(fromOtlpJson(ExportTraceServiceRequest, json, 'request'));
+  return spansOf(ExportTraceServiceRequest.toObject(message, PLAIN) as PlainRequest);
+}
+
+// -- The decoded request, as toObject(PLAIN) gives it.
+
+interface PlainRequest {
+  resourceSpans: { resource?: { attributes: PlainKeyValue[] }; scopeSpans: { scope?: { name: string }; spans: PlainSpan[] }[] }[];
+}
+interface PlainSpan {
+  traceId: Uint8Array;
+  spanId: Uint8Array;
+  parentSpanId: Uint8Array;
+  name: string;
+  kind: number;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  attributes: PlainKeyValue[];
+  events: { timeUnixNano: string; name: string; attributes: PlainKeyValue[] }[];
+  links: { traceId: Uint8Array; spanId: Uint8Array }[];
+  status?: { message: string; code: number };
+}
+interface PlainKeyValue {
+  key: string;
+  value?: PlainAnyValue;
+}
+interface PlainAnyValue {
+  /** The name of the field set, if any. */
+  value?: 'stringValue' | 'boolValue' | 'intValue' | 'doubleValue' | 'arrayValue' | 'kvlistValue' | 'bytesValue';
+  stringValue: string;
+  boolValue: boolean;
+  intValue: string;
+  doubleValue: number;
+  arrayValue?: { values: PlainAnyValue[] };
+  kvlistValue?: { values: PlainKeyValue[] };
+  bytesValue: Uint8Array;
+}
+
+function spansOf(request: PlainRequest): ReceivedSpan[] {
+  return request.resourceSpans.flatMap((resourceSpans) => {
+    const service = serviceName(attributesOf(resourceSpans.resource?.attributes ?? []));
+    return resourceSpans.scopeSpans.flatMap((scopeSpans) => scopeSpans.spans.map((span) => spanOf(span, service, scopeSpans.scope?.name ?? '')));
   });
 }
 
-// -- Protobuf wire format: every field is read eagerly, so an unknown one is skipped by
-// construction. Groups (wire types 3 and 4) are deprecated and refused.
+function spanOf(span: PlainSpan, service: string, scope: string): ReceivedSpan {
+  const received: ReceivedSpan = {
+    traceId: hex(span.traceId),
+    spanId: hex(span.spanId),
+    name: span.name,
+    kind: span.kind,
+    service,
+    scope,
+    attributes: attributesOf(span.attributes),
+    events: span.events.map((event) => ({ name: event.name, timeNs: BigInt(event.timeUnixNano), attributes: attributesOf(event.attributes) })),
+    links: span.links.map((link) => ({ traceId: hex(link.traceId), spanId: hex(link.spanId) })),
+    startNs: BigInt(span.startTimeUnixNano),
+    endNs: BigInt(span.endTimeUnixNano),
+    status: { code: span.status?.code ?? 0 },
+  };
+  if (span.parentSpanId.length > 0) received.parentSpanId = hex(span.parentSpanId);
+  if (span.status?.message) received.status.message = span.status.message;
+  return checked(received);
+}
 
-type Field = { no: number; wire: 0; value: bigint } | { no: number; wire: 1 | 2 | 5; value: Uint8Array };
+function attributesOf(keyValues: PlainKeyValue[]): Attributes {
+  const attributes: Attributes = {};
+  for (const kv of keyValues) attributes[kv.key] = kv.value && anyValueOf(kv.value);
+  return attributes;
+}
 
-function fields(buf: Uint8Array): Field[] {
-  const out: Field[] = [];
-  const at = { pos: 0 };
-  while (at.pos < buf.length) {
-    const tag = readVarint(buf, at);
-    const no = Number(tag >> 3n);
-    const wire = Number(tag & 7n);
-    if (no === 0) throw new Error('field number 0');
-    if (wire === 0) out.push({ no, wire, value: readVarint(buf, at) });
-    else if (wire === 1) out.push({ no, wire, value: take(buf, at, 8) });
-    else if (wire === 2) out.push({ no, wire, value: take(buf, at, Number(readVarint(buf, at))) });
-    else if (wire === 5) out.push({ no, wire, value: take(buf, at, 4) });
-    else throw new Error(`unsupported wire type ${wire} (field ${no})`);
+function anyValueOf(any: PlainAnyValue): AttributeValue {
+  switch (any.value) {
+    case undefined:
+      return undefined;
+    case 'stringValue':
+      return any.stringValue;
+    case 'boolValue':
+      return any.boolValue;
+    case 'intValue':
+      return int64(BigInt(any.intValue));
+    case 'doubleValue':
+      return any.doubleValue;
+    case 'arrayValue':
+      return (any.arrayValue?.values ?? []).map(anyValueOf);
+    case 'kvlistValue':
+      return attributesOf(any.kvlistValue?.values ?? []);
+    case 'bytesValue':
+      return new Uint8Array(any.bytesValue);
+  }
+}
+
+// -- OTLP/JSON into what protobufjs's fromObject takes. fromObject already reads enums by name
+// or number, int64 from strings or numbers and bytes from base64; what it lacks:
+// - protojson's snake_case field names (accepted as well as lowerCamelCase);
+// - ids in hex, as OTLP/JSON writes them (base64 is accepted too);
+// - refusing what is not the schema's shape: fromObject coerces ("1.5" as an int64 reads 1)
+//   and ignores what does not fit, where a broken exporter should get a 400.
+
+type Json = Record<string, unknown>;
+
+const ID_FIELDS: Record<string, number> = { traceId: TRACE_ID_BYTES, spanId: SPAN_ID_BYTES, parentSpanId: SPAN_ID_BYTES };
+const INT64_TYPES = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64']);
+
+function fromOtlpJson(type: Type, json: unknown, path: string): Json {
+  const object = asJsonObject(json, path);
+  const out: Json = {};
+  for (const [name, value] of Object.entries(object)) {
+    const field = type.fields[name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())];
+    if (!field || value === null || value === undefined) continue;
+    const at = `${path}.${field.name}`;
+    if (!field.repeated) out[field.name] = fieldFromOtlpJson(field, value, at);
+    else if (Array.isArray(value)) out[field.name] = value.map((item, i) => fieldFromOtlpJson(field, item, `${at}[${i}]`));
+    else throw new Error(`${at} must be an array`);
   }
   return out;
 }
 
-function readVarint(buf: Uint8Array, at: { pos: number }): bigint {
-  let value = 0n;
-  for (let shift = 0n; shift < 70n; shift += 7n) {
-    if (at.pos >= buf.length) throw new Error('truncated varint');
-    const byte = buf[at.pos++];
-    value |= BigInt(byte & 0x7f) << shift;
-    if (byte < 0x80) return BigInt.asUintN(64, value);
+function fieldFromOtlpJson(field: Field, value: unknown, path: string): unknown {
+  const resolved = field.resolve().resolvedType;
+  if (resolved instanceof Type) return fromOtlpJson(resolved, value, path);
+  if (resolved instanceof Enum) {
+    if ((typeof value === 'number' && Number.isInteger(value)) || (typeof value === 'string' && value in resolved.values)) return value;
+    throw new Error(`${path} must be an enum number or one of ${Object.keys(resolved.values).join(', ')}`);
   }
-  throw new Error('varint longer than 10 bytes');
-}
-
-function take(buf: Uint8Array, at: { pos: number }, length: number): Uint8Array {
-  if (at.pos + length > buf.length) throw new Error('truncated field');
-  const slice = buf.subarray(at.pos, at.pos + length);
-  at.pos += length;
-  return slice;
-}
-
-function bytes(f: Field): Uint8Array {
-  if (f.wire !== 2) throw new Error(`field ${f.no}: expected length-delimited, got wire type ${f.wire}`);
-  return f.value;
-}
-
-function varint(f: Field): bigint {
-  if (f.wire !== 0) throw new Error(`field ${f.no}: expected varint, got wire type ${f.wire}`);
-  return f.value;
-}
-
-function fixed64(f: Field): DataView {
-  if (f.wire !== 1) throw new Error(`field ${f.no}: expected 64-bit, got wire type ${f.wire}`);
-  return new DataView(f.value.buffer, f.value.byteOffset, 8);
-}
-
-function utf8(f: Field): string {
-  return Buffer.from(bytes(f)).toString('utf8');
-}
-
-function resourceSpansFromProto(buf: Uint8Array): ReceivedSpan[] {
-  const all = fields(buf);
-  // A resource may follow its scope_spans on the wire, so read it first.
-  const attributes: Attributes = {};
-  for (const resource of all.filter((f) => f.no === 1)) {
-    for (const kv of fields(bytes(resource)).filter((f) => f.no === 1)) keyValueFromProto(bytes(kv), attributes);
+  if (field.type === 'bytes' && field.name in ID_FIELDS) return idFromOtlpJson(value, ID_FIELDS[field.name], path);
+  if (INT64_TYPES.has(field.type)) {
+    // A number's exact value (String(2 ** 60) would round it to 1152921504606847000).
+    if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value).toString();
+    if (typeof value === 'string' && /^-?\d+$/.test(value)) return value;
+    throw new Error(`${path} must be an integer or a decimal string`);
   }
-  const service = serviceName(attributes);
-  return all.filter((f) => f.no === 2).flatMap((scopeSpans) => {
-    const scopeFields = fields(bytes(scopeSpans));
-    let scope = '';
-    for (const s of scopeFields.filter((f) => f.no === 1)) {
-      for (const name of fields(bytes(s)).filter((f) => f.no === 1)) scope = utf8(name);
-    }
-    return scopeFields.filter((f) => f.no === 2).map((span) => spanFromProto(bytes(span), service, scope));
-  });
-}
-
-function spanFromProto(buf: Uint8Array, service: string, scope: string): ReceivedSpan {
-  const span = emptySpan(service, scope);
-  for (const f of fields(buf)) {
-    if (f.no === 1) span.traceId = hex(bytes(f));
-    else if (f.no === 2) span.spanId = hex(bytes(f));
-    else if (f.no === 4 && bytes(f).length > 0) span.parentSpanId = hex(bytes(f));
-    else if (f.no === 5) span.name = utf8(f);
-    else if (f.no === 6) span.kind = Number(varint(f));
-    else if (f.no === 7) span.startNs = fixed64(f).getBigUint64(0, true);
-    else if (f.no === 8) span.endNs = fixed64(f).getBigUint64(0, true);
-    else if (f.no === 9) keyValueFromProto(bytes(f), span.attributes);
-    else if (f.no === 11) span.events.push(eventFromProto(bytes(f)));
-    else if (f.no === 13) span.links.push(linkFromProto(bytes(f)));
-    else if (f.no === 15) span.status = statusFromProto(bytes(f));
+  if (field.type === 'double') {
+    // protojson writes NaN and the infinities as strings.
+    if (typeof value === 'number' || typeof value === 'string') return Number(value);
+    throw new Error(`${path} must be a number`);
   }
-  return checked(span);
-}
-
-function eventFromProto(buf: Uint8Array): ReceivedSpan['events'][number] {
-  const event = { name: '', timeNs: 0n, attributes: {} };
-  for (const f of fields(buf)) {
-    if (f.no === 1) event.timeNs = fixed64(f).getBigUint64(0, true);
-    else if (f.no === 2) event.name = utf8(f);
-    else if (f.no === 3) keyValueFromProto(bytes(f), event.attributes);
-  }
-  return event;
-}
-
-function linkFromProto(buf: Uint8Array): ReceivedSpan['links'][number] {
-  const link = { traceId: '', spanId: '' };
-  for (const f of fields(buf)) {
-    if (f.no === 1) link.traceId = hex(bytes(f));
-    else if (f.no === 2) link.spanId = hex(bytes(f));
-  }
-  return link;
-}
-
-function statusFromProto(buf: Uint8Array): ReceivedSpan['status'] {
-  const status: ReceivedSpan['status'] = { code: 0 };
-  for (const f of fields(buf)) {
-    if (f.no === 2 && bytes(f).length > 0) status.message = utf8(f);
-    else if (f.no === 3) status.code = Number(varint(f));
-  }
-  return status;
-}
-
-function keyValueFromProto(buf: Uint8Array, into: Attributes): void {
-  let key = '';
-  let value: AttributeValue;
-  for (const f of fields(buf)) {
-    if (f.no === 1) key = utf8(f);
-    else if (f.no === 2) value = anyValueFromProto(bytes(f));
-  }
-  into[key] = value;
-}
-
-function anyValueFromProto(buf: Uint8Array): AttributeValue {
-  let value: AttributeValue;
-  for (const f of fields(buf)) {
-    if (f.no === 1) value = utf8(f);
-    else if (f.no === 2) value = varint(f) !== 0n;
-    else if (f.no === 3) value = int64(BigInt.asIntN(64, varint(f)));
-    else if (f.no === 4) value = fixed64(f).getFloat64(0, true);
-    else if (f.no === 5) value = fields(bytes(f)).filter((v) => v.no === 1).map((v) => anyValueFromProto(bytes(v)));
-    else if (f.no === 6) {
-      const kvlist: Attributes = {};
-      for (const kv of fields(bytes(f)).filter((v) => v.no === 1)) keyValueFromProto(bytes(kv), kvlist);
-      value = kvlist;
-    } else if (f.no === 7) value = new Uint8Array(bytes(f));
-  }
+  const expected = field.type === 'bool' ? 'boolean' : field.type === 'string' || field.type === 'bytes' ? 'string' : 'number';
+  if (typeof value !== expected) throw new Error(`${path} must be a ${expected}`);
   return value;
 }
 
-// -- OTLP/JSON: lowerCamelCase names (snake_case accepted too, as protojson does), int64 as
-// string or number, enums as number or name, ids hex (or base64), bytes base64.
-
-type Json = Record<string, unknown>;
-
-function spanFromJson(json: Json, service: string, scope: string): ReceivedSpan {
-  const span = emptySpan(service, scope);
-  span.traceId = idFromJson(json, 'traceId', TRACE_ID_BYTES) ?? '';
-  span.spanId = idFromJson(json, 'spanId', SPAN_ID_BYTES) ?? '';
-  const parentSpanId = idFromJson(json, 'parentSpanId', SPAN_ID_BYTES);
-  if (parentSpanId !== undefined) span.parentSpanId = parentSpanId;
-  span.name = text(json, 'name');
-  span.kind = enumFromJson(json, 'kind', SPAN_KINDS);
-  span.startNs = BigInt.asUintN(64, integer(field(json, 'startTimeUnixNano'), 'startTimeUnixNano'));
-  span.endNs = BigInt.asUintN(64, integer(field(json, 'endTimeUnixNano'), 'endTimeUnixNano'));
-  span.attributes = attributesFromJson(json, 'attributes');
-  span.events = list(json, 'events').map((e) => ({
-    name: text(e, 'name'),
-    timeNs: BigInt.asUintN(64, integer(field(e, 'timeUnixNano'), 'timeUnixNano')),
-    attributes: attributesFromJson(e, 'attributes'),
-  }));
-  span.links = list(json, 'links').map((l) => ({
-    traceId: idFromJson(l, 'traceId', TRACE_ID_BYTES) ?? '',
-    spanId: idFromJson(l, 'spanId', SPAN_ID_BYTES) ?? '',
-  }));
-  const status = optionalObject(json, 'status');
-  if (status) {
-    span.status = { code: enumFromJson(status, 'code', STATUS_CODES) };
-    const message = text(status, 'message');
-    if (message !== '') span.status.message = message;
-  }
-  return checked(span);
+/** OTLP/JSON says hex; base64 (protojson's default for bytes) is accepted too. */
+function idFromOtlpJson(value: unknown, size: number, path: string): Buffer {
+  if (typeof value !== 'string') throw new Error(`${path} must be a string`);
+  if (value.length === size * 2 && /^[0-9a-f]+$/i.test(value)) return Buffer.from(value, 'hex');
+  const decoded = /^[A-Za-z0-9+/_-]*={0,2}$/.test(value) ? Buffer.from(value, 'base64') : undefined;
+  // Empty stays empty: the check of the decoded span says what is missing.
+  if (decoded === undefined || (decoded.length !== size && decoded.length !== 0)) throw new Error(`${path} is neither ${size * 2} hex digits nor base64 of ${size} bytes`);
+  return decoded;
 }
 
-function attributesFromJson(json: Json, name: string): Attributes {
-  const attributes: Attributes = {};
-  for (const kv of list(json, name)) attributes[text(kv, 'key')] = anyValueFromJson(field(kv, 'value'));
-  return attributes;
-}
-
-const ANY_VALUE_FIELDS = ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'] as const;
-
-function anyValueFromJson(json: unknown): AttributeValue {
-  if (json === undefined || json === null) return undefined;
-  const any = object(json, 'AnyValue');
-  const name = ANY_VALUE_FIELDS.find((n) => field(any, n) !== undefined && field(any, n) !== null);
-  const value = name === undefined ? undefined : field(any, name);
-  switch (name) {
-    case undefined:
-      return undefined;
-    case 'stringValue':
-      return text(any, name);
-    case 'boolValue':
-      if (typeof value !== 'boolean') throw new Error('boolValue must be a boolean');
-      return value;
-    case 'intValue':
-      return int64(integer(value, name));
-    case 'doubleValue':
-      // protojson writes NaN and the infinities as strings.
-      if (typeof value !== 'number' && typeof value !== 'string') throw new Error('doubleValue must be a number');
-      return Number(value);
-    case 'arrayValue':
-      return list(object(value, name), 'values').map((v) => anyValueFromJson(v));
-    case 'kvlistValue':
-      return attributesFromJson(object(value, name), 'values');
-    case 'bytesValue':
-      return new Uint8Array(Buffer.from(text(any, name), 'base64'));
-  }
-}
-
-/** OTLP/JSON says hex; base64 (protojson's default for bytes) is accepted too. Empty → undefined. */
-function idFromJson(json: Json, name: string, size: number): string | undefined {
-  const value = text(json, name);
-  if (value === '') return undefined;
-  if (value.length === size * 2 && /^[0-9a-f]+$/i.test(value)) return value.toLowerCase();
-  const decoded = /^[A-Za-z0-9+/_-]+={0,2}$/.test(value) ? Buffer.from(value, 'base64') : undefined;
-  if (decoded?.length !== size) throw new Error(`${name} is neither ${size * 2} hex digits nor base64 of ${size} bytes`);
-  return decoded.toString('hex');
-}
-
-function enumFromJson(json: Json, name: string, names: readonly string[]): number {
-  const value = field(json, name);
-  if (value === undefined || value === null) return 0;
-  if (typeof value === 'number' && Number.isInteger(value)) return value;
-  if (typeof value === 'string' && names.includes(value)) return names.indexOf(value);
-  throw new Error(`${name} must be an enum number or one of ${names.join(', ')}`);
-}
-
-function integer(value: unknown, name: string): bigint {
-  if (value === undefined || value === null) return 0n;
-  if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value);
-  if (typeof value === 'string' && /^-?\d+$/.test(value)) return BigInt(value);
-  throw new Error(`${name} must be an integer or a decimal string`);
-}
-
-function field(json: Json, name: string): unknown {
-  return json[name] ?? json[name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)];
-}
-
-function object(value: unknown, what: string): Json {
+function asJsonObject(value: unknown, what: string): Json {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${what} must be an object`);
   return value as Json;
 }
 
-function optionalObject(json: Json, name: string): Json | undefined {
-  const value = field(json, name);
-  return value === undefined || value === null ? undefined : object(value, name);
-}
-
-function list(json: Json, name: string): Json[] {
-  const value = field(json, name);
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw new Error(`${name} must be an array`);
-  return value.map((item) => object(item, `${name}[]`));
-}
-
-function text(json: Json, name: string): string {
-  const value = field(json, name);
-  if (value === undefined || value === null) return '';
-  if (typeof value !== 'string') throw new Error(`${name} must be a string`);
-  return value;
-}
-
 // -- Shared by both encodings.
-
-function emptySpan(service: string, scope: string): ReceivedSpan {
-  return { traceId: '', spanId: '', name: '', kind: 0, service, scope, attributes: {}, events: [], links: [], startNs: 0n, endNs: 0n, status: { code: 0 } };
-}
 
 /** Ids of the wrong size mean a broken encoder; refuse them rather than store spans no tree can place. */
 function checked(span: ReceivedSpan): ReceivedSpan {

@@ -2,6 +2,7 @@
 // Server-Sent Events as a client would (incrementally, ending when the test has what it wants).
 
 import { json } from './api';
+import { sseReader } from './sse';
 
 export interface StreamedEvent {
   /** Undefined for frames that are no event of the session (stream.gap). */
@@ -32,25 +33,6 @@ export function startRun(base: string, apiKey: string, sessionId: string, body: 
 
 export function workspaces(base: string, apiKey: string) {
   return json(`${base}/v1/workspaces`, { headers: { authorization: `Bearer ${apiKey}` } });
-}
-
-/** Parses complete SSE frames off the front of `buffer`; returns them and the rest. */
-function parseFrames(buffer: string): [StreamedEvent[], string] {
-  const events: StreamedEvent[] = [];
-  let rest = buffer;
-  for (let end = rest.indexOf('\n\n'); end !== -1; end = rest.indexOf('\n\n')) {
-    const frame = rest.slice(0, end);
-    rest = rest.slice(end + 2);
-    const fields: Record<string, string> = {};
-    for (const line of frame.split('\n')) {
-      if (line.startsWith(':')) continue;
-      const colon = line.indexOf(':');
-      if (colon > 0) fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
-    }
-    if (fields.data === undefined) continue;
-    events.push({ ...(fields.id !== undefined ? { id: Number(fields.id) } : {}), event: fields.event ?? 'message', data: JSON.parse(fields.data) });
-  }
-  return [events, rest];
 }
 
 export interface Followed {
@@ -87,7 +69,9 @@ export async function follow(base: string, apiKey: string, sessionId: string, op
     }
     const reader = response.body!.getReader();
     const decoder = new TextDecoder();
-    let buffer = '';
+    const parser = sseReader((event) =>
+      events.push({ ...(event.id !== undefined ? { id: Number(event.id) } : {}), event: event.event ?? 'message', data: JSON.parse(event.data) }),
+    );
     let ended: Followed['ended'] = 'closed';
     try {
       for (;;) {
@@ -97,9 +81,7 @@ export async function follow(base: string, apiKey: string, sessionId: string, op
         }
         const { value, done } = await reader.read();
         if (done) break;
-        const [parsed, rest] = parseFrames(buffer + decoder.decode(value, { stream: true }));
-        events.push(...parsed);
-        buffer = rest;
+        parser.feed(decoder.decode(value, { stream: true }));
       }
     } catch {
       ended = controller.signal.aborted ? 'timeout' : 'error';

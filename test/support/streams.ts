@@ -1,6 +1,8 @@
 // Streams as a client sees them, for tests that cut them (kill -9): what was received, counted
 // in whole SSE frames only (a frame cut in half was not delivered).
 
+import { sseReader } from './sse';
+
 export interface ClientStream {
   /** Output tokens received so far (complete frames carrying content). */
   received(): number;
@@ -15,7 +17,9 @@ export interface ClientStream {
 }
 
 export function startClientStream(url: string, apiKey: string, directive: string, maxTokens: number): ClientStream {
-  let text = '';
+  // The data of every complete event received so far.
+  const frames: string[] = [];
+  const parser = sseReader((event) => frames.push(event.data));
   let finished = false;
   let endedAt: number | undefined;
   const ended = (async () => {
@@ -30,7 +34,7 @@ export function startClientStream(url: string, apiKey: string, directive: string
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        text += decoder.decode(value, { stream: true });
+        parser.feed(decoder.decode(value, { stream: true }));
       }
     } catch {
       /* cut */
@@ -38,16 +42,12 @@ export function startClientStream(url: string, apiKey: string, directive: string
     finished = true;
     endedAt = Date.now();
   })();
-  const frames = () => {
-    const complete = text.slice(0, text.lastIndexOf('\n\n') + 2);
-    return complete.split('\n\n').filter((frame) => frame.startsWith('data: '));
-  };
   return {
-    received: () => frames().filter((frame) => /"content":"[^"]/.test(frame)).length,
-    done: () => finished && frames().some((frame) => frame === 'data: [DONE]'),
+    received: () => frames.filter((data) => /"content":"[^"]/.test(data)).length,
+    done: () => finished && frames.includes('[DONE]'),
     usage: () => {
-      const frame = frames().find((f) => f.includes('"usage"') && f.includes('"completion_tokens"'));
-      return frame ? JSON.parse(frame.slice('data: '.length)).usage : undefined;
+      const data = frames.find((f) => f.includes('"usage"') && f.includes('"completion_tokens"'));
+      return data ? JSON.parse(data).usage : undefined;
     },
     endedAt: () => endedAt,
     ended,

@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { sseData, sseEvents } from './sse';
 import { startUpstream, type Upstream } from './upstream';
 
 let upstream: Upstream;
@@ -20,9 +21,7 @@ async function post(body: unknown, headers: Record<string, string> = {}, path = 
   return { status: response.status, type: response.headers.get('content-type') ?? undefined, text: await response.text() };
 }
 
-function events(text: string): string[] {
-  return text.split('\n\n').filter((e) => e !== '').map((e) => e.replace(/^data: /, ''));
-}
+const events = sseData;
 
 const messages = [{ role: 'user', content: 'hi' }];
 
@@ -166,16 +165,8 @@ describe('startUpstream images', () => {
   });
 });
 
-interface SseEvent {
-  event: string;
-  data: Record<string, unknown>;
-}
-
-function anthropicEvents(text: string): SseEvent[] {
-  return text.split('\n\n').filter((e) => e !== '').map((e) => {
-    const [eventLine, dataLine] = e.split('\n');
-    return { event: eventLine.replace(/^event: /, ''), data: JSON.parse(dataLine.replace(/^data: /, '')) };
-  });
+function anthropicEvents(text: string): Array<{ event: string | undefined; data: Record<string, unknown> }> {
+  return sseEvents(text).map((e) => ({ event: e.event, data: JSON.parse(e.data) }));
 }
 
 const claude = { model: 'claude-x', system: 'be brief', messages, max_tokens: 5 };

@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import type { FinishRunRequest, RunFailure, SessionApi } from '../../../actors/session/SessionInterface';
 import { GatewayError } from '../../../lib/errors';
+import { linearBackoff, retry } from '../../../lib/retry';
 import { endModelCall } from '../../../lib/tracing';
 import type { ChatStreamChunk } from '../../../providers/port';
 import { billed, modelCallSpan, tallyStream, toGatewayProviderError, usageLines, type ChatDeps, type PreparedChat, type StreamTally } from '../chat/use-case';
@@ -42,7 +43,6 @@ export interface RunTicket {
   holdId: string;
 }
 
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const codeOf = (error: unknown) => (error instanceof GatewayError ? error.code : undefined);
 
 /** Carries the run to its end; never throws (it runs after its request has been answered). */
@@ -180,24 +180,23 @@ class RunOutput {
    * appended is recognised by the actor and not appended twice; later batches wait their turn.
    */
   private async send(delta: string, seq: number, tokens: number): Promise<void> {
-    for (let attempt = 1; !this.lost; attempt++) {
-      try {
+    let taken: boolean;
+    try {
+      const append = async (): Promise<boolean> => {
+        if (this.lost) return false; // lost before or between attempts: nothing more to send
         await this.ticket.session.append({ runId: this.ticket.runId, delta, seq });
-        this.appendedTokens += tokens;
-        if (delta !== '') this.appended(this.appendedTokens);
-        return;
-      } catch (error) {
-        if (codeOf(error) === 'run_not_active') {
-          this.lost = true;
-          this.onLost();
-          return;
-        }
-        if (attempt === FINISH_ATTEMPTS) {
-          if (delta !== '') this.logger.warn({ chars: delta.length }, 'run output not appended; the usage is still settled');
-          return;
-        }
-        await delay(RETRY_MS * attempt);
-      }
+        return true;
+      };
+      taken = await retry(append, { attempts: FINISH_ATTEMPTS, delayMs: linearBackoff(RETRY_MS), retryable: (error) => codeOf(error) !== 'run_not_active' });
+    } catch (error) {
+      if (codeOf(error) === 'run_not_active') {
+        this.lost = true;
+        this.onLost();
+      } else if (delta !== '') this.logger.warn({ chars: delta.length }, 'run output not appended; the usage is still settled');
+      return;
     }
+    if (!taken) return;
+    this.appendedTokens += tokens;
+    if (delta !== '') this.appended(this.appendedTokens);
   }
 }
