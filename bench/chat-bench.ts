@@ -9,17 +9,19 @@
 //   npm run bench -- --embedded-only  # skip the Dapr topology
 // Options: --requests N (sequential calls for p50/p99, default 2000), --streams S (for TTFT,
 // default 500), --concurrency C (default 32), --seconds T (throughput run per target, default 8),
-// --json (the figures as JSON instead of the tables).
+// --json (the figures as JSON instead of the tables), --cpu-prof (profile the embedded gateway
+// with node --cpu-prof and add where its CPU time went, by category, in µs per chat request).
 
 import '../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fundedAccount } from '../test/support/api';
 import { writeTestCatalog } from '../test/support/catalog';
 import { ADMIN_TOKEN, freePort, ROOT, startGateway } from '../test/support/processes';
 import { resolveDaprBinaries, startTopology } from '../topology/topology';
+import { printSummary, summarizeProfile, type ProfileSummary } from './cpu-profile';
 import { measure, type Figures, type MeasureOptions, type Target } from './load';
 
 const args = process.argv.slice(2);
@@ -79,7 +81,18 @@ interface Row {
 const ms = (n: number) => +n.toFixed(3);
 const pct = (n: number) => +(n * 100).toFixed(1);
 
-function summary(rows: Row[], note: string | undefined) {
+/** Chat requests the gateway has answered (its own counter, so warm-up calls count too). */
+async function chatRequests(origin: string): Promise<number> {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  return [...text.matchAll(/^payg_http_requests_total\{[^}]*family="open"[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
+interface Profiled {
+  requests: number;
+  summary: ProfileSummary;
+}
+
+function summary(rows: Row[], note: string | undefined, profiled?: Profiled) {
   const by = (name: string) => rows.find((r) => r.name === name)?.figures;
   const direct = by('direct')!;
   const bare = by('bare proxy');
@@ -105,6 +118,7 @@ function summary(rows: Row[], note: string | undefined) {
       added_vs_direct: r.name === 'direct' ? undefined : added(r.figures),
       memory: r.memory,
     })),
+    ...(profiled ? { embedded_cpu_profile: profiled } : {}),
   };
 }
 
@@ -130,6 +144,10 @@ function printTable(out: Summary): void {
   console.log('');
   const r = out.ratios;
   console.log(`embedded / bare proxy: ${r.embedded_pct_of_bare_proxy ?? '—'} %; Dapr / embedded: ${r.dapr_pct_of_embedded ?? '—'} %`);
+  if (out.embedded_cpu_profile) {
+    console.log('\nembedded gateway, --cpu-prof (the profiler itself slows it down):');
+    printSummary(out.embedded_cpu_profile.summary, out.embedded_cpu_profile.requests);
+  }
 }
 
 async function main(): Promise<void> {
@@ -141,6 +159,8 @@ async function main(): Promise<void> {
   const proxy = await startServer('dist/bench/bare-proxy.js', [upstreamOrigin], {}, /listening (\d+)/);
   const rows: Row[] = [];
   let note: string | undefined;
+  let profiled: Profiled | undefined;
+  const profileDir = join(dir, 'cpu-profile');
   try {
     log('direct');
     rows.push({ name: 'direct', figures: await measure({ name: 'direct', origin: upstreamOrigin, path: '/v1/chat/completions', headers: {} }, body, streamBody, OPTIONS), memory: {} });
@@ -148,13 +168,21 @@ async function main(): Promise<void> {
     rows.push({ name: 'bare proxy', figures: await measure({ name: 'bare proxy', origin: proxy.origin, path: '/v1/chat/completions', headers: {} }, body, streamBody, OPTIONS), memory: { bare_proxy: rss(proxy.child.pid) } });
 
     log('embedded');
-    const gateway = await startGateway({ GATEWAY_DATA_DIR: join(dir, 'embedded'), GATEWAY_CATALOG_FILE: catalog, GATEWAY_LOG_LEVEL: 'error' });
+    const profiling: Record<string, string> = args.includes('--cpu-prof') ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${profileDir}` } : {};
+    const gateway = await startGateway({ GATEWAY_DATA_DIR: join(dir, 'embedded'), GATEWAY_CATALOG_FILE: catalog, GATEWAY_LOG_LEVEL: 'error', ...profiling });
+    let requests = 0;
     try {
       const { apiKey } = await fundedAccount(gateway.url, 9_000_000_000_000_000);
       const target: Target = { name: 'embedded', origin: gateway.url, path: CHAT_PATH, headers: { authorization: `Bearer ${apiKey}` } };
       rows.push({ name: 'embedded', figures: await measure(target, body, streamBody, OPTIONS), memory: { gateway: rss(gateway.child.pid) } });
+      requests = await chatRequests(gateway.url);
     } finally {
       await gateway.stop();
+    }
+    if (args.includes('--cpu-prof')) {
+      // Written when the gateway exits.
+      const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
+      if (file) profiled = { requests, summary: summarizeProfile(JSON.parse(readFileSync(join(profileDir, file), 'utf8')), requests) };
     }
 
     const binDir = args.includes('--embedded-only') ? undefined : await resolveDaprBinaries({ log }).catch((error: Error) => {
@@ -179,7 +207,7 @@ async function main(): Promise<void> {
     proxy.child.kill('SIGTERM');
     upstream.child.kill('SIGTERM');
   }
-  const out = summary(rows, note);
+  const out = summary(rows, note, profiled);
   if (args.includes('--json')) console.log(JSON.stringify(out, null, 2));
   else printTable(out);
 }
