@@ -94,7 +94,7 @@ export function summarizeProfile(profile: CpuProfile, requests?: number, top = 2
     byCategory.set(category, (byCategory.get(category) ?? 0) + us);
     const modules = frame.url.lastIndexOf('/node_modules/');
     const where = modules >= 0 ? frame.url.slice(modules + 1) : frame.url.replace(/^.*?\/(dist\/)/, '$1');
-    const name = `${frame.functionName || '(anonymous)'} ${where}${where ? `:${frame.lineNumber + 1}` : ''}`;
+    const name = `${frame.functionName || '(anonymous)'}${where ? ` ${where}:${frame.lineNumber + 1}` : ''}`;
     byFunction.set(name, (byFunction.get(name) ?? 0) + us);
   }
   const rows = (map: Map<string, number>, limit: number) => [...map].sort((a, b) => b[1] - a[1]).slice(0, limit).map(([name, us]) => ({
