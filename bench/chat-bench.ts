@@ -150,6 +150,20 @@ function printTable(out: Summary): void {
   }
 }
 
+/** The Dapr topology (gateway, actors and ledger apps, each with its sidecar) measured like the others. */
+async function measureDapr(binDir: string, dataDir: string, catalog: string): Promise<Row> {
+  const topology = await startTopology({ basePort: 23000, daprBinDir: binDir, dataDir, env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_CATALOG_FILE: catalog, GATEWAY_LOG_LEVEL: 'error' } });
+  try {
+    const { apiKey } = await fundedAccount(topology.gatewayUrls[0], 9_000_000_000_000_000);
+    const target: Target = { name: 'dapr', origin: topology.gatewayUrls[0], path: CHAT_PATH, headers: { authorization: `Bearer ${apiKey}` } };
+    const figures = await measure(target, body, streamBody, OPTIONS);
+    const memory = { gateway: rss(topology.pid('gateway')), gateway_sidecar: rss(topology.pid('daprd-gateway')), actors: rss(topology.pid('actors')) };
+    return { name: 'dapr', figures, memory };
+  } finally {
+    await topology.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-'));
   const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
@@ -192,16 +206,11 @@ async function main(): Promise<void> {
     if (args.includes('--embedded-only')) note = 'Dapr topology skipped (--embedded-only)';
     if (binDir) {
       log('dapr');
-      const topology = await startTopology({ basePort: 23000, daprBinDir: binDir, dataDir: join(dir, 'dapr'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_CATALOG_FILE: catalog, GATEWAY_LOG_LEVEL: 'error' } });
-      try {
-        const { apiKey } = await fundedAccount(topology.gatewayUrls[0], 9_000_000_000_000_000);
-        const target: Target = { name: 'dapr', origin: topology.gatewayUrls[0], path: CHAT_PATH, headers: { authorization: `Bearer ${apiKey}` } };
-        const figures = await measure(target, body, streamBody, OPTIONS);
-        const memory = { gateway: rss(topology.pid('gateway')), gateway_sidecar: rss(topology.pid('daprd-gateway')), actors: rss(topology.pid('actors')) };
-        rows.push({ name: 'dapr', figures, memory });
-      } finally {
-        await topology.stop();
-      }
+      // A failed Dapr run still prints the other figures, with why, and exits non-zero.
+      await measureDapr(binDir, join(dir, 'dapr'), catalog).then((row) => rows.push(row), (error: Error) => {
+        note = `Dapr run failed: ${error.message.split('\n')[0]}`;
+        process.exitCode = 1;
+      });
     }
   } finally {
     proxy.child.kill('SIGTERM');
