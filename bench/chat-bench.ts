@@ -132,17 +132,15 @@ function printTable(out: Summary): void {
   console.log('');
   console.log(`| | req/s (c=${concurrency}) | p50 ms | p99 ms | TTFT p50 ms | added p50 | added p99 | added TTFT | RSS MB (anon) |`);
   console.log('|---|---|---|---|---|---|---|---|---|');
-  const bareRps = out.targets.find((t) => t.name === 'bare proxy')?.rps;
-  const embeddedRps = out.targets.find((t) => t.name === 'embedded')?.rps;
+  const r = out.ratios;
   for (const t of out.targets) {
-    const share = t.name === 'embedded' && bareRps ? ` (${pct(t.rps / bareRps)} % of bare)`
-      : t.name === 'dapr' && embeddedRps ? ` (${pct(t.rps / embeddedRps)} % of embedded)` : '';
+    const share = t.name === 'embedded' && r.embedded_pct_of_bare_proxy !== undefined ? ` (${r.embedded_pct_of_bare_proxy} % of bare)`
+      : t.name === 'dapr' && r.dapr_pct_of_embedded !== undefined ? ` (${r.dapr_pct_of_embedded} % of embedded)` : '';
     const a = t.added_vs_direct;
     const memory = Object.entries(t.memory).filter(([, m]) => m).map(([name, m]) => `${Object.keys(t.memory).length > 1 ? `${name} ` : ''}${m!.rss_mb} (${m!.anon_mb})`).join(', ');
     console.log(`| ${t.name} | ${t.rps.toLocaleString('en')}${share} | ${t.p50_ms} | ${t.p99_ms} | ${t.ttft_p50_ms} | ${a ? `${a.p50_ms} ms` : '—'} | ${a ? `${a.p99_ms} ms` : '—'} | ${a ? `${a.ttft_p50_ms} ms` : '—'} | ${memory || '—'} |`);
   }
   console.log('');
-  const r = out.ratios;
   console.log(`embedded / bare proxy: ${r.embedded_pct_of_bare_proxy ?? '—'} %; Dapr / embedded: ${r.dapr_pct_of_embedded ?? '—'} %`);
   if (out.embedded_cpu_profile) {
     console.log('\nembedded gateway, --cpu-prof (the profiler itself slows it down):');
