@@ -8,7 +8,7 @@ const transform = { '^.+\\.ts$': swc, '^.+/node_modules/(jose|eventsource-parser
 const transformIgnorePatterns = ['/node_modules/(?!(jose|eventsource-parser)/)'];
 module.exports = {
   projects: [
-    { displayName: 'unit', testEnvironment: 'node', transform, transformIgnorePatterns, testMatch: ['<rootDir>/{lib,actors,services,providers,catalog,cli,topology}/**/*.test.ts', '<rootDir>/test/support/*.test.ts', '<rootDir>/test/*.test.ts'] },
+    { displayName: 'unit', testEnvironment: 'node', transform, transformIgnorePatterns, testMatch: ['<rootDir>/{lib,actors,services,providers,catalog,cli,topology,bench}/**/*.test.ts', '<rootDir>/test/support/*.test.ts', '<rootDir>/test/*.test.ts'] },
     { displayName: 'e2e-embedded', testEnvironment: 'node', transform, transformIgnorePatterns, testMatch: ['<rootDir>/test/embedded/**/*.test.ts'] },
     { displayName: 'e2e-dapr', testEnvironment: 'node', transform, transformIgnorePatterns, testMatch: ['<rootDir>/test/dapr/**/*.test.ts'] },
   ],

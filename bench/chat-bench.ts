@@ -1,86 +1,43 @@
-// Benchmark of the chat route with full billing (hold, settle, usage event, ledger entry)
-// against a local OpenAI-compatible upstream, each figure beside, in the same run, a direct call
-// to the upstream and a call through a bare pass-through Node proxy (bench/bare-proxy.ts): added
-// latency p50/p99 at c=1 and time to first token against direct, throughput at c=32 as % of the
-// bare proxy's (and, on Dapr, of the embedded host's), and the gateway's resident set.
-//   npm run bench                 # embedded host
-//   npm run bench -- --dapr       # also the Dapr topology
-// Options: --requests N (default 3000), --concurrency C (default 32), --json (the figures as JSON)
+// Benchmark of the chat route with full billing (hold, settle, usage event, ledger entry) on both
+// actor hosts, in one run, beside a direct call to the upstream and a bare pass-through Node proxy
+// (bench/bare-proxy.ts): throughput at concurrency C (autocannon), latency p50/p99 at c=1 and time
+// to first token (a sequential client) added to the direct call's, ratios embedded / bare proxy
+// and Dapr / embedded, and each process's resident set.
+// Every server is its own process (upstream, bare proxy, gateway; on Dapr each app and sidecar);
+// this process is the load generator and takes no part in serving.
+//   npm run bench                     # both hosts (Dapr when its runtime resolves, else embedded only)
+//   npm run bench -- --embedded-only  # skip the Dapr topology
+// Options: --requests N (sequential calls for p50/p99, default 2000), --streams S (for TTFT,
+// default 500), --concurrency C (default 32), --seconds T (throughput run per target, default 8),
+// --json (the figures as JSON instead of the tables), --cpu-prof (profile the embedded gateway
+// with node --cpu-prof and add where its CPU time went, by category, in µs per chat request).
 
 import '../lib/node-version'; // first: stops on Node older than 24 with the way out
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Pool } from 'undici';
 import { fundedAccount } from '../test/support/api';
 import { writeTestCatalog } from '../test/support/catalog';
-import { ADMIN_TOKEN, ROOT, startGateway } from '../test/support/processes';
-import { startUpstream } from '../test/support/upstream';
-import { startTopology } from '../topology/topology';
-
-interface Target {
-  name: string;
-  origin: string;
-  path: string;
-  headers: Record<string, string>;
-}
-
-interface Figures {
-  p50: number;
-  p99: number;
-  rps: number;
-  ttft50: number;
-}
+import { ADMIN_TOKEN, freePort, ROOT, startGateway } from '../test/support/processes';
+import { resolveDaprBinaries, startTopology } from '../topology/topology';
+import { printSummary, summarizeProfile, type ProfileSummary } from './cpu-profile';
+import { measure, type Figures, type MeasureOptions, type Target } from './load';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? Number(args[i + 1]) : fallback;
 };
-const REQUESTS = option('requests', 3000);
-const CONCURRENCY = option('concurrency', 32);
+const OPTIONS: MeasureOptions = {
+  requests: option('requests', 2000),
+  streams: option('streams', 500),
+  concurrency: option('concurrency', 32),
+  seconds: option('seconds', 8),
+};
 const body = JSON.stringify({ model: 'up-model', messages: [{ role: 'user', content: 'hello' }], max_tokens: 16 });
 const streamBody = JSON.stringify({ model: 'up-model', messages: [{ role: 'user', content: 'hello' }], max_tokens: 16, stream: true });
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
-}
-
-async function one(pool: Pool, target: Target, payload: string, firstByte = false): Promise<number> {
-  const started = performance.now();
-  const response = await pool.request({ method: 'POST', path: target.path, headers: { 'content-type': 'application/json', ...target.headers }, body: payload });
-  if (response.statusCode !== 200) throw new Error(`${target.name}: ${response.statusCode} ${await response.body.text()}`);
-  if (firstByte) {
-    for await (const chunk of response.body) {
-      if (chunk.length > 0) break;
-    }
-    const elapsed = performance.now() - started;
-    response.body.destroy();
-    return elapsed;
-  }
-  await response.body.text();
-  return performance.now() - started;
-}
-
-async function measure(target: Target): Promise<Figures> {
-  const pool = new Pool(target.origin, { connections: CONCURRENCY, keepAliveTimeout: 30_000 });
-  for (let i = 0; i < 200; i++) await one(pool, target, body); // warm-up
-  const latencies: number[] = [];
-  for (let i = 0; i < REQUESTS / 2; i++) latencies.push(await one(pool, target, body));
-  latencies.sort((a, b) => a - b);
-  const ttfts: number[] = [];
-  for (let i = 0; i < 300; i++) ttfts.push(await one(pool, target, streamBody, true));
-  ttfts.sort((a, b) => a - b);
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next++ < REQUESTS) await one(pool, target, body);
-  }));
-  const rps = REQUESTS / ((performance.now() - started) / 1000);
-  await pool.close();
-  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), rps, ttft50: percentile(ttfts, 0.5) };
-}
+const CHAT_PATH = '/api/open/v1/models/upstream-chat/chat';
 
 interface Memory {
   rss_mb: number;
@@ -92,104 +49,174 @@ interface Memory {
 /** The kernel's resident set of a process now, its peak so far and its anonymous part, MB. */
 function rss(pid: number | undefined): Memory | undefined {
   if (pid === undefined) return undefined;
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const mb = (field: string) => Math.round(Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? 0) / 1024);
-  return { rss_mb: mb('VmRSS'), peak_rss_mb: mb('VmHWM'), anon_mb: mb('RssAnon') };
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const mb = (field: string) => Math.round(Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? 0) / 1024);
+    return { rss_mb: mb('VmRSS'), peak_rss_mb: mb('VmHWM'), anon_mb: mb('RssAnon') };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A server of the bench as its own process; it prints a line matching `ready` with its port. */
+async function startServer(script: string, argv: string[], env: Record<string, string>, ready: RegExp): Promise<{ origin: string; child: ChildProcess }> {
+  // A pipe as stdin: when the bench goes, even killed, the pipe closes (the bare proxy exits on it).
+  const child = spawn(process.execPath, [join(ROOT, script), ...argv], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${script} exited (${code})`)));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const match = ready.exec(String(chunk));
+      if (match) resolve(Number(match[1]));
+    });
+  });
+  return { origin: `http://127.0.0.1:${port}`, child };
+}
+
+interface Row {
+  name: string;
+  figures: Figures;
+  memory: Record<string, Memory | undefined>;
 }
 
 const ms = (n: number) => +n.toFixed(3);
 const pct = (n: number) => +(n * 100).toFixed(1);
-const shown = (f: Figures) => ({ p50_ms: ms(f.p50), p99_ms: ms(f.p99), ttft_p50_ms: ms(f.ttft50), rps: Math.round(f.rps) });
 
-/** One host's figures beside the direct call's and the bare proxy's of the same run. */
-function report(host: string, direct: Figures, bare: Figures, via: Figures, memory: Record<string, ReturnType<typeof rss>>) {
+/** Chat requests the gateway has answered (its own counter, so warm-up calls count too). */
+async function chatRequests(origin: string): Promise<number> {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  return [...text.matchAll(/^payg_http_requests_total\{[^}]*family="open"[^}]*\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
+interface Profiled {
+  requests: number;
+  summary: ProfileSummary;
+}
+
+function summary(rows: Row[], note: string | undefined, profiled?: Profiled) {
+  const by = (name: string) => rows.find((r) => r.name === name)?.figures;
+  const direct = by('direct')!;
+  const bare = by('bare proxy');
+  const embedded = by('embedded');
+  const dapr = by('dapr');
   const added = (f: Figures) => ({ p50_ms: ms(f.p50 - direct.p50), p99_ms: ms(f.p99 - direct.p99), ttft_p50_ms: ms(f.ttft50 - direct.ttft50) });
   return {
-    host,
-    added_vs_direct: { gateway: added(via), bare_proxy: added(bare) },
-    throughput_c32: { gateway_rps: Math.round(via.rps), bare_proxy_rps: Math.round(bare.rps), direct_rps: Math.round(direct.rps), pct_of_bare_proxy: pct(via.rps / bare.rps), pct_of_direct: pct(via.rps / direct.rps) },
-    memory,
-    direct: shown(direct),
-    bare_proxy: shown(bare),
-    gateway: shown(via),
+    node: process.version,
+    date: new Date().toISOString(),
+    options: OPTIONS,
+    ...(note ? { note } : {}),
+    ratios: {
+      embedded_pct_of_bare_proxy: embedded && bare ? pct(embedded.rps / bare.rps) : undefined,
+      dapr_pct_of_embedded: dapr && embedded ? pct(dapr.rps / embedded.rps) : undefined,
+    },
+    targets: rows.map((r) => ({
+      name: r.name,
+      rps: Math.round(r.figures.rps),
+      p50_ms: ms(r.figures.p50),
+      p99_ms: ms(r.figures.p99),
+      ttft_p50_ms: ms(r.figures.ttft50),
+      ttft_p99_ms: ms(r.figures.ttft99),
+      added_vs_direct: r.name === 'direct' ? undefined : added(r.figures),
+      memory: r.memory,
+    })),
+    ...(profiled ? { embedded_cpu_profile: profiled } : {}),
   };
 }
 
-/** The bare proxy (bench/bare-proxy.ts) as its own process, like the gateway. */
-async function startBareProxy(upstreamOrigin: string): Promise<{ origin: string; pid: number | undefined; stop(): void }> {
-  const child = spawn(process.execPath, [join(ROOT, 'dist/bench/bare-proxy.js'), upstreamOrigin], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`bare proxy exited (${code})`)));
-    child.stdout.on('data', (chunk: Buffer) => {
-      const match = /listening (\d+)/.exec(String(chunk));
-      if (match) resolve(Number(match[1]));
-    });
-  });
-  return { origin: `http://127.0.0.1:${port}`, pid: child.pid, stop: () => child.kill('SIGTERM') };
+type Summary = ReturnType<typeof summary>;
+
+/** The figures as a markdown table, ready for README's Benchmarks section. */
+function printTable(out: Summary): void {
+  const { concurrency, requests, streams, seconds } = out.options;
+  console.log(`chat bench, Node ${out.node}, ${out.date}: throughput at c=${concurrency} for ${seconds} s (autocannon), latencies at c=1 (${requests} calls; TTFT ${streams} streams)`);
+  if (out.note) console.log(out.note);
+  console.log('');
+  console.log(`| | req/s (c=${concurrency}) | p50 ms | p99 ms | TTFT p50 ms | added p50 | added p99 | added TTFT | RSS MB (anon) |`);
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  const r = out.ratios;
+  for (const t of out.targets) {
+    const share = t.name === 'embedded' && r.embedded_pct_of_bare_proxy !== undefined ? ` (${r.embedded_pct_of_bare_proxy} % of bare)`
+      : t.name === 'dapr' && r.dapr_pct_of_embedded !== undefined ? ` (${r.dapr_pct_of_embedded} % of embedded)` : '';
+    const a = t.added_vs_direct;
+    const memory = Object.entries(t.memory).filter(([, m]) => m).map(([name, m]) => `${Object.keys(t.memory).length > 1 ? `${name} ` : ''}${m!.rss_mb} (${m!.anon_mb})`).join(', ');
+    console.log(`| ${t.name} | ${t.rps.toLocaleString('en')}${share} | ${t.p50_ms} | ${t.p99_ms} | ${t.ttft_p50_ms} | ${a ? `${a.p50_ms} ms` : '—'} | ${a ? `${a.p99_ms} ms` : '—'} | ${a ? `${a.ttft_p50_ms} ms` : '—'} | ${memory || '—'} |`);
+  }
+  console.log('');
+  console.log(`embedded / bare proxy: ${r.embedded_pct_of_bare_proxy ?? '—'} %; Dapr / embedded: ${r.dapr_pct_of_embedded ?? '—'} %`);
+  if (out.embedded_cpu_profile) {
+    console.log('\nembedded gateway, --cpu-prof (the profiler itself slows it down):');
+    printSummary(out.embedded_cpu_profile.summary, out.embedded_cpu_profile.requests);
+  }
+}
+
+/** The Dapr topology (gateway, actors and ledger apps, each with its sidecar) measured like the others. */
+async function measureDapr(binDir: string, dataDir: string, catalog: string): Promise<Row> {
+  const topology = await startTopology({ basePort: 23000, daprBinDir: binDir, dataDir, env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_CATALOG_FILE: catalog, GATEWAY_LOG_LEVEL: 'error' } });
+  try {
+    const { apiKey } = await fundedAccount(topology.gatewayUrls[0], 9_000_000_000_000_000);
+    const target: Target = { name: 'dapr', origin: topology.gatewayUrls[0], path: CHAT_PATH, headers: { authorization: `Bearer ${apiKey}` } };
+    const figures = await measure(target, body, streamBody, OPTIONS);
+    const memory = { gateway: rss(topology.pid('gateway')), gateway_sidecar: rss(topology.pid('daprd-gateway')), actors: rss(topology.pid('actors')) };
+    return { name: 'dapr', figures, memory };
+  } finally {
+    await topology.stop();
+  }
 }
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-'));
-  const upstream = await startUpstream();
-  const catalog = writeTestCatalog(join(dir, 'catalog.json'), upstream.url);
-  const upstreamOrigin = new URL(upstream.url).origin;
-  const direct: Target = { name: 'direct', origin: upstreamOrigin, path: '/v1/chat/completions', headers: {} };
-  const proxy = await startBareProxy(upstreamOrigin);
-  const bareTarget: Target = { name: 'bare proxy', origin: proxy.origin, path: '/v1/chat/completions', headers: {} };
-  const results = [];
-  let embeddedRps: number | undefined;
-
-  const gateway = await startGateway({ GATEWAY_DATA_DIR: join(dir, 'embedded'), GATEWAY_CATALOG_FILE: catalog, GATEWAY_LOG_LEVEL: 'error' });
+  const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+  const upstream = await startServer('dist/test/support/upstream.js', [], { PORT: String(await freePort()), HOST: '127.0.0.1' }, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
+  const upstreamOrigin = upstream.origin;
+  const catalog = writeTestCatalog(join(dir, 'catalog.json'), `${upstreamOrigin}/v1`);
+  const proxy = await startServer('dist/bench/bare-proxy.js', [upstreamOrigin], {}, /listening (\d+)/);
+  const rows: Row[] = [];
+  let note: string | undefined;
+  let profiled: Profiled | undefined;
+  const profileDir = join(dir, 'cpu-profile');
   try {
-    const { apiKey } = await fundedAccount(gateway.url, 9_000_000_000_000_000);
-    const embedded: Target = { name: 'embedded', origin: gateway.url, path: '/api/open/v1/models/upstream-chat/chat', headers: { authorization: `Bearer ${apiKey}` } };
-    const directFigures = await measure(direct);
-    const bareFigures = await measure(bareTarget);
-    const via = await measure(embedded);
-    embeddedRps = via.rps;
-    results.push(report('embedded', directFigures, bareFigures, via, { gateway: rss(gateway.child.pid), bare_proxy: rss(proxy.pid) }));
-  } finally {
-    await gateway.stop();
-  }
+    log('direct');
+    rows.push({ name: 'direct', figures: await measure({ name: 'direct', origin: upstreamOrigin, path: '/v1/chat/completions', headers: {} }, body, streamBody, OPTIONS), memory: {} });
+    log('bare proxy');
+    rows.push({ name: 'bare proxy', figures: await measure({ name: 'bare proxy', origin: proxy.origin, path: '/v1/chat/completions', headers: {} }, body, streamBody, OPTIONS), memory: { bare_proxy: rss(proxy.child.pid) } });
 
-  if (args.includes('--dapr')) {
-    const topology = await startTopology({ basePort: 23000, dataDir: join(dir, 'dapr'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_CATALOG_FILE: catalog, GATEWAY_LOG_LEVEL: 'error' } });
+    log('embedded');
+    const profiling: Record<string, string> = args.includes('--cpu-prof') ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${profileDir}` } : {};
+    const gateway = await startGateway({ GATEWAY_DATA_DIR: join(dir, 'embedded'), GATEWAY_CATALOG_FILE: catalog, GATEWAY_LOG_LEVEL: 'error', ...profiling });
+    let requests = 0;
     try {
-      const { apiKey } = await fundedAccount(topology.gatewayUrls[0], 9_000_000_000_000_000);
-      const dapr: Target = { name: 'dapr', origin: topology.gatewayUrls[0], path: '/api/open/v1/models/upstream-chat/chat', headers: { authorization: `Bearer ${apiKey}` } };
-      const directFigures = await measure(direct);
-      const bareFigures = await measure(bareTarget);
-      const via = await measure(dapr);
-      const memory = { gateway: rss(topology.pid('gateway')), gateway_sidecar: rss(topology.pid('daprd-gateway')), actors: rss(topology.pid('actors')), bare_proxy: rss(proxy.pid) };
-      results.push({ ...report('dapr', directFigures, bareFigures, via, memory), throughput_pct_of_embedded: embeddedRps ? pct(via.rps / embeddedRps) : undefined });
+      const { apiKey } = await fundedAccount(gateway.url, 9_000_000_000_000_000);
+      const target: Target = { name: 'embedded', origin: gateway.url, path: CHAT_PATH, headers: { authorization: `Bearer ${apiKey}` } };
+      rows.push({ name: 'embedded', figures: await measure(target, body, streamBody, OPTIONS), memory: { gateway: rss(gateway.child.pid) } });
+      requests = await chatRequests(gateway.url);
     } finally {
-      await topology.stop();
+      await gateway.stop();
     }
+    if (args.includes('--cpu-prof')) {
+      // Written when the gateway exits.
+      const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
+      if (file) profiled = { requests, summary: summarizeProfile(JSON.parse(readFileSync(join(profileDir, file), 'utf8')), requests) };
+    }
+
+    const binDir = args.includes('--embedded-only') ? undefined : await resolveDaprBinaries({ log }).catch((error: Error) => {
+      note = `Dapr topology skipped: its runtime did not resolve (${error.message.split('\n')[0]})`;
+      return undefined;
+    });
+    if (args.includes('--embedded-only')) note = 'Dapr topology skipped (--embedded-only)';
+    if (binDir) {
+      log('dapr');
+      // A failed Dapr run still prints the other figures, with why, and exits non-zero.
+      await measureDapr(binDir, join(dir, 'dapr'), catalog).then((row) => rows.push(row), (error: Error) => {
+        note = `Dapr run failed: ${error.message.split('\n')[0]}`;
+        process.exitCode = 1;
+      });
+    }
+  } finally {
+    proxy.child.kill('SIGTERM');
+    upstream.child.kill('SIGTERM');
   }
-  proxy.stop();
-  await upstream.close();
-  const out = { node: process.version, date: new Date().toISOString(), requests: REQUESTS, concurrency: CONCURRENCY, results };
+  const out = summary(rows, note, profiled);
   if (args.includes('--json')) console.log(JSON.stringify(out, null, 2));
   else printTable(out);
-}
-
-/** The figures as a table (--json prints them whole). */
-function printTable(out: { node: string; date: string; requests: number; concurrency: number; results: ReturnType<typeof report>[] }): void {
-  console.log(`chat bench, Node ${out.node}, ${out.date}, ${out.requests} requests, throughput at c=${out.concurrency}, latencies at c=1`);
-  for (const r of out.results) {
-    const dapr = (r as { throughput_pct_of_embedded?: number }).throughput_pct_of_embedded;
-    console.log(`\n${r.host}`);
-    console.log('                    p50 ms   p99 ms   TTFT p50 ms   req/s (c=32)   RSS MB (peak; anon)');
-    const row = (name: string, f: ReturnType<typeof shown>, mem?: Memory) =>
-      console.log(`  ${name.padEnd(16)} ${String(f.p50_ms).padStart(7)}  ${String(f.p99_ms).padStart(7)}  ${String(f.ttft_p50_ms).padStart(12)}  ${String(f.rps).padStart(13)}  ${mem ? `${mem.rss_mb} (${mem.peak_rss_mb}; ${mem.anon_mb})` : '-'}`.trimEnd());
-    row('direct', r.direct);
-    row('bare proxy', r.bare_proxy, r.memory.bare_proxy);
-    row('gateway', r.gateway, r.memory.gateway);
-    const a = r.added_vs_direct;
-    console.log(`  added vs direct: gateway p50 ${a.gateway.p50_ms} ms, p99 ${a.gateway.p99_ms} ms, TTFT ${a.gateway.ttft_p50_ms} ms; bare proxy p50 ${a.bare_proxy.p50_ms} ms, p99 ${a.bare_proxy.p99_ms} ms, TTFT ${a.bare_proxy.ttft_p50_ms} ms`);
-    console.log(`  throughput: ${r.throughput_c32.pct_of_bare_proxy} % of the bare proxy's, ${r.throughput_c32.pct_of_direct} % of direct` + (dapr !== undefined ? `; ${dapr} % of the embedded host's` : ''));
-    for (const [name, mem] of Object.entries(r.memory)) if (mem && name !== 'gateway' && name !== 'bare_proxy') console.log(`  RSS ${name}: ${mem.rss_mb} MB (peak ${mem.peak_rss_mb}; anon ${mem.anon_mb})`);
-  }
 }
 
 main().catch((error) => {

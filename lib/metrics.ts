@@ -32,12 +32,16 @@ const FAMILY_PREFIXES: readonly (readonly [string, RouteFamily])[] = [
   ['/admin', 'admin'],
 ];
 
+/** Each prefix with its trailing slash, made once: this runs on every request. */
+const FAMILY_SEGMENTS = FAMILY_PREFIXES.map(([prefix, family]) => [prefix, `${prefix}/`, family] as const);
+
 /** The route family of a request path (query string allowed); Express matches paths case-insensitively, so does this. */
 export function routeFamily(url: string): RouteFamily {
-  const path = url.split('?', 1)[0].toLowerCase();
-  for (const [prefix, family] of FAMILY_PREFIXES) {
+  const query = url.indexOf('?');
+  const path = (query < 0 ? url : url.slice(0, query)).toLowerCase();
+  for (const [prefix, segment, family] of FAMILY_SEGMENTS) {
     // Whole segments only: /v1/modelsx is not /v1/models.
-    if (path === prefix || path.startsWith(`${prefix}/`)) return family;
+    if (path === prefix || path.startsWith(segment)) return family;
   }
   return 'other';
 }

@@ -1,5 +1,7 @@
 // Transpiles every TypeScript source (tests excluded) to dist/ with esbuild, one file per file.
-// Type checking is `npm run typecheck`; class names are kept because Dapr actor types are class names.
+// Type checking is `npm run typecheck`. Dapr actor types are class names: esbuild keeps every
+// name as written when it neither bundles nor minifies, so keepNames is off (its __name helper
+// ran Object.defineProperty on every closure made per request, ≈1 % of the gateway's CPU).
 import { build } from 'esbuild';
 import { readdirSync, statSync, cpSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,7 +25,7 @@ await build({
   target: 'node24',
   format: 'cjs',
   sourcemap: true,
-  keepNames: true,
+  keepNames: false,
   logLevel: 'warning',
 });
 if (existsSync('catalog/default-catalog.json')) cpSync('catalog/default-catalog.json', 'dist/catalog/default-catalog.json');

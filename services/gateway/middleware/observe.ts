@@ -5,11 +5,20 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { metrics, routeFamily } from '../../../lib/metrics';
-import { runRequest, traceparentOf } from '../../../lib/request-context';
-import { endSpan, incomingContext, SpanKind, untracedPath } from '../../../lib/tracing';
+import { contextFromHeaders, runRequest, traceparentOf, type RequestContext } from '../../../lib/request-context';
+import { endSpan, incomingContext, SpanKind, tracingEnabled, untracedPath } from '../../../lib/tracing';
 
 /** Not an HTTP status: the client went away before an answer began (nginx's convention). */
 const CLIENT_CLOSED = 499;
+
+function tracedContext(req: Request, family: string): RequestContext {
+  const path = req.originalUrl.split('?')[0];
+  return incomingContext(req.headers, req.method, {
+    kind: SpanKind.SERVER,
+    // The path only: a query string can carry anything.
+    attributes: { 'http.request.method': req.method, 'url.path': path, 'payg.route_family': family },
+  }, req.requestId, !untracedPath(path));
+}
 
 /** Runs after requestId(), whose id it takes. */
 export function observeRequests(logger: Logger) {
@@ -17,12 +26,8 @@ export function observeRequests(logger: Logger) {
     const started = performance.now();
     // Taken now: routers rewrite req.url while they run.
     const family = routeFamily(req.originalUrl);
-    const path = req.originalUrl.split('?')[0];
-    const context = incomingContext(req.headers, req.method, {
-      kind: SpanKind.SERVER,
-      // The path only: a query string can carry anything.
-      attributes: { 'http.request.method': req.method, 'url.path': path, 'payg.route_family': family },
-    }, req.requestId, !untracedPath(path));
+    // Untraced (the default), the span's name and attributes are not made at all.
+    const context = tracingEnabled() ? tracedContext(req, family) : contextFromHeaders(req.headers, req.requestId);
     res.setHeader('traceparent', traceparentOf(context));
     let recorded = false;
     const record = () => {

@@ -1,0 +1,103 @@
+// The chat bench's load: per-request latencies and time to first token from a careful sequential
+// client (one keep-alive connection, sub-millisecond timing), and throughput at concurrency C from
+// autocannon, whose latencies are whole milliseconds (too coarse for the c=1 figures) but whose
+// request loop is light enough to drive a bare Node proxy well past what the gateway does.
+
+import { Client } from 'undici';
+
+export interface Target {
+  name: string;
+  origin: string;
+  path: string;
+  headers: Record<string, string>;
+}
+
+export interface Figures {
+  /** Sequential (c=1) latency of a whole JSON answer, ms. */
+  p50: number;
+  p99: number;
+  /** Sequential time to the first byte of a streamed answer's body, ms. */
+  ttft50: number;
+  ttft99: number;
+  /** Answers per second at concurrency C. */
+  rps: number;
+}
+
+interface AutocannonResult {
+  duration: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  '2xx': number;
+}
+
+type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult>;
+// autocannon ships no types; this is the part of its programmatic API the bench uses.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const autocannon = require('autocannon') as Autocannon;
+
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+}
+
+async function one(client: Client, target: Target, payload: string, firstByte: boolean): Promise<number> {
+  const started = performance.now();
+  const response = await client.request({ method: 'POST', path: target.path, headers: { 'content-type': 'application/json', ...target.headers }, body: payload });
+  if (response.statusCode !== 200) throw new Error(`${target.name}: ${response.statusCode} ${await response.body.text()}`);
+  if (firstByte) {
+    let elapsed = 0;
+    for await (const chunk of response.body) {
+      if (elapsed === 0 && (chunk as Buffer).length > 0) elapsed = performance.now() - started;
+    }
+    return elapsed;
+  }
+  await response.body.text();
+  return performance.now() - started;
+}
+
+/** `count` requests one after another on one connection, sorted latencies (ms). */
+export async function sequential(target: Target, payload: string, count: number, firstByte = false): Promise<number[]> {
+  const client = new Client(target.origin, { keepAliveTimeout: 30_000, pipelining: 1 });
+  try {
+    const latencies: number[] = [];
+    for (let i = 0; i < count; i++) latencies.push(await one(client, target, payload, firstByte));
+    return latencies.sort((a, b) => a - b);
+  } finally {
+    await client.close();
+  }
+}
+
+/** Answers per second over `seconds` with `connections` connections, each one request at a time. */
+export async function throughput(target: Target, payload: string, connections: number, seconds: number): Promise<number> {
+  const result = await autocannon({
+    url: `${target.origin}${target.path}`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...target.headers },
+    body: payload,
+    connections,
+    pipelining: 1,
+    duration: seconds,
+  });
+  const failed = result.errors + result.timeouts + result.non2xx;
+  if (failed > 0) throw new Error(`${target.name}: ${failed} of ${failed + result['2xx']} requests failed under load (errors ${result.errors}, timeouts ${result.timeouts}, non-2xx ${result.non2xx})`);
+  return result['2xx'] / result.duration;
+}
+
+export interface MeasureOptions {
+  /** Sequential JSON calls for p50/p99. */
+  requests: number;
+  /** Sequential streamed calls for the time to first token. */
+  streams: number;
+  concurrency: number;
+  seconds: number;
+}
+
+/** Warm-up, then the target's sequential figures and its throughput. */
+export async function measure(target: Target, body: string, streamBody: string, options: MeasureOptions): Promise<Figures> {
+  await sequential(target, body, 200);
+  await throughput(target, body, options.concurrency, 1);
+  const latencies = await sequential(target, body, options.requests);
+  const ttfts = await sequential(target, streamBody, options.streams, true);
+  const rps = await throughput(target, body, options.concurrency, options.seconds);
+  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), ttft50: percentile(ttfts, 0.5), ttft99: percentile(ttfts, 0.99), rps };
+}
