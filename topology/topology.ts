@@ -105,7 +105,8 @@ interface Entry {
 }
 
 const DEFAULT_ACTOR_TYPES = ACTOR_CLASSES.map((cls) => cls.actorType);
-const APP_ENTRYPOINTS: Record<AppName, string> = {
+/** The built entry point of each app (also what docker-compose.yml, Kubernetes and dapr.yaml run). */
+export const APP_ENTRYPOINTS: Record<AppName, string> = {
   actors: 'dist/actors/host/dapr-main.js',
   ledger: 'dist/services/ledger/main.js',
   gateway: 'dist/services/gateway/main.js',
