@@ -51,6 +51,12 @@ describe('run record', () => {
     expect(isRunning(child)).toBe(true);
   });
 
+  it('when this process claimed the directory before and nothing it recorded runs (a start that failed early), then it may claim it again', async () => {
+    const dir = runDir();
+    await RunRecord.claim(dir);
+    await expect(RunRecord.claim(dir)).resolves.toBeInstanceOf(RunRecord);
+  });
+
   it('when processes start and exit, then the file lists the running ones; a clean stop removes it', async () => {
     const dir = runDir();
     const record = await RunRecord.claim(dir);

@@ -66,13 +66,16 @@ export class RunRecord {
     if (!self) return record;
     const previous = readRunFile(file);
     if (previous) {
-      if (isRunning(previous.supervisor)) {
+      const left = Object.entries(previous.children).filter(([, p]) => isRunning(p));
+      // This very process, with nothing of its record running: an earlier start here that failed
+      // before it launched anything (a busy port, say) and so never stopped.
+      const ownFailedStart = previous.supervisor.pid === process.pid && left.length === 0;
+      if (isRunning(previous.supervisor) && !ownFailedStart) {
         throw new Error(
           `the topology in ${join(runDir, '..')} is already run by process ${previous.supervisor.pid}` +
             `${previous.supervisor.pid === process.pid ? ' (this one)' : ''}; stop it first, or use another data directory`,
         );
       }
-      const left = Object.entries(previous.children).filter(([, p]) => isRunning(p));
       if (left.length > 0) {
         log?.(`[supervisor] a previous run (pid ${previous.supervisor.pid}) died leaving ${left.map(([n, p]) => `${n} (pid ${p.pid})`).join(', ')}: stopping them`);
         for (const [, p] of left) killGroup(p.pid);
