@@ -28,6 +28,7 @@ interface Runner {
 
 /** Every process this file started, to kill in afterAll should a check fail (by pid and start time). */
 const started: ProcessIdentity[] = [];
+const runners: Runner[] = [];
 
 function startRunner(dataDir: string, env: Record<string, string> = {}): Runner {
   let output = '';
@@ -38,11 +39,16 @@ function startRunner(dataDir: string, env: Record<string, string> = {}): Runner 
   });
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
-  return { child, output: () => output };
+  const runner = { child, output: () => output };
+  runners.push(runner);
+  return runner;
 }
 
 /** The runner's processes once it serves (redis, placement, scheduler, 3 apps, 3 sidecars). */
 async function serving(runner: Runner): Promise<ProcessIdentity[]> {
+  // Its own gateway first: until then /readyz may be answered by a dead run's orphan.
+  const own = await eventually(async () => descendants(runner.child.pid!).some((p) => p.args.includes('dist/services/gateway/main.js')), (yes) => yes || runner.child.exitCode !== null, 150_000);
+  if (!own) throw new Error(`the runner started no gateway:\n${runner.output()}`);
   await waitFor(`${URL}/readyz`, 150_000, runner.child, runner.output);
   const procs = descendants(runner.child.pid!).flatMap((p) => {
     const startTime = processStartTime(p.pid);
@@ -62,6 +68,8 @@ async function killHard(runner: Runner): Promise<void> {
 const stillRunning = (procs: ProcessIdentity[]) => procs.filter(isRunning);
 
 afterAll(() => {
+  // Should a check fail: the runners (their children die with them) and whatever a runner left.
+  for (const r of runners) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
   for (const p of stillRunning(started)) {
     try {
       process.kill(-p.pid, 'SIGKILL');
