@@ -19,7 +19,11 @@ interface RunFile {
   children: Record<string, ProcessIdentity>;
 }
 
-/** The start time of a live process, or undefined when it is gone (or a zombie) or cannot be read. */
+/**
+ * The start time of a process, or undefined when it is gone or cannot be read. A zombie counts as
+ * gone only once its last thread has exited (num_threads 1): until then its files, listening
+ * sockets included, are still open.
+ */
 export function processStartTime(pid: number): string | undefined {
   let stat: string;
   try {
@@ -28,9 +32,10 @@ export function processStartTime(pid: number): string | undefined {
     return undefined;
   }
   // The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
+  // fields[0] is field 3 (state), fields[17] field 20 (num_threads), fields[19] field 22 (starttime).
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const [state] = fields;
-  if (state === 'Z' || state === 'X') return undefined;
+  if ((state === 'Z' || state === 'X') && Number(fields[17]) <= 1) return undefined;
   return fields[19];
 }
 

@@ -87,9 +87,12 @@ describe('npm run start:dapr killed with SIGKILL', () => {
 
     const left = await eventually(async () => stillRunning(procs), (l) => l.length === 0, 10_000);
     expect(left).toEqual([]);
-    const busy = [];
-    for (const port of [PORT, PORT + 1, PORT + 2, PORT + 6, PORT + 11, PORT + 17, PORT + 24]) if (!(await portIsFree(port))) busy.push(port);
-    expect(busy).toEqual([]);
+    const busyPorts = async () => {
+      const busy = [];
+      for (const port of [PORT, PORT + 1, PORT + 2, PORT + 6, PORT + 11, PORT + 17, PORT + 24]) if (!(await portIsFree(port))) busy.push(port);
+      return busy;
+    };
+    expect(await eventually(busyPorts, (busy) => busy.length === 0, 5_000)).toEqual([]);
   });
 
   it('when its children outlived it, then the next start on the same data directory stops them and starts on the same ports', async () => {
