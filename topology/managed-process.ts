@@ -1,10 +1,12 @@
 // One child process of the topology: its own process group (so a terminal Ctrl-C reaches only the
 // runner, which then stops children in order), output to a log file, the last lines kept for
-// error messages, and a stop that escalates from SIGTERM to SIGKILL.
+// error messages, a stop that escalates from SIGTERM to SIGKILL, and (where the system allows it,
+// orphan-guard.ts) death with the supervisor, however the supervisor ends.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
+import { dieWithParent } from './orphan-guard';
 
 export interface ProcessSpec {
   name: string;
@@ -14,6 +16,8 @@ export interface ProcessSpec {
   cwd: string;
   logDir: string;
   log?: (line: string) => void;
+  /** Default true: the process gets SIGKILL when the supervisor dies (orphan-guard.ts). */
+  dieWithParent?: boolean;
 }
 
 export interface ExitStatus {
@@ -68,7 +72,8 @@ export class ManagedProcess {
     const { name, command, args, env, cwd, logDir } = this.spec;
     this.logStream = createWriteStream(join(logDir, `${name}.log`), { flags: 'a' });
     this.record(`--- ${new Date().toISOString()} start: ${command} ${args.join(' ')}`);
-    const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const launch = this.spec.dieWithParent === false ? { command, args } : dieWithParent({ command, args });
+    const child = spawn(launch.command, launch.args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     live.add(this);
     this.exitPromise = new Promise<ExitStatus>((resolve) => {

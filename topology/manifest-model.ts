@@ -1,13 +1,15 @@
-// Reads the three descriptions of the Dapr deployment — the Kubernetes manifests
-// (deploy/kubernetes), docker-compose.yml and the local runner (topology/) with its components/
-// and dapr/ files — into plain objects that topology/manifests.test.ts checks and compares.
+// Reads the descriptions of the Dapr deployment — the Kubernetes manifests (deploy/kubernetes),
+// docker-compose.yml, the Dapr CLI run file dapr.yaml and the local runner (topology/) with its
+// components/ and dapr/ files — and the apps' image (Dockerfile, .dockerignore) into plain objects
+// that topology/manifests.test.ts checks and compares.
 // Only reads: nothing here starts a process or opens a port.
 
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, posix, resolve } from 'node:path';
+import { dirname, join, posix, relative, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { appInstances, planPorts } from './ports';
+import { parseDockerfile, type Stage } from './dockerfile-model';
+import { appInstances, planPorts, type PortPlan } from './ports';
 import { writeResources } from './resources';
 
 /** A parsed YAML document; manifests are open-ended, so their fields are read loosely. */
@@ -38,6 +40,20 @@ export interface Sources {
   topologyResources: Manifest[];
   /** App id → app port of the local runner's default port plan (topology/ports.ts). */
   topologyApps: Record<string, number>;
+  /** The local runner's default port plan. */
+  topologyPlan: PortPlan;
+  /** dapr.yaml: the Dapr CLI multi-app run file. */
+  runFile: Doc;
+  /** The Dockerfile's stages, and what could not be parsed. */
+  dockerfile: { stages: Stage[]; errors: string[] };
+  /** The patterns of .dockerignore. */
+  dockerignore: string[];
+  /** The scripts of package.json. */
+  scripts: Record<string, string>;
+  /** package-lock.json. */
+  lock: Doc;
+  /** The source directories scripts/build.mjs compiles into dist/ (its `roots`). */
+  buildRoots: string[];
 }
 
 export const K8S_DIR = 'deploy/kubernetes';
@@ -92,10 +108,58 @@ export function loadSources(root = repoRoot): Sources {
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+  const topologyPlan = planPorts({ basePort: 0, gatewayInstances: 1, env: {} });
   const topologyApps: Record<string, number> = {};
-  for (const i of appInstances(planPorts({ basePort: 0, gatewayInstances: 1, env: {} }))) topologyApps[i.app] = i.ports.app;
+  for (const i of appInstances(topologyPlan)) topologyApps[i.app] = i.ports.app;
+  const runFile = read('dapr.yaml')[0]?.doc ?? {};
 
-  return { texts, k8sFiles, k8s, kustomization, secretTemplate, components, dapr, compose, topologyResources, topologyApps };
+  const dockerfile = parseDockerfile(readFileSync(join(root, 'Dockerfile'), 'utf8'));
+  const dockerignore = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const scripts: Record<string, string> = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts ?? {};
+  const rootsList = /const roots = \[([^\]]*)\]/.exec(readFileSync(join(root, 'scripts/build.mjs'), 'utf8'))?.[1] ?? '';
+  const buildRoots = [...rootsList.matchAll(/'([^']+)'/g)].map((m) => m[1]!);
+
+  return {
+    texts, k8sFiles, k8s, kustomization, secretTemplate, components, dapr, compose, topologyResources, topologyApps,
+    topologyPlan, runFile, dockerfile, dockerignore, scripts, buildRoots,
+    lock: JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')),
+  };
+}
+
+/**
+ * The optional dependencies of locked packages that the lock file itself lacks: `npm ci` refuses
+ * such a lock file ("Missing: … from lock file"), `npm install` skips them.
+ */
+export function lockMissingOptionals(lock: Doc): string[] {
+  const packages: Record<string, Doc> = lock.packages ?? {};
+  const missing = new Set<string>();
+  for (const [path, pkg] of Object.entries(packages)) {
+    for (const name of Object.keys(pkg.optionalDependencies ?? {})) {
+      if (!packages[`${path ? `${path}/` : ''}node_modules/${name}`] && !packages[`node_modules/${name}`]) missing.add(name);
+    }
+  }
+  return [...missing].sort();
+}
+
+/**
+ * Every TypeScript source of the repository that `entries` (repository paths of .ts files) load,
+ * following relative `import`/`export … from`/`require` specifiers; entries themselves included.
+ */
+export function importClosure(entries: string[], root = repoRoot): string[] {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(join(root, file), 'utf8');
+    const specifiers = [...text.matchAll(/(?:from\s+|import\s+|require\()'(\.[^']+)'/g)].map((m) => m[1]!);
+    for (const spec of specifiers) {
+      const base = join(root, dirname(file), spec);
+      const found = [`${base}.ts`, join(base, 'index.ts'), base].find((f) => existsSync(f) && statSync(f).isFile());
+      if (found && found.endsWith('.ts')) visit(relative(root, found));
+    }
+  };
+  for (const entry of entries) if (existsSync(join(root, entry))) visit(entry);
+  return [...seen].sort();
 }
 
 export const kindOf = (ms: Manifest[], kind: string): Manifest[] => ms.filter((m) => m.doc.kind === kind);

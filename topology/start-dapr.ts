@@ -6,6 +6,8 @@
 //   GATEWAY_DAPR_BASE_PORT  run every port at base + offset instead of the defaults
 //   DAPR_OTEL_ENDPOINT      OTLP/gRPC collector (host:port) the sidecars export traces to
 //   GATEWAY_DRAIN_TIMEOUT_MS  a stopping gateway's drain; the stop waits for it (plus a margin)
+//   GATEWAY_TEST_LEAVE_ORPHANS=true  (test only, with GATEWAY_TEST_MODE=true) children do not die
+//                           with this process, to show that the next start stops them (docs/testing.md)
 // Every other variable (GATEWAY_ADMIN_TOKEN, …) reaches the apps unchanged.
 
 import '../lib/node-version'; // first: stops on Node older than 24 with the way out
@@ -41,10 +43,18 @@ async function ensureRedis(port: number): Promise<void> {
   if (result.status !== 0) throw new Error('could not install redis-server (scripts/ensure-redis.sh failed); install Redis and retry');
 }
 
+function testOnlyLeaveOrphans(env: NodeJS.ProcessEnv): boolean {
+  const on = (v: string | undefined) => v === 'true' || v === '1';
+  if (!on(env.GATEWAY_TEST_LEAVE_ORPHANS)) return false;
+  if (!on(env.GATEWAY_TEST_MODE)) throw new Error('GATEWAY_TEST_LEAVE_ORPHANS lets children outlive a killed runner; it is accepted only with GATEWAY_TEST_MODE=true');
+  return true;
+}
+
 async function main(): Promise<void> {
   const basePort = process.env.GATEWAY_DAPR_BASE_PORT ? Number(process.env.GATEWAY_DAPR_BASE_PORT) : 0;
   if (!Number.isInteger(basePort) || basePort < 0 || basePort > 65000) throw new Error(`GATEWAY_DAPR_BASE_PORT must be a port number, got ${process.env.GATEWAY_DAPR_BASE_PORT}`);
   const dataDir = resolve(process.env.GATEWAY_DATA_DIR ?? './data/dapr');
+  const leaveOrphans = testOnlyLeaveOrphans(process.env);
   await ensureRedis(planPorts({ basePort, gatewayInstances: 1, env: process.env }).redis);
   const daprBinDir = await resolveDaprBinaries();
 
@@ -75,6 +85,7 @@ async function main(): Promise<void> {
     daprBinDir,
     log: consoleLine,
     restartOnCrash: true,
+    childrenDieWithSupervisor: !leaveOrphans,
     onUnexpectedExit: (name, status, lastOutput, restartInMs) => {
       console.error(`${name} exited unexpectedly (code ${status.code}, signal ${status.signal}); restarting it in ${((restartInMs ?? 0) / 1000).toFixed(1)} s; last output:\n${lastOutput}`);
     },

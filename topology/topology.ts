@@ -11,6 +11,7 @@ import { ManagedProcess, type ExitStatus } from './managed-process';
 import { appInstances, appPorts, assertPortsFree, controlPlanePorts, planPorts, type AppName, type SidecarPorts } from './ports';
 import { httpProbe, NotReadyError, redisPing, redisProbe, tcpProbe, waitUntil, type Probe } from './readiness';
 import { writeResources } from './resources';
+import { RunRecord } from './run-record';
 import { DEFAULT_RESTART_POLICY, type RestartPolicy } from './restart-policy';
 import { ACTOR_CLASSES } from '../actors/host/registry';
 import { gatewayStopGraceMs } from '../lib/config';
@@ -53,6 +54,11 @@ export interface TopologyOptions {
    * default policy, 0.5 s doubling to 30 s). Off by default: a test sees the crash and decides.
    */
   restartOnCrash?: boolean | RestartPolicy;
+  /**
+   * Default true: every child gets SIGKILL when the process running the topology dies, even by
+   * SIGKILL (orphan-guard.ts). false only for tests that show what the run record cleans up.
+   */
+  childrenDieWithSupervisor?: boolean;
 }
 
 export type ProcessName =
@@ -99,7 +105,8 @@ interface Entry {
 }
 
 const DEFAULT_ACTOR_TYPES = ACTOR_CLASSES.map((cls) => cls.actorType);
-const APP_ENTRYPOINTS: Record<AppName, string> = {
+/** The built entry point of each app (also what docker-compose.yml, Kubernetes and dapr.yaml run). */
+export const APP_ENTRYPOINTS: Record<AppName, string> = {
   actors: 'dist/actors/host/dapr-main.js',
   ledger: 'dist/services/ledger/main.js',
   gateway: 'dist/services/gateway/main.js',
@@ -109,13 +116,15 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
   const root = repoRoot();
   const dataDir = resolve(options.dataDir);
   const logDir = join(dataDir, 'logs');
-  for (const dir of [logDir, join(dataDir, 'redis'), join(dataDir, 'scheduler'), join(dataDir, 'apps')]) mkdirSync(dir, { recursive: true });
+  for (const dir of [logDir, join(dataDir, 'run'), join(dataDir, 'redis'), join(dataDir, 'scheduler'), join(dataDir, 'apps')]) mkdirSync(dir, { recursive: true });
   const startupTimeoutMs = options.startupTimeoutMs ?? 60_000;
   const stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
   // A gateway drains its calls in flight before it exits: SIGKILL waits for the drain it was given.
   const gatewayStopMs = Math.max(stopTimeoutMs, gatewayStopGraceMs({ ...process.env, ...options.env }));
   const stopTimeoutOf = (e: Entry) => (e.tier === Tier.Edge ? gatewayStopMs : stopTimeoutMs);
   const log = options.log;
+  // First, before the ports are checked: what a dead run on this data directory left is stopped.
+  const runRecord = await RunRecord.claim(join(dataDir, 'run'), log);
   const plan = planPorts({
     basePort: options.basePort ?? 0,
     gatewayPort: options.gatewayPort,
@@ -141,7 +150,7 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
   const configFile = join(root, 'dapr', 'config.yaml');
   const entries = new Map<string, Entry>();
   const processOf = (name: string, cmd: Command, env: NodeJS.ProcessEnv, cwd = root) =>
-    new ManagedProcess({ name, command: cmd.command, args: cmd.args, env, cwd, logDir, log });
+    new ManagedProcess({ name, command: cmd.command, args: cmd.args, env, cwd, logDir, log, dieWithParent: options.childrenDieWithSupervisor });
   const add = (name: string, tier: Tier, proc: ManagedProcess, probe: Probe, what: string, deps: ManagedProcess[] = []) => {
     entries.set(name, {
       proc,
@@ -201,8 +210,11 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
   const crashRestarts = restartPolicy && new CrashRestarts(restartPolicy, (name) => relaunchAfterCrash(name));
   const launch = (name: string, e: Entry) => {
     e.proc.start();
+    const pid = e.proc.pid;
+    runRecord.started(name, pid);
     const startedAt = Date.now();
     void e.proc.exited.then((status) => {
+      runRecord.exited(name, pid);
       if (!up || stopping || e.proc.exitWasRequested) return;
       const restartInMs = crashRestarts?.schedule(name, Date.now() - startedAt);
       options.onUnexpectedExit?.(name, status, e.proc.tail(), restartInMs);
@@ -231,6 +243,7 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
     for (const tier of STOP_ORDER) {
       await Promise.all([...entries.values()].filter((e) => e.tier === tier).map((e) => e.proc.stop(stopTimeoutOf(e))));
     }
+    runRecord.release();
   };
 
   const started = Date.now();
