@@ -13,13 +13,14 @@
 
 import { GatewayError, toGatewayError } from '../../lib/errors';
 import type { EventEnvelope } from '../../lib/events';
+import { asBinary } from 'lmdb';
 import type { LocalDb } from '../../lib/local-db';
 import { metrics } from '../../lib/metrics';
 import { faultPoint } from '../../lib/fault-points';
 import { detached } from '../../lib/request-context';
 import { SpanKind, tracedActorCall } from '../../lib/tracing';
 import { GroupCommitter } from './group-commit';
-import { Activation, actorReminderName, DELETED, type CommitRequest, type Instance, type KernelHost, type TurnBuffer } from './kernel';
+import { Activation, DELETED, type CommitRequest, type Instance, type KernelHost, type TurnBuffer } from './kernel';
 import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorClass, type ActorInvoker, type OutboxDelivery, type OutboxPending } from './port';
 
 export type Publisher = (event: EventEnvelope) => Promise<void>;
@@ -37,6 +38,8 @@ interface StoredReminder {
 /** A turn's reminder changes (TurnBuffer.reminders), by reminder key. */
 type ReminderChanges = Map<string, StoredReminder | typeof DELETED>;
 
+/** How lmdb-js marks a value given as encoded bytes (lmdb asBinary). */
+const ENCODED = '\x10binary-data\x02';
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const OUTBOX_RETRY_MS = 2000;
 /** Dropped after this long without a turn (lib/config.ts GATEWAY_ACTOR_IDLE_MS has the same default). */
@@ -83,11 +86,19 @@ export class EmbeddedActorHost implements ActorInvoker {
     this.idleScan.unref();
     this.committer = new GroupCommitter(options.db.root, (activation, turn) => this.write(activation, turn));
     const db = options.db;
+    // The state database's own encoder (lmdb-js: the same its puts use, shared structures included).
+    const encoder = (db.actorState as unknown as { encoder: { encode(value: unknown): Uint8Array } }).encoder;
     this.kernel = {
       actors: this,
       now: this.now,
       read: (activation, key) => db.actorState.get(stateKey(activation, key)),
       commit: (activation, request) => this.commit(activation, request),
+      // Encoded now, as the commit would (so it costs nothing more): the bytes are this turn's.
+      isolate: (_activation, turn) => {
+        for (const [key, value] of turn.writes) {
+          if (value !== DELETED && !isEncoded(value)) turn.writes.set(key, asBinary(Uint8Array.prototype.slice.call(encoder.encode(value))));
+        }
+      },
       // Stored in the turn's own commit (with its state), so a crash keeps both or neither.
       register: async (activation, turn, reminder) => {
         const { actorType } = activation.cls;
@@ -290,13 +301,14 @@ export class EmbeddedActorHost implements ActorInvoker {
       // The firing reminder is removed (a periodic one: moved to its next due time) in the turn's
       // own commit, so a crash before that commit leaves it stored and it fires again after a
       // restart. Set before the handler runs: a reminder the handler registers again replaces it.
-      await this.turn(cls, reminder.actorId, `reminder:${reminder.name}`, (activation) => activation.run(async (instance, turn) => {
-        if (this.storedReminder(rKey)?.dueAt === reminder.dueAt) {
-          turn.reminders.set(rKey, reminder.periodMs ? { ...reminder, dueAt: this.now() + reminder.periodMs } : DELETED);
-        }
-        await instance.onReminder(actorReminderName(reminder.name), reminder.data);
-        faultPoint('reminder-before-commit');
-      }, reminder.name));
+      await this.turn(cls, reminder.actorId, `reminder:${reminder.name}`, (activation) => activation.remind(reminder.name, reminder.data, {
+        before: (turn) => {
+          if (this.storedReminder(rKey)?.dueAt === reminder.dueAt) {
+            turn.reminders.set(rKey, reminder.periodMs ? { ...reminder, dueAt: this.now() + reminder.periodMs } : DELETED);
+          }
+        },
+        after: () => faultPoint('reminder-before-commit'),
+      }));
       metrics.reminderFired(reminder.actorType, 'ok');
     } catch {
       metrics.reminderFired(reminder.actorType, 'failed');
@@ -310,6 +322,10 @@ export class EmbeddedActorHost implements ActorInvoker {
       }
     }
   }
+}
+
+function isEncoded(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && ENCODED in value;
 }
 
 function stateKey(activation: Activation, key: string): string {

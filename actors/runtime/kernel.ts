@@ -12,7 +12,7 @@
 //   that overlap commits) is failed too, never committed.
 // - Overlapping commits (embedded group commit): the next turn may start while the previous one
 //   is still committing. Actors mutate the objects they read in place, so before it starts, the
-//   values the committing turns wrote are copied: what commits is each turn's own state, never a
+//   values the committing turns wrote are copied (or encoded, KernelHost.isolate): what commits is each turn's own state, never a
 //   later turn's half-done change. A turn whose body fails waits for its predecessors' commits
 //   before the activation is reset, so the next turn reads them from the store.
 
@@ -63,6 +63,12 @@ export interface KernelHost {
   read(activation: Activation, key: string): unknown;
   /** Runs after the body, before the turn is handed over: a host's own writes (the Dapr outbox). */
   prepare?(activation: Activation, turn: TurnBuffer): Promise<void>;
+  /**
+   * Overlapping commits: a later turn is about to start while this one is still committing. What
+   * the host will commit must no longer share objects the next turn may change in place (the
+   * embedded host encodes the values now; by default they are copied).
+   */
+  isolate?(activation: Activation, turn: TurnBuffer): void;
   /** Makes the turn durable; resolves once committed. Rejecting: nothing of it was committed. */
   commit(activation: Activation, request: CommitRequest): Promise<void>;
   register(activation: Activation, turn: TurnBuffer, reminder: ReminderRegistration): Promise<void>;
@@ -180,6 +186,10 @@ export class Activation {
     for (const entry of this.committing) {
       if (entry.copied) continue;
       entry.copied = true;
+      if (this.host.isolate) {
+        this.host.isolate(this, entry.turn);
+        continue;
+      }
       for (const [key, value] of entry.turn.writes) {
         if (typeof value === 'object' && value !== null) entry.turn.writes.set(key, structuredClone(value));
       }
@@ -219,11 +229,12 @@ export class Activation {
     return outcome;
   }
 
-  /** Runs a reminder's turn: the actor is told its own name for it. */
-  remind(registered: string, data: unknown, before?: (turn: TurnBuffer) => void): Promise<void> {
+  /** Runs a reminder's turn: the actor is told its own name for it (see actorReminderName). */
+  remind(registered: string, data: unknown, hooks: { before?: (turn: TurnBuffer) => void; after?: () => void } = {}): Promise<void> {
     return this.run(async (instance, turn) => {
-      before?.(turn);
+      hooks.before?.(turn);
       await instance.onReminder(actorReminderName(registered), data);
+      hooks.after?.();
     }, registered);
   }
 
