@@ -181,19 +181,27 @@ export class Activation {
     this.reset();
   }
 
-  /** Before a turn starts beside committing ones: what they commit is their own copy. */
-  private isolateCommitting(): void {
+  /**
+   * Before a turn starts beside committing ones: what they commit is their own copy. False when a
+   * value could not be copied (that turn's commit will fail the same way): then wait for them.
+   */
+  private isolateCommitting(): boolean {
     for (const entry of this.committing) {
       if (entry.copied) continue;
-      entry.copied = true;
-      if (this.host.isolate) {
-        this.host.isolate(this, entry.turn);
-        continue;
-      }
-      for (const [key, value] of entry.turn.writes) {
-        if (typeof value === 'object' && value !== null) entry.turn.writes.set(key, structuredClone(value));
+      try {
+        if (this.host.isolate) {
+          this.host.isolate(this, entry.turn);
+        } else {
+          for (const [key, value] of entry.turn.writes) {
+            if (typeof value === 'object' && value !== null) entry.turn.writes.set(key, structuredClone(value));
+          }
+        }
+        entry.copied = true;
+      } catch {
+        return false;
       }
     }
+    return true;
   }
 
   /** A committed value, through the cache (`keep`: kept there) and the writes still committing. */
@@ -245,10 +253,10 @@ export class Activation {
 
   private async execute<R>(body: (instance: Instance, turn: TurnBuffer) => Promise<R>, firing: string | undefined, release: () => void): Promise<R> {
     const overlap = this.options.overlapCommits === true;
-    if (overlap) this.isolateCommitting();
-    const turn = (this.turnBuffer = newTurn(firing));
-    const incarnation = this.incarnation;
     try {
+      if (overlap && !this.isolateCommitting()) await Promise.allSettled(this.committing.map((entry) => entry.durable));
+      const turn = (this.turnBuffer = newTurn(firing));
+      const incarnation = this.incarnation;
       let result: R;
       try {
         result = await body(this.instance, turn);
