@@ -62,6 +62,12 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     private resend = false;
     /** The stored outbox as the turn under way commits it. */
     private outboxAfterTurn: EventEnvelope[] = [];
+    /** Committed events picked for publishing, not yet handed to pub/sub (publishOutbox). */
+    private readonly toPublish = new Map<string, EventEnvelope>();
+    /** How many events the last committed outbox holds (a confirmation round is due while any). */
+    private outboxSize = 0;
+    /** The publishing under way, outside the turns (one at a time per activation). */
+    private publishing: Promise<void> | undefined;
 
     private statePath(key?: string): string {
       const base = `/v1.0/actors/${cls.actorType}/${encodeURIComponent(this.getActorId().getId())}/state`;
@@ -104,7 +110,9 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
           }
           this.outbox.committed();
           // Committed: whatever happens from here on, the events are safe in the stored outbox.
-          await this.sendOutbox(this.outboxAfterTurn, this.resend);
+          // They are published after the answer, outside the turns: neither the caller nor the
+          // actor's next turn waits for pub/sub or for the confirmation round's registration.
+          this.publishAfterTurn(this.outboxAfterTurn, this.resend);
         },
         // Registered at once (the Scheduler is no part of the state transaction).
         register: (_activation, _turn, reminder) =>
@@ -145,34 +153,55 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       return Array.isArray(stored) ? (stored as EventEnvelope[]) : [];
     }
 
+    /** Picks what is due from the committed outbox (dapr-outbox.ts) and publishes it in the background. */
+    private publishAfterTurn(pending: EventEnvelope[], resend: boolean): void {
+      for (const event of this.outbox.due(pending, resend)) {
+        this.outbox.sent(event.id);
+        this.toPublish.set(event.id, event);
+      }
+      this.outboxSize = pending.length;
+      this.publishing ??= this.publishOutbox().finally(() => (this.publishing = undefined));
+    }
+
     /**
-     * Publishes what is due (dapr-outbox.ts) and makes sure a confirmation round is coming while
-     * the outbox holds anything. Never throws: the turn has committed, the next round retries.
+     * Publishes what was picked until nothing is left, and makes sure a confirmation round is
+     * coming while the outbox holds anything. Never throws: the turn has committed, the next round
+     * retries what failed. Only touches this activation's bookkeeping, never its state.
      */
-    private async sendOutbox(pending: EventEnvelope[], resend: boolean): Promise<void> {
-      await Promise.all(this.outbox.due(pending, resend).map(async (event) => {
-        try {
-          metrics.eventPublished(event.topic);
-          // Resolved only when daprd answered 2xx: pub/sub has taken the event, which is not
-          // yet the ledger storing it (the confirmation round asks the ledger).
-          await publish(event);
-          metrics.eventAcknowledged(event.topic);
-          this.outbox.sent(event.id);
-        } catch {
-          /* sent again by the next round */
-        }
-      }));
-      if (pending.length === 0) {
+    private async publishOutbox(): Promise<void> {
+      for (;;) {
+        const batch = [...this.toPublish.values()];
+        this.toPublish.clear();
+        await Promise.all(batch.map(async (event) => {
+          try {
+            metrics.eventPublished(event.topic);
+            // Resolved only when daprd answered 2xx: pub/sub has taken the event, which is not
+            // yet the ledger storing it (the confirmation round asks the ledger).
+            await publish(event);
+            metrics.eventAcknowledged(event.topic);
+          } catch {
+            this.outbox.unsent(event.id); // sent again by the next turn or round
+          }
+        }));
+        await this.scheduleConfirmation();
+        if (this.toPublish.size === 0) return;
+      }
+    }
+
+    /** The next confirmation round while the outbox holds events; none (and the pause reset) once empty. */
+    private async scheduleConfirmation(): Promise<void> {
+      if (this.outboxSize === 0) {
         this.outbox.nextDelay(0);
         return;
       }
       if (this.outbox.scheduled) return;
+      this.outbox.scheduled = true;
       // Registered from a round's own callback too: a fresh name each time.
       const name = freshReminderName(OUTBOX_REMINDER, Date.now());
       try {
-        await this.registerActorReminder(name, Temporal.Duration.from({ milliseconds: this.outbox.nextDelay(pending.length) }), undefined, undefined, { name, data: null } satisfies ReminderPayload);
-        this.outbox.scheduled = true;
+        await this.registerActorReminder(name, Temporal.Duration.from({ milliseconds: this.outbox.nextDelay(this.outboxSize) }), undefined, undefined, { name, data: null } satisfies ReminderPayload);
       } catch (error) {
+        this.outbox.scheduled = false;
         logger?.warn({ err: (error as Error).message, actorType: cls.actorType, actorId: this.getActorId().getId() }, 'outbox round not scheduled; the next turn tries again');
       }
     }
