@@ -20,7 +20,7 @@ import { faultPoint } from '../../lib/fault-points';
 import { detached } from '../../lib/request-context';
 import { SpanKind, tracedActorCall } from '../../lib/tracing';
 import { GroupCommitter } from './group-commit';
-import { Activation, DELETED, type CommitRequest, type Instance, type KernelHost, type TurnBuffer } from './kernel';
+import { Activation, DELETED, TurnCensus, type CommitRequest, type Instance, type KernelHost, type TurnBuffer } from './kernel';
 import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorClass, type ActorInvoker, type OutboxDelivery, type OutboxPending } from './port';
 
 export type Publisher = (event: EventEnvelope) => Promise<void>;
@@ -77,6 +77,7 @@ export class EmbeddedActorHost implements ActorInvoker {
   private readonly idleMs: number;
   private readonly idleScan: NodeJS.Timeout;
   private readonly committer: GroupCommitter;
+  private readonly census = new TurnCensus();
   private readonly kernel: KernelHost;
 
   constructor(private readonly options: EmbeddedHostOptions) {
@@ -84,7 +85,7 @@ export class EmbeddedActorHost implements ActorInvoker {
     this.idleMs = options.idleMs ?? DEFAULT_ACTOR_IDLE_MS;
     this.idleScan = setInterval(() => this.deactivateIdle(), Math.min(IDLE_SCAN_MS, this.idleMs));
     this.idleScan.unref();
-    this.committer = new GroupCommitter(options.db.root, (activation, turn) => this.write(activation, turn));
+    this.committer = new GroupCommitter(options.db.root, this.census, (activation, turn) => this.write(activation, turn));
     const db = options.db;
     // The state database's own encoder (lmdb-js: the same its puts use, shared structures included).
     const encoder = (db.actorState as unknown as { encoder: { encode(value: unknown): Uint8Array } }).encoder;
@@ -164,54 +165,72 @@ export class EmbeddedActorHost implements ActorInvoker {
   }
 
   /** Runs one turn on the actor's activation (kernel.ts queues them one at a time), observed. */
-  private async turn<R>(cls: ActorClass, actorId: string, label: string, run: (activation: Activation) => Promise<R>): Promise<R> {
+  private turn<R>(cls: ActorClass, actorId: string, label: string, run: (activation: Activation) => Promise<R>): Promise<R> {
     const started = performance.now();
-    const activation = this.activate(cls, actorId);
-    const outcome = run(activation);
+    const outcome = run(this.activate(cls, actorId));
     this.inFlight.add(outcome);
-    let ok = false;
-    try {
-      const result = await outcome;
-      ok = true;
+    return outcome.then((result) => {
+      this.settled(outcome, cls.actorType, actorId, label, started, true);
       return result;
-    } catch (error) {
+    }, (error: unknown) => {
+      this.settled(outcome, cls.actorType, actorId, label, started, false);
       throw toGatewayError(error);
-    } finally {
-      this.inFlight.delete(outcome);
-      this.options.onCall?.(cls.actorType, actorId, label, performance.now() - started, ok);
-    }
+    });
+  }
+
+  private settled(outcome: Promise<unknown>, actorType: string, actorId: string, label: string, started: number, ok: boolean): void {
+    this.inFlight.delete(outcome);
+    this.options.onCall?.(actorType, actorId, label, performance.now() - started, ok);
   }
 
   private activate(cls: ActorClass, actorId: string): Activation {
     const key = `${cls.actorType}\u0000${actorId}`;
     let activation = this.activations.get(key);
     if (!activation) {
-      activation = new Activation(cls, actorId, this.kernel, { overlapCommits: true });
+      activation = new Activation(cls, actorId, this.kernel, { overlapCommits: true, census: this.census });
       this.activations.set(key, activation);
     }
     return activation;
   }
 
   /** Hands the turn to the group commit; then timers, metrics and (without in-commit delivery) publishing. */
-  private async commit(activation: Activation, request: CommitRequest): Promise<void> {
+  private commit(activation: Activation, request: CommitRequest): Promise<void> | void {
     const { writes, events, reminders } = request.turn;
     if (writes.size === 0 && events.length === 0 && reminders.size === 0) return;
     const changes = reminders as ReminderChanges;
     for (const [rKey, change] of changes) this.committingReminders.set(rKey, { change, turn: request.turn });
+    let durable: Promise<void> | void;
     try {
-      await this.committer.commit(activation, request);
-    } finally {
-      for (const rKey of changes.keys()) if (this.committingReminders.get(rKey)?.turn === request.turn) this.committingReminders.delete(rKey);
+      durable = this.committer.commit(activation, request);
+    } catch (error) {
+      this.forgetCommitting(request.turn);
+      throw error;
     }
-    this.scheduleCommitted(changes);
+    if (!durable) return this.committed(request.turn);
+    return durable.then(() => this.committed(request.turn), (error: unknown) => {
+      this.forgetCommitting(request.turn);
+      throw error;
+    });
+  }
+
+  private forgetCommitting(turn: TurnBuffer): void {
+    for (const rKey of turn.reminders.keys()) if (this.committingReminders.get(rKey)?.turn === turn) this.committingReminders.delete(rKey);
+  }
+
+  /** After the turn's commit: its reminders' timers, and its events counted (or published). */
+  private committed(turn: TurnBuffer): Promise<void> | void {
+    if (turn.reminders.size > 0) {
+      this.forgetCommitting(turn);
+      this.scheduleCommitted(turn.reminders as ReminderChanges);
+    }
     if (this.options.deliverInCommit) {
       // Delivered in the commit: handed over and taken at once, and only once it has committed.
-      for (const event of events) {
+      for (const event of turn.events) {
         metrics.eventPublished(event.topic);
         metrics.eventAcknowledged(event.topic);
       }
-    } else if (events.length > 0) {
-      await this.publishAll(events);
+    } else if (turn.events.length > 0) {
+      return this.publishAll(turn.events);
     }
   }
 

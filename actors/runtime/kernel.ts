@@ -69,8 +69,11 @@ export interface KernelHost {
    * embedded host encodes the values now; by default they are copied).
    */
   isolate?(activation: Activation, turn: TurnBuffer): void;
-  /** Makes the turn durable; resolves once committed. Rejecting: nothing of it was committed. */
-  commit(activation: Activation, request: CommitRequest): Promise<void>;
+  /**
+   * Makes the turn durable: returns once committed (nothing: committed already), or a promise
+   * resolved once committed. Throwing or rejecting: nothing of it was committed.
+   */
+  commit(activation: Activation, request: CommitRequest): Promise<void> | void;
   register(activation: Activation, turn: TurnBuffer, reminder: ReminderRegistration): Promise<void>;
   /** `names`: the name the actor gave and any fresh name it was registered under by this activation. */
   unregister(activation: Activation, turn: TurnBuffer, name: string, names: string[]): Promise<void>;
@@ -86,6 +89,13 @@ export interface KernelOptions {
   cacheAbsent?: boolean;
   /** Register a one-shot reminder under a fresh name when it is the one now firing (Dapr Scheduler). */
   freshReminderNames?: boolean;
+  /** Counts the host's turns queued or running (not yet handed to commit), across activations. */
+  census?: TurnCensus;
+}
+
+/** The turns of a host that are queued or running: a group commit need not wait when there are none. */
+export class TurnCensus {
+  open = 0;
 }
 
 /**
@@ -115,6 +125,25 @@ function newTurn(firing?: string): TurnBuffer {
   return { writes: new Map(), events: [], gauges: [], reminders: new Map(), firing };
 }
 
+const COMMITTED: Promise<void> = Promise.resolve();
+
+interface Committing {
+  turn: TurnBuffer;
+  durable: Promise<void>;
+  copied: boolean;
+}
+
+/** A turn handed to the host's commit (a class: no closures per turn). */
+class Commit implements CommitRequest {
+  constructor(private readonly activation: Activation, readonly turn: TurnBuffer, private readonly incarnation: number) {}
+  live(): boolean {
+    return this.activation.isLive(this.incarnation);
+  }
+  abort(): void {
+    this.activation.abortCommit(this.incarnation);
+  }
+}
+
 export class TurnFailedEarlier extends Error {
   constructor() {
     super('an earlier turn of this actor failed to commit');
@@ -131,10 +160,13 @@ export class Activation {
   private readonly freshNames = new Map<string, string>();
   private turnBuffer: TurnBuffer = newTurn();
   /** Turns handed to the host's commit, not yet durable (overlapping commits), oldest first. */
-  private committing: { turn: TurnBuffer; durable: Promise<unknown>; copied: boolean }[] = [];
+  private committing: Committing[] = [];
   /** Bumped on every reset: a turn begun on an earlier incarnation is not committed. */
   private incarnation = 0;
-  private queue: Promise<void> = Promise.resolve();
+  /** The ticket of the turn holding the activation (0: none), and the turns waiting for it. */
+  private owner = 0;
+  private tickets = 0;
+  private readonly waiting: { ticket: number; start: () => void }[] = [];
   /** Turns queued, running or committing. */
   private busy = 0;
   /** When its last turn ended (performance.now()). */
@@ -228,13 +260,13 @@ export class Activation {
   /** Runs `body` as this actor's next turn (strictly one at a time) and commits it. */
   run<R>(body: (instance: Instance, turn: TurnBuffer) => Promise<R>, firing?: string): Promise<R> {
     this.busy++;
-    let release!: () => void;
-    const next = new Promise<void>((resolve) => (release = resolve));
-    const previous = this.queue;
-    this.queue = next;
-    const outcome = previous.then(() => this.execute(body, firing, release));
-    void outcome.then(this.done, this.done);
-    return outcome;
+    if (this.options.census) this.options.census.open++;
+    const ticket = ++this.tickets;
+    if (this.owner === 0) {
+      this.owner = ticket;
+      return this.execute(body, firing, ticket);
+    }
+    return new Promise<void>((start) => this.waiting.push({ ticket, start })).then(() => this.execute(body, firing, ticket));
   }
 
   /** Runs a reminder's turn: the actor is told its own name for it (see actorReminderName). */
@@ -246,52 +278,79 @@ export class Activation {
     }, registered);
   }
 
-  private readonly done = () => {
-    this.busy--;
-    this.lastUsed = performance.now();
-  };
+  /** The turn holding the activation lets the next queued one start (once; later calls do nothing). */
+  private release(ticket: number): void {
+    if (this.owner !== ticket) return;
+    const next = this.waiting.shift();
+    if (next) {
+      this.owner = next.ticket;
+      next.start();
+    } else {
+      this.owner = 0;
+    }
+  }
 
-  private async execute<R>(body: (instance: Instance, turn: TurnBuffer) => Promise<R>, firing: string | undefined, release: () => void): Promise<R> {
+  /** Whether a commit of a turn begun in `incarnation` may still go ahead (CommitRequest.live). */
+  isLive(incarnation: number): boolean {
+    return incarnation === this.incarnation;
+  }
+
+  /** A commit of a turn begun in `incarnation` failed (CommitRequest.abort). */
+  abortCommit(incarnation: number): void {
+    if (incarnation === this.incarnation) this.abandon();
+  }
+
+  private async execute<R>(body: (instance: Instance, turn: TurnBuffer) => Promise<R>, firing: string | undefined, ticket: number): Promise<R> {
     const overlap = this.options.overlapCommits === true;
+    const census = this.options.census;
+    /** Counted in the census: queued or running, not yet committing or failed. */
+    let open = census !== undefined;
     try {
-      if (overlap && !this.isolateCommitting()) await Promise.allSettled(this.committing.map((entry) => entry.durable));
+      if (overlap && this.committing.length > 0 && !this.isolateCommitting()) await Promise.allSettled(this.committing.map((entry) => entry.durable));
       const turn = (this.turnBuffer = newTurn(firing));
       const incarnation = this.incarnation;
       let result: R;
       try {
         result = await body(this.instance, turn);
         if (incarnation !== this.incarnation) throw new TurnFailedEarlier();
-        await this.host.prepare?.(this, turn);
+        if (this.host.prepare) await this.host.prepare(this, turn);
       } catch (error) {
+        if (open) {
+          open = false;
+          census!.open--;
+        }
         if (incarnation === this.incarnation) {
           // The earlier turns' writes stay visible until they are durable; then all is forgotten.
-          await Promise.allSettled(this.committing.map((entry) => entry.durable));
+          if (this.committing.length > 0) await Promise.allSettled(this.committing.map((entry) => entry.durable));
           if (incarnation === this.incarnation) this.reset();
         }
         throw error;
       }
-      const request: CommitRequest = {
-        turn,
-        live: () => incarnation === this.incarnation,
-        abort: () => {
-          if (incarnation === this.incarnation) this.abandon();
-        },
-      };
-      if (overlap) this.seal(turn);
-      const durable = this.host.commit(this, request);
-      const entry = { turn, durable, copied: false };
+      const request = new Commit(this, turn, incarnation);
+      // In `committing` before the host sees it: a commit may fail (and reset) at once.
+      const entry: Committing = { turn, durable: COMMITTED, copied: false };
       if (overlap) {
+        this.seal(turn);
         this.committing.push(entry);
-        release();
+      }
+      if (open) {
+        open = false;
+        census!.open--;
       }
       try {
-        await durable;
+        const durable = this.host.commit(this, request);
+        if (durable) {
+          entry.durable = durable;
+          if (overlap) this.release(ticket);
+          await durable;
+        }
       } catch (error) {
         request.abort();
         throw error;
       }
       if (overlap) {
-        this.committing = this.committing.filter((other) => other !== entry);
+        const at = this.committing.indexOf(entry);
+        if (at >= 0) this.committing.splice(at, 1);
         this.unpend(turn);
       } else {
         this.seal(turn, false);
@@ -299,7 +358,10 @@ export class Activation {
       for (const [gauge, delta] of turn.gauges) metrics.actorGauge(gauge, delta);
       return result;
     } finally {
-      release();
+      if (open) census!.open--;
+      this.release(ticket);
+      this.busy--;
+      this.lastUsed = performance.now();
     }
   }
 
