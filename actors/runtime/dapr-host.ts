@@ -117,10 +117,11 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
         // Registered at once (the Scheduler is no part of the state transaction).
         register: (_activation, _turn, reminder) =>
           this.registerActorReminder(reminder.registeredAs, duration(reminder.dueInMs), reminder.periodMs ? duration(reminder.periodMs) : undefined, undefined, { name: reminder.registeredAs, data: reminder.data } satisfies ReminderPayload),
+        // With any fresh name it was registered under (that one is best effort: were it left, its
+        // firing finds nothing to do); the outcome is the actor's own name's.
         unregister: async (_activation, _turn, name, names) => {
-          await this.unregisterActorReminder(name);
-          // A fresh name it was registered under: were that lost, its firing finds nothing to do.
-          for (const other of names) if (other !== name) await this.unregisterActorReminder(other).catch(() => undefined);
+          const [own] = await Promise.allSettled([this.unregisterActorReminder(name), ...names.filter((other) => other !== name).map((other) => this.unregisterActorReminder(other))]);
+          if (own.status === 'rejected') throw own.reason;
         },
       };
     }
