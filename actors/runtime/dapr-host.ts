@@ -15,7 +15,7 @@ import { Activation, actorReminderName, DELETED, freshReminderName, type Instanc
 import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorCallResult, type ActorClass, type OutboxDelivery, type OutboxPending } from './port';
 
 const OUTBOX_KEY = '__outbox';
-/** Confirmation rounds of the outbox: `__outbox@<ms>`, each under a fresh name (kernel.ts, reminder names). */
+/** Confirmation rounds of the outbox, each under a fresh name (`__outbox~retry@<ms>`, kernel.ts). */
 const OUTBOX_REMINDER = '__outbox';
 const RETRY_MS = 2000;
 

@@ -12,8 +12,8 @@
 //   that overlap commits) is failed too, never committed.
 // - Overlapping commits (embedded group commit): the next turn may start while the previous one
 //   is still committing. Actors mutate the objects they read in place, so before it starts, the
-//   values the committing turns wrote are copied (or encoded, KernelHost.isolate): what commits is each turn's own state, never a
-//   later turn's half-done change. A turn whose body fails waits for its predecessors' commits
+//   values the committing turns wrote are copied (or encoded, KernelHost.isolate): what commits
+//   is each turn's own state, never a later turn's half-done change. A turn whose body fails waits for its predecessors' commits
 //   before the activation is reset, so the next turn reads them from the store.
 
 import type { EventEnvelope } from '../../lib/events';
@@ -161,7 +161,7 @@ export class Activation {
   private turnBuffer: TurnBuffer = newTurn();
   /** Turns handed to the host's commit, not yet durable (overlapping commits), oldest first. */
   private committing: Committing[] = [];
-  /** Bumped on every reset: a turn begun on an earlier incarnation is not committed. */
+  /** Bumped when a commit fails: a turn begun on an earlier incarnation is not committed. */
   private incarnation = 0;
   /** The ticket of the turn holding the activation (0: none), and the turns waiting for it. */
   private owner = 0;
