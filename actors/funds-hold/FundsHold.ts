@@ -269,7 +269,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     const now = this.ctx.now();
     const before = { dueAt: state.reminderDueAt, netPeriodMs: state.net?.periodMs, netDueAt: state.net?.dueAt };
     const expired = this.expireOverdue(state, now);
-    if (fired?.startsWith(NET_REMINDER)) {
+    if (fired === NET_REMINDER) {
       if (state.net) state.net.dueAt = now + state.net.periodMs;
       if (Object.keys(state.holds).length === 0) {
         // Nothing left to expire: the net goes until the next hold (removed from its own tick).
@@ -280,7 +280,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
       // A one-shot has fired, so none is pending now (a late retry of an older one included).
       state.reminderDueAt = null;
     }
-    await this.scheduleExpiry(state, now, fired);
+    await this.scheduleExpiry(state, now);
     // Compared field by field (the net's record is changed in place above).
     return expired > 0 || state.reminderDueAt !== before.dueAt || state.net?.periodMs !== before.netPeriodMs || state.net?.dueAt !== before.netDueAt;
   }
@@ -301,7 +301,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
    * pending one is due later, or when its due time has passed without it firing), and the safety
    * net while holds are open (set again when overdue by a whole period).
    */
-  private async scheduleExpiry(state: FundsState, now: number, fired?: string): Promise<void> {
+  private async scheduleExpiry(state: FundsState, now: number): Promise<void> {
     let next: number | null = null;
     for (const hold of Object.values(state.holds)) if (next === null || hold.expiresAt < next) next = hold.expiresAt;
     if (next === null) {
@@ -309,9 +309,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
       return;
     }
     if (state.reminderDueAt === null || state.reminderDueAt <= now || next < state.reminderDueAt) {
-      // Never the name that is firing now: Dapr's Scheduler may drop a job re-registered from its own callback.
-      const name = expiryReminderName(next) === fired ? `${expiryReminderName(next)}~${now}` : expiryReminderName(next);
-      await this.ctx.reminders.register(name, Math.max(0, next - now));
+      await this.ctx.reminders.register(expiryReminderName(next), Math.max(0, next - now));
       state.reminderDueAt = next;
     }
     const net = state.net ?? null;

@@ -255,7 +255,7 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     if (name.startsWith(DEADLINE_REMINDER)) {
       const early = task.deadlineAt - this.ctx.now();
       // A reminder delivered ahead of the frozen deadline is set again for the rest of it.
-      if (early > 0) await this.ctx.reminders.register(`${DEADLINE_REMINDER}@${task.deadlineAt}~${this.ctx.now()}`, early);
+      if (early > 0) await this.ctx.reminders.register(`${DEADLINE_REMINDER}@${task.deadlineAt}`, early);
       else await this.expireTask();
     } else if (name.startsWith(FINISH_REMINDER)) {
       await this.finishTask();

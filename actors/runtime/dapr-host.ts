@@ -8,18 +8,16 @@ import type { DaprSidecar } from '../../lib/dapr-http';
 import { toGatewayError } from '../../lib/errors';
 import { faultPoint } from '../../lib/fault-points';
 import type { EventEnvelope } from '../../lib/events';
-import { metrics, type ActorGauge } from '../../lib/metrics';
+import { metrics } from '../../lib/metrics';
 import { DaprActorInvoker } from './dapr-invoker';
 import { daprOutboxLedger, OutboxTracker, type OutboxLedger } from './dapr-outbox';
-import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorCallResult, type ActorClass, type ActorContext, type ActorInstance, type OutboxDelivery, type OutboxPending } from './port';
+import { Activation, actorReminderName, DELETED, freshReminderName, type Instance, type KernelHost } from './kernel';
+import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorCallResult, type ActorClass, type OutboxDelivery, type OutboxPending } from './port';
 
 const OUTBOX_KEY = '__outbox';
-/** Confirmation rounds of the outbox: `__outbox`, or `__outbox@<ms>` (a fresh name, see receiveReminder). */
+/** Confirmation rounds of the outbox, each under a fresh name (`__outbox~retry@<ms>`, kernel.ts). */
 const OUTBOX_REMINDER = '__outbox';
 const RETRY_MS = 2000;
-const REMOVED = Symbol('removed');
-/** Appended to a reminder's name when a failed reminder is retried (see receiveReminder). */
-export const RETRY_SUFFIX = '~retry@';
 
 export type DaprPublisher = (event: EventEnvelope) => Promise<void>;
 
@@ -52,174 +50,159 @@ export function decodeReminderData(data: unknown): unknown {
 /** Builds the AbstractActor subclass Dapr registers for `cls`; its name is `cls.actorType`. */
 export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar: DaprSidecar, logger?: Logger, ledger: OutboxLedger = daprOutboxLedger(sidecar, 'ledger'), outboxConfirmMs?: number): new (client: DaprClient, id: ActorId) => AbstractActor {
   const actors = new DaprActorInvoker(sidecar);
+  // The actor kernel (kernel.ts) runs the turns; this adapter gives it storage and reminders.
   // Actor state goes straight to the sidecar's actor state API rather than through the SDK's
   // state manager: reads (absence included) are cached for the activation, a turn's writes and
   // its outbox are one state transaction, and no write needs a "does it exist" round trip first.
   class Adapter extends AbstractActor {
-    private core: (ActorInstance & Record<string, unknown>) | undefined;
-    private events: EventEnvelope[] = [];
-    /** This turn's gauge changes, applied once its commit has succeeded. */
-    private gauges: [ActorGauge, number][] = [];
-    /** This turn's writes, committed in one transaction when the method has returned. */
-    private writes = new Map<string, { value: unknown } | typeof REMOVED>();
-    /** Committed state read since activation, kept current by its writes (REMOVED: known absent). */
-    private cache = new Map<string, { value: unknown } | typeof REMOVED>();
+    private kernelActivation: Activation | undefined;
+    /** The stored outbox's bookkeeping: published, confirmed by the ledger, next round (dapr-outbox.ts). */
+    private readonly outbox = new OutboxTracker(Date.now, outboxConfirmMs);
+    /** The turn under way is a confirmation round (publishes again what is due). */
+    private resend = false;
+    /** The stored outbox as the turn under way commits it. */
+    private outboxAfterTurn: EventEnvelope[] = [];
+    /** Committed events picked for publishing, not yet handed to pub/sub (publishOutbox). */
+    private readonly toPublish = new Map<string, EventEnvelope>();
+    /** How many events the last committed outbox holds (a confirmation round is due while any). */
+    private outboxSize = 0;
+    /** The publishing under way, outside the turns (one at a time per activation). */
+    private publishing: Promise<void> | undefined;
 
     private statePath(key?: string): string {
       const base = `/v1.0/actors/${cls.actorType}/${encodeURIComponent(this.getActorId().getId())}/state`;
       return key === undefined ? base : `${base}/${encodeURIComponent(key)}`;
     }
 
-    /** `keep` false: read without caching (a large value needed seldom). */
-    private async read(key: string, keep = true): Promise<unknown> {
-      const cached = this.cache.get(key);
-      if (cached !== undefined) return cached === REMOVED ? undefined : cached.value;
-      const { status, json } = await sidecar.request('GET', this.statePath(key));
-      if (status === 204 || (status === 200 && json === undefined)) {
-        if (keep) this.cache.set(key, REMOVED);
-        return undefined;
-      }
-      if (status !== 200) throw new Error(`actor state read failed with ${status}`);
-      if (keep) this.cache.set(key, { value: json });
-      return json;
+    /** State values the activation keeps in memory. */
+    get cachedValues(): number {
+      return this.kernelActivation?.cachedValues ?? 0;
     }
 
-    private async commit(writes: Map<string, { value: unknown } | typeof REMOVED>): Promise<void> {
-      if (writes.size === 0) return;
-      const operations = [...writes].map(([key, write]) =>
-        write === REMOVED ? { operation: 'delete', request: { key } } : { operation: 'upsert', request: { key, value: write.value } });
-      const { status, json } = await sidecar.request('POST', this.statePath(), operations);
-      if (status !== 204 && status !== 200) throw new Error(`actor state transaction failed with ${status}: ${JSON.stringify(json)}`);
-      // What is only written is not kept (each ended hold's record would stay for good): a write
-      // updates a value read before; a key read as absent and now written is simply forgotten.
-      for (const [key, write] of writes) {
-        const cached = this.cache.get(key);
-        if (cached === undefined) continue;
-        if (cached === REMOVED && write !== REMOVED) this.cache.delete(key);
-        else this.cache.set(key, write);
-      }
-    }
-    /** The stored outbox's bookkeeping: published, confirmed by the ledger, next round (dapr-outbox.ts). */
-    private readonly outbox = new OutboxTracker(Date.now, outboxConfirmMs);
-
-    private instance(): ActorInstance & Record<string, unknown> {
-      if (!this.core) this.core = new cls(this.context()) as ActorInstance & Record<string, unknown>;
-      return this.core;
+    private get activation(): Activation {
+      if (!this.kernelActivation) this.kernelActivation = new Activation(cls, this.getActorId().getId(), this.kernelHost(), { cacheAbsent: true, freshReminderNames: true });
+      return this.kernelActivation;
     }
 
-    private context(): ActorContext {
+    private kernelHost(): KernelHost {
       return {
-        actorType: cls.actorType,
-        actorId: this.getActorId().getId(),
-        now: Date.now,
         actors,
-        state: {
-          get: async <T>(key: string) => {
-            const written = this.writes.get(key);
-            if (written !== undefined) return written === REMOVED ? undefined : (written.value as T);
-            return (await this.read(key)) as T | undefined;
-          },
-          getUncached: async <T>(key: string) => {
-            const written = this.writes.get(key);
-            if (written !== undefined) return written === REMOVED ? undefined : (written.value as T);
-            return (await this.read(key, false)) as T | undefined;
-          },
-          set: (key, value) => {
-            this.writes.set(key, { value });
-          },
-          remove: (key) => {
-            this.writes.set(key, REMOVED);
-          },
+        now: Date.now,
+        read: async (_activation, key) => {
+          const { status, json } = await sidecar.request('GET', this.statePath(key));
+          if (status === 204 || (status === 200 && json === undefined)) return undefined;
+          if (status !== 200) throw new Error(`actor state read failed with ${status}`);
+          return json;
         },
-        reminders: {
-          register: (name, dueInMs, data, options) =>
-            this.registerActorReminder(name, duration(dueInMs), options?.periodMs ? duration(options.periodMs) : undefined, undefined, { name, data: data ?? null } satisfies ReminderPayload),
-          unregister: (name) => this.unregisterActorReminder(name),
+        // The outbox joins the turn's writes: the stored events not confirmed, then the turn's.
+        prepare: async (_activation, turn) => {
+          const stored = await this.storedOutbox();
+          const outbox = this.outbox.next(stored, turn.events);
+          if (outbox) turn.writes.set(OUTBOX_KEY, outbox);
+          this.outboxAfterTurn = outbox ?? stored;
         },
-        emit: (event) => {
-          this.events.push(event);
+        commit: async (_activation, { turn }) => {
+          if (turn.writes.size > 0) {
+            const operations = [...turn.writes].map(([key, value]) =>
+              value === DELETED ? { operation: 'delete', request: { key } } : { operation: 'upsert', request: { key, value } });
+            const { status, json } = await sidecar.request('POST', this.statePath(), operations);
+            if (status !== 204 && status !== 200) throw new Error(`actor state transaction failed with ${status}: ${JSON.stringify(json)}`);
+          }
+          this.outbox.committed();
+          // Committed: whatever happens from here on, the events are safe in the stored outbox.
+          // They are published after the answer, outside the turns: neither the caller nor the
+          // actor's next turn waits for pub/sub or for the confirmation round's registration.
+          this.publishAfterTurn(this.outboxAfterTurn, this.resend);
         },
-        adjustGauge: (gauge, delta) => {
-          this.gauges.push([gauge, delta]);
+        // Registered at once (the Scheduler is no part of the state transaction).
+        register: (_activation, _turn, reminder) =>
+          this.registerActorReminder(reminder.registeredAs, duration(reminder.dueInMs), reminder.periodMs ? duration(reminder.periodMs) : undefined, undefined, { name: reminder.registeredAs, data: reminder.data } satisfies ReminderPayload),
+        // With any fresh name it was registered under (that one is best effort: were it left, its
+        // firing finds nothing to do); the outcome is the actor's own name's.
+        unregister: async (_activation, _turn, name, names) => {
+          const [own] = await Promise.allSettled([this.unregisterActorReminder(name), ...names.filter((other) => other !== name).map((other) => this.unregisterActorReminder(other))]);
+          if (own.status === 'rejected') throw own.reason;
         },
       };
     }
-
-    /** The turn under way (or the last one): turns of this activation run one after another. */
-    private queue: Promise<unknown> = Promise.resolve();
 
     /**
      * One turn at a time, even should daprd hand the app a second call while one runs (a call
      * retried by the resiliency policy after its timeout reaches the app beside the first):
      * the second then runs after the first and, every method being idempotent by its
      * request's id, answers the same outcome instead of repeating the change.
+     * A turn: the method, then state and outbox in one state transaction, then publishing.
      */
-    run(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>, resend = false): Promise<ActorCallResult<unknown>> {
-      const turn = this.queue.then(() => this.turn(body, resend));
-      this.queue = turn;
-      return turn;
-    }
-
-    /** One turn: run the method, then commit state and outbox in one state transaction, then publish. */
-    private async turn(body: (core: ActorInstance & Record<string, unknown>) => Promise<unknown>, resend: boolean): Promise<ActorCallResult<unknown>> {
-      this.events = [];
-      this.writes = new Map();
-      this.gauges = [];
+    async run(body: (core: Instance) => Promise<unknown>, resend = false, firing?: { name: string; data: unknown }): Promise<ActorCallResult<unknown>> {
+      const activation = this.activation;
       try {
-        const result = await body(this.instance());
-        const stored = await this.storedOutbox();
-        const outbox = this.outbox.next(stored, this.events);
-        if (outbox) this.writes.set(OUTBOX_KEY, { value: outbox });
-        await this.commit(this.writes);
-        this.outbox.committed();
-        for (const [gauge, delta] of this.gauges) metrics.actorGauge(gauge, delta);
-        // Committed: whatever happens from here on, the events are safe in the stored outbox.
-        await this.sendOutbox(outbox ?? stored, resend);
+        const result = firing
+          ? await activation.remind(firing.name, firing.data, { before: () => void (this.resend = resend), after: () => faultPoint('reminder-before-commit') })
+          : await activation.run(async (core) => {
+            this.resend = resend;
+            return body(core);
+          });
         return { ok: true, result };
       } catch (error) {
-        // A failed turn leaves nothing behind: the method may have mutated cached objects.
-        this.cache = new Map();
-        this.core = undefined;
+        // A failed turn leaves nothing behind (the kernel has reset the activation).
         return { ok: false, error: toGatewayError(error).toJSON() };
-      } finally {
-        this.events = [];
-        this.writes = new Map();
-        this.gauges = [];
       }
     }
 
     private async storedOutbox(): Promise<EventEnvelope[]> {
-      const stored = await this.read(OUTBOX_KEY);
+      const stored = await this.activation.read(OUTBOX_KEY);
       return Array.isArray(stored) ? (stored as EventEnvelope[]) : [];
     }
 
+    /** Picks what is due from the committed outbox (dapr-outbox.ts) and publishes it in the background. */
+    private publishAfterTurn(pending: EventEnvelope[], resend: boolean): void {
+      for (const event of this.outbox.due(pending, resend)) {
+        this.outbox.sent(event.id);
+        this.toPublish.set(event.id, event);
+      }
+      this.outboxSize = pending.length;
+      this.publishing ??= this.publishOutbox().finally(() => (this.publishing = undefined));
+    }
+
     /**
-     * Publishes what is due (dapr-outbox.ts) and makes sure a confirmation round is coming while
-     * the outbox holds anything. Never throws: the turn has committed, the next round retries.
+     * Publishes what was picked until nothing is left, and makes sure a confirmation round is
+     * coming while the outbox holds anything. Never throws: the turn has committed, the next round
+     * retries what failed. Only touches this activation's bookkeeping, never its state.
      */
-    private async sendOutbox(pending: EventEnvelope[], resend: boolean): Promise<void> {
-      await Promise.all(this.outbox.due(pending, resend).map(async (event) => {
-        try {
-          metrics.eventPublished(event.topic);
-          // Resolved only when daprd answered 2xx: pub/sub has taken the event, which is not
-          // yet the ledger storing it (the confirmation round asks the ledger).
-          await publish(event);
-          metrics.eventAcknowledged(event.topic);
-          this.outbox.sent(event.id);
-        } catch {
-          /* sent again by the next round */
-        }
-      }));
-      if (pending.length === 0) {
+    private async publishOutbox(): Promise<void> {
+      for (;;) {
+        const batch = [...this.toPublish.values()];
+        this.toPublish.clear();
+        await Promise.all(batch.map(async (event) => {
+          try {
+            metrics.eventPublished(event.topic);
+            // Resolved only when daprd answered 2xx: pub/sub has taken the event, which is not
+            // yet the ledger storing it (the confirmation round asks the ledger).
+            await publish(event);
+            metrics.eventAcknowledged(event.topic);
+          } catch {
+            this.outbox.unsent(event.id); // sent again by the next turn or round
+          }
+        }));
+        await this.scheduleConfirmation();
+        if (this.toPublish.size === 0) return;
+      }
+    }
+
+    /** The next confirmation round while the outbox holds events; none (and the pause reset) once empty. */
+    private async scheduleConfirmation(): Promise<void> {
+      if (this.outboxSize === 0) {
         this.outbox.nextDelay(0);
         return;
       }
       if (this.outbox.scheduled) return;
-      const name = `${OUTBOX_REMINDER}@${Date.now()}`;
+      this.outbox.scheduled = true;
+      // Registered from a round's own callback too: a fresh name each time.
+      const name = freshReminderName(OUTBOX_REMINDER, Date.now());
       try {
-        await this.registerActorReminder(name, Temporal.Duration.from({ milliseconds: this.outbox.nextDelay(pending.length) }), undefined, undefined, { name, data: null } satisfies ReminderPayload);
-        this.outbox.scheduled = true;
+        await this.registerActorReminder(name, Temporal.Duration.from({ milliseconds: this.outbox.nextDelay(this.outboxSize) }), undefined, undefined, { name, data: null } satisfies ReminderPayload);
       } catch (error) {
+        this.outbox.scheduled = false;
         logger?.warn({ err: (error as Error).message, actorType: cls.actorType, actorId: this.getActorId().getId() }, 'outbox round not scheduled; the next turn tries again');
       }
     }
@@ -265,7 +248,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       const payload = raw as ReminderPayload | undefined;
       try {
         const name = payload?.name ?? '';
-        if (name.startsWith(OUTBOX_REMINDER)) {
+        if (actorReminderName(name).startsWith(OUTBOX_REMINDER)) {
           // This round ends here; the turn schedules the next one while events are left.
           this.outbox.scheduled = false;
           const outcome = await this.run(async () => this.confirmOutbox(), true);
@@ -273,19 +256,16 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
           metrics.reminderFired(cls.actorType, 'ok');
           return;
         }
-        const outcome = await this.run(async (core) => {
-          await core.onReminder(name, payload?.data ?? null);
-          faultPoint('reminder-before-commit');
-        });
+        // The actor is told the name it registered the reminder under (kernel.ts).
+        const outcome = await this.run(async () => undefined, false, { name, data: payload?.data ?? null });
         if (!outcome.ok) throw new Error(outcome.error.message);
         metrics.reminderFired(cls.actorType, 'ok');
       } catch (error) {
         metrics.reminderFired(cls.actorType, 'failed');
         logger?.warn({ err: (error as Error).message, actorType: cls.actorType, actorId: this.getActorId().getId(), reminder: payload?.name }, 'reminder failed; retrying');
         if (payload?.name) {
-          // A fresh name: the Scheduler may delete a one-shot job re-registered under its own
-          // name from its own callback. Actors match their reminders by name prefix.
-          const retry = { name: `${payload.name.split(RETRY_SUFFIX)[0]}${RETRY_SUFFIX}${Date.now()}`, data: payload.data };
+          // A fresh name: never re-registered under its own name from its own callback.
+          const retry = { name: freshReminderName(payload.name, Date.now()), data: payload.data };
           await this.registerActorReminder(retry.name, Temporal.Duration.from({ milliseconds: RETRY_MS }), undefined, undefined, retry).catch(() => undefined);
         }
       }

@@ -84,8 +84,14 @@ export class OutboxTracker {
     });
   }
 
+  /** Published (or being published: marked when picked, so a turn meanwhile does not pick it again). */
   sent(id: string): void {
     this.sentAt.set(id, this.now());
+  }
+
+  /** The publish failed: the next turn or round sends it again. */
+  unsent(id: string): void {
+    this.sentAt.delete(id);
   }
 
   /** The pause before the next round: doubled for each round that left events unconfirmed; 0 (and reset) for none. */

@@ -1,39 +1,29 @@
-// Embedded actor host: one process, turn-based concurrency per actor id, state, outbox and
-// reminders durable in the local database. A due reminder still fires after a restart.
+// Embedded actor host: one process, the actor kernel (kernel.ts) over the local database. State,
+// outbox and reminders are durable in LMDB; a due reminder still fires after a restart.
+//
+// Group commit: the turns that end together (in one pass of the event loop) are committed in one
+// LMDB transaction (group-commit.ts); each caller is answered once its own turn has committed.
+// An actor's next turn may start while the previous one is committing: it reads that turn's
+// writes (kernel.ts keeps them visible until committed), and should that commit fail, it fails too.
 //
 // Memory stays flat however many calls pass: an activation caches only what its actor has read
 // (a value only written, such as each ended hold's record, is left to the database), and an
 // activation idle for `idleMs` is dropped (as Dapr deactivates idle actors), never one with a
-// turn under way or queued.
+// turn under way, queued or committing.
 
 import { GatewayError, toGatewayError } from '../../lib/errors';
 import type { EventEnvelope } from '../../lib/events';
+import { asBinary } from 'lmdb';
 import type { LocalDb } from '../../lib/local-db';
-import { metrics, type ActorGauge } from '../../lib/metrics';
+import { metrics } from '../../lib/metrics';
 import { faultPoint } from '../../lib/fault-points';
 import { detached } from '../../lib/request-context';
 import { SpanKind, tracedActorCall } from '../../lib/tracing';
-import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorClass, type ActorContext, type ActorInstance, type ActorInvoker, type OutboxDelivery, type OutboxPending } from './port';
+import { GroupCommitter } from './group-commit';
+import { Activation, DELETED, TurnCensus, type CommitRequest, type Instance, type KernelHost, type TurnBuffer } from './kernel';
+import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorClass, type ActorInvoker, type OutboxDelivery, type OutboxPending } from './port';
 
 export type Publisher = (event: EventEnvelope) => Promise<void>;
-
-interface Turn {
-  dirty: Map<string, unknown>;
-  events: EventEnvelope[];
-  gauges: [ActorGauge, number][];
-  /** Reminders registered (or removed: DELETED) during the turn, by key: stored in its commit. */
-  reminders: Map<string, StoredReminder | typeof DELETED>;
-}
-
-interface Activation {
-  instance: ActorInstance & Record<string, unknown>;
-  /** Committed state read so far (and kept current by this actor's own writes). */
-  cache: Map<string, unknown>;
-  /** The uncommitted changes of the turn under way. */
-  turn: Turn;
-  /** When its last turn ended (performance.now()): idle activations are dropped. */
-  lastUsed: number;
-}
 
 interface StoredReminder {
   actorType: string;
@@ -45,7 +35,11 @@ interface StoredReminder {
   periodMs?: number;
 }
 
-const DELETED = Symbol('deleted');
+/** A turn's reminder changes (TurnBuffer.reminders), by reminder key. */
+type ReminderChanges = Map<string, StoredReminder | typeof DELETED>;
+
+/** How lmdb-js marks a value given as encoded bytes (lmdb asBinary). */
+const ENCODED = '\x10binary-data\x02';
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const OUTBOX_RETRY_MS = 2000;
 /** Dropped after this long without a turn (lib/config.ts GATEWAY_ACTOR_IDLE_MS has the same default). */
@@ -72,19 +66,50 @@ export interface EmbeddedHostOptions {
 export class EmbeddedActorHost implements ActorInvoker {
   private readonly classes = new Map<string, ActorClass>();
   private readonly activations = new Map<string, Activation>();
-  private readonly turns = new Map<string, Promise<unknown>>();
+  /** Turns not yet answered (close waits for them). */
+  private readonly inFlight = new Set<Promise<unknown>>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Reminder changes handed to a commit not yet done: what `storedReminder` answers meanwhile. */
+  private readonly committingReminders = new Map<string, { change: StoredReminder | typeof DELETED; turn: TurnBuffer }>();
   private outboxRetry: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly now: () => number;
   private readonly idleMs: number;
   private readonly idleScan: NodeJS.Timeout;
+  private readonly committer: GroupCommitter;
+  private readonly census = new TurnCensus();
+  private readonly kernel: KernelHost;
 
   constructor(private readonly options: EmbeddedHostOptions) {
     this.now = options.now ?? Date.now;
     this.idleMs = options.idleMs ?? DEFAULT_ACTOR_IDLE_MS;
     this.idleScan = setInterval(() => this.deactivateIdle(), Math.min(IDLE_SCAN_MS, this.idleMs));
     this.idleScan.unref();
+    this.committer = new GroupCommitter(options.db.root, this.census, (activation, turn) => this.write(activation, turn));
+    const db = options.db;
+    // The state database's own encoder (lmdb-js: the same its puts use, shared structures included).
+    const encoder = (db.actorState as unknown as { encoder: { encode(value: unknown): Uint8Array } }).encoder;
+    this.kernel = {
+      actors: this,
+      now: this.now,
+      read: (activation, key) => db.actorState.get(stateKey(activation, key)),
+      commit: (activation, request) => this.commit(activation, request),
+      // Encoded now, as the commit would (so it costs nothing more): the bytes are this turn's.
+      isolate: (_activation, turn) => {
+        for (const [key, value] of turn.writes) {
+          if (value !== DELETED && !isEncoded(value)) turn.writes.set(key, asBinary(Uint8Array.prototype.slice.call(encoder.encode(value))));
+        }
+      },
+      // Stored in the turn's own commit (with its state), so a crash keeps both or neither.
+      register: async (activation, turn, reminder) => {
+        const { actorType } = activation.cls;
+        const stored: StoredReminder = { actorType, actorId: activation.actorId, name: reminder.registeredAs, dueAt: this.now() + reminder.dueInMs, data: reminder.data, ...(reminder.periodMs ? { periodMs: reminder.periodMs } : {}) };
+        turn.reminders.set(reminderKey(actorType, activation.actorId, reminder.registeredAs), stored);
+      },
+      unregister: async (activation, turn, _name, names) => {
+        for (const name of names) turn.reminders.set(reminderKey(activation.cls.actorType, activation.actorId, name), DELETED);
+      },
+    };
   }
 
   register(cls: ActorClass): void {
@@ -100,15 +125,20 @@ export class EmbeddedActorHost implements ActorInvoker {
   /** What the host keeps in memory: activations and the state values they cache. */
   stats(): { activations: number; cachedValues: number; reminderTimers: number } {
     let cachedValues = 0;
-    for (const activation of this.activations.values()) cachedValues += activation.cache.size;
+    for (const activation of this.activations.values()) cachedValues += activation.cachedValues;
     return { activations: this.activations.size, cachedValues, reminderTimers: this.timers.size };
   }
 
-  /** Drops activations idle for idleMs; one with a turn running or queued is in `turns` and stays. */
+  /** LMDB transactions the host has committed turns in, and the turns (group commit). */
+  commitStats(): { transactions: number; turns: number } {
+    return this.committer.stats();
+  }
+
+  /** Drops activations idle for idleMs; one with a turn running, queued or committing stays. */
   private deactivateIdle(): void {
     const idleSince = performance.now() - this.idleMs;
     for (const [key, activation] of this.activations) {
-      if (activation.lastUsed <= idleSince && !this.turns.has(key)) this.activations.delete(key);
+      if (activation.lastUsed <= idleSince && !activation.active) this.activations.delete(key);
     }
   }
 
@@ -118,7 +148,7 @@ export class EmbeddedActorHost implements ActorInvoker {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     if (this.outboxRetry) clearTimeout(this.outboxRetry);
-    await Promise.allSettled([...this.turns.values()]);
+    await Promise.allSettled([...this.inFlight]);
   }
 
   invoke<R>(actorType: string, actorId: string, method: string, arg: unknown): Promise<R> {
@@ -126,141 +156,99 @@ export class EmbeddedActorHost implements ActorInvoker {
     if (!cls) return Promise.reject(new GatewayError('not_found', `unknown actor type ${actorType}`));
     // The host-level outbox methods (port.ts): the embedded ledger appends an event inside the
     // commit that emits it (or the host publishes its outbox itself), so nothing is pending here.
-    if (method === OUTBOX_PENDING_METHOD) return this.turn(cls, actorId, async () => ({ events: [] } satisfies OutboxPending as R), method);
-    if (method === OUTBOX_DELIVER_METHOD) return this.turn(cls, actorId, async () => ({ delivered: [], pending: [] } satisfies OutboxDelivery as R), method);
+    if (method === OUTBOX_PENDING_METHOD) return this.turn(cls, actorId, method, (a) => a.run(async () => ({ events: [] } satisfies OutboxPending as R)));
+    if (method === OUTBOX_DELIVER_METHOD) return this.turn(cls, actorId, method, (a) => a.run(async () => ({ delivered: [], pending: [] } satisfies OutboxDelivery as R)));
     if (!cls.methods.includes(method)) return Promise.reject(new GatewayError('not_found', `${actorType} has no method ${method}`));
-    const call = () => this.turn(cls, actorId, (instance) => (instance[method] as (a: unknown) => Promise<R>).call(instance, arg), method);
+    const call = () => this.turn(cls, actorId, method, (a) => a.run((instance: Instance) => (instance[method] as (x: unknown) => Promise<R>).call(instance, arg)));
     // In process, one span per call (client and server are the same here), named as on Dapr.
     return tracedActorCall(SpanKind.INTERNAL, actorType, actorId, method, call);
   }
 
-  /** Runs `body` as the next turn of the actor: strictly one at a time per actor id. */
-  private turn<R>(cls: ActorClass, actorId: string, body: (instance: Activation['instance'], turn: Turn) => Promise<R>, label: string): Promise<R> {
-    const key = `${cls.actorType}\u0000${actorId}`;
-    const previous = this.turns.get(key);
-    const run = previous ? previous.then(() => this.execute(cls, actorId, key, body, label)) : this.execute(cls, actorId, key, body, label);
-    const tail = run.then(noop, noop);
-    this.turns.set(key, tail);
-    void tail.then(() => {
-      if (this.turns.get(key) === tail) this.turns.delete(key);
-    });
-    return run;
-  }
-
-  private async execute<R>(cls: ActorClass, actorId: string, key: string, body: (instance: Activation['instance'], turn: Turn) => Promise<R>, label: string): Promise<R> {
+  /** Runs one turn on the actor's activation (kernel.ts queues them one at a time), observed. */
+  private turn<R>(cls: ActorClass, actorId: string, label: string, run: (activation: Activation) => Promise<R>): Promise<R> {
     const started = performance.now();
-    const activation = this.activate(cls, actorId, key);
-    const { dirty, events, gauges, reminders } = activation.turn;
-    let ok = false;
-    try {
-      const result = await body(activation.instance, activation.turn);
-      this.commit(key, dirty, events, reminders);
-      ok = true;
-      for (const [gauge, delta] of gauges) metrics.actorGauge(gauge, delta);
-      // Only what the actor reads is cached: a value it only wrote stays in the database alone.
-      for (const [stateKey, value] of dirty) {
-        if (value === DELETED) activation.cache.delete(stateKey);
-        else if (activation.cache.has(stateKey)) activation.cache.set(stateKey, value);
-      }
-      if (events.length > 0 && !this.options.deliverInCommit) await this.publishAll(events);
+    const outcome = run(this.activate(cls, actorId));
+    this.inFlight.add(outcome);
+    return outcome.then((result) => {
+      this.settled(outcome, cls.actorType, actorId, label, started, true);
       return result;
-    } catch (error) {
-      // The method may have mutated cached objects before failing: drop the activation.
-      this.activations.delete(key);
+    }, (error: unknown) => {
+      this.settled(outcome, cls.actorType, actorId, label, started, false);
       throw toGatewayError(error);
-    } finally {
-      activation.lastUsed = performance.now();
-      this.options.onCall?.(cls.actorType, actorId, label, activation.lastUsed - started, ok);
-    }
+    });
   }
 
-  private activate(cls: ActorClass, actorId: string, key: string): Activation {
+  private settled(outcome: Promise<unknown>, actorType: string, actorId: string, label: string, started: number, ok: boolean): void {
+    this.inFlight.delete(outcome);
+    this.options.onCall?.(actorType, actorId, label, performance.now() - started, ok);
+  }
+
+  private activate(cls: ActorClass, actorId: string): Activation {
+    const key = `${cls.actorType}\u0000${actorId}`;
     let activation = this.activations.get(key);
     if (!activation) {
-      const created: Activation = { instance: undefined as unknown as Activation['instance'], cache: new Map(), turn: newTurn(), lastUsed: performance.now() };
-      created.instance = new cls(this.context(cls.actorType, actorId, key, created)) as Activation['instance'];
-      this.activations.set(key, created);
-      activation = created;
-    } else {
-      activation.turn = newTurn();
+      activation = new Activation(cls, actorId, this.kernel, { overlapCommits: true, census: this.census });
+      this.activations.set(key, activation);
     }
     return activation;
   }
 
-  private context(actorType: string, actorId: string, key: string, activation: Activation): ActorContext {
-    const db = this.options.db;
-    const cache = activation.cache;
-    const turnOf = () => activation.turn;
-    /** This turn's write, else the cached value, else the database's (kept in the cache when `keep`). */
-    const read = async <T>(stateKey: string, keep: boolean): Promise<T | undefined> => {
-      const { dirty } = turnOf();
-      if (dirty.has(stateKey)) {
-        const value = dirty.get(stateKey);
-        return value === DELETED ? undefined : (value as T);
-      }
-      if (cache.has(stateKey)) return cache.get(stateKey) as T;
-      const stored = db.actorState.get(`${key}\u0000${stateKey}`) as T | undefined;
-      if (keep && stored !== undefined) cache.set(stateKey, stored);
-      return stored;
-    };
-    return {
-      actorType,
-      actorId,
-      now: this.now,
-      actors: this,
-      state: {
-        get: <T>(stateKey: string) => read<T>(stateKey, true),
-        getUncached: <T>(stateKey: string) => read<T>(stateKey, false),
-        set<T>(stateKey: string, value: T): void {
-          turnOf().dirty.set(stateKey, value);
-        },
-        remove(stateKey: string): void {
-          turnOf().dirty.set(stateKey, DELETED);
-        },
-      },
-      // Stored in the turn's own commit (with its state), so a crash keeps both or neither.
-      reminders: {
-        register: async (name, dueInMs, data, options) => {
-          const periodMs = options?.periodMs;
-          const reminder: StoredReminder = { actorType, actorId, name, dueAt: this.now() + dueInMs, data: data ?? null, ...(periodMs ? { periodMs } : {}) };
-          turnOf().reminders.set(reminderKey(actorType, actorId, name), reminder);
-        },
-        unregister: async (name) => {
-          turnOf().reminders.set(reminderKey(actorType, actorId, name), DELETED);
-        },
-      },
-      emit(event: EventEnvelope): void {
-        turnOf().events.push(event);
-      },
-      adjustGauge(gauge, delta): void {
-        turnOf().gauges.push([gauge, delta]);
-      },
-    };
+  /** Hands the turn to the group commit; then timers, metrics and (without in-commit delivery) publishing. */
+  private commit(activation: Activation, request: CommitRequest): Promise<void> | void {
+    const { writes, events, reminders } = request.turn;
+    if (writes.size === 0 && events.length === 0 && reminders.size === 0) return;
+    const changes = reminders as ReminderChanges;
+    for (const [rKey, change] of changes) this.committingReminders.set(rKey, { change, turn: request.turn });
+    let durable: Promise<void> | void;
+    try {
+      durable = this.committer.commit(activation, request);
+    } catch (error) {
+      this.forgetCommitting(request.turn);
+      throw error;
+    }
+    if (!durable) return this.committed(request.turn);
+    return durable.then(() => this.committed(request.turn), (error: unknown) => {
+      this.forgetCommitting(request.turn);
+      throw error;
+    });
   }
 
-  /** State changes, reminders and the outbox (or the in-process delivery) in one LMDB transaction. */
-  private commit(key: string, dirty: Map<string, unknown>, events: EventEnvelope[], reminders: Turn['reminders']): void {
-    if (dirty.size === 0 && events.length === 0 && reminders.size === 0) return;
-    const { root, actorState, outbox } = this.options.db;
-    const deliver = this.options.deliverInCommit;
-    root.transactionSync(() => {
-      for (const [stateKey, value] of dirty) {
-        if (value === DELETED) actorState.removeSync(`${key}\u0000${stateKey}`);
-        else actorState.putSync(`${key}\u0000${stateKey}`, value);
-      }
-      for (const event of events) {
-        if (deliver) deliver(event);
-        else outbox.putSync(event.id, event);
-      }
-      this.storeReminders(reminders);
-    });
-    this.scheduleCommitted(reminders);
-    // Delivered in the commit: handed over and taken at once, and only once it has committed.
-    if (deliver) {
-      for (const event of events) {
+  private forgetCommitting(turn: TurnBuffer): void {
+    for (const rKey of turn.reminders.keys()) if (this.committingReminders.get(rKey)?.turn === turn) this.committingReminders.delete(rKey);
+  }
+
+  /** After the turn's commit: its reminders' timers, and its events counted (or published). */
+  private committed(turn: TurnBuffer): Promise<void> | void {
+    if (turn.reminders.size > 0) {
+      this.forgetCommitting(turn);
+      this.scheduleCommitted(turn.reminders as ReminderChanges);
+    }
+    if (this.options.deliverInCommit) {
+      // Delivered in the commit: handed over and taken at once, and only once it has committed.
+      for (const event of turn.events) {
         metrics.eventPublished(event.topic);
         metrics.eventAcknowledged(event.topic);
       }
+    } else if (turn.events.length > 0) {
+      return this.publishAll(turn.events);
+    }
+  }
+
+  /** One turn's writes, inside the group's LMDB transaction: state, reminders, the outbox (or the in-process delivery). */
+  private write(activation: Activation, turn: TurnBuffer): void {
+    const { actorState, outbox, reminders } = this.options.db;
+    const deliver = this.options.deliverInCommit;
+    for (const [key, value] of turn.writes) {
+      if (value === DELETED) actorState.removeSync(stateKey(activation, key));
+      else actorState.putSync(stateKey(activation, key), value);
+    }
+    for (const event of turn.events) {
+      if (deliver) deliver(event);
+      else outbox.putSync(event.id, event);
+    }
+    for (const [rKey, reminder] of turn.reminders as ReminderChanges) {
+      if (reminder === DELETED) reminders.removeSync(rKey);
+      else reminders.putSync(rKey, reminder);
     }
   }
 
@@ -292,15 +280,8 @@ export class EmbeddedActorHost implements ActorInvoker {
     this.outboxRetry.unref();
   }
 
-  private storeReminders(reminders: Turn['reminders']): void {
-    for (const [rKey, reminder] of reminders) {
-      if (reminder === DELETED) this.options.db.reminders.removeSync(rKey);
-      else this.options.db.reminders.putSync(rKey, reminder);
-    }
-  }
-
   /** Timers follow the committed reminders (never a turn's that failed). */
-  private scheduleCommitted(reminders: Turn['reminders']): void {
+  private scheduleCommitted(reminders: ReminderChanges): void {
     for (const [rKey, reminder] of reminders) {
       if (reminder !== DELETED) {
         this.schedule(reminder);
@@ -322,30 +303,37 @@ export class EmbeddedActorHost implements ActorInvoker {
     this.timers.set(rKey, timer);
   }
 
+  /** The reminder as stored, or as a turn still committing leaves it. */
+  private storedReminder(rKey: string): StoredReminder | undefined {
+    const committing = this.committingReminders.get(rKey);
+    if (committing) return committing.change === DELETED ? undefined : committing.change;
+    return this.options.db.reminders.get(rKey) as StoredReminder | undefined;
+  }
+
   private async fire(rKey: string, reminder: StoredReminder): Promise<void> {
     this.timers.delete(rKey);
     if (reminder.dueAt > this.now()) return this.schedule(reminder);
     const cls = this.classes.get(reminder.actorType);
     if (!cls) return;
-    const stored = () => this.options.db.reminders.get(rKey) as StoredReminder | undefined;
-    if (stored()?.dueAt !== reminder.dueAt) return; // replaced or removed since scheduled
+    if (this.storedReminder(rKey)?.dueAt !== reminder.dueAt) return; // replaced or removed since scheduled
     try {
       // The firing reminder is removed (a periodic one: moved to its next due time) in the turn's
       // own commit, so a crash before that commit leaves it stored and it fires again after a
       // restart. Set before the handler runs: a reminder the handler registers again replaces it.
-      await this.turn(cls, reminder.actorId, async (instance, turn) => {
-        if (stored()?.dueAt === reminder.dueAt) {
-          turn.reminders.set(rKey, reminder.periodMs ? { ...reminder, dueAt: this.now() + reminder.periodMs } : DELETED);
-        }
-        await instance.onReminder(reminder.name, reminder.data);
-        faultPoint('reminder-before-commit');
-      }, `reminder:${reminder.name}`);
+      await this.turn(cls, reminder.actorId, `reminder:${reminder.name}`, (activation) => activation.remind(reminder.name, reminder.data, {
+        before: (turn) => {
+          if (this.storedReminder(rKey)?.dueAt === reminder.dueAt) {
+            turn.reminders.set(rKey, reminder.periodMs ? { ...reminder, dueAt: this.now() + reminder.periodMs } : DELETED);
+          }
+        },
+        after: () => faultPoint('reminder-before-commit'),
+      }));
       metrics.reminderFired(reminder.actorType, 'ok');
     } catch {
       metrics.reminderFired(reminder.actorType, 'failed');
       // A failed reminder turn committed nothing: the reminder is still stored. It is retried,
       // so a due expiry is never lost.
-      const current = stored();
+      const current = this.storedReminder(rKey);
       if (!current || current.dueAt === reminder.dueAt) {
         const retry = { ...reminder, dueAt: this.now() + OUTBOX_RETRY_MS };
         this.options.db.reminders.putSync(rKey, retry);
@@ -355,12 +343,14 @@ export class EmbeddedActorHost implements ActorInvoker {
   }
 }
 
+function isEncoded(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && ENCODED in value;
+}
+
+function stateKey(activation: Activation, key: string): string {
+  return `${activation.cls.actorType}\u0000${activation.actorId}\u0000${key}`;
+}
+
 function reminderKey(actorType: string, actorId: string, name: string): string {
   return `${actorType}\u0000${actorId}\u0000${name}`;
 }
-
-function newTurn(): Turn {
-  return { dirty: new Map(), events: [], gauges: [], reminders: new Map() };
-}
-
-function noop(): void {}

@@ -184,8 +184,8 @@ export class Session implements SessionApi, ActorInstance {
     if (!session || !run || !name.startsWith(leaseReminderPrefix(run.runId))) return;
     const now = this.ctx.now();
     if (run.leaseUntil > now) {
-      // Pushed out by appends since it was armed: armed again for the rest, under a fresh name.
-      run.reminder = `${leaseReminderPrefix(run.runId)}${run.leaseUntil}~${now}`;
+      // Pushed out by appends since it was armed: armed again for the rest.
+      run.reminder = `${leaseReminderPrefix(run.runId)}${run.leaseUntil}`;
       await this.ctx.reminders.register(run.reminder, run.leaseUntil - now);
       this.stored.save(session);
       return;

@@ -1,0 +1,100 @@
+// The embedded host's group commit: the turns handed over together are written in one LMDB
+// transaction. The group is committed as soon as no other turn is queued or running (a lone turn
+// is committed at once, as without group commit), else at the end of this pass of the event loop
+// (setImmediate, never a timer), so the turns that end meanwhile join it. Each turn's promise resolves only after the transaction holding it
+// has committed. Should the group's transaction fail, each of its turns is tried again alone, so
+// one bad turn fails only itself (and the later turns of its own actor, which read its writes).
+
+import type { RootDatabase } from 'lmdb';
+import { TurnFailedEarlier, type Activation, type CommitRequest, type TurnBuffer, type TurnCensus } from './kernel';
+
+interface Entry {
+  activation: Activation;
+  request: CommitRequest;
+  /** Set once the transaction holding it has committed. */
+  committed: boolean;
+  /** Set when it could not be committed. */
+  error?: unknown;
+  /** For a group committed later: the promise the turn awaits. */
+  resolve?: () => void;
+  reject?: (error: unknown) => void;
+}
+
+export class GroupCommitter {
+  private queue: Entry[] = [];
+  private scheduled = false;
+  private transactions = 0;
+  private turns = 0;
+
+  /** `write` puts one turn's changes; it runs inside the group's transaction. */
+  constructor(private readonly root: RootDatabase, private readonly census: TurnCensus, private readonly write: (activation: Activation, turn: TurnBuffer) => void) {}
+
+  /**
+   * Commits the turn with its group: at once when no other turn is queued or running (returns
+   * once committed; throws if it could not be), else later (the promise settles then).
+   */
+  commit(activation: Activation, request: CommitRequest): Promise<void> | void {
+    const entry: Entry = { activation, request, committed: false };
+    this.queue.push(entry);
+    if (this.census.open === 0) {
+      this.flush();
+      if (entry.committed) return;
+      throw entry.error ?? new TurnFailedEarlier();
+    }
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flush);
+    }
+    return new Promise<void>((resolve, reject) => {
+      entry.resolve = resolve;
+      entry.reject = reject;
+    });
+  }
+
+  stats(): { transactions: number; turns: number } {
+    return { transactions: this.transactions, turns: this.turns };
+  }
+
+  private readonly flush = (): void => {
+    const group = this.queue;
+    this.queue = [];
+    this.scheduled = false;
+    if (group.length === 0) return;
+    try {
+      this.root.transactionSync(() => {
+        for (const entry of group) if (entry.request.live()) this.write(entry.activation, entry.request.turn);
+      });
+      let turns = 0;
+      for (const entry of group) {
+        if (!entry.request.live()) continue;
+        entry.committed = true;
+        turns++;
+      }
+      this.count(turns);
+    } catch {
+      // Nothing of the group was committed: each turn alone, in order.
+      for (const entry of group) {
+        if (!entry.request.live()) continue;
+        try {
+          this.root.transactionSync(() => this.write(entry.activation, entry.request.turn));
+          this.count(1);
+          entry.committed = true;
+        } catch (error) {
+          // At once, before the next entry: the actor's later turns read this one's writes.
+          entry.request.abort();
+          entry.error = error;
+        }
+      }
+    }
+    for (const entry of group) {
+      if (entry.committed) entry.resolve?.();
+      else entry.reject?.(entry.error ?? new TurnFailedEarlier());
+    }
+  };
+
+  private count(turns: number): void {
+    if (turns === 0) return;
+    this.transactions++;
+    this.turns += turns;
+  }
+}
