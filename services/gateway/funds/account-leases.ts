@@ -19,6 +19,7 @@ import type {
   ReserveRequest,
   SettleRequest,
 } from '../../../actors/funds-hold/FundsHoldInterface';
+import { GatewayError } from '../../../lib/errors';
 import { retryable } from '../chat/pending-settlements';
 import { LeaseBatcher } from './lease-batcher';
 
@@ -67,7 +68,7 @@ interface Carve {
 export class AccountLeases {
   private readonly leases: Lease[] = [];
   private readonly carves = new Map<string, Carve>();
-  private opening: Promise<Lease | undefined> | undefined;
+  private opening: Promise<Lease | number | undefined> | undefined;
   private refusedUntil = 0;
   private demand = 0;
   private demandAt = 0;
@@ -91,7 +92,11 @@ export class AccountLeases {
       if (lease) return this.carve(lease, request);
       if (this.now() < this.refusedUntil) break;
       for (const l of this.leases) if (!l.draining && !this.fits(l, request.amount)) this.drain(l);
-      if (!(await this.open(request.amount))) break;
+      const opened = await this.open(request.amount);
+      // Refused with less available than this call's hold: the actor's answer to a call that was
+      // waiting for it, as fresh as a reserve of its own would have been (no second turn to say 402).
+      if (typeof opened === 'number' && opened < request.amount) throw insufficientFunds(request.amount, opened);
+      if (typeof opened !== 'object') break;
     }
     return this.actor.reserve(request);
   }
@@ -157,8 +162,9 @@ export class AccountLeases {
     await Promise.allSettled(this.leases.map((l) => l.closing));
   }
 
+  /** A carve needs room and a lease known to live half its ttl more (renewals are not failing). */
   private fits(lease: Lease, amount: number): boolean {
-    return !lease.draining && !lease.ended && lease.granted - lease.charged - lease.carved >= amount;
+    return !lease.draining && !lease.ended && lease.granted - lease.charged - lease.carved >= amount && lease.renewedUntil - this.now() >= this.settings.ttlMs / 2;
   }
 
   private carve(lease: Lease, request: ReserveRequest): HoldOutcome {
@@ -186,12 +192,13 @@ export class AccountLeases {
   }
 
   /** One lease asked for at a time; everyone waiting for one shares it. */
-  private open(amount: number): Promise<Lease | undefined> {
+  /** The lease, or the available balance the actor answered when it refused one (undefined: not asked, or unreachable). */
+  private open(amount: number): Promise<Lease | number | undefined> {
     this.opening ??= this.ask(amount).finally(() => (this.opening = undefined));
     return this.opening;
   }
 
-  private async ask(amount: number): Promise<Lease | undefined> {
+  private async ask(amount: number): Promise<Lease | number | undefined> {
     // Sized after this tick: the demand of calls arriving together counts.
     await Promise.resolve();
     const want = Math.min(this.settings.maxAmount, Math.max(amount * LEASE_MIN_REQUESTS, Math.ceil(this.demand)));
@@ -207,7 +214,10 @@ export class AccountLeases {
       return this.refused();
     }
     this.lastBalance = outcome.balance;
-    if (outcome.state !== 'open') return this.refused();
+    if (outcome.state !== 'open') {
+      this.refused();
+      return outcome.available;
+    }
     const lease: Lease = {
       id, granted: outcome.amount, charged: outcome.charged, carved: 0, holds: 0,
       renewedUntil: sentAt + this.settings.ttlMs, lastSentAt: sentAt, lastUsedAt: this.now(), draining: false, ended: false,
@@ -251,4 +261,9 @@ export class AccountLeases {
     this.demand = this.demand * Math.exp(-(now - this.demandAt) / DEMAND_DECAY_MS) + amount;
     this.demandAt = now;
   }
+}
+
+/** The refusal the actor's reserve answers (the same code and details). */
+function insufficientFunds(required: number, available: number): GatewayError {
+  return new GatewayError('insufficient_funds', 'the available balance does not cover the reservation estimate', { extra: { required, available: Math.max(0, available) } });
 }

@@ -108,6 +108,16 @@ describe('funds leases in the gateway', () => {
     expect(await direct.of(id).getBalance()).toMatchObject({ balance: 7 * ESTIMATE - COST, held: 0 });
   });
 
+  it('when a lease is refused with less available than the call needs, then the call is refused 402 on that answer, without a reserve of its own', async () => {
+    const id = account();
+    const { invoker, leases, direct } = start();
+    await direct.of(id).credit({ amount: ESTIMATE - 1, reference: 'c' });
+    await expect(leases.of(id).reserve({ holdId: randomUUID(), amount: ESTIMATE, ttlMs: 60_000, ...meta })).rejects.toMatchObject({ code: 'insufficient_funds', extra: { required: ESTIMATE, available: ESTIMATE - 1 } });
+    expect(invoker.count('openLease')).toBe(1);
+    expect(invoker.count('reserve')).toBe(0);
+    expect(await direct.of(id).getBalance()).toMatchObject({ balance: ESTIMATE - 1, held: 0, leased: 0 });
+  });
+
   it('when a lease has had no calls for its idle time, then it is returned: its rest is available again', async () => {
     const id = account();
     const { leases, direct } = start({ idleMs: 300 });
