@@ -203,7 +203,8 @@ export class AccountLeases {
     await Promise.resolve();
     const want = Math.min(this.settings.maxAmount, Math.max(amount * LEASE_MIN_REQUESTS, Math.ceil(this.demand)));
     const minAmount = amount * LEASE_MIN_GRANT_REQUESTS;
-    if (!Number.isSafeInteger(minAmount) || minAmount > want) return this.refused();
+    // Too large a hold for any lease: this call takes a hold of its own (smaller ones still lease).
+    if (!Number.isSafeInteger(minAmount) || minAmount > want) return undefined;
     const id = randomUUID();
     const sentAt = this.now();
     let outcome: LeaseOutcome;

@@ -118,6 +118,21 @@ describe('funds leases in the gateway', () => {
     expect(await direct.of(id).getBalance()).toMatchObject({ balance: ESTIMATE - 1, held: 0, leased: 0 });
   });
 
+  it('when a call\'s hold is too large for the largest lease, then it takes a hold of its own without asking, and smaller calls still lease', async () => {
+    const id = account();
+    const { invoker, leases, direct } = start({ maxAmount: 4 * ESTIMATE });
+    await direct.of(id).credit({ amount: 1_000_000, reference: 'c' });
+    const funds = leases.of(id);
+    const big = randomUUID();
+    await funds.reserve({ holdId: big, amount: 3 * ESTIMATE, ttlMs: 60_000, ...meta });
+    expect(invoker.count('openLease')).toBe(0);
+    expect(invoker.count('reserve')).toBe(1);
+    await funds.reserve({ holdId: randomUUID(), amount: ESTIMATE, ttlMs: 60_000, ...meta });
+    expect(invoker.count('openLease')).toBe(1);
+    expect(invoker.count('reserve')).toBe(1);
+    expect(await direct.of(id).getBalance()).toMatchObject({ held: 3 * ESTIMATE, leased: 4 * ESTIMATE, openLeases: 1 });
+  });
+
   it('when a lease has had no calls for its idle time, then it is returned: its rest is available again', async () => {
     const id = account();
     const { leases, direct } = start({ idleMs: 300 });
