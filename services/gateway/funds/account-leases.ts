@@ -52,6 +52,8 @@ interface Lease {
   renewedUntil: number;
   lastSentAt: number;
   lastUsedAt: number;
+  /** Its last batch reached the actor: carves only then (an actor out of reach serves no new call from it). */
+  confirmed: boolean;
   /** No new carves: full, or renewals failing; closed once its carves have ended. */
   draining: boolean;
   /** Ended on the actor (closed or expired). */
@@ -91,7 +93,7 @@ export class AccountLeases {
       const lease = this.leases.find((l) => this.fits(l, request.amount));
       if (lease) return this.carve(lease, request);
       if (this.now() < this.refusedUntil) break;
-      for (const l of this.leases) if (!l.draining && !this.fits(l, request.amount)) this.drain(l);
+      for (const l of this.leases) if (!l.draining && l.granted - l.charged - l.carved < request.amount) this.drain(l);
       const opened = await this.open(request.amount);
       // Refused with less available than this call's hold: the actor's answer to a call that was
       // waiting for it, as fresh as a reserve of its own would have been (no second turn to say 402).
@@ -162,9 +164,9 @@ export class AccountLeases {
     await Promise.allSettled(this.leases.map((l) => l.closing));
   }
 
-  /** A carve needs room and a lease known to live half its ttl more (renewals are not failing). */
+  /** A carve needs room, a lease whose last batch reached the actor, known to live half its ttl more. */
   private fits(lease: Lease, amount: number): boolean {
-    return !lease.draining && !lease.ended && lease.granted - lease.charged - lease.carved >= amount && lease.renewedUntil - this.now() >= this.settings.ttlMs / 2;
+    return lease.confirmed && !lease.draining && !lease.ended && lease.granted - lease.charged - lease.carved >= amount && lease.renewedUntil - this.now() >= this.settings.ttlMs / 2;
   }
 
   private carve(lease: Lease, request: ReserveRequest): HoldOutcome {
@@ -207,13 +209,9 @@ export class AccountLeases {
     if (!Number.isSafeInteger(minAmount) || minAmount > want) return undefined;
     const id = randomUUID();
     const sentAt = this.now();
-    let outcome: LeaseOutcome;
-    try {
-      outcome = await this.actor.openLease({ leaseId: id, amount: want, minAmount, ttlMs: this.settings.ttlMs });
-    } catch {
-      // Unreachable: per-request holds meanwhile (a late grant expires by itself, nothing charged).
-      return this.refused();
-    }
+    // Unreachable (503 actor_unavailable at the actor call timeout): the calls waiting for it fail
+    // as their own reserves would have, without a second wait. A late grant expires by itself.
+    const outcome = await this.actor.openLease({ leaseId: id, amount: want, minAmount, ttlMs: this.settings.ttlMs });
     this.lastBalance = outcome.balance;
     if (outcome.state !== 'open') {
       this.refused();
@@ -221,12 +219,14 @@ export class AccountLeases {
     }
     const lease: Lease = {
       id, granted: outcome.amount, charged: outcome.charged, carved: 0, holds: 0,
-      renewedUntil: sentAt + this.settings.ttlMs, lastSentAt: sentAt, lastUsedAt: this.now(), draining: false, ended: false,
+      renewedUntil: sentAt + this.settings.ttlMs, lastSentAt: sentAt, lastUsedAt: this.now(), confirmed: true, draining: false, ended: false,
       batcher: undefined as unknown as LeaseBatcher,
     };
     lease.batcher = new LeaseBatcher(this.actor, id, this.settings.ttlMs, {
       sent: (at) => (lease.lastSentAt = at),
+      failed: () => (lease.confirmed = false),
       answered: (answer, at) => {
+        lease.confirmed = true;
         this.lastBalance = answer.balance;
         if (answer.state === 'open') lease.renewedUntil = Math.max(lease.renewedUntil, at + this.settings.ttlMs);
         else lease.ended = lease.draining = true;

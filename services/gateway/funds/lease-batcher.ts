@@ -53,7 +53,7 @@ export class LeaseBatcher {
     private readonly leaseId: string,
     private readonly ttlMs: number,
     /** Told when a batch is sent and when the lease's answer comes (renewal, charged, ended). */
-    private readonly observe: { sent(at: number): void; answered(lease: LeaseOutcome, sentAt: number): void },
+    private readonly observe: { sent(at: number): void; answered(lease: LeaseOutcome, sentAt: number): void; failed(): void },
   ) {}
 
   settle(item: CarvedSettle): Promise<HoldOutcome> {
@@ -141,6 +141,7 @@ export class LeaseBatcher {
       for (const p of progress) for (const w of p.waiters) w.resolve();
       for (const w of [...renewals, ...close]) w.resolve(outcome.lease);
     } catch (error) {
+      this.observe.failed();
       for (const w of [...settles, ...releases].map((x) => x.waiter)) w.reject(error);
       for (const p of progress) for (const w of p.waiters) w.reject(error);
       for (const w of [...renewals, ...close]) w.reject(error);

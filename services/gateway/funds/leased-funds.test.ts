@@ -133,6 +133,20 @@ describe('funds leases in the gateway', () => {
     expect(await direct.of(id).getBalance()).toMatchObject({ held: 3 * ESTIMATE, leased: 4 * ESTIMATE, openLeases: 1 });
   });
 
+  it('when the actor cannot be reached for a lease, then the calls waiting for it fail as a reserve would, without a second wait', async () => {
+    const id = account();
+    const { invoker, leases, direct } = start();
+    await direct.of(id).credit({ amount: 1_000_000, reference: 'c' });
+    invoker.fail.set('openLease', 1);
+    const calls = [0, 1].map(() => leases.of(id).reserve({ holdId: randomUUID(), amount: ESTIMATE, ttlMs: 60_000, ...meta }));
+    for (const call of calls) await expect(call).rejects.toMatchObject({ code: 'actor_unavailable' });
+    expect(invoker.count('openLease')).toBe(1);
+    expect(invoker.count('reserve')).toBe(0);
+    // Reachable again: the next call leases.
+    await leases.of(id).reserve({ holdId: randomUUID(), amount: ESTIMATE, ttlMs: 60_000, ...meta });
+    expect(await direct.of(id).getBalance()).toMatchObject({ held: 0, openLeases: 1 });
+  });
+
   it('when a lease has had no calls for its idle time, then it is returned: its rest is available again', async () => {
     const id = account();
     const { leases, direct } = start({ idleMs: 300 });
@@ -161,6 +175,15 @@ describe('funds leases in the gateway', () => {
     expect(settled).toMatchObject({ state: 'settled', charged: COST });
     // Not reached, committed with its answer lost, answered: charged once.
     expect(invoker.count('leaseBatch')).toBe(3);
+    // While its last batch failed, a lease serves no new call: the call asks the actor (here a new lease).
+    invoker.fail.set('leaseBatch', 1);
+    const cut = randomUUID();
+    await funds.reserve({ holdId: cut, amount: ESTIMATE, ttlMs: 60_000, ...meta });
+    await expect(funds.release({ holdId: cut, reason: 'x' })).rejects.toMatchObject({ code: 'actor_unavailable' });
+    const opened = invoker.count('openLease');
+    await funds.reserve({ holdId: randomUUID(), amount: ESTIMATE, ttlMs: 60_000, ...meta });
+    expect(invoker.count('openLease')).toBe(opened + 1);
+    expect(await funds.release({ holdId: cut, reason: 'x' })).toMatchObject({ state: 'released' });
     expect(await direct.of(id).getBalance()).toMatchObject({ balance: 1_000_000 - COST });
   });
 
