@@ -493,7 +493,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     }
     const settled: CarvedResult[] = [];
     for (const { item, meta, lines } of checked.settle) {
-      settled.push(await this.carvedResult(meta.holdId, () => this.settleCarved(state, request.leaseId, lease, meta, lines, item.platformBorne === true)));
+      settled.push(await this.carvedResult(meta.holdId, () => this.settleCarved(state, lease, meta, lines, item.platformBorne === true)));
     }
     const released: CarvedResult[] = [];
     for (const { item, meta } of checked.release) {
@@ -518,11 +518,11 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     }
   }
 
-  private async settleCarved(state: FundsState, leaseId: string, lease: OpenLease | undefined, meta: ParsedCarved, recorded: RecordedLine[], platformBorne: boolean): Promise<HoldOutcome> {
+  private async settleCarved(state: FundsState, lease: OpenLease | undefined, meta: ParsedCarved, recorded: RecordedLine[], platformBorne: boolean): Promise<HoldOutcome> {
     const closed = await this.closedHold(meta.holdId);
     if (closed?.state === 'expired') return this.settleAfterExpiry(state, meta.holdId, closed, recorded);
     if (closed) return this.repeatOrConflict(state, meta.holdId, 'settled');
-    if (!lease) return this.settleAfterExpiry(state, meta.holdId, this.expireCarvedUnrecorded(meta, leaseId), recorded);
+    if (!lease) return this.settleAfterExpiry(state, meta.holdId, this.expireCarvedUnrecorded(meta), recorded);
     const { lines, cost } = costed(recorded);
     const rest = BigInt(lease.amount) - BigInt(lease.charged);
     // Never above the carved hold, never above what the lease has left.
@@ -541,7 +541,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
   private async releaseCarved(state: FundsState, lease: OpenLease | undefined, meta: ParsedCarved, reason: string): Promise<HoldOutcome> {
     if (await this.closedHold(meta.holdId)) return this.repeatOrConflict(state, meta.holdId, 'released');
     if (!lease) {
-      const closed = this.expireCarvedUnrecorded(meta, 'lease');
+      const closed = this.expireCarvedUnrecorded(meta);
       return this.outcome(meta.holdId, closed.state, meta.amount, 0n, state);
     }
     delete lease.progress[meta.holdId];
@@ -551,7 +551,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
   }
 
   /** A carved hold of an ended lease, never recorded there: ended as an expired hold without progress. */
-  private expireCarvedUnrecorded(meta: ParsedCarved, _leaseId: string): ClosedHold {
+  private expireCarvedUnrecorded(meta: ParsedCarved): ClosedHold {
     const closed: ClosedHold = { state: 'expired', amount: meta.amount.toString(), charged: '0', expired: { requestId: meta.requestId, model: meta.model, profileId: meta.profileId, lines: [] } };
     this.ctx.state.set<ClosedHold>(CLOSED_KEY_PREFIX + meta.holdId, closed);
     this.emitRelease(meta, 'expired');
