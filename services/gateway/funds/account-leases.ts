@@ -185,6 +185,8 @@ export class AccountLeases {
     carve.lease.carved -= carve.hold.amount;
     carve.lease.charged += charged;
     carve.lease.holds -= 1;
+    // Idle counts from the last call's end: a lease is returned only after a quiet idleMs.
+    carve.lease.lastUsedAt = this.now();
     if (carve.lease.holds === 0 && carve.lease.draining) this.close(carve.lease);
   }
 
