@@ -40,6 +40,8 @@ export const LEASE_MIN_GRANT_REQUESTS = 2;
 export const LEASE_RETRY_AFTER_MS = 1000;
 /** Recent demand: the sum of carved amounts, decaying with this time constant. */
 const DEMAND_DECAY_MS = 2000;
+/** A lease is sized this much above recent demand (a burst still arriving, the decay of the first calls). */
+const DEMAND_HEADROOM = 1.5;
 
 interface Lease {
   id: string;
@@ -205,7 +207,7 @@ export class AccountLeases {
   private async ask(amount: number): Promise<Lease | number | undefined> {
     // Sized after this tick: the demand of calls arriving together counts.
     await Promise.resolve();
-    const want = Math.min(this.settings.maxAmount, Math.max(amount * LEASE_MIN_REQUESTS, Math.ceil(this.demand)));
+    const want = Math.min(this.settings.maxAmount, Math.max(amount * LEASE_MIN_REQUESTS, Math.ceil(this.demand * DEMAND_HEADROOM)));
     const minAmount = amount * LEASE_MIN_GRANT_REQUESTS;
     // Too large a hold for any lease: this call takes a hold of its own (smaller ones still lease).
     if (!Number.isSafeInteger(minAmount) || minAmount > want) return undefined;
