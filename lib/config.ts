@@ -26,6 +26,9 @@ const envSchema = z.object({
   GATEWAY_HOLD_TTL_MS: int(1000, 86_400_000).optional(),
   GATEWAY_HOLD_PROGRESS_TOKENS: int(1, 1_000_000).default(256),
   GATEWAY_HOLD_PROGRESS_MS: int(100, 600_000).default(2000),
+  GATEWAY_FUNDS_LEASE: z.enum(['on', 'off']).optional(),
+  GATEWAY_FUNDS_LEASE_IDLE_MS: int(100, 3_600_000).default(5000),
+  GATEWAY_FUNDS_LEASE_MAX: int(1, Number.MAX_SAFE_INTEGER).default(5_000_000_000),
   GATEWAY_IMAGE_UNKNOWN_DEADLINE_MS: int(1000, DAY_MS).optional(),
   GATEWAY_IMAGE_ARTIFACT_WAIT_MS: int(1, DAY_MS).optional(),
   GATEWAY_FSYNC: z.enum(['always', 'os']).default('os'),
@@ -177,6 +180,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     holdTtlMs,
     /** A stream records its progress on its hold (and renews it) every this many output tokens or ms, whichever first. */
     holdProgress: { everyTokens: e.GATEWAY_HOLD_PROGRESS_TOKENS, everyMs: e.GATEWAY_HOLD_PROGRESS_MS },
+    /**
+     * Funds leases on the chat path (docs/money.md): on by default on Dapr, where each actor call
+     * is a network round trip through two sidecars; off on the embedded host, where it is an
+     * in-process call. A lease lives GATEWAY_HOLD_TTL_MS without news, like a hold.
+     */
+    fundsLease: { enabled: (e.GATEWAY_FUNDS_LEASE ?? (e.GATEWAY_ACTOR_HOST === 'dapr' ? 'on' : 'off')) === 'on', idleMs: e.GATEWAY_FUNDS_LEASE_IDLE_MS, maxAmount: e.GATEWAY_FUNDS_LEASE_MAX },
     images: {
       /** Frozen into each task at reservation (UNKNOWN_IMAGE_V1). */
       deadlineMs: imageDeadlineMs,

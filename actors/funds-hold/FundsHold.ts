@@ -14,6 +14,12 @@ import {
   type CreditRequest,
   type FundsHoldApi,
   type HoldOutcome,
+  type CarvedHold,
+  type CarvedResult,
+  type LeaseBatchOutcome,
+  type LeaseBatchRequest,
+  type LeaseOutcome,
+  type OpenLeaseRequest,
   type ProgressRequest,
   type ReleaseRequest,
   type ReserveRequest,
@@ -74,6 +80,40 @@ interface FundsState {
   reminderDueAt: number | null;
   /** The safety net while holds are open: its period and when it is next due (absent: none). */
   net?: { periodMs: number; dueAt: number } | null;
+  /** Open funds leases (absent: none). They expire like holds. */
+  leases?: Record<string, OpenLease>;
+}
+
+/** A funds lease: `amount` locked for one gateway instance, `charged` of it spent so far. */
+interface OpenLease {
+  amount: string;
+  charged: string;
+  expiresAt: number;
+  /** Delivered usage of the lease's carved holds still running (what its expiry charges). */
+  progress: Record<string, { amount: string; requestId: string; model: string; profileId: string; lines: RecordedLine[] }>;
+}
+
+/** An ended lease, kept so a retried call answers the same. */
+interface ClosedLease {
+  state: 'closed' | 'expired';
+  amount: string;
+  charged: string;
+}
+
+const LEASE_KEY_PREFIX = 'lease:';
+/** A lease takes at most this share of the available balance (1/4): the rest stays for other instances. */
+const LEASE_SHARE_DIVISOR = 4n;
+const MAX_BATCH_ITEMS = 1000;
+
+/** What open leases still lock: granted − charged. */
+function leasedRest(state: FundsState): bigint {
+  let total = 0n;
+  for (const lease of Object.values(state.leases ?? {})) total += BigInt(lease.amount) - BigInt(lease.charged);
+  return total;
+}
+
+function hasLeases(state: FundsState): boolean {
+  return state.leases !== undefined && Object.keys(state.leases).length > 0;
 }
 
 function emptyState(): FundsState {
@@ -109,7 +149,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
       return this.outcome(request.holdId, 'open', amount, 0n, state);
     }
     if (await this.closedHold(request.holdId)) throw new GatewayError('hold_state_conflict', `hold ${request.holdId} has already ended`);
-    const available = BigInt(state.balance) - held(state);
+    const available = BigInt(state.balance) - held(state) - leasedRest(state);
     if (amount > available) {
       throw new GatewayError('insufficient_funds', 'the available balance does not cover the reservation estimate', {
         extra: { required: toJsonAmount(amount), available: toJsonAmount(available < 0n ? 0n : available) },
@@ -243,13 +283,16 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     const state = await this.load();
     const balance = BigInt(state.balance);
     const onHold = held(state);
+    const leased = leasedRest(state);
     return {
       accountId: this.accountId,
       pool: this.pool,
       balance: toJsonAmount(balance),
       held: toJsonAmount(onHold),
-      available: toJsonAmount(balance - onHold),
+      available: toJsonAmount(balance - onHold - leased),
       openHolds: Object.keys(state.holds).length,
+      leased: toJsonAmount(leased),
+      openLeases: Object.keys(state.leases ?? {}).length,
     };
   }
 
@@ -271,7 +314,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     const expired = this.expireOverdue(state, now);
     if (fired === NET_REMINDER) {
       if (state.net) state.net.dueAt = now + state.net.periodMs;
-      if (Object.keys(state.holds).length === 0) {
+      if (Object.keys(state.holds).length === 0 && !hasLeases(state)) {
         // Nothing left to expire: the net goes until the next hold (removed from its own tick).
         await this.ctx.reminders.unregister(NET_REMINDER);
         state.net = null;
@@ -293,7 +336,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
       this.expireHold(state, holdId);
       ended++;
     }
-    return ended;
+    return ended + this.expireOverdueLeases(state, now);
   }
 
   /**
@@ -304,6 +347,7 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
   private async scheduleExpiry(state: FundsState, now: number): Promise<void> {
     let next: number | null = null;
     for (const hold of Object.values(state.holds)) if (next === null || hold.expiresAt < next) next = hold.expiresAt;
+    for (const lease of Object.values(state.leases ?? {})) if (next === null || lease.expiresAt < next) next = lease.expiresAt;
     if (next === null) {
       if (state.reminderDueAt !== null && state.reminderDueAt <= now) state.reminderDueAt = null;
       return;
@@ -380,6 +424,187 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
     return { holdId, state: holdState, amount: toJsonAmount(amount), charged: toJsonAmount(charged), balance: toJsonAmount(BigInt(state.balance)) };
   }
 
+  // ---- Funds leases (docs/money.md, "Funds leases") ----
+
+  /**
+   * Grants a lease of min(amount, available / 4) when that is at least minAmount, else answers
+   * `refused` and changes nothing. Idempotent by leaseId: an open or ended lease answers itself.
+   */
+  async openLease(request: OpenLeaseRequest): Promise<LeaseOutcome> {
+    checkId(request.leaseId, 'leaseId');
+    const amount = parseAmount(request.amount);
+    const minAmount = parseAmount(request.minAmount);
+    checkTtl(request.ttlMs);
+    const state = await this.load();
+    const existing = state.leases?.[request.leaseId];
+    if (existing) return this.leaseOutcome(request.leaseId, 'open', existing, state);
+    const closed = await this.ctx.state.get<ClosedLease>(LEASE_KEY_PREFIX + request.leaseId);
+    if (closed) return this.leaseOutcome(request.leaseId, closed.state, closed, state);
+    const available = BigInt(state.balance) - held(state) - leasedRest(state);
+    const share = available > 0n ? available / LEASE_SHARE_DIVISOR : 0n;
+    const grant = min(amount, share);
+    if (grant < minAmount || grant <= 0n) return this.leaseOutcome(request.leaseId, 'refused', { amount: '0', charged: '0' }, state);
+    const lease: OpenLease = { amount: grant.toString(), charged: '0', expiresAt: this.ctx.now() + request.ttlMs, progress: {} };
+    state.leases = { ...(state.leases ?? {}), [request.leaseId]: lease };
+    await this.scheduleExpiry(state, this.ctx.now());
+    this.save(state);
+    return this.leaseOutcome(request.leaseId, 'open', lease, state);
+  }
+
+  /**
+   * One batch against a lease in one turn: progress records, settles, releases, the lease renewed,
+   * closed if asked. Each carved hold ends once (its `closed:` record, as a hold's), with the same
+   * events as a settle or release of a hold; a carved hold's charge is at most its amount and
+   * never more than the lease has left. On a lease that has ended (expired), a carved hold not yet
+   * ended is ended as an expired hold without progress, and its settle records the usage as
+   * platform-borne (as a settle after expiry does).
+   */
+  async leaseBatch(request: LeaseBatchRequest): Promise<LeaseBatchOutcome> {
+    checkId(request.leaseId, 'leaseId');
+    checkTtl(request.ttlMs);
+    const progress = request.progress ?? [];
+    const settles = request.settle ?? [];
+    const releases = request.release ?? [];
+    if (progress.length + settles.length + releases.length > MAX_BATCH_ITEMS) {
+      throw new GatewayError('invalid_request', `a lease batch has at most ${MAX_BATCH_ITEMS} items`);
+    }
+    // Checked before anything changes: a bad item refuses the whole batch.
+    const checked = {
+      progress: progress.map((item) => ({ item, meta: carvedMeta(item), lines: recordLines(item.lines) })),
+      settle: settles.map((item) => ({ item, meta: carvedMeta(item), lines: recordLines(item.lines) })),
+      release: releases.map((item) => ({ item, meta: carvedMeta(item) })),
+    };
+    const state = await this.load();
+    const lease = state.leases?.[request.leaseId];
+    const ended = lease ? undefined : await this.ctx.state.get<ClosedLease>(LEASE_KEY_PREFIX + request.leaseId);
+    if (!lease && !ended) throw new GatewayError('hold_not_found', `no lease ${request.leaseId}`);
+    if (lease) {
+      for (const { meta, lines } of checked.progress) {
+        const entry = lease.progress[meta.holdId];
+        if (entry) entry.lines = mergeProgress(entry.lines, lines);
+        // A late record of a hold that has ended records nothing (it would be charged again at expiry).
+        else if (lines.length > 0 && !(await this.closedHold(meta.holdId))) {
+          lease.progress[meta.holdId] = { amount: meta.amount.toString(), requestId: meta.requestId, model: meta.model, profileId: meta.profileId, lines };
+        }
+      }
+      lease.expiresAt = Math.max(lease.expiresAt, this.ctx.now() + request.ttlMs);
+    }
+    const settled: CarvedResult[] = [];
+    for (const { item, meta, lines } of checked.settle) {
+      settled.push(await this.carvedResult(meta.holdId, () => this.settleCarved(state, lease, meta, lines, item.platformBorne === true)));
+    }
+    const released: CarvedResult[] = [];
+    for (const { item, meta } of checked.release) {
+      released.push(await this.carvedResult(meta.holdId, () => this.releaseCarved(state, lease, meta, String(item.reason ?? ''))));
+    }
+    let outcome: LeaseOutcome;
+    if (lease && request.close === true) {
+      this.endLease(state, request.leaseId, 'closed');
+      outcome = this.leaseOutcome(request.leaseId, 'closed', lease, state);
+    } else if (lease) outcome = this.leaseOutcome(request.leaseId, 'open', lease, state);
+    else outcome = this.leaseOutcome(request.leaseId, ended!.state, ended!, state);
+    this.save(state);
+    return { lease: outcome, settled, released };
+  }
+
+  private async carvedResult(holdId: string, run: () => Promise<HoldOutcome>): Promise<CarvedResult> {
+    try {
+      return { holdId, outcome: await run() };
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      return { holdId, error: { code: error.code, message: error.message } };
+    }
+  }
+
+  private async settleCarved(state: FundsState, lease: OpenLease | undefined, meta: ParsedCarved, recorded: RecordedLine[], platformBorne: boolean): Promise<HoldOutcome> {
+    const closed = await this.closedHold(meta.holdId);
+    if (closed?.state === 'expired') return this.settleAfterExpiry(state, meta.holdId, closed, recorded);
+    if (closed) return this.repeatOrConflict(state, meta.holdId, 'settled');
+    if (!lease) return this.settleAfterExpiry(state, meta.holdId, this.expireCarvedUnrecorded(meta), recorded);
+    const { lines, cost } = costed(recorded);
+    const rest = BigInt(lease.amount) - BigInt(lease.charged);
+    // Never above the carved hold, never above what the lease has left.
+    const charged = platformBorne ? 0n : min(min(cost, meta.amount), rest);
+    state.balance = (BigInt(state.balance) - charged).toString();
+    lease.charged = (BigInt(lease.charged) + charged).toString();
+    delete lease.progress[meta.holdId];
+    this.ctx.state.set<ClosedHold>(CLOSED_KEY_PREFIX + meta.holdId, { state: 'settled', amount: meta.amount.toString(), charged: charged.toString() });
+    const now = this.ctx.now();
+    const common = { accountId: this.accountId, pool: this.pool, holdId: meta.holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId };
+    this.ctx.emit(billingEvent(`${meta.holdId}:charge`, now, { ...common, kind: platformBorne ? 'platform_borne' : 'charge', balanceDelta: -toJsonAmount(charged), amount: toJsonAmount(platformBorne ? cost : charged) }));
+    this.ctx.emit(usageEvent(`${meta.holdId}:usage`, now, { ...common, lines, charged: toJsonAmount(charged) }));
+    return this.outcome(meta.holdId, 'settled', meta.amount, charged, state);
+  }
+
+  private async releaseCarved(state: FundsState, lease: OpenLease | undefined, meta: ParsedCarved, reason: string): Promise<HoldOutcome> {
+    if (await this.closedHold(meta.holdId)) return this.repeatOrConflict(state, meta.holdId, 'released');
+    if (!lease) {
+      const closed = this.expireCarvedUnrecorded(meta);
+      return this.outcome(meta.holdId, closed.state, meta.amount, 0n, state);
+    }
+    delete lease.progress[meta.holdId];
+    this.ctx.state.set<ClosedHold>(CLOSED_KEY_PREFIX + meta.holdId, { state: 'released', amount: meta.amount.toString(), charged: '0' });
+    this.emitRelease(meta, reason);
+    return this.outcome(meta.holdId, 'released', meta.amount, 0n, state);
+  }
+
+  /** A carved hold of an ended lease, never recorded there: ended as an expired hold without progress. */
+  private expireCarvedUnrecorded(meta: ParsedCarved): ClosedHold {
+    const closed: ClosedHold = { state: 'expired', amount: meta.amount.toString(), charged: '0', expired: { requestId: meta.requestId, model: meta.model, profileId: meta.profileId, lines: [] } };
+    this.ctx.state.set<ClosedHold>(CLOSED_KEY_PREFIX + meta.holdId, closed);
+    this.emitRelease(meta, 'expired');
+    return closed;
+  }
+
+  private emitRelease(meta: ParsedCarved, reason: string): void {
+    this.ctx.emit(billingEvent(`${meta.holdId}:release`, this.ctx.now(), {
+      kind: 'release', accountId: this.accountId, pool: this.pool, balanceDelta: 0, amount: toJsonAmount(meta.amount),
+      holdId: meta.holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId, reference: reason,
+    }));
+  }
+
+  /** Ends every lease whose time is up (its gateway stopped renewing it); the number ended. */
+  private expireOverdueLeases(state: FundsState, now: number): number {
+    let ended = 0;
+    for (const [leaseId, lease] of Object.entries(state.leases ?? {})) {
+      if (lease.expiresAt > now) continue;
+      this.endLease(state, leaseId, 'expired');
+      ended++;
+    }
+    return ended;
+  }
+
+  /**
+   * Ends a lease: each carved hold with a progress record is charged for it as an expired hold
+   * is (at most its amount and what the lease has left, the same events); the rest of the lease
+   * returns to available.
+   */
+  private endLease(state: FundsState, leaseId: string, to: ClosedLease['state']): void {
+    const lease = state.leases![leaseId];
+    const now = this.ctx.now();
+    for (const [holdId, record] of Object.entries(lease.progress)) {
+      const amount = BigInt(record.amount);
+      const { lines, cost } = costed(record.lines);
+      const rest = BigInt(lease.amount) - BigInt(lease.charged);
+      const charged = min(min(cost, amount), rest);
+      state.balance = (BigInt(state.balance) - charged).toString();
+      lease.charged = (BigInt(lease.charged) + charged).toString();
+      this.ctx.state.set<ClosedHold>(CLOSED_KEY_PREFIX + holdId, { state: 'expired', amount: record.amount, charged: charged.toString(), expired: { requestId: record.requestId, model: record.model, profileId: record.profileId, lines: record.lines } });
+      const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: record.requestId, model: record.model, profileId: record.profileId };
+      this.ctx.emit(billingEvent(`${holdId}:charge`, now, { ...common, kind: 'charge', balanceDelta: -toJsonAmount(charged), amount: toJsonAmount(charged), reference: 'expired_with_progress' }));
+      this.ctx.emit(usageEvent(`${holdId}:usage`, now, { ...common, lines, charged: toJsonAmount(charged) }));
+    }
+    lease.progress = {};
+    this.ctx.state.set<ClosedLease>(LEASE_KEY_PREFIX + leaseId, { state: to, amount: lease.amount, charged: lease.charged });
+    const { [leaseId]: _gone, ...rest } = state.leases!;
+    state.leases = rest;
+  }
+
+  private leaseOutcome(leaseId: string, leaseState: LeaseOutcome['state'], lease: { amount: string; charged: string }, state: FundsState): LeaseOutcome {
+    const available = BigInt(state.balance) - held(state) - leasedRest(state);
+    return { leaseId, state: leaseState, amount: toJsonAmount(BigInt(lease.amount)), charged: toJsonAmount(BigInt(lease.charged)), balance: toJsonAmount(BigInt(state.balance)), available: toJsonAmount(available < 0n ? 0n : available) };
+  }
+
   /** The state, with its expiry kept (keepExpiring) before anything else happens in the turn. */
   private async load(firedReminder?: string): Promise<FundsState> {
     const state = (await this.ctx.state.get<FundsState>(STATE_KEY)) ?? emptyState();
@@ -390,4 +615,29 @@ export class FundsHold implements FundsHoldApi, ActorInstance {
   private save(state: FundsState): void {
     this.ctx.state.set(STATE_KEY, state);
   }
+}
+
+interface ParsedCarved {
+  holdId: string;
+  amount: bigint;
+  requestId: string;
+  model: string;
+  profileId: string;
+}
+
+function checkId(value: unknown, param: string): void {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 200) throw new GatewayError('invalid_request', `${param} must be a string of 1 to 200 characters`, { param });
+}
+
+function checkTtl(ttlMs: unknown): void {
+  if (!Number.isSafeInteger(ttlMs) || (ttlMs as number) < 1 || (ttlMs as number) > MAX_TTL_MS) {
+    throw new GatewayError('invalid_request', `ttlMs must be an integer from 1 to ${MAX_TTL_MS}`, { param: 'ttlMs' });
+  }
+}
+
+function carvedMeta(item: CarvedHold): ParsedCarved {
+  if (typeof item !== 'object' || item === null) throw new GatewayError('invalid_request', 'a lease batch item must be an object');
+  checkId(item.holdId, 'holdId');
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  return { holdId: item.holdId, amount: parseAmount(item.amount), requestId: text(item.requestId), model: text(item.model), profileId: text(item.profileId) };
 }

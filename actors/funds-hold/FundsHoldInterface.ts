@@ -68,6 +68,9 @@ export interface BalanceView {
   held: number;
   available: number;
   openHolds: number;
+  /** What open funds leases still lock (granted − charged): not available, not yet spent. */
+  leased: number;
+  openLeases: number;
 }
 
 export interface HoldOutcome {
@@ -85,6 +88,81 @@ export interface CreditOutcome {
   balance: number;
 }
 
+/**
+ * A funds lease: a bulk hold a gateway instance takes and carves each request's hold from
+ * locally (docs/money.md, "Funds leases"). Granted only when it fits a quarter of the available
+ * balance and is at least minAmount; else refused (nothing changes) and the gateway reserves
+ * per request. Idempotent by leaseId.
+ */
+export interface OpenLeaseRequest {
+  leaseId: string;
+  amount: number;
+  minAmount: number;
+  ttlMs: number;
+}
+
+export interface LeaseOutcome {
+  leaseId: string;
+  state: 'open' | 'closed' | 'expired' | 'refused';
+  /** Granted (0 when refused). */
+  amount: number;
+  /** Charged against the lease so far (its carved holds' settles and expiries). */
+  charged: number;
+  balance: number;
+  /** The account's available balance after this call (balance − holds − leases' rest). */
+  available: number;
+}
+
+/** A hold the gateway carved from a lease: who it is for and its amount (the cap of its charge). */
+export interface CarvedHold {
+  holdId: string;
+  amount: number;
+  requestId: string;
+  model: string;
+  profileId: string;
+}
+
+export interface CarvedSettle extends CarvedHold {
+  lines: UsageLine[];
+  platformBorne?: boolean;
+}
+
+export interface CarvedRelease extends CarvedHold {
+  reason: string;
+}
+
+/** Delivered usage of a carved hold: charged by the lease's expiry if the hold never settles. */
+export interface CarvedProgress extends CarvedHold {
+  lines: UsageLine[];
+}
+
+/**
+ * One batch against a lease, applied in one actor turn (one commit): progress records first,
+ * then settles, then releases; the lease renewed to now + ttlMs; closed (the rest returned to
+ * available) when `close`. Every item is idempotent by its holdId, so a retried batch charges once.
+ */
+export interface LeaseBatchRequest {
+  leaseId: string;
+  ttlMs: number;
+  progress?: CarvedProgress[];
+  settle?: CarvedSettle[];
+  release?: CarvedRelease[];
+  close?: boolean;
+}
+
+/** Per settle and release item, in request order: its outcome, or why it was refused. */
+export interface CarvedResult {
+  holdId: string;
+  outcome?: HoldOutcome;
+  error?: { code: string; message: string };
+}
+
+export interface LeaseBatchOutcome {
+  lease: LeaseOutcome;
+  settled: CarvedResult[];
+  released: CarvedResult[];
+}
+
 export interface FundsHoldApi {
   reserve(request: ReserveRequest): Promise<HoldOutcome>;
   settle(request: SettleRequest): Promise<HoldOutcome>;
@@ -92,6 +170,8 @@ export interface FundsHoldApi {
   progress(request: ProgressRequest): Promise<HoldOutcome>;
   credit(request: CreditRequest): Promise<CreditOutcome>;
   getBalance(): Promise<BalanceView>;
+  openLease(request: OpenLeaseRequest): Promise<LeaseOutcome>;
+  leaseBatch(request: LeaseBatchRequest): Promise<LeaseBatchOutcome>;
 }
 
-export const FUNDS_HOLD_METHODS = ['reserve', 'settle', 'release', 'progress', 'credit', 'getBalance'] as const satisfies readonly (keyof FundsHoldApi)[];
+export const FUNDS_HOLD_METHODS = ['reserve', 'settle', 'release', 'progress', 'credit', 'getBalance', 'openLease', 'leaseBatch'] as const satisfies readonly (keyof FundsHoldApi)[];

@@ -9,6 +9,10 @@ import {
   type CreditRequest,
   type FundsHoldApi,
   type HoldOutcome,
+  type LeaseBatchOutcome,
+  type LeaseBatchRequest,
+  type LeaseOutcome,
+  type OpenLeaseRequest,
   type ProgressRequest,
   type ReleaseRequest,
   type ReserveRequest,
@@ -28,6 +32,8 @@ export class FundsHoldClient {
       progress: (request: ProgressRequest) => call<HoldOutcome>('progress', request),
       credit: (request: CreditRequest) => call<CreditOutcome>('credit', request),
       getBalance: () => call<BalanceView>('getBalance', {}),
+      openLease: (request: OpenLeaseRequest) => call<LeaseOutcome>('openLease', request),
+      leaseBatch: (request: LeaseBatchRequest) => call<LeaseBatchOutcome>('leaseBatch', request),
     };
   }
 }

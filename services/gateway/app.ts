@@ -30,6 +30,7 @@ import { sessionRoutes } from './routes/sessions';
 import { SessionService } from './sessions/use-case';
 import { SessionWakeups } from './sessions/wakeups';
 import type { PendingSettlements } from './chat/pending-settlements';
+import type { LeasedFunds } from './funds/leased-funds';
 import type { SessionClient } from '../../actors/session/client';
 import type { WorkspaceIndexClient } from '../../actors/workspace-index/client';
 
@@ -37,6 +38,8 @@ export interface GatewayDeps {
   catalog: Catalog;
   providers: ReadonlyMap<string, ChatAdapters>;
   funds: FundsHoldClient;
+  /** Funds leases for the chat path (GATEWAY_FUNDS_LEASE); undefined: per-request holds. */
+  leases?: LeasedFunds;
   /** Every actor's host-level outbox methods: reconciliation's missing events and its repair. */
   outbox: ActorOutboxClient;
   images: ImageService;
@@ -104,6 +107,7 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     catalog: deps.catalog,
     providers: deps.providers,
     funds: deps.funds,
+    leases: deps.leases,
     maxBodyBytes: deps.maxBodyBytes,
     providerTimeoutMs: deps.providerTimeoutMs,
     holdTtlMs: deps.holdTtlMs,

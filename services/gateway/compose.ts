@@ -26,6 +26,7 @@ import { AccountStore } from './accounts/store';
 import type { GatewayDeps } from './app';
 import { ImageService } from './images/use-case';
 import { PendingSettlements } from './chat/pending-settlements';
+import { LeasedFunds } from './funds/leased-funds';
 import { OrderClient } from '../../actors/order/client';
 import { OrderService } from './orders/use-case';
 import type { ActorInvoker } from '../../actors/runtime/port';
@@ -72,6 +73,9 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   // Closed last but one: a settle still pending is given up to the drain timeout to land.
   const settlements = new PendingSettlements(logger);
   const settled = () => settlements.idle(config.drainTimeoutMs);
+  const leasedFunds = (funds: FundsHoldClient) => (config.fundsLease.enabled ? new LeasedFunds(funds, { ttlMs: config.holdTtlMs, idleMs: config.fundsLease.idleMs, maxAmount: config.fundsLease.maxAmount }) : undefined);
+  // After the settles: leases without carved holds are returned (what is left expires by itself).
+  const returnLeases = (leases: LeasedFunds | undefined) => leases?.close(5000);
   const common = {
     catalog,
     providers,
@@ -118,9 +122,12 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
       return status === 200;
     };
     const images = imageService(actors, ledgerHas);
+    const funds = new FundsHoldClient(actors);
+    const leases = leasedFunds(funds);
     const deps: GatewayDeps = {
       ...common,
-      funds: new FundsHoldClient(actors),
+      funds,
+      leases,
       outbox: new ActorOutboxClient(actors),
       images,
       accounts: new AccountStore(new DaprStateKeyValueStore(sidecar)),
@@ -139,6 +146,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     };
     return { deps, close: async () => {
       await settled();
+      await returnLeases(leases);
       await images.close();
       await closeProviders();
       await sidecar.close();
@@ -154,9 +162,12 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   for (const cls of ACTOR_CLASSES) host.register(cls);
   await host.start();
   const images = imageService(host, (eventId) => ledger.has(eventId));
+  const funds = new FundsHoldClient(host);
+  const leases = leasedFunds(funds);
   const deps: GatewayDeps = {
     ...common,
-    funds: new FundsHoldClient(host),
+    funds,
+    leases,
     outbox: new ActorOutboxClient(host),
     images,
     accounts: new AccountStore(new LmdbKeyValueStore(db.accounts)),
@@ -170,6 +181,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     embedded: { host, db, ledger },
     close: async () => {
       await settled();
+      await returnLeases(leases);
       await images.close();
       await closeProviders();
       await host.close();

@@ -105,6 +105,8 @@ export const openApiDocument = {
         properties: {
           currency: { type: 'string' }, scale: { type: 'integer' }, accountId: { type: 'string' }, pool: { type: 'string' },
           balance: { type: 'integer' }, held: { type: 'integer' }, available: { type: 'integer' }, openHolds: { type: 'integer' },
+          leased: { type: 'integer', description: 'What open funds leases of gateway instances still lock (not yet spent); available = balance − held − leased' },
+          openLeases: { type: 'integer' },
         },
       },
       ...consoleSchemas,

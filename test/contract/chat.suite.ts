@@ -237,14 +237,16 @@ export function chatSuite(hostName: string, start: () => Promise<DeploymentUnder
       const before = await balance(d.url, apiKey);
       // A request in flight (the provider hangs) holds funds when the process is killed.
       const inFlight = chat(d.url, apiKey, { ...hello, stream: true }, { headers: { 'x-sim-directive': 'hang' } }).catch(() => undefined);
-      await eventually(() => balance(d.url, apiKey), (b) => b.held > 0);
+      // Held, or carved from the gateway's funds lease (Dapr: GATEWAY_FUNDS_LEASE on).
+      await eventually(() => balance(d.url, apiKey), (b) => b.held + (b.leased ?? 0) > 0);
       d.url = await d.crashAndRestart();
       await inFlight;
       const after = await balance(d.url, apiKey);
       expect(after.balance).toBe(before.balance);
-      // The hold survived the crash, and its expiry reminder releases it without a charge.
-      const released = await eventually(() => balance(d.url, apiKey), (b) => b.held === 0, 30_000);
+      // The hold (or lease) survived the crash, and its expiry reminder releases it without a charge.
+      const released = await eventually(() => balance(d.url, apiKey), (b) => b.held + (b.leased ?? 0) === 0, 30_000);
       expect(released).toMatchObject({ balance: before.balance, held: 0 });
+      expect(released.leased ?? 0).toBe(0);
       expect(await eventually(() => d.ledgerBalance(accountId), (b) => b === before.balance)).toBe(before.balance);
       if (d.restart) {
         d.url = await d.restart();

@@ -30,7 +30,9 @@ describe('a placement outage (Dapr)', () => {
       basePort: 16300,
       dataDir: join(dir, 'topology'),
       restartOnCrash: true,
-      env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', GATEWAY_ACTOR_CALL_TIMEOUT_MS: String(ACTOR_CALL_TIMEOUT_MS), GATEWAY_HOLD_TTL_MS: String(HOLD_TTL_MS), GATEWAY_PROVIDER_TIMEOUT_MS: String(PROVIDER_TIMEOUT_MS), GATEWAY_TEST_MODE: 'true' },
+      // Per-request holds: a chat's reserve is what meets the outage. (With a funds lease, a chat
+      // carved before the outage was noticed is served and its settle retried: docs/money.md.)
+      env: { GATEWAY_FUNDS_LEASE: 'off', GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', GATEWAY_ACTOR_CALL_TIMEOUT_MS: String(ACTOR_CALL_TIMEOUT_MS), GATEWAY_HOLD_TTL_MS: String(HOLD_TTL_MS), GATEWAY_PROVIDER_TIMEOUT_MS: String(PROVIDER_TIMEOUT_MS), GATEWAY_TEST_MODE: 'true' },
     });
   });
 

@@ -50,7 +50,9 @@ describe('resiliency of the money paths (Dapr)', () => {
       basePort: 24400,
       dataDir: join(dir, 'topology'),
       otelEndpoint: receiver.endpoint,
-      env: { ...tracingEnv(receiver), GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_CATALOG_FILE: catalogFile, GATEWAY_LOG_LEVEL: 'warn' },
+      // Per-request holds: this is about daprd's retries of FundsHold.settle (a lease's batches are
+      // idempotent the same way, by hold id: test/dapr/funds-lease.test.ts, FundsHold lease contract).
+      env: { ...tracingEnv(receiver), GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_CATALOG_FILE: catalogFile, GATEWAY_LOG_LEVEL: 'warn', GATEWAY_FUNDS_LEASE: 'off' },
     });
   });
 

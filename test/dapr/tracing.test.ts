@@ -29,6 +29,8 @@ tracingSuite('Dapr', async () => {
       GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN,
       GATEWAY_CATALOG_FILE: writeTestCatalog(join(dir, 'catalog.json'), upstream.url),
       GATEWAY_LOG_LEVEL: 'warn',
+      // The suite follows a chat's own actor calls (reserve, settle): per-request holds.
+      GATEWAY_FUNDS_LEASE: 'off',
     },
   });
   return {

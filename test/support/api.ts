@@ -37,7 +37,8 @@ export function chat(base: string, apiKey: string, body: unknown, options: { mod
   });
 }
 
-export async function balance(base: string, apiKey: string): Promise<{ balance: number; held: number; available: number }> {
+/** leased, openLeases: what gateway instances' funds leases lock (docs/money.md). */
+export async function balance(base: string, apiKey: string): Promise<{ balance: number; held: number; available: number; leased?: number; openLeases?: number }> {
   const response = await json(`${base}/api/distribution/api-credit/balance`, { headers: { authorization: `Bearer ${apiKey}` } });
   if (response.status !== 200) throw new Error(`balance: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body;

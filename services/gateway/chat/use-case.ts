@@ -25,11 +25,14 @@ import { upstreamFor, type ChatAdapters, type Upstream } from './upstream';
 import type { InboundWire, ParsedChat, StreamPiece } from './wires';
 import { DEFAULT_PROGRESS, HoldProgress, type ProgressEvery } from './hold-progress';
 import type { PendingSettlements } from './pending-settlements';
+import type { FundsSource } from '../funds/leased-funds';
 
 export interface ChatDeps {
   catalog: Catalog;
   providers: ReadonlyMap<string, ChatAdapters>;
   funds: FundsHoldClient;
+  /** Funds leases (GATEWAY_FUNDS_LEASE): the chat's holds carved from this instance's lease; else `funds`. */
+  leases?: FundsSource;
   maxBodyBytes: number;
   providerTimeoutMs: number;
   holdTtlMs: number;
@@ -150,7 +153,7 @@ export async function runChat<R, P extends StreamPiece>(deps: ChatDeps, wire: In
 
 /** From the reservation on: the request has passed every check. */
 export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, input: ChatInput, res: Response): Promise<void> {
-  const funds = deps.funds.of(input.caller.accountId, input.pool);
+  const funds = (deps.leases ?? deps.funds).of(input.caller.accountId, input.pool);
   const holdId = randomUUID();
   // Listening before the reservation: a client gone while it was made is seen below.
   const abort = new AbortController();

@@ -1,0 +1,144 @@
+// The FundsHold lease contract (openLease, leaseBatch): the same cases against every actor host.
+// A lease locks part of the available balance for one gateway instance; its carved holds are
+// settled in batches with the same ledger rows as holds; it expires like a hold.
+
+import { randomUUID } from 'node:crypto';
+import { FundsHoldClient } from '../../actors/funds-hold/client';
+import type { CarvedHold, UsageLine } from '../../actors/funds-hold/FundsHoldInterface';
+import { eventually } from '../support/eventually';
+import type { HostUnderTest } from './funds-hold.contract';
+
+const meta = { requestId: 'req', model: 'sim-chat', profileId: 'p' };
+const usage = (input: number, output: number): UsageLine[] => [{ unit: 'TEXT_INPUT', quantity: input, unitPrice: 1 }, { unit: 'TEXT_OUTPUT', quantity: output, unitPrice: 2 }];
+const carved = (amount: number): CarvedHold => ({ holdId: randomUUID(), amount, ...meta });
+
+export function fundsLeaseContract(hostName: string, start: () => Promise<HostUnderTest>): void {
+  describe(`FundsHold leases on the ${hostName} host`, () => {
+    let host: HostUnderTest;
+    let client: FundsHoldClient;
+    const account = () => `acct_${randomUUID().slice(0, 8)}`;
+
+    beforeAll(async () => {
+      host = await start();
+      client = new FundsHoldClient(host.invoker);
+    });
+    afterAll(async () => {
+      await host?.close();
+    });
+
+    it('when a lease is asked, then at most a quarter of the available balance is granted, refused below minAmount, idempotent by id', async () => {
+      const funds = client.of(account());
+      await funds.credit({ amount: 10_000, reference: 'c' });
+      const leaseId = randomUUID();
+      expect(await funds.openLease({ leaseId, amount: 4000, minAmount: 100, ttlMs: 60_000 })).toMatchObject({ state: 'open', amount: 2500, charged: 0, available: 7500 });
+      // The same id again answers the same lease and grants nothing more.
+      expect(await funds.openLease({ leaseId, amount: 4000, minAmount: 100, ttlMs: 60_000 })).toMatchObject({ state: 'open', amount: 2500, available: 7500 });
+      // A quarter of 7,500 is 1,875: below minAmount 2,000 it is refused and nothing changes.
+      expect(await funds.openLease({ leaseId: randomUUID(), amount: 4000, minAmount: 2000, ttlMs: 60_000 })).toMatchObject({ state: 'refused', amount: 0, available: 7500 });
+      expect(await funds.getBalance()).toMatchObject({ balance: 10_000, held: 0, leased: 2500, available: 7500, openLeases: 1 });
+      // A per-request reserve sees only what the lease left.
+      await expect(funds.reserve({ holdId: randomUUID(), amount: 7501, ttlMs: 60_000, ...meta })).rejects.toMatchObject({ code: 'insufficient_funds' });
+      await expect(funds.openLease({ leaseId: randomUUID(), amount: 100, minAmount: 1, ttlMs: 0 })).rejects.toMatchObject({ code: 'invalid_request' });
+    });
+
+    it('when carved holds are settled in a batch, then each is charged as a hold would be (never above its amount), with the same ledger rows, once', async () => {
+      const id = account();
+      const funds = client.of(id);
+      await funds.credit({ amount: 100_000, reference: 'c' });
+      const leaseId = randomUUID();
+      await funds.openLease({ leaseId, amount: 10_000, minAmount: 1, ttlMs: 60_000 });
+      const [a, b, c] = [carved(1000), carved(50), carved(500)];
+      const batch = { leaseId, ttlMs: 60_000, settle: [{ ...a, lines: usage(10, 20) }, { ...b, lines: usage(100, 100) }], release: [{ ...c, reason: 'provider_failed' }] };
+      const outcome = await funds.leaseBatch(batch);
+      expect(outcome.settled.map((r) => r.outcome)).toEqual([
+        expect.objectContaining({ holdId: a.holdId, state: 'settled', charged: 50 }),
+        expect.objectContaining({ holdId: b.holdId, state: 'settled', charged: 50 }),
+      ]);
+      expect(outcome.released[0].outcome).toMatchObject({ holdId: c.holdId, state: 'released', charged: 0 });
+      expect(outcome.lease).toMatchObject({ state: 'open', amount: 10_000, charged: 100, balance: 99_900 });
+      // A retried batch answers the same and charges nothing more.
+      expect((await funds.leaseBatch(batch)).settled.map((r) => r.outcome?.charged)).toEqual([50, 50]);
+      expect(await funds.getBalance()).toMatchObject({ balance: 99_900, held: 0, leased: 9900, available: 90_000 });
+      // Closed: the rest returns to available.
+      expect((await funds.leaseBatch({ leaseId, ttlMs: 60_000, close: true })).lease).toMatchObject({ state: 'closed', charged: 100, available: 99_900 });
+      expect(await funds.getBalance()).toMatchObject({ balance: 99_900, leased: 0, available: 99_900, openLeases: 0 });
+      expect((await funds.leaseBatch({ leaseId, ttlMs: 60_000, close: true })).lease).toMatchObject({ state: 'closed' });
+      // A carved hold that ended cannot end otherwise.
+      const again = await funds.leaseBatch({ leaseId, ttlMs: 60_000, release: [{ ...a, reason: 'x' }] });
+      expect(again.released[0].error).toMatchObject({ code: 'hold_state_conflict' });
+      if (host.ledgerHas) {
+        for (const event of [`${a.holdId}:charge`, `${a.holdId}:usage`, `${b.holdId}:charge`, `${c.holdId}:release`]) {
+          expect(await eventually(() => host.ledgerHas!(event), Boolean)).toBe(true);
+        }
+      }
+      if (host.ledgerBalance) expect(await eventually(() => host.ledgerBalance!(id), (v) => v === 99_900)).toBe(99_900);
+    });
+
+    it('when a batch item is malformed, then the whole batch is refused and nothing changes', async () => {
+      const funds = client.of(account());
+      await funds.credit({ amount: 10_000, reference: 'c' });
+      const leaseId = randomUUID();
+      await funds.openLease({ leaseId, amount: 1000, minAmount: 1, ttlMs: 60_000 });
+      const good = { ...carved(100), lines: usage(1, 1) };
+      await expect(funds.leaseBatch({ leaseId, ttlMs: 60_000, settle: [good, { ...carved(100), lines: [{ unit: 'BOGUS', quantity: 1, unitPrice: 1 }] as never }] })).rejects.toMatchObject({ code: 'invalid_request' });
+      await expect(funds.leaseBatch({ leaseId: randomUUID(), ttlMs: 60_000 })).rejects.toMatchObject({ code: 'hold_not_found' });
+      expect(await funds.getBalance()).toMatchObject({ balance: 10_000, leased: 1000 });
+    });
+
+    it('when its gateway stops renewing a lease, then its expiry charges each carved hold for its progress (the newest record, never a settled one) and returns the rest', async () => {
+      const id = account();
+      const funds = client.of(id);
+      await funds.credit({ amount: 100_000, reference: 'c' });
+      const leaseId = randomUUID();
+      await funds.openLease({ leaseId, amount: 20_000, minAmount: 1, ttlMs: 1500 });
+      const [running, settled, silent] = [carved(5000), carved(5000), carved(5000)];
+      await funds.leaseBatch({ leaseId, ttlMs: 1500, progress: [{ ...running, lines: usage(10, 100) }, { ...settled, lines: usage(10, 5) }] });
+      await funds.leaseBatch({ leaseId, ttlMs: 1500, progress: [{ ...running, lines: usage(10, 200) }, { ...running, lines: usage(10, 150) }] });
+      await funds.leaseBatch({ leaseId, ttlMs: 1500, settle: [{ ...settled, lines: usage(10, 8) }] });
+      // A late record of the settled hold (a redelivered older batch) records nothing.
+      await funds.leaseBatch({ leaseId, ttlMs: 1500, progress: [{ ...settled, lines: usage(10, 5) }, { ...silent, lines: [] }] });
+      const after = await eventually(() => funds.getBalance(), (b) => b.openLeases === 0, 30_000);
+      const charged = 26 + (10 + 400);
+      expect(after).toMatchObject({ balance: 100_000 - charged, held: 0, leased: 0, available: 100_000 - charged });
+      // The lease answers its ending; a settle of the running hold finds it expired: the rest is platform-borne.
+      const late = await funds.leaseBatch({ leaseId, ttlMs: 1500, settle: [{ ...running, lines: usage(10, 230) }, { ...silent, lines: usage(10, 3) }] });
+      expect(late.lease).toMatchObject({ state: 'expired', charged });
+      expect(late.settled.map((r) => r.outcome)).toEqual([
+        expect.objectContaining({ state: 'expired', charged: 410 }),
+        expect.objectContaining({ state: 'expired', charged: 0 }),
+      ]);
+      expect(await funds.getBalance()).toMatchObject({ balance: 100_000 - charged });
+      if (host.ledgerHas) {
+        expect(await eventually(() => host.ledgerHas!(`${running.holdId}:charge`), Boolean)).toBe(true);
+        expect(await eventually(() => host.ledgerHas!(`${running.holdId}:platform-borne`), Boolean)).toBe(true);
+        expect(await eventually(() => host.ledgerHas!(`${silent.holdId}:platform-borne`), Boolean)).toBe(true);
+      }
+      if (host.ledgerBalance) expect(await eventually(() => host.ledgerBalance!(id), (v) => v === 100_000 - charged)).toBe(100_000 - charged);
+    });
+
+    it('when batches renew a lease, then it outlives its first ttl', async () => {
+      const funds = client.of(account());
+      await funds.credit({ amount: 10_000, reference: 'c' });
+      const leaseId = randomUUID();
+      await funds.openLease({ leaseId, amount: 1000, minAmount: 1, ttlMs: 1500 });
+      await funds.leaseBatch({ leaseId, ttlMs: 6000 });
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(await funds.getBalance()).toMatchObject({ leased: 1000, openLeases: 1 });
+      expect(await eventually(() => funds.getBalance(), (b) => b.openLeases === 0, 30_000)).toMatchObject({ balance: 10_000, leased: 0, available: 10_000 });
+    });
+
+    it('when leases and holds race on one balance, then what is locked never exceeds it and the balance never goes negative', async () => {
+      const funds = client.of(account());
+      await funds.credit({ amount: 10_000, reference: 'c' });
+      const outcomes = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => (i % 2
+        ? funds.openLease({ leaseId: randomUUID(), amount: 3000, minAmount: 300, ttlMs: 60_000 }).then((l) => (l.state === 'open' ? l.amount : 0))
+        : funds.reserve({ holdId: randomUUID(), amount: 700, ttlMs: 60_000, ...meta }).then((h) => h.amount))));
+      const locked = outcomes.reduce((sum, o) => sum + (o.status === 'fulfilled' ? o.value : 0), 0);
+      const view = await funds.getBalance();
+      expect(view.held + view.leased).toBe(locked);
+      expect(locked).toBeLessThanOrEqual(10_000);
+      expect(view.available).toBe(10_000 - locked);
+      expect(view.available).toBeGreaterThanOrEqual(0);
+    });
+  });
+}
