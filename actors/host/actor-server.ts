@@ -1,8 +1,8 @@
 // The actors app's HTTP server: the routes daprd calls (the Dapr actor API's app side) on bare
 // node:http, instead of the @dapr/dapr SDK's Express server with its three body parsers. The
 // SDK's ActorRuntime still activates, runs and deactivates the actors; this file only carries
-// daprd's calls to it. Measured on the Dapr topology, the SDK's server was most of the actors
-// app's own time per actor call (docs/dapr-runtime.md, "Where the time goes").
+// daprd's calls to it. Measured on the Dapr topology, this takes a quarter off the actors app's
+// own time per call, about 1 ms off a chat (docs/dapr-runtime.md, "Where the time goes").
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
