@@ -164,3 +164,18 @@ describe('funds lease settings', () => {
     expect(() => loadConfig({ GATEWAY_FUNDS_LEASE_MAX: '0' })).toThrow(/GATEWAY_FUNDS_LEASE_MAX/);
   });
 });
+
+describe('API key cache setting', () => {
+  it('when nothing is set, then an API key lookup is reused for at most one second', () => {
+    expect(loadConfig({}).apiKeyCacheMs).toBe(1000);
+  });
+  it('when it is set within 0 to 1000 ms, then it is used', () => {
+    expect(loadConfig({ GATEWAY_API_KEY_CACHE_MS: '0' }).apiKeyCacheMs).toBe(0);
+    expect(loadConfig({ GATEWAY_API_KEY_CACHE_MS: '250' }).apiKeyCacheMs).toBe(250);
+  });
+  it('when it is longer than one second, then start-up is refused saying why', () => {
+    expect(() => loadConfig({ GATEWAY_API_KEY_CACHE_MS: '1001' })).toThrow(/GATEWAY_API_KEY_CACHE_MS: 1001 ms is longer than 1000 ms; a revoked API key must stop working within 1000 ms/);
+    expect(() => loadConfig({ GATEWAY_API_KEY_CACHE_MS: '30000' })).toThrow(ConfigError);
+    expect(() => loadConfig({ GATEWAY_API_KEY_CACHE_MS: '-1' })).toThrow(/GATEWAY_API_KEY_CACHE_MS/);
+  });
+});

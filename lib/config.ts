@@ -10,6 +10,13 @@ export const HARD_BODY_LIMIT = 32 * 1024 * 1024;
 export const IMAGE_UNKNOWN_DEADLINE_MS = 24 * 60 * 60 * 1000;
 const DAY_MS = IMAGE_UNKNOWN_DEADLINE_MS;
 
+/**
+ * The longest an API key lookup may be answered from memory: a key revoked (its record removed
+ * or changed in the store) stops working within this long on every gateway instance, and a key
+ * created on another instance starts working within it (docs/auth.md).
+ */
+export const API_KEY_CACHE_MAX_MS = 1000;
+
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -54,6 +61,7 @@ const envSchema = z.object({
   GATEWAY_ACTOR_CALL_TIMEOUT_MS: int(100, 600_000).default(15_000),
   LEDGER_APP_ID: z.string().default('ledger'),
   GATEWAY_OUTBOX_CONFIRM_MS: int(100, 3_600_000).optional(),
+  GATEWAY_API_KEY_CACHE_MS: int(0, 3_600_000).default(API_KEY_CACHE_MAX_MS),
   APP_PORT: int(1, 65535).optional(),
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
 });
@@ -160,6 +168,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   if (e.GATEWAY_OUTBOX_CONFIRM_MS !== undefined && !e.GATEWAY_TEST_MODE) {
     throw new ConfigError('invalid configuration:\n  GATEWAY_OUTBOX_CONFIRM_MS: the outbox confirmation round may be moved only with GATEWAY_TEST_MODE=true');
   }
+  if (e.GATEWAY_API_KEY_CACHE_MS > API_KEY_CACHE_MAX_MS) {
+    throw new ConfigError(`invalid configuration:\n  GATEWAY_API_KEY_CACHE_MS: ${e.GATEWAY_API_KEY_CACHE_MS} ms is longer than ${API_KEY_CACHE_MAX_MS} ms; a revoked API key must stop working within ${API_KEY_CACHE_MAX_MS} ms on every gateway instance. Set it to at most ${API_KEY_CACHE_MAX_MS} (0: no cache)`);
+  }
   const oauth = oauthConfig(e);
   const holdTtlMs = e.GATEWAY_HOLD_TTL_MS ?? providerTimeoutMs + 60_000;
   const margin = e.GATEWAY_TEST_MODE ? TEST_HOLD_TTL_MARGIN_MS : HOLD_TTL_MARGIN_MS;
@@ -221,6 +232,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     dapr: { host: e.DAPR_HOST, httpPort: e.DAPR_HTTP_PORT, ledgerAppId: e.LEDGER_APP_ID, actorCallTimeoutMs: e.GATEWAY_ACTOR_CALL_TIMEOUT_MS },
     /** Test mode only: the pause before the Dapr outbox's first confirmation round (undefined: 1 s; docs/money.md). */
     outboxConfirmMs: e.GATEWAY_OUTBOX_CONFIRM_MS,
+    /** How long an API key lookup (found or not) is reused: the bound on a revoked key still working (<= 1 s). */
+    apiKeyCacheMs: e.GATEWAY_API_KEY_CACHE_MS,
     appPort: e.APP_PORT,
     redisUrl: e.REDIS_URL,
   };

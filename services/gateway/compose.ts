@@ -130,7 +130,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
       leases,
       outbox: new ActorOutboxClient(actors),
       images,
-      accounts: new AccountStore(new DaprStateKeyValueStore(sidecar)),
+      accounts: new AccountStore(new DaprStateKeyValueStore(sidecar), config.apiKeyCacheMs),
       // Ready when what a call needs answers: the sidecar, the state store through it (accounts,
       // keys), actor calls can be placed, and the ledger app (its own readiness includes the Redis
       // its pub/sub runs on). Each check is bounded: a hanging dependency is a missing one.
@@ -170,7 +170,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     leases,
     outbox: new ActorOutboxClient(host),
     images,
-    accounts: new AccountStore(new LmdbKeyValueStore(db.accounts)),
+    accounts: new AccountStore(new LmdbKeyValueStore(db.accounts), config.apiKeyCacheMs),
     readiness: { database: async () => (db.root.get('__ping__'), true) },
     ledger: storeLedgerReader(ledger),
     orders: orderService(host),

@@ -2,6 +2,7 @@
 // (keys carry 256 bits of entropy, so a fast hash is the right one).
 
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { API_KEY_CACHE_MAX_MS } from '../../../lib/config';
 import type { ApiKeyScope } from '../auth/scopes';
 
 export interface Account {
@@ -41,13 +42,30 @@ export interface KeyValueStore {
 }
 
 const MIN_SWEEP_AT = 1024;
+/** Past this many cached lookups, unknown keys are no longer cached (a flood of made-up keys). */
+const MAX_CACHED = 100_000;
+
+
+/** A lookup's outcome (undefined: no such key) and until when it may be reused. */
+interface CachedLookup {
+  record: ApiKeyRecord | undefined;
+  until: number;
+}
 
 export class AccountStore {
-  private readonly keyCache = new Map<string, { record: ApiKeyRecord; until: number }>();
+  private readonly keyCache = new Map<string, CachedLookup>();
+  /** Lookups under way, by key hash: concurrent requests with one key share one store read. */
+  private readonly reading = new Map<string, { started: number; read: Promise<ApiKeyRecord | undefined> }>();
   /** The cache size at which expired entries are next swept out (so it holds only recent keys). */
   private sweepAt = MIN_SWEEP_AT;
 
-  constructor(private readonly kv: KeyValueStore, private readonly cacheMs = 30_000) {}
+  /**
+   * `cacheMs`: how long a lookup (found or not) is reused, counted from when its store read
+   * began, so no answer is older than that; 0 reads the store every time.
+   */
+  constructor(private readonly kv: KeyValueStore, private readonly cacheMs = API_KEY_CACHE_MAX_MS, private readonly now: () => number = Date.now) {
+    if (!(cacheMs >= 0 && cacheMs <= API_KEY_CACHE_MAX_MS)) throw new RangeError(`API key cache of ${cacheMs} ms: at most ${API_KEY_CACHE_MAX_MS} ms (a revoked key must stop working within it)`);
+  }
 
   /** `register` runs before the account is stored (the ledger's index: an account never goes unreconciled). */
   async createAccount(name: string, register?: (accountId: string) => Promise<void>): Promise<Account> {
@@ -69,19 +87,34 @@ export class AccountStore {
     return { ...key, scopes: record.scopes };
   }
 
-  /** The key's record, or undefined for an unknown key. Found keys are cached briefly. */
+  /** The key's record, or undefined for an unknown key. Both outcomes are reused for at most `cacheMs`. */
   async findApiKey(apiKey: string): Promise<ApiKeyRecord | undefined> {
     const hash = hashApiKey(apiKey);
+    const now = this.now();
     const cached = this.keyCache.get(hash);
-    const now = Date.now();
     if (cached && cached.until > now) return cached.record;
     if (cached) this.keyCache.delete(hash);
+    const under = this.reading.get(hash);
+    // Joining a read is as fresh as caching its outcome: it began less than cacheMs ago.
+    if (under && under.started + this.cacheMs > now) return under.read;
+    const read = this.readApiKey(hash);
+    const lookup = { started: now, read };
+    this.reading.set(hash, lookup);
+    try {
+      const record = await read;
+      if (this.cacheMs > 0 && (record !== undefined || this.keyCache.size < MAX_CACHED)) {
+        this.keyCache.set(hash, { record, until: now + this.cacheMs });
+        if (this.keyCache.size >= this.sweepAt) this.sweep(this.now());
+      }
+      return record;
+    } finally {
+      if (this.reading.get(hash) === lookup) this.reading.delete(hash);
+    }
+  }
+
+  private async readApiKey(hash: string): Promise<ApiKeyRecord | undefined> {
     const stored = await this.kv.get<StoredApiKeyRecord>(`apikey:${hash}`);
-    if (!stored) return undefined;
-    const record: ApiKeyRecord = { ...stored, scopes: stored.scopes ?? [] };
-    this.keyCache.set(hash, { record, until: now + this.cacheMs });
-    if (this.keyCache.size >= this.sweepAt) this.sweep(now);
-    return record;
+    return stored ? { ...stored, scopes: stored.scopes ?? [] } : undefined;
   }
 
   /** Drops expired keys; amortized: the next sweep waits until the cache has doubled. */
