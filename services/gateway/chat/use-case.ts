@@ -256,6 +256,17 @@ async function openProviderCall<T>(chat: PreparedChat, hold: HoldHandle, signal:
   }
 }
 
+/**
+ * Node corks a response's socket on a write and uncorks it on the next tick, which waits until
+ * the microtask queue is empty: pieces that arrived together (and the settle after the last) are
+ * relayed in one such run, so the first frame would leave only with the last. It leaves at once
+ * (time to first token); the later frames of one read still leave together, in one write.
+ */
+function sendNow(res: Response): void {
+  const socket = res.socket;
+  if (socket && socket.writableCorked > 0) socket.uncork();
+}
+
 async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, signal: AbortSignal, res: Response, hold: HoldHandle): Promise<void> {
   const { opened: pieces, span } = await openProviderCall(chat, hold, signal, () => wire.stream(chat.upstream, signal));
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
@@ -269,12 +280,17 @@ async function streamChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, sig
     sentOutput += 1;
     hold.progress.delivered({ inputTokens: inputReported ?? Math.ceil(chat.inputBytes / 4), outputTokens: sentOutput });
   };
+  let first = true;
   const { produced, failure } = await tallyStream(wire, chat, pieces, (piece) => {
     if (piece.usage) inputReported = piece.usage.inputTokens;
     const frame = wire.frame(piece, modelId, chat.parsed);
     if (frame === undefined || res.destroyed) return;
     if (wire.producesOutput(piece)) res.write(frame, sent);
     else res.write(frame);
+    if (first) {
+      first = false;
+      sendNow(res);
+    }
   });
   // Charged for what was produced (tallyStream); nothing produced: released.
   endModelCall(span, produced, failure);
