@@ -6,6 +6,7 @@
 
 import type { Logger } from 'pino';
 import { GatewayError } from '../../../lib/errors';
+import { exponentialBackoff, retry } from '../../../lib/retry';
 
 export interface SettlementRetry {
   /** The first retry's delay; doubled each time up to maxDelayMs. */
@@ -19,8 +20,6 @@ const DEFAULT_RETRY: SettlementRetry = { firstDelayMs: 200, maxDelayMs: 5000 };
 export function retryable(error: unknown): boolean {
   return !(error instanceof GatewayError) || error.status >= 500;
 }
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class PendingSettlements {
   private readonly pending = new Set<Promise<unknown>>();
@@ -36,20 +35,15 @@ export class PendingSettlements {
    * hold is renewed by `renew` (its failure is only logged: the retry will tell).
    */
   run<T>(holdId: string, settle: () => Promise<T>, renew: () => Promise<unknown>): Promise<T> {
-    const attempt = (async () => {
-      let wait = this.retry.firstDelayMs;
-      for (let n = 1; ; n++) {
-        try {
-          return await settle();
-        } catch (error) {
-          if (!retryable(error)) throw error;
-          this.logger.warn({ err: error, holdId, attempt: n, retryInMs: wait }, 'settle did not land; retrying (the hold is renewed meanwhile)');
-        }
-        await delay(wait);
-        await renew().catch(() => undefined);
-        wait = Math.min(wait * 2, this.retry.maxDelayMs);
-      }
-    })();
+    const { firstDelayMs, maxDelayMs } = this.retry;
+    const attempt = retry(async (n) => {
+      if (n > 1) await renew().catch(() => undefined);
+      return settle();
+    }, {
+      delayMs: exponentialBackoff(firstDelayMs, maxDelayMs),
+      retryable,
+      onRetry: (error, { attempt: n, delayMs }) => this.logger.warn({ err: error, holdId, attempt: n, retryInMs: delayMs }, 'settle did not land; retrying (the hold is renewed meanwhile)'),
+    });
     this.pending.add(attempt);
     const forget = () => void this.pending.delete(attempt);
     attempt.then(forget, forget);
