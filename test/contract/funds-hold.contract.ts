@@ -18,6 +18,26 @@ export interface HostUnderTest {
   close(): Promise<void>;
 }
 
+export interface ContractHost {
+  host: HostUnderTest;
+  client: FundsHoldClient;
+  /** A fresh account id: each case has its own FundsHold actor. */
+  account(): string;
+}
+
+/** In a describe block: the host started once before its cases and closed after, with a FundsHold client over it. */
+export function startedHost(start: () => Promise<HostUnderTest>): ContractHost {
+  const t = { account: () => `acct_${randomUUID().slice(0, 8)}` } as ContractHost;
+  beforeAll(async () => {
+    t.host = await start();
+    t.client = new FundsHoldClient(t.host.invoker);
+  });
+  afterAll(async () => {
+    await t.host?.close();
+  });
+  return t;
+}
+
 const meta = { requestId: 'req', model: 'sim-chat', profileId: 'p' };
 
 /** payg_platform_borne_nano_usd_total{reason="settle_after_expiry"} in an exposition (0 when absent). */
@@ -28,20 +48,10 @@ function bornePlatform(exposition: string): number {
 
 export function fundsHoldContract(hostName: string, start: () => Promise<HostUnderTest>): void {
   describe(`FundsHold contract on the ${hostName} host`, () => {
-    let host: HostUnderTest;
-    let client: FundsHoldClient;
-    const account = () => `acct_${randomUUID().slice(0, 8)}`;
-
-    beforeAll(async () => {
-      host = await start();
-      client = new FundsHoldClient(host.invoker);
-    });
-    afterAll(async () => {
-      await host?.close();
-    });
+    const t = startedHost(start);
 
     it('when credited, then the balance grows; the same reference again changes nothing; another amount conflicts', async () => {
-      const funds = client.of(account());
+      const funds = t.client.of(t.account());
       expect(await funds.credit({ amount: 1000, reference: 'r1' })).toMatchObject({ applied: true, balance: 1000 });
       expect(await funds.credit({ amount: 1000, reference: 'r1' })).toMatchObject({ applied: false, balance: 1000 });
       await expect(funds.credit({ amount: 5, reference: 'r1' })).rejects.toMatchObject({ code: 'credit_reference_reused' });
@@ -49,7 +59,7 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
     });
 
     it('when a reserve does not fit the available balance, then 402 insufficient_funds and nothing is held', async () => {
-      const funds = client.of(account());
+      const funds = t.client.of(t.account());
       await funds.credit({ amount: 100, reference: 'c' });
       await funds.reserve({ holdId: randomUUID(), amount: 60, ttlMs: 60_000, ...meta });
       await expect(funds.reserve({ holdId: randomUUID(), amount: 41, ttlMs: 60_000, ...meta })).rejects.toMatchObject({ code: 'insufficient_funds' });
@@ -57,7 +67,7 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
     });
 
     it('when settled, then the charge is the usage cost, never above the hold, and a retry answers the same', async () => {
-      const funds = client.of(account());
+      const funds = t.client.of(t.account());
       await funds.credit({ amount: 10_000, reference: 'c' });
       const small = randomUUID();
       await funds.reserve({ holdId: small, amount: 500, ttlMs: 60_000, ...meta });
@@ -71,7 +81,7 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
     });
 
     it('when a hold has ended, then no other ending is accepted (forbidden transitions)', async () => {
-      const funds = client.of(account());
+      const funds = t.client.of(t.account());
       await funds.credit({ amount: 1000, reference: 'c' });
       const settled = randomUUID();
       await funds.reserve({ holdId: settled, amount: 10, ttlMs: 60_000, ...meta });
@@ -88,7 +98,7 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
     });
 
     it('when 40 reserves race on a balance that covers 5, then exactly 5 are held and the balance never goes negative', async () => {
-      const funds = client.of(account());
+      const funds = t.client.of(t.account());
       await funds.credit({ amount: 500, reference: 'c' });
       const outcomes = await Promise.allSettled(Array.from({ length: 40 }, () => funds.reserve({ holdId: randomUUID(), amount: 100, ttlMs: 60_000, ...meta })));
       expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(5);
@@ -97,7 +107,7 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
     });
 
     it('when a hold outlives its ttl, then its expiry reminder releases it', async () => {
-      const funds = client.of(account());
+      const funds = t.client.of(t.account());
       await funds.credit({ amount: 100, reference: 'c' });
       await funds.reserve({ holdId: randomUUID(), amount: 70, ttlMs: 1500, ...meta });
       expect(await funds.getBalance()).toMatchObject({ held: 70 });
@@ -109,8 +119,8 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
       const output = (quantity: number) => [{ unit: 'TEXT_INPUT' as const, quantity: 10, unitPrice: 1 }, { unit: 'TEXT_OUTPUT' as const, quantity, unitPrice: 2 }];
 
       it('when progress is recorded, then the hold is renewed past its first ttl and its expiry charges the newest record (quantities never go down)', async () => {
-        const id = account();
-        const funds = client.of(id);
+        const id = t.account();
+        const funds = t.client.of(id);
         await funds.credit({ amount: 10_000, reference: 'c' });
         const holdId = randomUUID();
         await funds.reserve({ holdId, amount: 1000, ttlMs: 1500, ...meta });
@@ -126,16 +136,16 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
         expect(after).toMatchObject({ balance: 10_000 - (10 + 400), held: 0 });
         // Its ending is the expiry's: a release answers it, a settle records the rest as platform-borne.
         expect(await funds.release({ holdId, reason: 'late' })).toMatchObject({ state: 'expired', charged: 410 });
-        if (host.ledgerHas) {
-          expect(await eventually(() => host.ledgerHas!(`${holdId}:charge`), Boolean)).toBe(true);
-          expect(await host.ledgerHas(`${holdId}:usage`)).toBe(true);
-          expect(await host.ledgerHas(`${holdId}:release`)).toBe(false);
+        if (t.host.ledgerHas) {
+          expect(await eventually(() => t.host.ledgerHas!(`${holdId}:charge`), Boolean)).toBe(true);
+          expect(await t.host.ledgerHas(`${holdId}:usage`)).toBe(true);
+          expect(await t.host.ledgerHas(`${holdId}:release`)).toBe(false);
         }
-        if (host.ledgerBalance) expect(await eventually(() => host.ledgerBalance!(id), (b) => b === 10_000 - 410)).toBe(10_000 - 410);
+        if (t.host.ledgerBalance) expect(await eventually(() => t.host.ledgerBalance!(id), (b) => b === 10_000 - 410)).toBe(10_000 - 410);
       });
 
       it('when a hold is released asExpiry (its process is gone), then it is charged for its progress at once, or released without one', async () => {
-        const funds = client.of(account());
+        const funds = t.client.of(t.account());
         await funds.credit({ amount: 10_000, reference: 'c' });
         const withProgress = randomUUID();
         await funds.reserve({ holdId: withProgress, amount: 1000, ttlMs: 600_000, ...meta });
@@ -149,7 +159,7 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
       });
 
       it('when progress exceeds the hold, then expiry charges the hold and no more', async () => {
-        const funds = client.of(account());
+        const funds = t.client.of(t.account());
         await funds.credit({ amount: 10_000, reference: 'c' });
         const holdId = randomUUID();
         await funds.reserve({ holdId, amount: 300, ttlMs: 1500, ...meta });
@@ -158,7 +168,7 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
       });
 
       it('when only renewals were sent (no usage), then expiry releases the hold and charges nothing', async () => {
-        const funds = client.of(account());
+        const funds = t.client.of(t.account());
         await funds.credit({ amount: 1000, reference: 'c' });
         const holdId = randomUUID();
         await funds.reserve({ holdId, amount: 500, ttlMs: 1500, ...meta });
@@ -168,35 +178,35 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
       });
 
       it('when a settle comes after its hold expired, then it answers the expiry and records the uncharged usage as platform-borne, once', async () => {
-        const id = account();
-        const funds = client.of(id);
+        const id = t.account();
+        const funds = t.client.of(id);
         await funds.credit({ amount: 10_000, reference: 'c' });
         const holdId = randomUUID();
         await funds.reserve({ holdId, amount: 5000, ttlMs: 1500, ...meta });
         await funds.progress({ holdId, lines: output(100), ttlMs: 1500 });
         await eventually(() => funds.getBalance(), (b) => b.openHolds === 0, 30_000);
-        const before = host.metrics ? bornePlatform(await host.metrics()) : 0;
+        const before = t.host.metrics ? bornePlatform(await t.host.metrics()) : 0;
         // The whole call: 10 input and 130 output tokens; the expiry charged 10 + 100.
         const settled = await funds.settle({ holdId, lines: output(130) });
         expect(settled).toMatchObject({ state: 'expired', charged: 210, balance: 10_000 - 210 });
         expect(await funds.settle({ holdId, lines: output(130) })).toMatchObject({ state: 'expired', charged: 210, balance: 10_000 - 210 });
         expect(await funds.getBalance()).toMatchObject({ balance: 10_000 - 210, held: 0 });
-        if (host.metrics) expect(bornePlatform(await host.metrics()) - before).toBe(30 * 2);
-        if (host.ledgerHas) {
-          expect(await eventually(() => host.ledgerHas!(`${holdId}:platform-borne`), Boolean)).toBe(true);
-          expect(await eventually(() => host.ledgerHas!(`${holdId}:usage-borne`), Boolean)).toBe(true);
+        if (t.host.metrics) expect(bornePlatform(await t.host.metrics()) - before).toBe(30 * 2);
+        if (t.host.ledgerHas) {
+          expect(await eventually(() => t.host.ledgerHas!(`${holdId}:platform-borne`), Boolean)).toBe(true);
+          expect(await eventually(() => t.host.ledgerHas!(`${holdId}:usage-borne`), Boolean)).toBe(true);
         }
-        if (host.ledgerBalance) expect(await eventually(() => host.ledgerBalance!(id), (b) => b === 10_000 - 210)).toBe(10_000 - 210);
+        if (t.host.ledgerBalance) expect(await eventually(() => t.host.ledgerBalance!(id), (b) => b === 10_000 - 210)).toBe(10_000 - 210);
       });
 
       it('when a hold without progress expired and its settle comes, then the whole usage is platform-borne; a released hold stays a conflict', async () => {
-        const funds = client.of(account());
+        const funds = t.client.of(t.account());
         await funds.credit({ amount: 10_000, reference: 'c' });
         const expired = randomUUID();
         await funds.reserve({ holdId: expired, amount: 5000, ttlMs: 1500, ...meta });
         await eventually(() => funds.getBalance(), (b) => b.openHolds === 0, 30_000);
         expect(await funds.settle({ holdId: expired, lines: output(5) })).toMatchObject({ state: 'expired', charged: 0, balance: 10_000 });
-        if (host.ledgerHas) expect(await eventually(() => host.ledgerHas!(`${expired}:platform-borne`), Boolean)).toBe(true);
+        if (t.host.ledgerHas) expect(await eventually(() => t.host.ledgerHas!(`${expired}:platform-borne`), Boolean)).toBe(true);
         const released = randomUUID();
         await funds.reserve({ holdId: released, amount: 10, ttlMs: 60_000, ...meta });
         await funds.release({ holdId: released, reason: 'x' });
@@ -214,26 +224,26 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
     });
 
     it('when the host restarts, then balances and open holds are all still there', async () => {
-      if (!host.restart) return;
-      const id = account();
-      const funds = client.of(id);
+      if (!t.host.restart) return;
+      const id = t.account();
+      const funds = t.client.of(id);
       await funds.credit({ amount: 900, reference: 'c' });
       const open = randomUUID();
       await funds.reserve({ holdId: open, amount: 300, ttlMs: 600_000, ...meta });
       const settledHold = randomUUID();
       await funds.reserve({ holdId: settledHold, amount: 100, ttlMs: 600_000, ...meta });
       await funds.settle({ holdId: settledHold, lines: [{ unit: 'TEXT_OUTPUT', quantity: 1, unitPrice: 40 }] });
-      client = new FundsHoldClient(await host.restart());
-      const again = client.of(id);
+      t.client = new FundsHoldClient(await t.host.restart());
+      const again = t.client.of(id);
       expect(await again.getBalance()).toMatchObject({ balance: 860, held: 300, openHolds: 1 });
       expect(await again.settle({ holdId: open, lines: [{ unit: 'TEXT_OUTPUT', quantity: 2, unitPrice: 10 }] })).toMatchObject({ charged: 20, balance: 840 });
-      if (host.ledgerBalance) expect(await eventually(() => host.ledgerBalance!(id), (b) => b === 840)).toBe(840);
+      if (t.host.ledgerBalance) expect(await eventually(() => t.host.ledgerBalance!(id), (b) => b === 840)).toBe(840);
     });
 
     it('when every change has been delivered, then the ledger balance equals the actor balance', async () => {
-      if (!host.ledgerBalance) return;
-      const id = account();
-      const funds = client.of(id);
+      if (!t.host.ledgerBalance) return;
+      const id = t.account();
+      const funds = t.client.of(id);
       await funds.credit({ amount: 5000, reference: 'a' });
       await funds.credit({ amount: 5000, reference: 'a' });
       for (let i = 0; i < 5; i++) {
@@ -244,7 +254,7 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
       }
       const { balance } = await funds.getBalance();
       expect(balance).toBe(5000 - 13 * (7 + 9 + 11));
-      expect(await eventually(() => host.ledgerBalance!(id), (b) => b === balance)).toBe(balance);
+      expect(await eventually(() => t.host.ledgerBalance!(id), (b) => b === balance)).toBe(balance);
     });
   });
 }

@@ -3,10 +3,9 @@
 // settled in batches with the same ledger rows as holds; it expires like a hold.
 
 import { randomUUID } from 'node:crypto';
-import { FundsHoldClient } from '../../actors/funds-hold/client';
 import type { CarvedHold, UsageLine } from '../../actors/funds-hold/FundsHoldInterface';
 import { eventually } from '../support/eventually';
-import type { HostUnderTest } from './funds-hold.contract';
+import { startedHost, type HostUnderTest } from './funds-hold.contract';
 
 const meta = { requestId: 'req', model: 'sim-chat', profileId: 'p' };
 const usage = (input: number, output: number): UsageLine[] => [{ unit: 'TEXT_INPUT', quantity: input, unitPrice: 1 }, { unit: 'TEXT_OUTPUT', quantity: output, unitPrice: 2 }];
@@ -14,20 +13,10 @@ const carved = (amount: number): CarvedHold => ({ holdId: randomUUID(), amount, 
 
 export function fundsLeaseContract(hostName: string, start: () => Promise<HostUnderTest>): void {
   describe(`FundsHold leases on the ${hostName} host`, () => {
-    let host: HostUnderTest;
-    let client: FundsHoldClient;
-    const account = () => `acct_${randomUUID().slice(0, 8)}`;
-
-    beforeAll(async () => {
-      host = await start();
-      client = new FundsHoldClient(host.invoker);
-    });
-    afterAll(async () => {
-      await host?.close();
-    });
+    const t = startedHost(start);
 
     it('when a lease is asked, then at most a quarter of the available balance is granted, refused below minAmount, idempotent by id', async () => {
-      const funds = client.of(account());
+      const funds = t.client.of(t.account());
       await funds.credit({ amount: 10_000, reference: 'c' });
       const leaseId = randomUUID();
       expect(await funds.openLease({ leaseId, amount: 4000, minAmount: 100, ttlMs: 60_000 })).toMatchObject({ state: 'open', amount: 2500, charged: 0, available: 7500 });
@@ -42,8 +31,8 @@ export function fundsLeaseContract(hostName: string, start: () => Promise<HostUn
     });
 
     it('when carved holds are settled in a batch, then each is charged as a hold would be (never above its amount), with the same ledger rows, once', async () => {
-      const id = account();
-      const funds = client.of(id);
+      const id = t.account();
+      const funds = t.client.of(id);
       await funds.credit({ amount: 100_000, reference: 'c' });
       const leaseId = randomUUID();
       await funds.openLease({ leaseId, amount: 10_000, minAmount: 1, ttlMs: 60_000 });
@@ -66,16 +55,16 @@ export function fundsLeaseContract(hostName: string, start: () => Promise<HostUn
       // A carved hold that ended cannot end otherwise.
       const again = await funds.leaseBatch({ leaseId, ttlMs: 60_000, release: [{ ...a, reason: 'x' }] });
       expect(again.released[0].error).toMatchObject({ code: 'hold_state_conflict' });
-      if (host.ledgerHas) {
+      if (t.host.ledgerHas) {
         for (const event of [`${a.holdId}:charge`, `${a.holdId}:usage`, `${b.holdId}:charge`, `${c.holdId}:release`]) {
-          expect(await eventually(() => host.ledgerHas!(event), Boolean)).toBe(true);
+          expect(await eventually(() => t.host.ledgerHas!(event), Boolean)).toBe(true);
         }
       }
-      if (host.ledgerBalance) expect(await eventually(() => host.ledgerBalance!(id), (v) => v === 99_900)).toBe(99_900);
+      if (t.host.ledgerBalance) expect(await eventually(() => t.host.ledgerBalance!(id), (v) => v === 99_900)).toBe(99_900);
     });
 
     it('when a batch item is malformed, then the whole batch is refused and nothing changes', async () => {
-      const funds = client.of(account());
+      const funds = t.client.of(t.account());
       await funds.credit({ amount: 10_000, reference: 'c' });
       const leaseId = randomUUID();
       await funds.openLease({ leaseId, amount: 1000, minAmount: 1, ttlMs: 60_000 });
@@ -86,8 +75,8 @@ export function fundsLeaseContract(hostName: string, start: () => Promise<HostUn
     });
 
     it('when its gateway stops renewing a lease, then its expiry charges each carved hold for its progress (the newest record, never a settled one) and returns the rest', async () => {
-      const id = account();
-      const funds = client.of(id);
+      const id = t.account();
+      const funds = t.client.of(id);
       await funds.credit({ amount: 100_000, reference: 'c' });
       const leaseId = randomUUID();
       await funds.openLease({ leaseId, amount: 20_000, minAmount: 1, ttlMs: 1500 });
@@ -108,16 +97,16 @@ export function fundsLeaseContract(hostName: string, start: () => Promise<HostUn
         expect.objectContaining({ state: 'expired', charged: 0 }),
       ]);
       expect(await funds.getBalance()).toMatchObject({ balance: 100_000 - charged });
-      if (host.ledgerHas) {
-        expect(await eventually(() => host.ledgerHas!(`${running.holdId}:charge`), Boolean)).toBe(true);
-        expect(await eventually(() => host.ledgerHas!(`${running.holdId}:platform-borne`), Boolean)).toBe(true);
-        expect(await eventually(() => host.ledgerHas!(`${silent.holdId}:platform-borne`), Boolean)).toBe(true);
+      if (t.host.ledgerHas) {
+        expect(await eventually(() => t.host.ledgerHas!(`${running.holdId}:charge`), Boolean)).toBe(true);
+        expect(await eventually(() => t.host.ledgerHas!(`${running.holdId}:platform-borne`), Boolean)).toBe(true);
+        expect(await eventually(() => t.host.ledgerHas!(`${silent.holdId}:platform-borne`), Boolean)).toBe(true);
       }
-      if (host.ledgerBalance) expect(await eventually(() => host.ledgerBalance!(id), (v) => v === 100_000 - charged)).toBe(100_000 - charged);
+      if (t.host.ledgerBalance) expect(await eventually(() => t.host.ledgerBalance!(id), (v) => v === 100_000 - charged)).toBe(100_000 - charged);
     });
 
     it('when batches renew a lease, then it outlives its first ttl', async () => {
-      const funds = client.of(account());
+      const funds = t.client.of(t.account());
       await funds.credit({ amount: 10_000, reference: 'c' });
       const leaseId = randomUUID();
       await funds.openLease({ leaseId, amount: 1000, minAmount: 1, ttlMs: 1500 });
@@ -128,7 +117,7 @@ export function fundsLeaseContract(hostName: string, start: () => Promise<HostUn
     });
 
     it('when leases and holds race on one balance, then what is locked never exceeds it and the balance never goes negative', async () => {
-      const funds = client.of(account());
+      const funds = t.client.of(t.account());
       await funds.credit({ amount: 10_000, reference: 'c' });
       const outcomes = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => (i % 2
         ? funds.openLease({ leaseId: randomUUID(), amount: 3000, minAmount: 300, ttlMs: 60_000 }).then((l) => (l.state === 'open' ? l.amount : 0))
