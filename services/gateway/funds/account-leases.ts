@@ -108,24 +108,22 @@ export class AccountLeases {
   async settle(request: SettleRequest): Promise<HoldOutcome> {
     const carve = this.carves.get(request.holdId);
     if (!carve) return this.actor.settle(request);
-    const outcome = await carve.lease.batcher.settle({ ...carve.hold, lines: request.lines, ...(request.platformBorne ? { platformBorne: true } : {}) })
-      .catch((error) => {
-        // Refused (the hold ended otherwise): counted as charged in full here, never spent twice.
-        if (!retryable(error)) this.ended(carve, carve.hold.amount);
-        throw error;
-      });
-    this.ended(carve, outcome.charged);
-    return outcome;
+    return this.ending(carve, carve.lease.batcher.settle({ ...carve.hold, lines: request.lines, ...(request.platformBorne ? { platformBorne: true } : {}) }));
   }
 
   async release(request: ReleaseRequest): Promise<HoldOutcome> {
     const carve = this.carves.get(request.holdId);
     if (!carve) return this.actor.release(request);
-    const outcome = await carve.lease.batcher.release({ ...carve.hold, reason: request.reason })
-      .catch((error) => {
-        if (!retryable(error)) this.ended(carve, carve.hold.amount);
-        throw error;
-      });
+    return this.ending(carve, carve.lease.batcher.release({ ...carve.hold, reason: request.reason }));
+  }
+
+  /** A carved hold's settle or release in its batch: once answered, the carve has ended here. */
+  private async ending(carve: Carve, batched: Promise<HoldOutcome>): Promise<HoldOutcome> {
+    const outcome = await batched.catch((error) => {
+      // Refused (the hold ended otherwise): counted as charged in full here, never spent twice.
+      if (!retryable(error)) this.ended(carve, carve.hold.amount);
+      throw error;
+    });
     this.ended(carve, outcome.charged);
     return outcome;
   }
