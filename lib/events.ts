@@ -1,38 +1,59 @@
 // The shared event envelope. Every event has a deterministic id, so a redelivery is
-// recognised by the ledger and never doubles an entry.
+// recognised by the ledger and never doubles an entry. The schemas here are the one definition:
+// the types are inferred from them and the ledger checks events off the wire with them.
+
+import { z } from 'zod';
 
 export const TOPICS = ['billing', 'usage'] as const;
 export type Topic = (typeof TOPICS)[number];
 
-export type BillingKind = 'credit' | 'hold' | 'charge' | 'release' | 'platform_borne';
-export type UsageUnit = 'TEXT_INPUT' | 'TEXT_OUTPUT' | 'IMAGE' | 'SECOND';
+const safeInt = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
 
-export interface BillingData {
-  kind: BillingKind;
-  accountId: string;
-  pool: string;
+export const BILLING_KINDS = ['credit', 'hold', 'charge', 'release', 'platform_borne'] as const;
+export type BillingKind = (typeof BILLING_KINDS)[number];
+export const USAGE_UNITS = ['TEXT_INPUT', 'TEXT_OUTPUT', 'IMAGE', 'SECOND'] as const;
+export type UsageUnit = (typeof USAGE_UNITS)[number];
+
+/** A billing event's data: what the ledger checks off the wire and what the actors emit. */
+export const billingDataSchema = z.object({
+  kind: z.enum(BILLING_KINDS),
+  accountId: z.string().min(1),
+  pool: z.string().min(1),
   /** Signed change of the balance in minor units (credit +, charge −; hold and release 0). */
-  balanceDelta: number;
+  balanceDelta: safeInt,
   /** The amount the entry is about (the hold amount for hold/release, the charge for charge). */
-  amount: number;
-  holdId?: string;
-  reference?: string;
-  requestId?: string;
-  model?: string;
-  profileId?: string;
-}
+  amount: safeInt.nonnegative(),
+  holdId: z.string().optional(),
+  reference: z.string().optional(),
+  requestId: z.string().optional(),
+  model: z.string().optional(),
+  profileId: z.string().optional(),
+});
+export type BillingData = z.infer<typeof billingDataSchema>;
 
-export interface UsageData {
-  accountId: string;
-  pool: string;
-  holdId: string;
-  requestId: string;
-  model: string;
-  profileId: string;
-  lines: { unit: UsageUnit; quantity: number; unitPrice: number; cost: number }[];
+export const usageDataSchema = z.object({
+  accountId: z.string().min(1),
+  pool: z.string().min(1),
+  holdId: z.string(),
+  requestId: z.string(),
+  model: z.string(),
+  profileId: z.string(),
+  lines: z.array(z.object({ unit: z.enum(USAGE_UNITS), quantity: safeInt.nonnegative(), unitPrice: safeInt.nonnegative(), cost: safeInt.nonnegative() })),
   /** What the customer is charged for these lines (may be 0 when the platform bears the cost). */
-  charged: number;
-}
+  charged: safeInt.nonnegative(),
+});
+export type UsageData = z.infer<typeof usageDataSchema>;
+
+/** The envelope off the wire; its data is checked by topic (billingDataSchema, usageDataSchema). */
+export const envelopeSchema = z.object({
+  id: z.string().min(1).max(512),
+  topic: z.enum(TOPICS),
+  type: z.string(),
+  occurredAt: z.iso.datetime(),
+  source: z.string(),
+  data: z.unknown(),
+  traceparent: z.string().optional(),
+});
 
 export interface EventEnvelope<T = BillingData | UsageData> {
   id: string;

@@ -1,47 +1,4 @@
-import { exposition, methodLabel, metrics, routeFamily, type RouteFamily } from './metrics';
-
-describe('routeFamily', () => {
-  const cases: [string, RouteFamily][] = [
-    ['/api/open/v1/models/sim-chat/chat', 'open'],
-    ['/api/open/v1/models/sim-chat/chat/anthropic', 'open'],
-    ['/api/open/v1/models/sim-image/images/generations', 'open'],
-    ['/api/open/v1/models/sim-image/images/tasks/0b0c6a8e-1111-4a4a-8a8a-000000000000', 'open'],
-    ['/v1/chat/completions', 'compat'],
-    ['/v1/messages', 'compat'],
-    ['/v1/models', 'compat'],
-    ['/api/member/v1/entitlement', 'member'],
-    ['/api/member/v1/models/sim-chat/chat', 'member'],
-    ['/api/distribution/api-credit/balance', 'console'],
-    ['/api/distribution/api-credit/bills/export?format=csv&from=2025-01-01T00:00:00Z', 'console'],
-    ['/api/consumer/orders', 'orders'],
-    ['/api/consumer/checkout/callback', 'orders'],
-    ['/admin/v1/accounts', 'admin'],
-    ['/admin/v1/reconciliation', 'admin'],
-    ['/api/open/v1/catalog/models', 'catalog'],
-    ['/api/open/v1/capabilities', 'catalog'],
-    ['/api/open/v1/openapi.json', 'catalog'],
-    ['/v1/sessions', 'prototype'],
-    ['/v1/sessions/abc/events', 'prototype'],
-    ['/v1/workspaces', 'prototype'],
-    ['/healthz', 'health'],
-    ['/readyz', 'health'],
-    ['/metrics', 'health'],
-    ['/metrics?name=x', 'health'],
-    ['/', 'other'],
-    ['/v1/modelsx', 'other'],
-    ['/healthzz', 'other'],
-    ['/api/open/v2/models/x/chat', 'other'],
-  ];
-
-  it.each(cases)('when the path is %s, then the family is %s', (path, family) => {
-    expect(routeFamily(path)).toBe(family);
-  });
-
-  it('when the path differs only in case, then the family is the same, as Express routes it the same', () => {
-    expect(routeFamily('/API/Open/V1/Models/sim-chat/chat')).toBe('open');
-    expect(routeFamily('/V1/Chat/Completions')).toBe('compat');
-  });
-});
+import { exposition, methodLabel, metrics } from './metrics';
 
 describe('methodLabel', () => {
   it('when the method is a common one, then it is kept; else it is OTHER', () => {

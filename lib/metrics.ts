@@ -10,41 +10,8 @@ import type { Topic, UsageUnit } from './events';
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 
+/** The route family label: services/gateway/route-table.ts says which paths belong to which. */
 export type RouteFamily = 'open' | 'compat' | 'member' | 'console' | 'orders' | 'admin' | 'catalog' | 'prototype' | 'health' | 'other';
-
-/** First matching prefix wins, so the catalog's paths come before the rest of /api/open/v1. */
-const FAMILY_PREFIXES: readonly (readonly [string, RouteFamily])[] = [
-  ['/healthz', 'health'],
-  ['/readyz', 'health'],
-  ['/metrics', 'health'],
-  ['/api/open/v1/catalog', 'catalog'],
-  ['/api/open/v1/capabilities', 'catalog'],
-  ['/api/open/v1/openapi.json', 'catalog'],
-  ['/api/open/v1/models', 'open'],
-  ['/v1/chat', 'compat'],
-  ['/v1/messages', 'compat'],
-  ['/v1/models', 'compat'],
-  ['/v1/sessions', 'prototype'],
-  ['/v1/workspaces', 'prototype'],
-  ['/api/member', 'member'],
-  ['/api/distribution', 'console'],
-  ['/api/consumer', 'orders'],
-  ['/admin', 'admin'],
-];
-
-/** Each prefix with its trailing slash, made once: this runs on every request. */
-const FAMILY_SEGMENTS = FAMILY_PREFIXES.map(([prefix, family]) => [prefix, `${prefix}/`, family] as const);
-
-/** The route family of a request path (query string allowed); Express matches paths case-insensitively, so does this. */
-export function routeFamily(url: string): RouteFamily {
-  const query = url.indexOf('?');
-  const path = (query < 0 ? url : url.slice(0, query)).toLowerCase();
-  for (const [prefix, segment, family] of FAMILY_SEGMENTS) {
-    // Whole segments only: /v1/modelsx is not /v1/models.
-    if (path === prefix || path.startsWith(segment)) return family;
-  }
-  return 'other';
-}
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 

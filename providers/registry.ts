@@ -15,8 +15,10 @@ import type { ChatProvider, ImageProvider, MessagesProvider } from './port';
 import { SimulatedChatProvider } from './simulated/chat';
 import { SimulatedImageProvider } from './simulated/images';
 import { SimulatedMessagesProvider } from './simulated/messages';
+import { HARD_BODY_LIMIT } from '../lib/config';
 
-export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
+/** A provider's request-size limit when its catalog entry names none: the gateway's hard limit. */
+export const DEFAULT_MAX_BODY_BYTES = HARD_BODY_LIMIT;
 
 const maxBodyBytes = z.int().positive();
 

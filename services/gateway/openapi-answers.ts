@@ -1,5 +1,23 @@
-// Error answers shared by the OpenAPI entries (openapi*.ts): what any authenticated route, any
-// route reading a JSON body, and any route reaching the actors may refuse with.
+// Answers shared by the OpenAPI entries (openapi*.ts): what any authenticated route, any route
+// reading a JSON body, and any route reaching the actors may refuse with; the chat answers of each
+// wire; and the JSON Schema of a zod schema, for the entries generated from the routes' own schemas.
+
+import { z } from 'zod';
+
+/** JSON Schema 2020-12 of a zod schema: what a client may send (input) or what it receives (output). */
+export const jsonSchemaOf = (schema: z.ZodType, io: 'input' | 'output') => {
+  const { $schema: _draft, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+};
+
+/** A chat route's success: the wire's JSON answer, or its event stream. */
+export const chatSuccess = (description: string, wire: 'openai' | 'anthropic') => ({
+  description,
+  content: {
+    'application/json': { schema: { $ref: `#/components/schemas/${wire === 'openai' ? 'ChatCompletion' : 'AnthropicMessage'}` } },
+    'text/event-stream': { schema: { type: 'string' } },
+  },
+});
 
 /** An answer in the gateway's error shape ({"error":{code,message,param?,request_id}}). */
 export const errorAnswer = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });

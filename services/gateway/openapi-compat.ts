@@ -4,7 +4,7 @@
 
 import { COMPAT_GATE } from './compat/gate';
 import { CAPABILITIES } from './capabilities/gates';
-import { BODY_400, BODY_413, BODY_415, CREDENTIAL_400, UNAVAILABLE } from './openapi-answers';
+import { BODY_400, BODY_413, BODY_415, chatSuccess, CREDENTIAL_400, UNAVAILABLE } from './openapi-answers';
 
 /**
  * Each route's error shape: the gateway's own, OpenAI's on /v1/chat/completions, Anthropic's on
@@ -25,10 +25,10 @@ const capabilitiesHeader = {
   description: `Capabilities this call uses (${CAPABILITIES.join(', ')}), comma separated. Each is refused with 403 capability_gate_closed, naming its gate, until its source, scopes, price and delivery gates all pass; a granted call echoes them in X-Payg-Capabilities.`,
 };
 const gateDescription = `Gated (x-gate: compat). Usable only once the shared compatibility gate passes; its conditions, in order, each refusing with 403 and its own code: ${COMPAT_GATE.map((c) => `${c.condition} → ${c.code} (${c.requires})`).join('; ')}. Behind the gate: the same limits, holds and pool-3 billing as the open chat routes.`;
-const chatAnswers = (answer: string, shape: ErrorShape = 'gateway') => {
+const chatAnswers = (answer: string, wire: 'openai' | 'anthropic', shape: ErrorShape = 'gateway') => {
   const error = shapedAnswer(shape);
   return {
-    '200': { description: `${answer}; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge lands later)` },
+    '200': chatSuccess(`${answer}; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge lands later)`, wire),
     '400': error(`Invalid input: the limits of the chat route, wire_format_mismatch, wire_translation_inexact (the model is served on the other wire and the request cannot be translated exactly), ${BODY_400}, ${CREDENTIAL_400}`),
     '401': error('Missing or unknown credential'),
     '402': error('insufficient_funds'),
@@ -113,7 +113,7 @@ export const compatPaths = {
       security: apiKeyOrX,
       parameters: [modelParameter('Model id or profile id (Anthropic-wire profile)'), capabilitiesHeader],
       requestBody: messagesBody,
-      responses: chatAnswers('Anthropic message, or text/event-stream message_start … message_stop'),
+      responses: chatAnswers('Anthropic message, or text/event-stream message_start … message_stop', 'anthropic'),
     },
   },
   '/v1/models': {
@@ -122,7 +122,7 @@ export const compatPaths = {
       description: gateDescription, 'x-gate': 'compat',
       security: apiKeyOrX,
       responses: {
-        '200': { description: 'Model list' },
+        '200': { description: 'Model list, in the OpenAI shape, or the Anthropic one for an Anthropic client', content: { 'application/json': { schema: { $ref: '#/components/schemas/CompatModelList' } } } },
         '400': shapedAnswer('either')(CREDENTIAL_400),
         '401': shapedAnswer('either')('Missing or unknown API key'),
         '403': shapedAnswer('either')('The gate is closed (its code names the condition) or credential_family_mismatch'),
@@ -137,7 +137,7 @@ export const compatPaths = {
       security: [{ apiKey: [] }],
       parameters: [capabilitiesHeader],
       requestBody: chatBody,
-      responses: chatAnswers('chat.completion, or text/event-stream ending with data: [DONE]', 'openai'),
+      responses: chatAnswers('chat.completion, or text/event-stream ending with data: [DONE]', 'openai', 'openai'),
     },
   },
   '/v1/messages': {
@@ -147,7 +147,7 @@ export const compatPaths = {
       security: apiKeyOrX,
       parameters: [capabilitiesHeader],
       requestBody: messagesBody,
-      responses: chatAnswers('Anthropic message, or its event stream', 'anthropic'),
+      responses: chatAnswers('Anthropic message, or its event stream', 'anthropic', 'anthropic'),
     },
   },
   '/api/member/v1/entitlement': {
@@ -155,7 +155,7 @@ export const compatPaths = {
       summary: "The member pool of the token's account (member entitlement budget)",
       security: [{ oauth: [] }],
       responses: {
-        '200': { description: 'Balance of the member pool' },
+        '200': { description: 'Balance of the member pool', content: { 'application/json': { schema: { $ref: '#/components/schemas/Entitlement' } } } },
         '400': errorAnswer(CREDENTIAL_400),
         '401': errorAnswer('Missing, invalid or expired token'),
         '403': errorAnswer('credential_family_mismatch (an API key)'),
@@ -169,7 +169,7 @@ export const compatPaths = {
       security: [{ oauth: [] }],
       parameters: [modelParameter('Model id or profile id'), capabilitiesHeader],
       requestBody: chatBody,
-      responses: { ...chatAnswers('chat.completion or its stream'), '503': errorAnswer(`oauth_disabled, oauth_unavailable, ${UNAVAILABLE}`) },
+      responses: { ...chatAnswers('chat.completion or its stream', 'openai'), '503': errorAnswer(`oauth_disabled, oauth_unavailable, ${UNAVAILABLE}`) },
     },
   },
   '/api/member/v1/models/{id}/chat/anthropic': {
@@ -178,7 +178,7 @@ export const compatPaths = {
       security: [{ oauth: [] }],
       parameters: [modelParameter('Model id or profile id'), capabilitiesHeader],
       requestBody: messagesBody,
-      responses: { ...chatAnswers('Anthropic message or its event stream'), '503': errorAnswer(`oauth_disabled, oauth_unavailable, ${UNAVAILABLE}`) },
+      responses: { ...chatAnswers('Anthropic message or its event stream', 'anthropic'), '503': errorAnswer(`oauth_disabled, oauth_unavailable, ${UNAVAILABLE}`) },
     },
   },
 };

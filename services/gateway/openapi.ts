@@ -1,7 +1,10 @@
-// The OpenAPI 3.1 description of the formal open navigation (prototype routes are not in it).
+// The OpenAPI 3.1 description of the gateway's routes: the formal open navigation and the operator
+// API (prototype routes are not in it).
 // A candidate reference: registered routes and credential contracts prevail (docs/api.md).
 
-import { BODY_400, BODY_415, CREDENTIAL_400, UNAVAILABLE } from './openapi-answers';
+import { adminPaths, adminSchemas, adminSecuritySchemes } from './openapi-admin';
+import { anthropicMessageAnswer, capabilitiesAnswer, catalogAnswer, chatCompletionAnswer, compatModelListAnswer, entitlementAnswer, openApiAnswer } from './answer-schemas';
+import { BODY_400, BODY_415, chatSuccess, CREDENTIAL_400, jsonSchemaOf, UNAVAILABLE } from './openapi-answers';
 import { compatPaths, compatSchemas, compatSecuritySchemes } from './openapi-compat';
 import { consolePaths, consoleSchemas } from './openapi-console';
 import { orderPaths, orderSchemas, orderSecuritySchemes } from './openapi-orders';
@@ -23,7 +26,7 @@ export const openApiDocument = {
     description: 'Candidate contract. Amounts are integers in nano-USD (scale 9). Readiness is not production enablement.',
   },
   components: {
-    securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'API key: Authorization: Bearer <key>' }, ...orderSecuritySchemes, ...compatSecuritySchemes },
+    securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'API key: Authorization: Bearer <key>' }, ...orderSecuritySchemes, ...compatSecuritySchemes, ...adminSecuritySchemes },
     schemas: {
       Error: {
         type: 'object',
@@ -109,20 +112,28 @@ export const openApiDocument = {
           openLeases: { type: 'integer' },
         },
       },
+      Catalog: jsonSchemaOf(catalogAnswer, 'output'),
+      Capabilities: jsonSchemaOf(capabilitiesAnswer, 'output'),
+      OpenApiDocument: jsonSchemaOf(openApiAnswer, 'output'),
+      ChatCompletion: jsonSchemaOf(chatCompletionAnswer, 'output'),
+      AnthropicMessage: jsonSchemaOf(anthropicMessageAnswer, 'output'),
+      CompatModelList: jsonSchemaOf(compatModelListAnswer, 'output'),
+      Entitlement: jsonSchemaOf(entitlementAnswer, 'output'),
       ...consoleSchemas,
       ...orderSchemas,
       ...compatSchemas,
+      ...adminSchemas,
     },
   },
   paths: {
     '/api/open/v1/catalog/models': {
-      get: { summary: 'Catalog of models and their profiles', security: [], responses: { '200': { description: 'Catalog entries; top-level capabilities describe only the first profile (capabilities_profile_id)' } } },
+      get: { summary: 'Catalog of models and their profiles', security: [], responses: { '200': { description: 'Catalog entries; top-level capabilities describe only the first profile (capabilities_profile_id)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Catalog' } } } } } },
     },
     '/api/open/v1/capabilities': {
-      get: { summary: 'Readiness report (candidate contract)', security: [], responses: { '200': { description: 'Readiness per route and per priced operation' } } },
+      get: { summary: 'Readiness report (candidate contract)', security: [], responses: { '200': { description: 'Readiness per route and per priced operation', content: { 'application/json': { schema: { $ref: '#/components/schemas/Capabilities' } } } } } },
     },
     '/api/open/v1/openapi.json': {
-      get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1' } } },
+      get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { $ref: '#/components/schemas/OpenApiDocument' } } } } } },
     },
     '/api/open/v1/models/{id}/chat': {
       post: {
@@ -131,7 +142,7 @@ export const openApiDocument = {
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Model id or profile id (OpenAI-wire profile)' }],
         requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ChatRequest' } } } },
         responses: {
-          '200': { description: 'chat.completion, or text/event-stream of chat.completion.chunk; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge is still being settled and lands later)' },
+          '200': chatSuccess('chat.completion, or text/event-stream of chat.completion.chunk; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge is still being settled and lands later)', 'openai'),
           '400': errorResponse(`Invalid input (max_tokens_out_of_range, max_completion_tokens_unsupported, n_unsupported, thinking_budget_invalid, estimate_too_large, wire_format_mismatch, provider_rejected, ${BODY_400}, ${CREDENTIAL_400})`),
           '401': errorResponse('Missing or unknown API key'),
           '402': errorResponse('insufficient_funds: the reservation estimate exceeds the available balance'),
@@ -204,5 +215,6 @@ export const openApiDocument = {
     ...consolePaths,
     ...orderPaths,
     ...compatPaths,
+    ...adminPaths,
   },
 } as const;

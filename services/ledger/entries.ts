@@ -2,53 +2,16 @@
 // one usage row per usage line (id `<eventId>:<unit>`). The event id is also the dedupe mark, so
 // a redelivered event is recognised and never doubles a row.
 
-import { z } from 'zod';
-import { TOPICS, type BillingData, type EventEnvelope, type Topic, type UsageData, type UsageUnit } from '../../lib/events';
+import { billingDataSchema, envelopeSchema, usageDataSchema, type BillingData, type EventEnvelope, type Topic, type UsageData, type UsageUnit } from '../../lib/events';
 import { allocateInOrder, toJsonAmount } from '../../lib/money';
-
-const safeInt = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
-
-const billingData = z.object({
-  kind: z.enum(['credit', 'hold', 'charge', 'release', 'platform_borne']),
-  accountId: z.string().min(1),
-  pool: z.string().min(1),
-  balanceDelta: safeInt,
-  amount: safeInt.nonnegative(),
-  holdId: z.string().optional(),
-  reference: z.string().optional(),
-  requestId: z.string().optional(),
-  model: z.string().optional(),
-  profileId: z.string().optional(),
-});
-
-const usageData = z.object({
-  accountId: z.string().min(1),
-  pool: z.string().min(1),
-  holdId: z.string(),
-  requestId: z.string(),
-  model: z.string(),
-  profileId: z.string(),
-  lines: z.array(z.object({ unit: z.enum(['TEXT_INPUT', 'TEXT_OUTPUT', 'IMAGE', 'SECOND']), quantity: safeInt.nonnegative(), unitPrice: safeInt.nonnegative(), cost: safeInt.nonnegative() })),
-  charged: safeInt.nonnegative(),
-});
-
-const envelope = z.object({
-  id: z.string().min(1).max(512),
-  topic: z.enum(TOPICS),
-  type: z.string(),
-  occurredAt: z.iso.datetime(),
-  source: z.string(),
-  data: z.unknown(),
-  traceparent: z.string().optional(),
-});
 
 export class PoisonedEvent extends Error {}
 
 /** Validates an event off the wire; a malformed one is poisoned (dropped, never retried). */
 export function parseEvent(raw: unknown): EventEnvelope {
-  const base = envelope.safeParse(raw);
+  const base = envelopeSchema.safeParse(raw);
   if (!base.success) throw new PoisonedEvent(`malformed event envelope: ${base.error.issues[0]?.message}`);
-  const schema = base.data.topic === 'billing' ? billingData : usageData;
+  const schema = base.data.topic === 'billing' ? billingDataSchema : usageDataSchema;
   const data = schema.safeParse(base.data.data);
   if (!data.success) throw new PoisonedEvent(`malformed ${base.data.topic} event ${base.data.id}: ${data.error.issues[0]?.path.join('.')} ${data.error.issues[0]?.message}`);
   return { ...base.data, data: data.data } as EventEnvelope;

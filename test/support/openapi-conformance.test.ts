@@ -18,7 +18,7 @@ describe('OpenAPI conformance of error answers', () => {
     expect(violationsOf(answer('POST', '/api/open/v1/models/sim-chat/chat', 418, {}))).toEqual([expect.stringContaining('status not declared')]);
     const withNull = { error: { code: 'invalid_request', message: 'x', param: null, request_id: 'r' } };
     expect(violationsOf(answer('POST', '/api/open/v1/models/sim-chat/chat', 400, withNull))).toEqual([expect.stringContaining('error.param')]);
-    expect(violationsOf(answer('POST', '/admin/v1/accounts', 418, {}))).toEqual([]);
+    expect(violationsOf(answer('POST', '/v1/sessions', 418, {}))).toEqual([]);
     expect(operationOf('GET', '/api/open/v1/models/sim-image/images/tasks/abc')?.template).toBe('/api/open/v1/models/{id}/images/tasks/{taskId}');
   });
 

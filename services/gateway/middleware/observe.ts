@@ -4,7 +4,8 @@
 
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { metrics, routeFamily } from '../../../lib/metrics';
+import { metrics } from '../../../lib/metrics';
+import { routeFamily } from '../route-table';
 import { contextFromHeaders, runRequest, traceparentOf, type RequestContext } from '../../../lib/request-context';
 import { endSpan, incomingContext, SpanKind, tracingEnabled, untracedPath } from '../../../lib/tracing';
 

@@ -6,8 +6,7 @@ import type { NextFunction, Request, Response } from 'express';
 
 export const PROTOTYPE_HEADER = 'X-Payg-Prototype';
 export const PROTOTYPE_HEADER_VALUE = 'legacy; excluded-from=open-navigation';
-/** Every path under these is a prototype route (and marked, including its 401, 404 and 400 answers). */
-export const PROTOTYPE_PREFIXES = ['/v1/sessions', '/v1/workspaces'] as const;
+export { PROTOTYPE_PREFIXES } from '../route-table';
 
 export function markPrototype() {
   return function markPrototypeResponse(_req: Request, res: Response, next: NextFunction): void {

@@ -2,9 +2,10 @@
 // docs/auth.md), credits (idempotent per reference).
 
 import { Router } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import { DEFAULT_POOL, MEMBER_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
+import { accountBody, apiKeyBody, creditBody } from './admin-schemas';
 import { GatewayError } from '../../../lib/errors';
 import { CURRENCY, SCALE } from '../../../lib/money';
 import type { AccountStore } from '../accounts/store';
@@ -17,16 +18,6 @@ import type { ActorOutboxClient } from '../../../actors/runtime/outbox-client';
 import { adminAuth } from '../middleware/auth';
 import { parseApiKeyScopes } from '../auth/scopes';
 import { jsonBody } from '../middleware/json-body';
-
-const accountBody = z.object({ name: z.string().trim().min(1).max(200) }).strict();
-/** Scopes are checked by name after the shape, so an unknown or repeated one is invalid_scope naming it. */
-const apiKeyBody = z.object({ scopes: z.array(z.string().max(64)).max(32).optional() }).strict();
-const creditBody = z.object({
-  amount: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
-  reference: z.string().min(1).max(200),
-  /** pool-3 (PAYG, the default) or the member entitlement budget of the OAuth family. */
-  pool: z.enum([DEFAULT_POOL, MEMBER_POOL]).default(DEFAULT_POOL),
-}).strict();
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body ?? {});

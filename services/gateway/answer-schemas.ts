@@ -1,0 +1,75 @@
+// The success bodies of the routes whose answers were described only in words: zod schemas from
+// which the OpenAPI document takes its JSON Schema (openapi.ts). Relayed provider bodies (chat
+// completions, Anthropic messages) are loose objects: the gateway guarantees the fields named here
+// and passes the provider's others through.
+
+import { z } from 'zod';
+
+const nanoUsd = z.number().int();
+const stringList = z.array(z.string());
+
+const catalogEntry = z.looseObject({
+  id: z.string(),
+  object: z.literal('model'),
+  display_name: z.string(),
+  capabilities_profile_id: z.string(),
+  capabilities: stringList,
+  pricing_status: z.record(z.string(), z.string()).describe('Per priced operation: ready, not_offered, unknown, …'),
+  prices: z.record(z.string(), nanoUsd).describe('nano-USD per unit'),
+  free_contract: z.boolean(),
+  limits: z.looseObject({ max_tokens: z.number().int().optional(), output_budget: z.number().int().optional() }),
+  profiles: z.array(z.looseObject({
+    profile_id: z.string(), wire_format: z.string(), compat_profile: z.string(), capabilities: stringList, chat_runtime_supported: z.boolean(),
+  })),
+});
+export const catalogAnswer = z.object({ object: z.literal('list'), data: z.array(catalogEntry) });
+
+export const capabilitiesAnswer = z.looseObject({
+  candidate_contract: z.literal(true),
+  notice: z.string(),
+  actor_host: z.enum(['embedded', 'dapr']),
+  funding_pool: z.string(),
+  routes: z.record(z.string(), z.looseObject({ path: z.string(), ready: z.boolean() })),
+  compatibility_gate: z.looseObject({ path_prefix: z.string(), routes: stringList, open: z.boolean(), eligible_models: stringList }),
+  capability_gates: z.record(z.string(), z.looseObject({ ready: z.boolean(), ready_models: stringList })),
+  models: z.array(z.object({
+    id: z.string(),
+    operations: z.record(z.string(), z.union([z.object({ ready: z.literal(true) }), z.object({ ready: z.literal(false), reason: z.string() })])),
+  })),
+});
+
+export const openApiAnswer = z.looseObject({ openapi: z.string(), info: z.looseObject({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.unknown()) });
+
+export const chatCompletionAnswer = z.looseObject({
+  id: z.string(),
+  object: z.literal('chat.completion'),
+  created: z.number().int(),
+  model: z.string(),
+  choices: z.array(z.looseObject({ index: z.number().int(), message: z.looseObject({ role: z.string() }) })),
+  usage: z.looseObject({ prompt_tokens: z.number().int(), completion_tokens: z.number().int() }).optional(),
+});
+
+export const anthropicMessageAnswer = z.looseObject({
+  id: z.string(),
+  type: z.literal('message'),
+  role: z.literal('assistant'),
+  model: z.string(),
+  content: z.array(z.looseObject({ type: z.string() })),
+  usage: z.looseObject({ input_tokens: z.number().int(), output_tokens: z.number().int() }),
+});
+
+/** GET /v1/models in the OpenAI shape, or the Anthropic one (chosen by the request's anthropic-version or x-api-key). */
+export const compatModelListAnswer = z.union([
+  z.object({ object: z.literal('list'), data: z.array(z.object({ id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string() })) }),
+  z.object({
+    data: z.array(z.object({ type: z.literal('model'), id: z.string(), display_name: z.string(), created_at: z.string() })),
+    has_more: z.boolean(), first_id: z.string().nullable(), last_id: z.string().nullable(),
+  }),
+]);
+
+export const entitlementAnswer = z.object({
+  currency: z.string(), scale: z.number().int(), subject: z.string().describe("The token's subject (sub)"),
+  accountId: z.string(), pool: z.string(),
+  balance: nanoUsd, held: nanoUsd, available: nanoUsd, openHolds: z.number().int(),
+  leased: nanoUsd.describe('What open funds leases of gateway instances still lock (not yet spent)'), openLeases: z.number().int(),
+});
