@@ -73,3 +73,10 @@ export const entitlementAnswer = z.object({
   balance: nanoUsd, held: nanoUsd, available: nanoUsd, openHolds: z.number().int(),
   leased: nanoUsd.describe('What open funds leases of gateway instances still lock (not yet spent)'), openLeases: z.number().int(),
 });
+
+/** One event of a chat stream (text/event-stream): in OpenAPI 3.1 an event stream's schema describes each event. */
+export const streamEventAnswer = z.looseObject({
+  event: z.string().optional().describe('Anthropic wire: message_start … message_stop, error; OpenAI wire: none (message)'),
+  data: z.string().describe('A JSON object (chat.completion.chunk, or the Anthropic event), an error object, or [DONE] at the end of an OpenAI stream'),
+  id: z.string().optional(),
+});

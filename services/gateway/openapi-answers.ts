@@ -15,7 +15,7 @@ export const chatSuccess = (description: string, wire: 'openai' | 'anthropic') =
   description,
   content: {
     'application/json': { schema: { $ref: `#/components/schemas/${wire === 'openai' ? 'ChatCompletion' : 'AnthropicMessage'}` } },
-    'text/event-stream': { schema: { type: 'string' } },
+    'text/event-stream': { schema: { $ref: '#/components/schemas/StreamEvent' } },
   },
 });
 

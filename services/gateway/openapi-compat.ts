@@ -81,20 +81,6 @@ export const compatSchemas = {
     },
     description: "Anthropic's error shape, which the official SDK parses",
   },
-  MessagesRequest: {
-    type: 'object',
-    required: ['messages'],
-    properties: {
-      model: { type: 'string', description: 'Required on /v1/messages; ignored on the open route (the path names the model)' },
-      messages: { type: 'array', minItems: 1, items: { type: 'object', required: ['role', 'content'] } },
-      system: { oneOf: [{ type: 'string' }, { type: 'array' }] },
-      max_tokens: { type: 'integer', minimum: 0, maximum: 1048576 },
-      stream: { type: 'boolean' },
-      thinking: { type: 'object', properties: { budget_tokens: { type: 'integer', minimum: 0 } } },
-    },
-    additionalProperties: true,
-    description: 'Anthropic Messages wire, with the limits of the chat route.',
-  },
 };
 
 export const compatSecuritySchemes = {

@@ -17,12 +17,6 @@ export const orderSecuritySchemes = {
 };
 
 export const orderSchemas = {
-  OrderRequest: {
-    type: 'object',
-    required: ['amount'],
-    additionalProperties: false,
-    properties: { amount: { type: 'integer', minimum: 1, maximum: MAX_ORDER_AMOUNT, description: 'Top-up amount in nano-USD (1 USD = 1e9); at most 10,000 USD' } },
-  },
   Order: {
     type: 'object',
     required: ['orderId', 'accountId', 'amount', 'currency', 'scale', 'status', 'createdAt', 'createdBy', 'payments', 'creditReference'],
@@ -54,19 +48,6 @@ export const orderSchemas = {
       fulfilledAt: { type: 'string', format: 'date-time', description: 'Present exactly when the status is fulfilled' },
       creditReference: { type: 'string', description: 'order:<orderId>, the reference of the one credit the order makes' },
     },
-  },
-  CheckoutEvent: {
-    type: 'object',
-    required: ['id', 'type', 'orderId', 'amount', 'currency', 'occurredAt'],
-    properties: {
-      id: { type: 'string', minLength: 1, maxLength: 200, description: "The provider's event id; an id already processed is refused (409 callback_replayed)" },
-      type: { type: 'string', enum: PAYMENT_EVENT_TYPES },
-      orderId: { type: 'string' },
-      amount: { type: 'integer', minimum: 0, description: 'What was paid, in nano-USD for USD' },
-      currency: { type: 'string', description: 'ISO 4217 code, compared case-insensitively with USD' },
-      occurredAt: { type: 'string', format: 'date-time', description: 'Orders failures and pending notices: one older than the callback the status rests on changes nothing' },
-    },
-    additionalProperties: true,
   },
   CheckoutReceipt: {
     type: 'object',

@@ -3,8 +3,9 @@
 // A candidate reference: registered routes and credential contracts prevail (docs/api.md).
 
 import { adminPaths, adminSchemas, adminSecuritySchemes } from './openapi-admin';
-import { anthropicMessageAnswer, capabilitiesAnswer, catalogAnswer, chatCompletionAnswer, compatModelListAnswer, entitlementAnswer, openApiAnswer } from './answer-schemas';
+import { anthropicMessageAnswer, capabilitiesAnswer, catalogAnswer, chatCompletionAnswer, compatModelListAnswer, entitlementAnswer, openApiAnswer, streamEventAnswer } from './answer-schemas';
 import { BODY_400, BODY_415, chatSuccess, CREDENTIAL_400, jsonSchemaOf, UNAVAILABLE } from './openapi-answers';
+import { requestSchemas } from './request-schemas';
 import { compatPaths, compatSchemas, compatSecuritySchemes } from './openapi-compat';
 import { consolePaths, consoleSchemas } from './openapi-console';
 import { orderPaths, orderSchemas, orderSecuritySchemes } from './openapi-orders';
@@ -43,31 +44,6 @@ export const openApiDocument = {
             additionalProperties: true,
           },
         },
-      },
-      ChatRequest: {
-        type: 'object',
-        required: ['messages'],
-        properties: {
-          messages: { type: 'array', minItems: 1, items: { type: 'object', required: ['role'], properties: { role: { type: 'string' }, content: {} } } },
-          max_tokens: { type: 'integer', minimum: 0, maximum: 1048576, description: '0 or omitted: the model output budget, else its maximum, else 1024. A lower model limit takes precedence.' },
-          n: { type: 'integer', enum: [1] },
-          stream: { type: 'boolean' },
-          stream_options: { type: 'object', properties: { include_usage: { type: 'boolean' } } },
-          thinking: { type: 'object', properties: { budget_tokens: { type: 'integer', minimum: 0, description: 'At most the effective max_tokens; quoted numbers are refused.' } } },
-        },
-        description: 'OpenAI chat-completions wire. max_completion_tokens is refused (use max_tokens). Body ≤ the effective limit (≤ 32 MiB).',
-      },
-      ImageRequest: {
-        type: 'object',
-        required: ['prompt'],
-        properties: {
-          prompt: { type: 'string', minLength: 1, maxLength: 32000 },
-          n: { type: 'integer', enum: [1], description: 'Exactly one image per request.' },
-          response_format: { type: 'string', enum: ['url', 'b64_json'], default: 'url' },
-          size: { type: 'string', description: 'Passed to the provider as given, like the other OpenAI image fields (quality, style, user).' },
-        },
-        additionalProperties: true,
-        description: 'OpenAI images wire, one image. The same Idempotency-Key with a different body (or model path) conflicts.',
       },
       ImageSucceeded: {
         type: 'object',
@@ -119,6 +95,8 @@ export const openApiDocument = {
       AnthropicMessage: jsonSchemaOf(anthropicMessageAnswer, 'output'),
       CompatModelList: jsonSchemaOf(compatModelListAnswer, 'output'),
       Entitlement: jsonSchemaOf(entitlementAnswer, 'output'),
+      StreamEvent: jsonSchemaOf(streamEventAnswer, 'output'),
+      ...requestSchemas,
       ...consoleSchemas,
       ...orderSchemas,
       ...compatSchemas,

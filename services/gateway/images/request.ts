@@ -11,7 +11,7 @@ import type { SimDirectives } from '../../../providers/port';
 /** A prompt longer than this is refused before anything is held (OpenAI's own largest bound). */
 export const MAX_PROMPT_CHARS = 32_000;
 
-const imageBodySchema = z.looseObject({
+export const imageBodySchema = z.looseObject({
   model: z.string().optional(),
   prompt: z.string().min(1, 'must not be empty').max(MAX_PROMPT_CHARS, `must be at most ${MAX_PROMPT_CHARS} characters`),
   response_format: z.enum(['url', 'b64_json']).optional(),

@@ -10,17 +10,17 @@ import { parseJsonObject } from '../json-object';
 
 const ORDER_ID = /^ord_[0-9a-f]{32}$/;
 
-const orderBody = z.object({
+export const orderBody = z.object({
   amount: z.number().int('must be an integer (nano-USD)').min(1, 'must be at least 1').max(MAX_ORDER_AMOUNT, `must be at most ${MAX_ORDER_AMOUNT} (10,000 USD)`),
 }).strict();
 
-const callbackBody = z.looseObject({
-  id: z.string().min(1).max(200),
+export const callbackBody = z.looseObject({
+  id: z.string().min(1).max(200).describe("The provider's event id; an id already processed is refused (409 callback_replayed)"),
   type: z.enum(PAYMENT_EVENT_TYPES),
   orderId: z.string().min(1).max(200),
-  amount: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
-  currency: z.string().min(1).max(16),
-  occurredAt: z.iso.datetime({ offset: true }),
+  amount: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).describe('What was paid, in nano-USD for USD'),
+  currency: z.string().min(1).max(16).describe('ISO 4217 code, compared case-insensitively with USD'),
+  occurredAt: z.iso.datetime({ offset: true }).describe('Orders failures and pending notices: one older than the callback the status rests on changes nothing'),
 });
 
 export type CheckoutCallback = PaymentEvent & { orderId: string };
