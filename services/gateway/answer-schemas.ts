@@ -4,6 +4,10 @@
 // and passes the provider's others through.
 
 import { z } from 'zod';
+import type { BalanceView } from '../../actors/funds-hold/FundsHoldInterface';
+import { ORDER_CURRENCY, PAYMENT_EVENT_TYPES, type OrderStatus, type OrderView } from '../../actors/order/OrderInterface';
+import { SCALE } from '../../lib/money';
+import type { CallbackReceipt } from './orders/use-case';
 
 const nanoUsd = z.number().int();
 const stringList = z.array(z.string());
@@ -67,12 +71,62 @@ export const compatModelListAnswer = z.union([
   }),
 ]);
 
-export const entitlementAnswer = z.object({
-  currency: z.string(), scale: z.number().int(), subject: z.string().describe("The token's subject (sub)"),
+/** GET /api/distribution/api-credit/balance: a pool's balance view in USD at scale 9. */
+export const balanceAnswer = z.object({
+  currency: z.string(), scale: z.number().int(),
   accountId: z.string(), pool: z.string(),
-  balance: nanoUsd, held: nanoUsd, available: nanoUsd, openHolds: z.number().int(),
+  balance: nanoUsd, held: nanoUsd, available: nanoUsd.describe('balance − held − leased'), openHolds: z.number().int(),
   leased: nanoUsd.describe('What open funds leases of gateway instances still lock (not yet spent)'), openLeases: z.number().int(),
 });
+export const entitlementAnswer = balanceAnswer.extend({ subject: z.string().describe("The token's subject (sub)") });
+
+export const imageSucceededAnswer = z.object({
+  taskId: z.string(),
+  status: z.enum(['succeeded', 'unknown']).describe('unknown only for a late artifact released after UNKNOWN_IMAGE_V1 (late_artifact: true, charged 0)'),
+  model: z.string(),
+  charged: nanoUsd.describe('Charged to the balance, nano-USD'),
+  created: z.number().int(),
+  resolution: z.literal('image_unknown_resolved').optional(),
+  late_artifact: z.boolean().optional(),
+  data: z.array(z.looseObject({ url: z.string().optional(), b64_json: z.string().optional(), revised_prompt: z.string().optional() })).min(1).max(1),
+});
+
+const paymentRecord = z.object({
+  eventId: z.string(), type: z.enum(PAYMENT_EVENT_TYPES), amount: z.number().int(), currency: z.string(),
+  occurredAt: z.string(), receivedAt: z.string(), applied: z.boolean(), note: z.string(),
+});
+export const ORDER_STATUSES = ['created', 'payment_pending', 'failed', 'paid', 'fulfilled', 'payment_mismatch'] as const satisfies readonly OrderStatus[];
+const orderStatus = z.enum(ORDER_STATUSES);
+export const orderAnswer = z.object({
+  orderId: z.string().regex(/^ord_[0-9a-f]{32}$/),
+  accountId: z.string(),
+  amount: nanoUsd.describe('nano-USD'),
+  currency: z.literal(ORDER_CURRENCY),
+  scale: z.literal(SCALE),
+  status: orderStatus.describe('fulfilled only once the credit of the amount has been committed to the balance; a checkout callback makes an order paid at most. payment_mismatch: a payment of another amount or currency, held for review, never credited'),
+  createdAt: z.string(),
+  createdBy: z.enum(['console', 'operator']),
+  payments: z.array(paymentRecord).describe('Every checkout callback seen, applied or not (the first and the latest 25 when there are more than 50)'),
+  paidAt: z.string().optional(),
+  fulfilledAt: z.string().optional().describe('Present exactly when the status is fulfilled'),
+  creditReference: z.string().describe('order:<orderId>, the reference of the one credit the order makes'),
+});
+export const checkoutReceiptAnswer = z.object({
+  received: z.literal(true),
+  eventId: z.string(),
+  orderId: z.string(),
+  applied: z.boolean().describe('false: recorded only (a duplicate success, an out-of-order or late failure or pending notice)'),
+  status: orderStatus,
+});
+
+// The answers are built from these types: a field added to one and not to its schema does not compile.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const sameShapes: [
+  Same<z.infer<typeof orderAnswer>, OrderView & { scale: typeof SCALE }>,
+  Same<z.infer<typeof checkoutReceiptAnswer>, CallbackReceipt>,
+  Same<Omit<z.infer<typeof balanceAnswer>, 'currency' | 'scale'>, BalanceView>,
+] = [true, true, true];
+void sameShapes;
 
 /** One event of a chat stream (text/event-stream): in OpenAPI 3.1 an event stream's schema describes each event. */
 export const streamEventAnswer = z.looseObject({

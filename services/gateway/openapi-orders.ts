@@ -1,11 +1,10 @@
 // OpenAPI entries of top-up orders and the checkout callback (docs/orders.md). Spread into openapi.ts.
 
-import { MAX_ORDER_AMOUNT, PAYMENT_EVENT_TYPES } from '../../actors/order/OrderInterface';
-import { BODY_400, BODY_413, BODY_415, CREDENTIAL_400, errorAnswer, UNAVAILABLE } from './openapi-answers';
+import { checkoutReceiptAnswer, orderAnswer as orderSchema } from './answer-schemas';
+import { BODY_400, BODY_413, BODY_415, CREDENTIAL_400, errorAnswer, jsonSchemaOf, UNAVAILABLE } from './openapi-answers';
 import { SIGNATURE_HEADER } from './orders/signature';
 
 const orderAnswer = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Order' } } } });
-const STATUSES = ['created', 'payment_pending', 'failed', 'paid', 'fulfilled', 'payment_mismatch'];
 
 export const orderSecuritySchemes = {
   checkoutSignature: {
@@ -17,49 +16,8 @@ export const orderSecuritySchemes = {
 };
 
 export const orderSchemas = {
-  Order: {
-    type: 'object',
-    required: ['orderId', 'accountId', 'amount', 'currency', 'scale', 'status', 'createdAt', 'createdBy', 'payments', 'creditReference'],
-    properties: {
-      orderId: { type: 'string', pattern: '^ord_[0-9a-f]{32}$' },
-      accountId: { type: 'string' },
-      amount: { type: 'integer', description: 'nano-USD' },
-      currency: { type: 'string', enum: ['USD'] },
-      scale: { type: 'integer', enum: [9] },
-      status: {
-        type: 'string',
-        enum: STATUSES,
-        description: 'fulfilled only once the credit of the amount has been committed to the balance; a checkout callback makes an order paid at most. payment_mismatch: a payment of another amount or currency, held for review, never credited',
-      },
-      createdAt: { type: 'string', format: 'date-time' },
-      createdBy: { type: 'string', enum: ['console', 'operator'] },
-      payments: {
-        type: 'array',
-        description: 'Every checkout callback seen, applied or not (the first and the latest 25 when there are more than 50)',
-        items: {
-          type: 'object',
-          properties: {
-            eventId: { type: 'string' }, type: { type: 'string', enum: PAYMENT_EVENT_TYPES }, amount: { type: 'integer' }, currency: { type: 'string' },
-            occurredAt: { type: 'string', format: 'date-time' }, receivedAt: { type: 'string', format: 'date-time' }, applied: { type: 'boolean' }, note: { type: 'string' },
-          },
-        },
-      },
-      paidAt: { type: 'string', format: 'date-time' },
-      fulfilledAt: { type: 'string', format: 'date-time', description: 'Present exactly when the status is fulfilled' },
-      creditReference: { type: 'string', description: 'order:<orderId>, the reference of the one credit the order makes' },
-    },
-  },
-  CheckoutReceipt: {
-    type: 'object',
-    required: ['received', 'eventId', 'orderId', 'applied', 'status'],
-    properties: {
-      received: { type: 'boolean', enum: [true] },
-      eventId: { type: 'string' },
-      orderId: { type: 'string' },
-      applied: { type: 'boolean', description: 'false: recorded only (a duplicate success, an out-of-order or late failure or pending notice)' },
-      status: { type: 'string', enum: STATUSES },
-    },
-  },
+  Order: jsonSchemaOf(orderSchema, 'output'),
+  CheckoutReceipt: jsonSchemaOf(checkoutReceiptAnswer, 'output'),
 };
 
 const orderIdParameter = { name: 'orderId', in: 'path', required: true, schema: { type: 'string' } };

@@ -3,7 +3,7 @@
 // A candidate reference: registered routes and credential contracts prevail (docs/api.md).
 
 import { adminPaths, adminSchemas, adminSecuritySchemes } from './openapi-admin';
-import { anthropicMessageAnswer, capabilitiesAnswer, catalogAnswer, chatCompletionAnswer, compatModelListAnswer, entitlementAnswer, openApiAnswer, streamEventAnswer } from './answer-schemas';
+import { anthropicMessageAnswer, balanceAnswer, imageSucceededAnswer, capabilitiesAnswer, catalogAnswer, chatCompletionAnswer, compatModelListAnswer, entitlementAnswer, openApiAnswer, streamEventAnswer } from './answer-schemas';
 import { BODY_400, BODY_415, chatSuccess, CREDENTIAL_400, jsonSchemaOf, UNAVAILABLE } from './openapi-answers';
 import { requestSchemas } from './request-schemas';
 import { compatPaths, compatSchemas, compatSecuritySchemes } from './openapi-compat';
@@ -45,23 +45,7 @@ export const openApiDocument = {
           },
         },
       },
-      ImageSucceeded: {
-        type: 'object',
-        required: ['taskId', 'status', 'model', 'charged', 'created', 'data'],
-        properties: {
-          taskId: { type: 'string', format: 'uuid' },
-          status: { type: 'string', enum: ['succeeded', 'unknown'], description: 'unknown only for a late artifact released after UNKNOWN_IMAGE_V1 (late_artifact: true, charged 0)' },
-          model: { type: 'string' },
-          charged: { type: 'integer', description: 'Charged to the balance, nano-USD' },
-          created: { type: 'integer' },
-          resolution: { type: 'string', enum: ['image_unknown_resolved'] },
-          late_artifact: { type: 'boolean' },
-          data: {
-            type: 'array', minItems: 1, maxItems: 1,
-            items: { type: 'object', properties: { url: { type: 'string' }, b64_json: { type: 'string' }, revised_prompt: { type: 'string' } } },
-          },
-        },
-      },
+      ImageSucceeded: jsonSchemaOf(imageSucceededAnswer, 'output'),
       ImageTaskError: {
         allOf: [
           { $ref: '#/components/schemas/Error' },
@@ -79,15 +63,7 @@ export const openApiDocument = {
           },
         ],
       },
-      Balance: {
-        type: 'object',
-        properties: {
-          currency: { type: 'string' }, scale: { type: 'integer' }, accountId: { type: 'string' }, pool: { type: 'string' },
-          balance: { type: 'integer' }, held: { type: 'integer' }, available: { type: 'integer' }, openHolds: { type: 'integer' },
-          leased: { type: 'integer', description: 'What open funds leases of gateway instances still lock (not yet spent); available = balance − held − leased' },
-          openLeases: { type: 'integer' },
-        },
-      },
+      Balance: jsonSchemaOf(balanceAnswer, 'output'),
       Catalog: jsonSchemaOf(catalogAnswer, 'output'),
       Capabilities: jsonSchemaOf(capabilitiesAnswer, 'output'),
       OpenApiDocument: jsonSchemaOf(openApiAnswer, 'output'),

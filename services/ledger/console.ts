@@ -6,15 +6,14 @@
 import type { Topic } from '../../lib/events';
 import type { ConsoleKind, ExportQuery, PageQuery } from './console-query';
 import type { BillEntry, LedgerRow, LedgerStore, UsageRow } from './entries';
+import { billItemSchema, usageItemSchema, type BillItem, type UsageItem } from './console-items';
 
 /** Rows read from the store per step of an export. */
 export const EXPORT_CHUNK_ROWS = 1000;
 
 const IMAGE_HOLD_PREFIX = 'img:';
 
-/** An item of the console: a row without the account and pool (always the caller's), with the image task. */
-export type BillItem = Omit<BillEntry, 'accountId' | 'pool'> & { taskId?: string };
-export type UsageItem = Omit<UsageRow, 'accountId' | 'pool'> & { taskId?: string };
+export type { BillItem, UsageItem };
 
 export type ConsoleItem = BillItem | UsageItem;
 
@@ -27,11 +26,8 @@ export interface ConsolePage {
 
 const TOPIC_OF: Record<ConsoleKind, Topic> = { bills: 'billing', usage: 'usage' };
 
-const BILL_FIELDS = ['id', 'occurredAt', 'kind', 'amount', 'balanceDelta', 'holdId', 'requestId', 'taskId', 'model', 'profileId', 'reference'] as const satisfies readonly (keyof BillItem)[];
-const USAGE_FIELDS = ['id', 'occurredAt', 'unit', 'quantity', 'unitPrice', 'cost', 'charged', 'platformBorne', 'holdId', 'requestId', 'taskId', 'model', 'profileId'] as const satisfies readonly (keyof UsageItem)[];
-
-/** Every field an item can have, in the order of the CSV columns. */
-export const ITEM_FIELDS: Record<ConsoleKind, readonly string[]> = { bills: BILL_FIELDS, usage: USAGE_FIELDS };
+/** Every field an item can have, in the order of the CSV columns: the order of the item schemas. */
+export const ITEM_FIELDS: Record<ConsoleKind, readonly string[]> = { bills: Object.keys(billItemSchema.shape), usage: Object.keys(usageItemSchema.shape) };
 
 /** An image's hold is `img:<taskId>`, or `img:<taskId>:<startId>` when a retry took its own (docs/money.md). */
 const taskIdOf = (holdId: string | undefined) => (holdId?.startsWith(IMAGE_HOLD_PREFIX) ? holdId.slice(IMAGE_HOLD_PREFIX.length).split(':')[0] : undefined);
