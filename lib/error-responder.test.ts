@@ -1,0 +1,102 @@
+// Pins every error answer the services send: for each code, the native body, the OpenAI- and
+// Anthropic-compatible bodies and each chat wire's stream error frame (snapshot), the image
+// task's answers, and the ledger app's error answers over HTTP.
+
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ImageTaskView } from '../actors/image-task/ImageTaskInterface';
+import type { LedgerStore } from '../services/ledger/entries';
+import { createLedgerApp } from '../services/ledger/app';
+import { anthropicWire, openAiWire } from '../services/gateway/chat/wires';
+import { compatErrorBody } from '../services/gateway/compat/errors';
+import { reply } from '../services/gateway/images/use-case';
+import { errorBody } from '../services/gateway/middleware/errors';
+import { ERROR_STATUS, GatewayError, type ErrorCode } from './errors';
+
+const CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+const plain = (code: ErrorCode) => new GatewayError(code, `refused: ${code}`);
+const detailed = (code: ErrorCode) => new GatewayError(code, `refused: ${code}`, { param: 'max_tokens', extra: { gate: 'compat', condition: 'c' } });
+// As JSON text: the order of the fields is part of what is pinned.
+const byCode = (answer: (code: ErrorCode) => unknown[]): Record<string, string[]> => Object.fromEntries(CODES.map((code) => [code, answer(code).map((a) => (typeof a === 'string' ? a : JSON.stringify(a)))]));
+
+describe('error answers of every code', () => {
+  it('native body', () => {
+    expect(byCode((code) => [errorBody(plain(code), 'req-1'), errorBody(detailed(code), 'req-1')])).toMatchSnapshot();
+  });
+  it('OpenAI-compatible body', () => {
+    expect(byCode((code) => [compatErrorBody('openai', plain(code), 'req-1'), compatErrorBody('openai', detailed(code), 'req-1')])).toMatchSnapshot();
+  });
+  it('Anthropic-compatible body', () => {
+    expect(byCode((code) => [compatErrorBody('anthropic', plain(code), 'req-1'), compatErrorBody('anthropic', detailed(code), 'req-1')])).toMatchSnapshot();
+  });
+  it('stream error frames of both chat wires', () => {
+    expect(byCode((code) => [openAiWire.streamError(detailed(code)), anthropicWire.streamError(detailed(code))])).toMatchSnapshot();
+  });
+  it('the SDKs\' types of the common refusals', () => {
+    const types = (code: ErrorCode) => [(compatErrorBody('openai', plain(code), 'r').error as { type: string }).type, (compatErrorBody('anthropic', plain(code), 'r').error as { type: string }).type];
+    expect(types('invalid_request')).toEqual(['invalid_request_error', 'invalid_request_error']);
+    expect(types('unauthorized')).toEqual(['authentication_error', 'authentication_error']);
+    expect(types('insufficient_funds')).toEqual(['insufficient_quota', 'billing_error']);
+    expect(types('compat_disabled')).toEqual(['permission_error', 'permission_error']);
+    expect(types('model_not_found')).toEqual(['not_found_error', 'not_found_error']);
+    expect(types('idempotency_key_reused')).toEqual(['conflict_error', 'invalid_request_error']);
+    expect(types('payload_too_large')).toEqual(['invalid_request_error', 'request_too_large']);
+    expect(types('provider_error')).toEqual(['api_error', 'api_error']);
+    expect(types('actor_unavailable')).toEqual(['api_error', 'overloaded_error']);
+    expect(types('provider_timeout')).toEqual(['api_error', 'timeout_error']);
+  });
+  it('a stream error frame says the code and message only (no param, no extra)', () => {
+    const error = detailed('provider_timeout');
+    expect(openAiWire.streamError(error)).toBe('data: {"error":{"code":"provider_timeout","message":"refused: provider_timeout"}}\n\n');
+    expect(anthropicWire.streamError(error)).toBe('event: error\ndata: {"type":"error","error":{"type":"timeout_error","message":"refused: provider_timeout","code":"provider_timeout"}}\n\n');
+  });
+});
+
+describe('image task answers', () => {
+  const view = {
+    taskId: '0b8a4b44-5cbf-8e0c-9c39-35c5e1c0a001', status: 'failed', phase: 'failed', model: 'sim-image', charged: 0, failure: 'no',
+    deadlineAt: Date.UTC(2026, 0, 2, 3, 4, 5),
+  } as unknown as ImageTaskView;
+  const answer = (task: Partial<ImageTaskView>) => reply({ ...view, ...task } as ImageTaskView, 'req-9');
+
+  it('failed, unknown, unresolved and succeeded', () => {
+    const asText = (answers: Record<string, { status: number; headers: Record<string, string>; body: unknown }>) =>
+      Object.fromEntries(Object.entries(answers).map(([name, a]) => [name, { status: a.status, headers: a.headers, body: JSON.stringify(a.body) }]));
+    expect(asText({
+      failed: answer({}),
+      unknown: answer({ status: 'unknown', phase: 'unknown' } as Partial<ImageTaskView>),
+      unresolved: answer({ status: 'unresolved', phase: 'running' } as Partial<ImageTaskView>),
+      succeeded: answer({ status: 'succeeded', phase: 'succeeded', charged: 40_000_000, artifact: { created: 1, url: 'http://i/1.png' } } as Partial<ImageTaskView>),
+      lateArtifact: answer({ status: 'unknown', phase: 'unknown', artifact: { created: 2, b64Json: 'AA==', revisedPrompt: 'p' } } as Partial<ImageTaskView>),
+    })).toMatchSnapshot();
+  });
+});
+
+describe('ledger app error answers', () => {
+  let server: Server;
+  let base: string;
+  const failing = new Error('store down');
+  const store = { account: () => Promise.reject(failing), has: () => Promise.reject(new GatewayError('actor_unavailable', 'busy')) } as unknown as LedgerStore;
+
+  beforeAll(async () => {
+    server = createLedgerApp(store).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  const call = async (method: string, path: string, body?: string) => {
+    const response = await fetch(`${base}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body });
+    return { status: response.status, type: response.headers.get('content-type'), body: await response.json() };
+  };
+
+  it('refusals, an unknown list, a GatewayError and an unexpected failure keep their status and body', async () => {
+    const json = 'application/json; charset=utf-8';
+    expect(await call('POST', '/events/stored', '{"ids":"x"}')).toEqual({ status: 400, type: json, body: { error: { code: 'invalid_request', message: 'ids: Invalid input: expected array, received string' } } });
+    expect(await call('GET', '/accounts/a/pools/p/nothing/page')).toEqual({ status: 404, type: json, body: { error: { code: 'not_found', message: 'no console list nothing' } } });
+    expect(await call('GET', '/events/e1')).toEqual({ status: 503, type: json, body: { error: { code: 'actor_unavailable', message: 'busy' } } });
+    expect(await call('GET', '/accounts/a/pools/p')).toEqual({ status: 500, type: json, body: { error: { code: 'internal_error', message: 'internal error' } } });
+    // A body that is not JSON is Express's own refusal, which the ledger answers as an internal error.
+    expect(await call('POST', '/events/stored', '{')).toEqual({ status: 500, type: json, body: { error: { code: 'internal_error', message: 'internal error' } } });
+  });
+});
