@@ -16,7 +16,6 @@ import { endModelCall, startModelCall } from '../../../lib/tracing';
 import { ProviderError, type ImageProvider, type SimDirectives } from '../../../providers/port';
 import { deadline, shuttingDown } from '../deadline';
 import type { Drain } from '../drain';
-import { errorBody } from '../middleware/errors';
 import { checkBodySize } from '../chat/limits';
 import { imageTaskId, isCanonicalUuid, parseIdempotencyKey, parseImageBody, requestFingerprint } from './request';
 
@@ -57,11 +56,10 @@ export interface RecoverInput {
   modelId: string;
   taskId: string;
   caller: Owner;
-  requestId: string;
 }
 
+/** A task's image (200); every other outcome is thrown as a GatewayError carrying the task. */
 export interface ImageReply {
-  status: number;
   headers: Record<string, string>;
   body: unknown;
 }
@@ -111,7 +109,7 @@ export class ImageService {
     const view = started.role === 'owner'
       ? await this.callProvider(task, started.task, provider)
       : await this.awaitOwner(task, started.task, input.caller);
-    return reply(view, input.requestId);
+    return reply(view);
   }
 
   /** GET …/images/tasks/{taskId}: the owner's view, advanced as far as can be determined now. */
@@ -121,7 +119,7 @@ export class ImageService {
     const view = await task.view(input.caller);
     // The model need not be in the catalog any more: the task carries what it needs.
     if (input.modelId !== view.model && input.modelId !== view.profileId) throw new GatewayError('not_found', 'no such image task');
-    return reply(await this.advance(task, view), input.requestId);
+    return reply(await this.advance(task, view));
   }
 
   /** Stops waiting for background provider calls (shutdown): their tasks stay unresolved. */
@@ -292,26 +290,25 @@ function imageData(view: ImageTaskView) {
   };
 }
 
-/** The HTTP answer for a task: 200 with the image, 400 failed, 503 unresolved or unknown. */
-export function reply(view: ImageTaskView, requestId: string): ImageReply {
-  const charged = { 'x-payg-charged': String(view.charged) };
+/** A task's answer: its image, or else a GatewayError (provider_rejected 400, image_unknown or image_unresolved 503) naming the task. */
+export function reply(view: ImageTaskView): ImageReply {
+  const headers = { 'x-payg-charged': String(view.charged) };
   const common = { taskId: view.taskId, status: view.status, model: view.model };
   if (view.artifact) {
     const late = view.status === 'unknown' ? { resolution: IMAGE_UNKNOWN_RESOLVED, late_artifact: true } : {};
-    return { status: 200, headers: charged, body: { ...common, ...late, charged: view.charged, ...imageData(view) } };
+    return { headers, body: { ...common, ...late, charged: view.charged, ...imageData(view) } };
   }
   if (view.status === 'failed') {
-    const error = new GatewayError('provider_rejected', `the provider rejected the request: ${view.failure ?? 'no reason given'}; the hold was released`);
-    return { status: 400, headers: charged, body: { ...errorBody(error, requestId), ...common } };
+    throw new GatewayError('provider_rejected', `the provider rejected the request: ${view.failure ?? 'no reason given'}; the hold was released`, { headers, bodyFields: common });
   }
   if (view.status === 'unknown') {
-    const error = new GatewayError('image_unknown', 'the result of this image task could not be determined within its 24-hour deadline (UNKNOWN_IMAGE_V1): the hold was released and nothing was charged');
-    return { status: 503, headers: { ...charged, 'retry-after': String(RETRY_AFTER_UNKNOWN_S) }, body: { ...errorBody(error, requestId), ...common, resolution: IMAGE_UNKNOWN_RESOLVED } };
+    throw new GatewayError('image_unknown', 'the result of this image task could not be determined within its 24-hour deadline (UNKNOWN_IMAGE_V1): the hold was released and nothing was charged', {
+      headers: { ...headers, 'retry-after': String(RETRY_AFTER_UNKNOWN_S) },
+      bodyFields: { ...common, resolution: IMAGE_UNKNOWN_RESOLVED },
+    });
   }
-  const error = new GatewayError('image_unresolved', 'the result of this image task cannot be determined yet; ask again with GET /api/open/v1/models/{id}/images/tasks/{taskId} using the same API key (never retry with another key)');
-  return {
-    status: 503,
-    headers: { ...charged, 'retry-after': String(RETRY_AFTER_UNRESOLVED_S) },
-    body: { ...errorBody(error, requestId), ...common, deadline: new Date(view.deadlineAt).toISOString() },
-  };
+  throw new GatewayError('image_unresolved', 'the result of this image task cannot be determined yet; ask again with GET /api/open/v1/models/{id}/images/tasks/{taskId} using the same API key (never retry with another key)', {
+    headers: { ...headers, 'retry-after': String(RETRY_AFTER_UNRESOLVED_S) },
+    bodyFields: { ...common, deadline: new Date(view.deadlineAt).toISOString() },
+  });
 }

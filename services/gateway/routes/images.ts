@@ -9,7 +9,7 @@ import { jsonBody } from '../middleware/json-body';
 import { directivesOf } from './chat';
 
 function send(res: Response, reply: ImageReply): void {
-  res.status(reply.status).set(reply.headers).json(reply.body);
+  res.set(reply.headers).json(reply.body);
 }
 
 export function imageRoutes(images: ImageService, accounts: AccountStore, maxBodyBytes: number): Router {
@@ -26,7 +26,7 @@ export function imageRoutes(images: ImageService, accounts: AccountStore, maxBod
     }));
   });
   router.get('/api/open/v1/models/:id/images/tasks/:taskId', apiKeyAuth(accounts), async (req, res) => {
-    send(res, await images.recover({ modelId: req.params.id as string, taskId: req.params.taskId as string, caller: apiKeyOwner(req.caller), requestId: req.requestId }));
+    send(res, await images.recover({ modelId: req.params.id as string, taskId: req.params.taskId as string, caller: apiKeyOwner(req.caller) }));
   });
   return router;
 }
