@@ -13,11 +13,12 @@ import { requireEligible, type Catalog } from '../../../catalog/catalog';
 import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
 import { endModelCall, startModelCall } from '../../../lib/tracing';
+import { isCanonicalUuid } from '../../../lib/uuid';
 import { ProviderError, type ImageProvider, type SimDirectives } from '../../../providers/port';
 import { deadline, shuttingDown } from '../deadline';
 import type { Drain } from '../drain';
 import { checkBodySize } from '../chat/limits';
-import { imageTaskId, isCanonicalUuid, parseIdempotencyKey, parseImageBody, requestFingerprint } from './request';
+import { imageTaskId, parseIdempotencyKey, parseImageBody, requestFingerprint } from './request';
 
 export interface ImageSettings {
   /** The UNKNOWN_IMAGE_V1 window frozen into each task. */
