@@ -10,7 +10,7 @@ import type { ImageTaskView } from '../actors/image-task/ImageTaskInterface';
 import type { LedgerStore } from '../services/ledger/entries';
 import { createLedgerApp } from '../services/ledger/app';
 import { anthropicWire, openAiWire } from '../services/gateway/chat/wires';
-import { reply } from '../services/gateway/images/use-case';
+import { reply } from '../services/gateway/images/answer';
 import { errorAnswer, errorBody, errorResponder, notFound, streamErrorFrame, WIRE_ERROR_TYPE, type ErrorAnswer, type ErrorResponderOptions } from './error-responder';
 import { ERROR_STATUS, GatewayError, type ErrorCode } from './errors';
 

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { ImageTaskView } from '../../actors/image-task/ImageTaskInterface';
 import { ERROR_STATUS, GatewayError, type ErrorCode } from '../../lib/errors';
 import { errorAnswer, errorBody } from '../../lib/error-responder';
-import { reply } from '../../services/gateway/images/use-case';
+import { reply } from '../../services/gateway/images/answer';
 import { operationOf, violationsOf, type Answer } from './openapi-conformance';
 
 const JSON_TYPE = 'application/json; charset=utf-8';

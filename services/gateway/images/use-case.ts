@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ImageTaskClient } from '../../../actors/image-task/client';
-import { IMAGE_UNKNOWN_RESOLVED, type ImageTaskApi, type ImageTaskView, type Outcome, type Owner } from '../../../actors/image-task/ImageTaskInterface';
+import type { ImageTaskApi, ImageTaskView, Outcome, Owner } from '../../../actors/image-task/ImageTaskInterface';
 import { requireEligible, type Catalog } from '../../../catalog/catalog';
 import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
@@ -18,6 +18,7 @@ import { ProviderError, type ImageProvider, type SimDirectives } from '../../../
 import { deadline, shuttingDown } from '../deadline';
 import type { Drain } from '../drain';
 import { checkBodySize } from '../chat/limits';
+import { reply, type ImageReply } from './answer';
 import { imageTaskId, parseIdempotencyKey, parseImageBody, requestFingerprint } from './request';
 
 export interface ImageSettings {
@@ -59,15 +60,6 @@ export interface RecoverInput {
   caller: Owner;
 }
 
-/** A task's image (200); every other outcome is thrown as a GatewayError carrying the task. */
-export interface ImageReply {
-  headers: Record<string, string>;
-  body: unknown;
-}
-
-/** Seconds a client should wait before asking again about an unresolved or unknown task. */
-const RETRY_AFTER_UNRESOLVED_S = 5;
-const RETRY_AFTER_UNKNOWN_S = 60;
 const POLL_MS = 50;
 /** How long a request waits for the ledger to acknowledge a late artifact's events. */
 const LEDGER_ACK_WAIT_MS = 2000;
@@ -281,35 +273,4 @@ function classify(error: unknown): Outcome {
   }
   if (error instanceof ProviderError) return { kind: 'unresolved', what: `provider ${error.kind}: ${error.message}` };
   return { kind: 'unresolved', what: `provider call failed: ${(error as Error)?.message ?? String(error)}` };
-}
-
-function imageData(view: ImageTaskView) {
-  const artifact = view.artifact!;
-  return {
-    created: artifact.created,
-    data: [{ ...(artifact.url !== undefined ? { url: artifact.url } : { b64_json: artifact.b64Json }), ...(artifact.revisedPrompt ? { revised_prompt: artifact.revisedPrompt } : {}) }],
-  };
-}
-
-/** A task's answer: its image, or else a GatewayError (provider_rejected 400, image_unknown or image_unresolved 503) naming the task. */
-export function reply(view: ImageTaskView): ImageReply {
-  const headers = { 'x-payg-charged': String(view.charged) };
-  const common = { taskId: view.taskId, status: view.status, model: view.model };
-  if (view.artifact) {
-    const late = view.status === 'unknown' ? { resolution: IMAGE_UNKNOWN_RESOLVED, late_artifact: true } : {};
-    return { headers, body: { ...common, ...late, charged: view.charged, ...imageData(view) } };
-  }
-  if (view.status === 'failed') {
-    throw new GatewayError('provider_rejected', `the provider rejected the request: ${view.failure ?? 'no reason given'}; the hold was released`, { headers, bodyFields: common });
-  }
-  if (view.status === 'unknown') {
-    throw new GatewayError('image_unknown', 'the result of this image task could not be determined within its 24-hour deadline (UNKNOWN_IMAGE_V1): the hold was released and nothing was charged', {
-      headers: { ...headers, 'retry-after': String(RETRY_AFTER_UNKNOWN_S) },
-      bodyFields: { ...common, resolution: IMAGE_UNKNOWN_RESOLVED },
-    });
-  }
-  throw new GatewayError('image_unresolved', 'the result of this image task cannot be determined yet; ask again with GET /api/open/v1/models/{id}/images/tasks/{taskId} using the same API key (never retry with another key)', {
-    headers: { ...headers, 'retry-after': String(RETRY_AFTER_UNRESOLVED_S) },
-    bodyFields: { ...common, deadline: new Date(view.deadlineAt).toISOString() },
-  });
 }

@@ -3,7 +3,8 @@
 
 import { Router, type Response } from 'express';
 import type { AccountStore } from '../accounts/store';
-import type { ImageReply, ImageService } from '../images/use-case';
+import type { ImageReply } from '../images/answer';
+import type { ImageService } from '../images/use-case';
 import { apiKeyAuth, apiKeyOwner } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
 import { directivesOf } from './chat';
