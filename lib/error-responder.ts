@@ -144,6 +144,7 @@ export function errorResponder(options: ErrorResponderOptions = {}): ErrorReques
       else res.end();
       return;
     }
+    // Set by the gateway's request-id middleware; the ledger gives its requests none, nor its bodies.
     const answer = errorAnswer(shapeOf(req), failure, req.requestId);
     res.status(answer.status).set(answer.headers).json(answer.body);
   };
