@@ -1,19 +1,13 @@
-// Pins every error answer the services send: for each code, the native body, the OpenAI- and
-// Anthropic-compatible bodies and each chat wire's stream error frame (snapshot), the image
-// task's answers, and the ledger app's error answers over HTTP; then the responder middleware.
+// Pins every error answer the responder writes: for each code, the native body, the OpenAI- and
+// Anthropic-compatible bodies and each chat wire's stream error frame (snapshot, taken from the
+// five formatters this module replaced); then the responder as middleware.
 
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import pino from 'pino';
-import type { ImageTaskView } from '../actors/image-task/ImageTaskInterface';
-import type { LedgerStore } from '../services/ledger/entries';
-import { createLedgerApp } from '../services/ledger/app';
-import { anthropicWire, openAiWire } from '../services/gateway/chat/wires';
-import { reply } from '../services/gateway/images/answer';
-import { errorAnswer, errorBody, errorResponder, notFound, streamErrorFrame, WIRE_ERROR_TYPE, type ErrorAnswer, type ErrorResponderOptions } from './error-responder';
+import { errorAnswer, errorBody, errorResponder, notFound, streamErrorFrame, WIRE_ERROR_TYPE, type ErrorResponderOptions } from './error-responder';
 import { ERROR_STATUS, GatewayError, type ErrorCode } from './errors';
-
 
 const CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 const plain = (code: ErrorCode) => new GatewayError(code, `refused: ${code}`);
@@ -32,7 +26,7 @@ describe('error answers of every code', () => {
     expect(byCode((code) => [errorBody('anthropic', plain(code), 'req-1'), errorBody('anthropic', detailed(code), 'req-1')])).toMatchSnapshot();
   });
   it('stream error frames of both chat wires', () => {
-    expect(byCode((code) => [openAiWire.streamError(detailed(code)), anthropicWire.streamError(detailed(code))])).toMatchSnapshot();
+    expect(byCode((code) => [streamErrorFrame('openai', detailed(code)), streamErrorFrame('anthropic', detailed(code))])).toMatchSnapshot();
   });
   it('the SDKs\' types of the common refusals', () => {
     const types = (code: ErrorCode) => [(errorBody('openai', plain(code), 'r').error as { type: string }).type, (errorBody('anthropic', plain(code), 'r').error as { type: string }).type];
@@ -49,64 +43,8 @@ describe('error answers of every code', () => {
   });
   it('a stream error frame says the code and message only (no param, no extra)', () => {
     const error = detailed('provider_timeout');
-    expect(openAiWire.streamError(error)).toBe('data: {"error":{"code":"provider_timeout","message":"refused: provider_timeout"}}\n\n');
-    expect(anthropicWire.streamError(error)).toBe('event: error\ndata: {"type":"error","error":{"type":"timeout_error","message":"refused: provider_timeout","code":"provider_timeout"}}\n\n');
-  });
-});
-
-describe('image task answers', () => {
-  const view = {
-    taskId: '0b8a4b44-5cbf-8e0c-9c39-35c5e1c0a001', status: 'failed', phase: 'failed', model: 'sim-image', charged: 0, failure: 'no',
-    deadlineAt: Date.UTC(2026, 0, 2, 3, 4, 5),
-  } as unknown as ImageTaskView;
-  // The use case answers an image, and throws any other outcome for the responder to say.
-  const answer = (task: Partial<ImageTaskView>): Omit<ErrorAnswer, 'body'> & { body: unknown } => {
-    try {
-      return { status: 200, ...reply({ ...view, ...task } as ImageTaskView) };
-    } catch (error) {
-      return errorAnswer('native', error as GatewayError, 'req-9');
-    }
-  };
-
-  it('failed, unknown, unresolved and succeeded', () => {
-    const asText = (answers: Record<string, { status: number; headers: Record<string, string>; body: unknown }>) =>
-      Object.fromEntries(Object.entries(answers).map(([name, a]) => [name, { status: a.status, headers: a.headers, body: JSON.stringify(a.body) }]));
-    expect(asText({
-      failed: answer({}),
-      unknown: answer({ status: 'unknown', phase: 'unknown' } as Partial<ImageTaskView>),
-      unresolved: answer({ status: 'unresolved', phase: 'running' } as Partial<ImageTaskView>),
-      succeeded: answer({ status: 'succeeded', phase: 'succeeded', charged: 40_000_000, artifact: { created: 1, url: 'http://i/1.png' } } as Partial<ImageTaskView>),
-      lateArtifact: answer({ status: 'unknown', phase: 'unknown', artifact: { created: 2, b64Json: 'AA==', revisedPrompt: 'p' } } as Partial<ImageTaskView>),
-    })).toMatchSnapshot();
-  });
-});
-
-describe('ledger app error answers', () => {
-  let server: Server;
-  let base: string;
-  const failing = new Error('store down');
-  const store = { account: () => Promise.reject(failing), has: () => Promise.reject(new GatewayError('actor_unavailable', 'busy')) } as unknown as LedgerStore;
-
-  beforeAll(async () => {
-    server = createLedgerApp(store).listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-  afterAll(() => new Promise((resolve) => server.close(resolve)));
-
-  const call = async (method: string, path: string, body?: string) => {
-    const response = await fetch(`${base}${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body });
-    return { status: response.status, type: response.headers.get('content-type'), body: await response.json() };
-  };
-
-  it('refusals, an unknown list, a GatewayError and an unexpected failure keep their status and body', async () => {
-    const json = 'application/json; charset=utf-8';
-    expect(await call('POST', '/events/stored', '{"ids":"x"}')).toEqual({ status: 400, type: json, body: { error: { code: 'invalid_request', message: 'ids: Invalid input: expected array, received string' } } });
-    expect(await call('GET', '/accounts/a/pools/p/nothing/page')).toEqual({ status: 404, type: json, body: { error: { code: 'not_found', message: 'no console list nothing' } } });
-    expect(await call('GET', '/events/e1')).toEqual({ status: 503, type: json, body: { error: { code: 'actor_unavailable', message: 'busy' } } });
-    expect(await call('GET', '/accounts/a/pools/p')).toEqual({ status: 500, type: json, body: { error: { code: 'internal_error', message: 'internal error' } } });
-    // A body that is not JSON is Express's own refusal, which the ledger answers as an internal error.
-    expect(await call('POST', '/events/stored', '{')).toEqual({ status: 500, type: json, body: { error: { code: 'internal_error', message: 'internal error' } } });
+    expect(streamErrorFrame('openai', error)).toBe('data: {"error":{"code":"provider_timeout","message":"refused: provider_timeout"}}\n\n');
+    expect(streamErrorFrame('anthropic', error)).toBe('event: error\ndata: {"type":"error","error":{"type":"timeout_error","message":"refused: provider_timeout","code":"provider_timeout"}}\n\n');
   });
 });
 
