@@ -1,6 +1,7 @@
 // The catalog configuration file: models, their profiles and prices. Validated at start-up.
 
 import { z } from 'zod';
+import { CANONICAL_UUID } from '../lib/uuid';
 
 export const PRICED_OPERATIONS = ['TEXT_OUTPUT', 'IMAGE', 'SECOND'] as const;
 /** The operations behind the capability gates' price condition (docs/capabilities.md). */
@@ -10,7 +11,7 @@ export type PricedOperation = (typeof PRICED_OPERATIONS)[number] | (typeof CAPAB
 export const WIRE_FORMATS = ['openai-chat', 'anthropic-messages', 'openai-images'] as const;
 export type WireFormat = (typeof WIRE_FORMATS)[number];
 
-const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be a lowercase UUID');
+const uuid = z.string().regex(CANONICAL_UUID, 'must be a lowercase UUID');
 const amount = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const tokens = z.number().int().positive().max(1_048_576);
 

@@ -1,5 +1,6 @@
 // One error class, a closed set of codes, and an exhaustive code → HTTP status map:
-// a new code without a status does not compile. Routes throw; one middleware formats.
+// a new code without a status does not compile (nor without its wire types in
+// lib/error-responder.ts). Routes and use cases throw; one responder formats.
 
 export const ERROR_STATUS = {
   invalid_request: 400,
@@ -60,17 +61,32 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+export interface GatewayErrorOptions {
+  /** The one parameter at fault. */
+  param?: string;
+  /** Fields the error object carries beside its code (crosses to and from actors). */
+  extra?: Record<string, unknown>;
+  /** Headers of the answer (an image task's Retry-After and charge); the gateway's own, never sent to actors. */
+  headers?: Record<string, string>;
+  /** Fields the answer's body carries beside `error` (an image task's taskId, status, model); the gateway's own. */
+  bodyFields?: Record<string, unknown>;
+}
+
 export class GatewayError extends Error {
   readonly code: ErrorCode;
   readonly param?: string;
   readonly extra?: Record<string, unknown>;
+  readonly headers?: Record<string, string>;
+  readonly bodyFields?: Record<string, unknown>;
 
-  constructor(code: ErrorCode, message: string, options: { param?: string; extra?: Record<string, unknown> } = {}) {
+  constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
     super(message);
     this.name = 'GatewayError';
     this.code = code;
     this.param = options.param;
     this.extra = options.extra;
+    this.headers = options.headers;
+    this.bodyFields = options.bodyFields;
   }
 
   get status(): number {

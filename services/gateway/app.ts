@@ -3,6 +3,7 @@
 import express from 'express';
 import type { Logger } from 'pino';
 import { serveMetrics } from '../../lib/metrics';
+import { errorResponder, notFound } from '../../lib/error-responder';
 import type { FundsHoldClient } from '../../actors/funds-hold/client';
 import type { ActorOutboxClient } from '../../actors/runtime/outbox-client';
 import type { Catalog } from '../../catalog/catalog';
@@ -12,7 +13,6 @@ import type { ChatAdapters } from './chat/upstream';
 import { CompatGate } from './compat/gate';
 import type { Drain } from './drain';
 import type { AccountStore } from './accounts/store';
-import { errorHandler, notFound } from './middleware/errors';
 import { observeRequests } from './middleware/observe';
 import { requestId } from './middleware/request-id';
 import { adminRoutes } from './routes/admin';
@@ -128,6 +128,6 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
   const sessions = new SessionService({ ...deps.sessions, chat, leaseMs: deps.sessions.runLeaseMs, wakeups: new SessionWakeups() });
   app.use(sessionRoutes(sessions, deps.accounts, deps.maxBodyBytes));
   app.use(notFound());
-  app.use(errorHandler(deps.logger));
+  app.use(errorResponder({ logger: deps.logger }));
   return app;
 }

@@ -2,9 +2,10 @@
 // reads the gateway makes through service invocation.
 
 import { Readable } from 'node:stream';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { errorResponder } from '../../lib/error-responder';
 import { GatewayError, toGatewayError } from '../../lib/errors';
 import { TOPICS } from '../../lib/events';
 import { serveMetrics } from '../../lib/metrics';
@@ -112,15 +113,9 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready' });
   });
 
-  app.use(function ledgerError(error: unknown, _req: Request, res: Response, _next: NextFunction) {
-    const failure = toGatewayError(error);
-    if (failure.status >= 500) options.logger?.error({ err: error }, 'ledger read failed');
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    res.status(failure.status).json({ error: { code: failure.code, message: failure.message, ...(failure.param ? { param: failure.param } : {}) } });
-  });
+  // Native bodies without a request id (the ledger's requests have none); an export already
+  // started is cut, so the gateway never takes it for a complete one.
+  app.use(errorResponder({ logger: options.logger, classify: toGatewayError, started: 'cut' }));
 
   return app;
 }

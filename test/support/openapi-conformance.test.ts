@@ -4,14 +4,22 @@
 import { randomUUID } from 'node:crypto';
 import type { ImageTaskView } from '../../actors/image-task/ImageTaskInterface';
 import { ERROR_STATUS, GatewayError, type ErrorCode } from '../../lib/errors';
-import { compatErrorBody } from '../../services/gateway/compat/errors';
-import { reply } from '../../services/gateway/images/use-case';
-import { errorBody } from '../../services/gateway/middleware/errors';
+import { errorAnswer, errorBody } from '../../lib/error-responder';
+import { reply } from '../../services/gateway/images/answer';
 import { operationOf, violationsOf, type Answer } from './openapi-conformance';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const answer = (method: string, path: string, status: number, body: unknown): Answer => ({ method, url: `http://gateway${path}`, status, contentType: JSON_TYPE, body });
 const refusal = (code: ErrorCode, param?: string) => new GatewayError(code, `refused: ${code}`, { param });
+/** The answer for an image task that has no image: the use case throws it, the responder says it. */
+const refusedTask = (view: ImageTaskView) => {
+  try {
+    reply(view);
+  } catch (error) {
+    return errorAnswer('native', error as GatewayError, 'r');
+  }
+  throw new Error('the task has an image');
+};
 
 describe('OpenAPI conformance of error answers', () => {
   it('when the checker meets an undeclared status or a gateway error with "param": null, then it says so; an undescribed route is not its business', () => {
@@ -29,7 +37,7 @@ describe('OpenAPI conformance of error answers', () => {
     ];
     for (const path of bodyRoutes) {
       for (const error of [refusal('invalid_utf8'), refusal('ambiguous_credential', 'Authorization'), refusal('payload_too_large'), refusal('unsupported_media_type'), refusal('actor_unavailable')]) {
-        expect(violationsOf(answer('POST', path, error.status, errorBody(error, 'req-1')))).toEqual([]);
+        expect(violationsOf(answer('POST', path, error.status, errorBody('native', error, 'req-1')))).toEqual([]);
       }
     }
   });
@@ -38,10 +46,10 @@ describe('OpenAPI conformance of error answers', () => {
     for (const code of ['provider_error', 'provider_timeout', 'actor_unavailable'] as const) {
       const error = refusal(code);
       for (const path of ['/api/open/v1/models/m/chat', '/api/open/v1/models/m/chat/anthropic', '/api/member/v1/models/m/chat', '/api/member/v1/models/m/chat/anthropic']) {
-        expect(violationsOf(answer('POST', path, error.status, errorBody(error, 'r')))).toEqual([]);
+        expect(violationsOf(answer('POST', path, error.status, errorBody('native', error, 'r')))).toEqual([]);
       }
-      expect(violationsOf(answer('POST', '/v1/chat/completions', error.status, compatErrorBody('openai', error, 'r')))).toEqual([]);
-      expect(violationsOf(answer('POST', '/v1/messages', error.status, compatErrorBody('anthropic', error, 'r')))).toEqual([]);
+      expect(violationsOf(answer('POST', '/v1/chat/completions', error.status, errorBody('openai', error, 'r')))).toEqual([]);
+      expect(violationsOf(answer('POST', '/v1/messages', error.status, errorBody('anthropic', error, 'r')))).toEqual([]);
     }
   });
 
@@ -49,26 +57,26 @@ describe('OpenAPI conformance of error answers', () => {
     const codes = (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => ['invalid_json', 'invalid_utf8', 'unauthorized', 'compat_disabled', 'model_not_found', 'insufficient_funds', 'ambiguous_credential'].includes(code));
     for (const code of codes) {
       for (const error of [refusal(code), refusal(code, 'max_tokens')]) {
-        expect(violationsOf(answer('POST', '/v1/chat/completions', error.status, compatErrorBody('openai', error, 'r')))).toEqual([]);
-        expect(violationsOf(answer('POST', '/v1/messages', error.status, compatErrorBody('anthropic', error, 'r')))).toEqual([]);
+        expect(violationsOf(answer('POST', '/v1/chat/completions', error.status, errorBody('openai', error, 'r')))).toEqual([]);
+        expect(violationsOf(answer('POST', '/v1/messages', error.status, errorBody('anthropic', error, 'r')))).toEqual([]);
       }
     }
     for (const shape of ['openai', 'anthropic'] as const) {
-      expect(violationsOf(answer('GET', '/v1/models', 403, compatErrorBody(shape, refusal('compat_disabled'), 'r')))).toEqual([]);
+      expect(violationsOf(answer('GET', '/v1/models', 403, errorBody(shape, refusal('compat_disabled'), 'r')))).toEqual([]);
     }
     // The shapes are not interchangeable.
-    expect(violationsOf(answer('POST', '/v1/messages', 400, compatErrorBody('openai', refusal('invalid_json'), 'r')))).not.toEqual([]);
-    expect(violationsOf(answer('POST', '/v1/chat/completions', 400, errorBody(refusal('invalid_json'), 'r')))).not.toEqual([]);
+    expect(violationsOf(answer('POST', '/v1/messages', 400, errorBody('openai', refusal('invalid_json'), 'r')))).not.toEqual([]);
+    expect(violationsOf(answer('POST', '/v1/chat/completions', 400, errorBody('native', refusal('invalid_json'), 'r')))).not.toEqual([]);
   });
 
   it('when the image route refuses before any task, then the plain error is declared; a task\'s failure carries taskId and status', () => {
     const path = '/api/open/v1/models/sim-image/images/generations';
-    expect(violationsOf(answer('POST', path, 400, errorBody(refusal('idempotency_key_invalid', 'Idempotency-Key'), 'r')))).toEqual([]);
+    expect(violationsOf(answer('POST', path, 400, errorBody('native', refusal('idempotency_key_invalid', 'Idempotency-Key'), 'r')))).toEqual([]);
     const view = { taskId: randomUUID(), status: 'failed', phase: 'failed', model: 'sim-image', charged: 0, failure: 'no', deadlineAt: Date.now() } as unknown as ImageTaskView;
-    const failed = reply(view, 'r');
+    const failed = refusedTask(view);
     expect(failed.status).toBe(400);
     expect(violationsOf(answer('POST', path, 400, failed.body))).toEqual([]);
-    const unresolved = reply({ ...view, status: 'unresolved', phase: 'unresolved' } as unknown as ImageTaskView, 'r');
+    const unresolved = refusedTask({ ...view, status: 'unresolved', phase: 'unresolved' } as unknown as ImageTaskView);
     expect(violationsOf(answer('GET', `/api/open/v1/models/sim-image/images/tasks/${view.taskId}`, 503, unresolved.body))).toEqual([]);
     // A body that claims to be a task's but names an unknown status is not.
     expect(violationsOf(answer('POST', path, 400, { ...(failed.body as object), status: 'exploded' }))).not.toEqual([]);

@@ -3,6 +3,7 @@
 // The use case is the same story for both; only these translations differ.
 
 import type { ChatWire } from '../../../catalog/catalog';
+import { streamErrorFrame } from '../../../lib/error-responder';
 import type { GatewayError } from '../../../lib/errors';
 import type { ChatCompletion, ChatStreamChunk, MessagesResult, MessagesStreamEvent, SimDirectives, TokenUsage } from '../../../providers/port';
 import { chunksToMessagesEvents, completionToMessagesResult, messagesEventsToChunks, messagesResultToCompletion } from '../../../providers/translate';
@@ -89,7 +90,7 @@ export const openAiWire: InboundWire<ChatCompletion, ChatStreamChunk> = {
   producesOutput: (piece) => piece.outputDelta !== '' || deltaCarriesOutput(piece.chunk),
   finalUsage: (piece) => piece.usage !== undefined,
   end: 'data: [DONE]\n\n',
-  streamError: (error) => `data: ${JSON.stringify({ error: { code: error.code, message: error.message } })}\n\n`,
+  streamError: (error) => streamErrorFrame('openai', error),
 };
 
 /** A chunk whose delta carries more than its role: tool calls, refusals, reasoning are output too. */
@@ -101,20 +102,6 @@ function deltaCarriesOutput(chunk: Record<string, unknown>): boolean {
 }
 
 type InboundCallMessages = Extract<InboundCall, { wire: 'openai-chat' }>['call']['messages'];
-
-/** Anthropic's error types by the status the gateway's code maps to. */
-export function anthropicErrorType(status: number): string {
-  if (status === 400 || status === 409 || status === 415) return 'invalid_request_error';
-  if (status === 401) return 'authentication_error';
-  if (status === 402) return 'billing_error';
-  if (status === 403) return 'permission_error';
-  if (status === 404) return 'not_found_error';
-  if (status === 413) return 'request_too_large';
-  if (status === 429) return 'rate_limit_error';
-  if (status === 504) return 'timeout_error';
-  if (status === 503) return 'overloaded_error';
-  return 'api_error';
-}
 
 export const anthropicWire: InboundWire<MessagesResult, MessagesStreamEvent> = {
   wire: 'anthropic-messages',
@@ -146,5 +133,5 @@ export const anthropicWire: InboundWire<MessagesResult, MessagesStreamEvent> = {
   producesOutput: (piece) => piece.event === 'content_block_delta',
   finalUsage: (piece) => piece.event === 'message_delta' && piece.usage !== undefined,
   end: '',
-  streamError: (error) => `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: anthropicErrorType(error.status), message: error.message, code: error.code } })}\n\n`,
+  streamError: (error) => streamErrorFrame('anthropic', error),
 };

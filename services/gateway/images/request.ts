@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { GatewayError } from '../../../lib/errors';
+import { isCanonicalUuid } from '../../../lib/uuid';
 import { parseJsonObject, requireJsonObject } from '../json-object';
 import type { SimDirectives } from '../../../providers/port';
 
@@ -40,13 +41,6 @@ export function parseImageBody(body: unknown): ImageRequest {
   const passthrough: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(parsed)) if (!GATEWAY_FIELDS.has(key)) passthrough[key] = value;
   return { prompt: parsed.prompt, responseFormat: parsed.response_format ?? 'url', passthrough };
-}
-
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** Lowercase 8-4-4-4-12 hex: the form of Idempotency-Keys and of task ids. */
-export function isCanonicalUuid(value: string): boolean {
-  return CANONICAL_UUID.test(value);
 }
 
 /**

@@ -8,17 +8,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ImageTaskClient } from '../../../actors/image-task/client';
-import { IMAGE_UNKNOWN_RESOLVED, type ImageTaskApi, type ImageTaskView, type Outcome, type Owner } from '../../../actors/image-task/ImageTaskInterface';
+import type { ImageTaskApi, ImageTaskView, Outcome, Owner } from '../../../actors/image-task/ImageTaskInterface';
 import { requireEligible, type Catalog } from '../../../catalog/catalog';
 import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
 import { endModelCall, startModelCall } from '../../../lib/tracing';
+import { isCanonicalUuid } from '../../../lib/uuid';
 import { ProviderError, type ImageProvider, type SimDirectives } from '../../../providers/port';
 import { deadline, shuttingDown } from '../deadline';
 import type { Drain } from '../drain';
-import { errorBody } from '../middleware/errors';
 import { checkBodySize } from '../chat/limits';
-import { imageTaskId, isCanonicalUuid, parseIdempotencyKey, parseImageBody, requestFingerprint } from './request';
+import { reply, type ImageReply } from './answer';
+import { imageTaskId, parseIdempotencyKey, parseImageBody, requestFingerprint } from './request';
 
 export interface ImageSettings {
   /** The UNKNOWN_IMAGE_V1 window frozen into each task. */
@@ -57,18 +58,8 @@ export interface RecoverInput {
   modelId: string;
   taskId: string;
   caller: Owner;
-  requestId: string;
 }
 
-export interface ImageReply {
-  status: number;
-  headers: Record<string, string>;
-  body: unknown;
-}
-
-/** Seconds a client should wait before asking again about an unresolved or unknown task. */
-const RETRY_AFTER_UNRESOLVED_S = 5;
-const RETRY_AFTER_UNKNOWN_S = 60;
 const POLL_MS = 50;
 /** How long a request waits for the ledger to acknowledge a late artifact's events. */
 const LEDGER_ACK_WAIT_MS = 2000;
@@ -111,7 +102,7 @@ export class ImageService {
     const view = started.role === 'owner'
       ? await this.callProvider(task, started.task, provider)
       : await this.awaitOwner(task, started.task, input.caller);
-    return reply(view, input.requestId);
+    return reply(view);
   }
 
   /** GET …/images/tasks/{taskId}: the owner's view, advanced as far as can be determined now. */
@@ -121,7 +112,7 @@ export class ImageService {
     const view = await task.view(input.caller);
     // The model need not be in the catalog any more: the task carries what it needs.
     if (input.modelId !== view.model && input.modelId !== view.profileId) throw new GatewayError('not_found', 'no such image task');
-    return reply(await this.advance(task, view), input.requestId);
+    return reply(await this.advance(task, view));
   }
 
   /** Stops waiting for background provider calls (shutdown): their tasks stay unresolved. */
@@ -282,36 +273,4 @@ function classify(error: unknown): Outcome {
   }
   if (error instanceof ProviderError) return { kind: 'unresolved', what: `provider ${error.kind}: ${error.message}` };
   return { kind: 'unresolved', what: `provider call failed: ${(error as Error)?.message ?? String(error)}` };
-}
-
-function imageData(view: ImageTaskView) {
-  const artifact = view.artifact!;
-  return {
-    created: artifact.created,
-    data: [{ ...(artifact.url !== undefined ? { url: artifact.url } : { b64_json: artifact.b64Json }), ...(artifact.revisedPrompt ? { revised_prompt: artifact.revisedPrompt } : {}) }],
-  };
-}
-
-/** The HTTP answer for a task: 200 with the image, 400 failed, 503 unresolved or unknown. */
-export function reply(view: ImageTaskView, requestId: string): ImageReply {
-  const charged = { 'x-payg-charged': String(view.charged) };
-  const common = { taskId: view.taskId, status: view.status, model: view.model };
-  if (view.artifact) {
-    const late = view.status === 'unknown' ? { resolution: IMAGE_UNKNOWN_RESOLVED, late_artifact: true } : {};
-    return { status: 200, headers: charged, body: { ...common, ...late, charged: view.charged, ...imageData(view) } };
-  }
-  if (view.status === 'failed') {
-    const error = new GatewayError('provider_rejected', `the provider rejected the request: ${view.failure ?? 'no reason given'}; the hold was released`);
-    return { status: 400, headers: charged, body: { ...errorBody(error, requestId), ...common } };
-  }
-  if (view.status === 'unknown') {
-    const error = new GatewayError('image_unknown', 'the result of this image task could not be determined within its 24-hour deadline (UNKNOWN_IMAGE_V1): the hold was released and nothing was charged');
-    return { status: 503, headers: { ...charged, 'retry-after': String(RETRY_AFTER_UNKNOWN_S) }, body: { ...errorBody(error, requestId), ...common, resolution: IMAGE_UNKNOWN_RESOLVED } };
-  }
-  const error = new GatewayError('image_unresolved', 'the result of this image task cannot be determined yet; ask again with GET /api/open/v1/models/{id}/images/tasks/{taskId} using the same API key (never retry with another key)');
-  return {
-    status: 503,
-    headers: { ...charged, 'retry-after': String(RETRY_AFTER_UNRESOLVED_S) },
-    body: { ...errorBody(error, requestId), ...common, deadline: new Date(view.deadlineAt).toISOString() },
-  };
 }

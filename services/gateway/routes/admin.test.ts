@@ -6,7 +6,7 @@ import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import type { ActorOutboxClient } from '../../../actors/runtime/outbox-client';
 import { AccountStore } from '../accounts/store';
 import type { LedgerReader } from '../ledger/reader';
-import { errorHandler } from '../middleware/errors';
+import { errorResponder } from '../../../lib/error-responder';
 import type { OrderService } from '../orders/use-case';
 import { adminRoutes } from './admin';
 import { MemoryKeyValueStore } from '../../../test/support/memory-kv';
@@ -25,7 +25,7 @@ beforeAll(async () => {
   const unused = {} as unknown;
   const app = express();
   app.use(adminRoutes({ adminToken: ADMIN_TOKEN, accounts, funds: unused as FundsHoldClient, outbox: unused as ActorOutboxClient, ledger: unused as LedgerReader, orders: unused as OrderService }));
-  app.use(errorHandler(pino({ level: 'silent' })));
+  app.use(errorResponder({ logger: pino({ level: 'silent' }) }));
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

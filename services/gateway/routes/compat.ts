@@ -7,10 +7,10 @@
 
 import { Router, type Request, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { errorResponder, type ErrorShape } from '../../../lib/error-responder';
 import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import { CHAT_WIRES, eligibility, type Catalog, type CatalogModel } from '../../../catalog/catalog';
 import type { AccountStore } from '../accounts/store';
-import { compatErrorHandler, type CompatShape } from '../compat/errors';
 import type { CompatGate } from '../compat/gate';
 import { prepareChat, runPrepared, type ChatDeps } from '../chat/use-case';
 import { requireBodyModel } from '../chat/request';
@@ -22,13 +22,13 @@ import { chatInput } from './chat';
 /** The catalog has no publication date: the model lists carry the epoch (docs/compat.md). */
 const CATALOG_EPOCH = 0;
 
-const listShape = (req: Request): CompatShape => (req.headers['anthropic-version'] !== undefined ? 'anthropic' : 'openai');
+const listShape = (req: Request): ErrorShape => (req.headers['anthropic-version'] !== undefined ? 'anthropic' : 'openai');
 
 function servedModels(catalog: Catalog): CatalogModel[] {
   return catalog.models().filter((m) => m.profiles.some((p) => (CHAT_WIRES as readonly string[]).includes(p.wire_format)) && eligibility(m, 'TEXT_OUTPUT').eligible);
 }
 
-function modelList(models: CatalogModel[], shape: CompatShape) {
+function modelList(models: CatalogModel[], shape: ErrorShape) {
   if (shape === 'anthropic') {
     const data = models.map((m) => ({ type: 'model', id: m.id, display_name: m.display_name ?? m.id, created_at: new Date(CATALOG_EPOCH).toISOString() }));
     return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
@@ -46,7 +46,7 @@ export function compatRoutes(deps: ChatDeps & { gate: CompatGate }, accounts: Ac
     await deps.gate.admitAccount(req.caller);
     res.json(modelList(servedModels(deps.catalog), listShape(req)));
   });
-  router.use('/v1/models', compatErrorHandler(logger, listShape));
+  router.use('/v1/models', errorResponder({ logger, shapeOf: listShape }));
 
   // The gate's credential conditions are known before the body is read.
   const admitted: RequestHandler = (req, _res, next) => {
@@ -61,8 +61,8 @@ export function compatRoutes(deps: ChatDeps & { gate: CompatGate }, accounts: Ac
     await runPrepared(deps, wire as unknown as InboundWire<unknown, StreamPiece>, chat, input, res);
   };
   router.post('/v1/chat/completions', auth, admitted, body, handle(openAiWire));
-  router.use('/v1/chat/completions', compatErrorHandler(logger, () => 'openai'));
+  router.use('/v1/chat/completions', errorResponder({ logger, shapeOf: () => 'openai' }));
   router.post('/v1/messages', auth, admitted, body, handle(anthropicWire));
-  router.use('/v1/messages', compatErrorHandler(logger, () => 'anthropic'));
+  router.use('/v1/messages', errorResponder({ logger, shapeOf: () => 'anthropic' }));
   return router;
 }

@@ -3,13 +3,14 @@
 
 import { Router, type Response } from 'express';
 import type { AccountStore } from '../accounts/store';
-import type { ImageReply, ImageService } from '../images/use-case';
+import type { ImageReply } from '../images/answer';
+import type { ImageService } from '../images/use-case';
 import { apiKeyAuth, apiKeyOwner } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
 import { directivesOf } from './chat';
 
 function send(res: Response, reply: ImageReply): void {
-  res.status(reply.status).set(reply.headers).json(reply.body);
+  res.set(reply.headers).json(reply.body);
 }
 
 export function imageRoutes(images: ImageService, accounts: AccountStore, maxBodyBytes: number): Router {
@@ -26,7 +27,7 @@ export function imageRoutes(images: ImageService, accounts: AccountStore, maxBod
     }));
   });
   router.get('/api/open/v1/models/:id/images/tasks/:taskId', apiKeyAuth(accounts), async (req, res) => {
-    send(res, await images.recover({ modelId: req.params.id as string, taskId: req.params.taskId as string, caller: apiKeyOwner(req.caller), requestId: req.requestId }));
+    send(res, await images.recover({ modelId: req.params.id as string, taskId: req.params.taskId as string, caller: apiKeyOwner(req.caller) }));
   });
   return router;
 }

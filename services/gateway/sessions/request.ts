@@ -3,8 +3,8 @@
 
 import { z } from 'zod';
 import { GatewayError } from '../../../lib/errors';
+import { isCanonicalUuid } from '../../../lib/uuid';
 import type { Capability } from '../capabilities/gates';
-import { isCanonicalUuid } from '../images/request';
 import { parseJsonObject } from '../json-object';
 
 export const DEFAULT_WORKSPACE = 'default';

@@ -1,0 +1,46 @@
+// A task's answer to its client: the image (200), or a GatewayError that names the task beside
+// the error (provider_rejected 400, image_unknown or image_unresolved 503 with Retry-After) for
+// the error responder to say. Every answer carries what was charged.
+
+import { IMAGE_UNKNOWN_RESOLVED, type ImageTaskView } from '../../../actors/image-task/ImageTaskInterface';
+import { GatewayError } from '../../../lib/errors';
+
+/** A task's image; every other outcome is thrown. */
+export interface ImageReply {
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** Seconds a client should wait before asking again about an unresolved or unknown task. */
+const RETRY_AFTER_UNRESOLVED_S = 5;
+const RETRY_AFTER_UNKNOWN_S = 60;
+
+function imageData(view: ImageTaskView) {
+  const artifact = view.artifact!;
+  return {
+    created: artifact.created,
+    data: [{ ...(artifact.url !== undefined ? { url: artifact.url } : { b64_json: artifact.b64Json }), ...(artifact.revisedPrompt ? { revised_prompt: artifact.revisedPrompt } : {}) }],
+  };
+}
+
+export function reply(view: ImageTaskView): ImageReply {
+  const headers = { 'x-payg-charged': String(view.charged) };
+  const common = { taskId: view.taskId, status: view.status, model: view.model };
+  if (view.artifact) {
+    const late = view.status === 'unknown' ? { resolution: IMAGE_UNKNOWN_RESOLVED, late_artifact: true } : {};
+    return { headers, body: { ...common, ...late, charged: view.charged, ...imageData(view) } };
+  }
+  if (view.status === 'failed') {
+    throw new GatewayError('provider_rejected', `the provider rejected the request: ${view.failure ?? 'no reason given'}; the hold was released`, { headers, bodyFields: common });
+  }
+  if (view.status === 'unknown') {
+    throw new GatewayError('image_unknown', 'the result of this image task could not be determined within its 24-hour deadline (UNKNOWN_IMAGE_V1): the hold was released and nothing was charged', {
+      headers: { ...headers, 'retry-after': String(RETRY_AFTER_UNKNOWN_S) },
+      bodyFields: { ...common, resolution: IMAGE_UNKNOWN_RESOLVED },
+    });
+  }
+  throw new GatewayError('image_unresolved', 'the result of this image task cannot be determined yet; ask again with GET /api/open/v1/models/{id}/images/tasks/{taskId} using the same API key (never retry with another key)', {
+    headers: { ...headers, 'retry-after': String(RETRY_AFTER_UNRESOLVED_S) },
+    bodyFields: { ...common, deadline: new Date(view.deadlineAt).toISOString() },
+  });
+}
