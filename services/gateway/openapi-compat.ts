@@ -42,47 +42,6 @@ const chatAnswers = (answer: string, wire: 'openai' | 'anthropic', shape: ErrorS
   };
 };
 
-export const compatSchemas = {
-  OpenAIError: {
-    type: 'object',
-    required: ['error'],
-    properties: {
-      error: {
-        type: 'object',
-        required: ['message', 'type', 'param', 'code', 'request_id'],
-        properties: {
-          message: { type: 'string' },
-          type: { type: 'string', description: 'OpenAI error type: invalid_request_error, authentication_error, permission_error, not_found_error, conflict_error, insufficient_quota, api_error' },
-          param: { type: ['string', 'null'], description: 'null when no single parameter is at fault, as OpenAI sends it' },
-          code: { type: 'string', description: "The gateway's error code" },
-          request_id: { type: 'string' },
-        },
-        additionalProperties: true,
-      },
-    },
-    description: "OpenAI's error shape, which the official SDK parses",
-  },
-  AnthropicError: {
-    type: 'object',
-    required: ['type', 'error', 'request_id'],
-    properties: {
-      type: { type: 'string', enum: ['error'] },
-      error: {
-        type: 'object',
-        required: ['type', 'message', 'code'],
-        properties: {
-          type: { type: 'string', description: 'Anthropic error type: invalid_request_error, authentication_error, permission_error, not_found_error, request_too_large, rate_limit_error, api_error, overloaded_error, …' },
-          message: { type: 'string' },
-          code: { type: 'string', description: "The gateway's error code" },
-        },
-        additionalProperties: true,
-      },
-      request_id: { type: 'string', description: 'At the top level, as Anthropic sends it' },
-    },
-    description: "Anthropic's error shape, which the official SDK parses",
-  },
-};
-
 export const compatSecuritySchemes = {
   oauth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'OAuth member/business access token, verified against the configured issuer, audience and JWKS' },
   xApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The API key, on the Anthropic-wire routes' },

@@ -5,8 +5,10 @@
 import { adminPaths, adminSchemas, adminSecuritySchemes } from './openapi-admin';
 import { anthropicMessageAnswer, balanceAnswer, imageSucceededAnswer, capabilitiesAnswer, catalogAnswer, chatCompletionAnswer, compatModelListAnswer, entitlementAnswer, openApiAnswer, streamEventAnswer } from './answer-schemas';
 import { BODY_400, BODY_415, chatSuccess, CREDENTIAL_400, jsonSchemaOf, UNAVAILABLE } from './openapi-answers';
+import { errorSchemas } from './error-schemas';
+import { CANONICAL_UUID_HEX } from '../../lib/uuid';
 import { requestSchemas } from './request-schemas';
-import { compatPaths, compatSchemas, compatSecuritySchemes } from './openapi-compat';
+import { compatPaths, compatSecuritySchemes } from './openapi-compat';
 import { consolePaths, consoleSchemas } from './openapi-console';
 import { orderPaths, orderSchemas, orderSecuritySchemes } from './openapi-orders';
 
@@ -29,40 +31,8 @@ export const openApiDocument = {
   components: {
     securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'API key: Authorization: Bearer <key>' }, ...orderSecuritySchemes, ...compatSecuritySchemes, ...adminSecuritySchemes },
     schemas: {
-      Error: {
-        type: 'object',
-        required: ['error'],
-        properties: {
-          error: {
-            type: 'object',
-            required: ['code', 'message', 'request_id'],
-            properties: {
-              code: { type: 'string' }, message: { type: 'string' },
-              param: { type: 'string', description: 'The parameter at fault; absent (never null) when no single one is' },
-              request_id: { type: 'string' },
-            },
-            additionalProperties: true,
-          },
-        },
-      },
+      ...errorSchemas,
       ImageSucceeded: jsonSchemaOf(imageSucceededAnswer, 'output'),
-      ImageTaskError: {
-        allOf: [
-          { $ref: '#/components/schemas/Error' },
-          {
-            type: 'object',
-            required: ['taskId', 'status'],
-            properties: {
-              taskId: { type: 'string', format: 'uuid' },
-              status: { type: 'string', enum: ['failed', 'unresolved', 'unknown'] },
-              model: { type: 'string' },
-              deadline: { type: 'string', format: 'date-time', description: 'unresolved: when UNKNOWN_IMAGE_V1 resolves the task' },
-              resolution: { type: 'string', enum: ['image_unknown_resolved'] },
-            },
-            description: 'Never carries a URL or base64.',
-          },
-        ],
-      },
       Balance: jsonSchemaOf(balanceAnswer, 'output'),
       Catalog: jsonSchemaOf(catalogAnswer, 'output'),
       Capabilities: jsonSchemaOf(capabilitiesAnswer, 'output'),
@@ -75,7 +45,6 @@ export const openApiDocument = {
       ...requestSchemas,
       ...consoleSchemas,
       ...orderSchemas,
-      ...compatSchemas,
       ...adminSchemas,
     },
   },
@@ -117,7 +86,7 @@ export const openApiDocument = {
         parameters: [
           { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Model id or profile id (OpenAI images profile)' },
           {
-            name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', pattern: '^"?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"?$' },
+            name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', pattern: `^"?${CANONICAL_UUID_HEX}"?$` },
             description: 'Canonical UUID (lowercase 8-4-4-4-12), or the same value as a quoted structured-field string. Scoped to the account and the API key: reuse it, with the same key, for every retry.',
           },
         ],
