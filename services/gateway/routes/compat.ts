@@ -12,12 +12,14 @@ import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import { CHAT_WIRES, eligibility, type Catalog, type CatalogModel } from '../../../catalog/catalog';
 import type { AccountStore } from '../accounts/store';
 import type { CompatGate } from '../compat/gate';
-import { prepareChat, runPrepared, type ChatDeps } from '../chat/use-case';
+import { prepareChat, type ChatDeps } from '../chat/prepare';
+import { runPrepared } from '../chat/use-case';
 import { requireBodyModel } from '../chat/request';
 import { anthropicWire, openAiWire, type InboundWire, type StreamPiece } from '../chat/wires';
 import { apiKeyAuth } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
-import { chatInput } from './chat';
+import { chatInput } from '../http/chat-input';
+import { respond } from '../http/respond';
 
 /** The catalog has no publication date: the model lists carry the epoch (docs/compat.md). */
 const CATALOG_EPOCH = 0;
@@ -54,11 +56,11 @@ export function compatRoutes(deps: ChatDeps & { gate: CompatGate }, accounts: Ac
     next();
   };
   const handle = <R, P extends StreamPiece>(wire: InboundWire<R, P>): RequestHandler => async (req, res) => {
-    const input = chatInput(req, requireBodyModel(req.body), DEFAULT_POOL);
+    const input = chatInput(req, requireBodyModel(req.body), DEFAULT_POOL, res);
     deps.gate.admitModel(deps.catalog.resolveChat(input.modelId, wire.wire).model);
     const chat = prepareChat(deps, wire, input);
     await deps.gate.admitAccount(req.caller);
-    await runPrepared(deps, wire as unknown as InboundWire<unknown, StreamPiece>, chat, input, res);
+    await respond(res, await runPrepared(deps, wire as unknown as InboundWire<unknown, StreamPiece>, chat, input));
   };
   router.post('/v1/chat/completions', auth, admitted, body, handle(openAiWire));
   router.use('/v1/chat/completions', errorResponder({ logger, shapeOf: () => 'openai' }));

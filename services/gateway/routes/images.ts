@@ -7,7 +7,7 @@ import type { ImageReply } from '../images/answer';
 import type { ImageService } from '../images/use-case';
 import { apiKeyAuth, apiKeyOwner } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
-import { directivesOf } from './chat';
+import { directivesOf } from '../http/chat-input';
 
 function send(res: Response, reply: ImageReply): void {
   res.set(reply.headers).json(reply.body);

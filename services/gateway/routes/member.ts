@@ -9,11 +9,13 @@ import { MEMBER_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import { CURRENCY, SCALE } from '../../../lib/money';
 import type { AccountStore } from '../accounts/store';
 import type { OAuthVerifier } from '../auth/oauth';
-import { runChat, type ChatDeps } from '../chat/use-case';
+import type { ChatDeps } from '../chat/prepare';
+import { runChat } from '../chat/use-case';
 import { anthropicWire, openAiWire } from '../chat/wires';
 import { credentialAuth } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
-import { chatInput } from './chat';
+import { chatInput } from '../http/chat-input';
+import { respond } from '../http/respond';
 
 export function memberRoutes(deps: ChatDeps, credentials: { accounts: AccountStore; oauth?: OAuthVerifier }): Router {
   const router = Router();
@@ -24,10 +26,10 @@ export function memberRoutes(deps: ChatDeps, credentials: { accounts: AccountSto
     res.json({ currency: CURRENCY, scale: SCALE, subject: req.caller.subject, ...view });
   });
   router.post('/api/member/v1/models/:id/chat', auth, body, async (req, res) => {
-    await runChat(deps, openAiWire, chatInput(req, req.params.id as string, MEMBER_POOL), res);
+    await respond(res, await runChat(deps, openAiWire, chatInput(req, req.params.id as string, MEMBER_POOL, res)));
   });
   router.post('/api/member/v1/models/:id/chat/anthropic', auth, body, async (req, res) => {
-    await runChat(deps, anthropicWire, chatInput(req, req.params.id as string, MEMBER_POOL), res);
+    await respond(res, await runChat(deps, anthropicWire, chatInput(req, req.params.id as string, MEMBER_POOL, res)));
   });
   return router;
 }

@@ -13,7 +13,7 @@ import { apiKeyAuth, apiKeyOwner } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
 import { markPrototype, PROTOTYPE_PREFIXES } from '../middleware/prototype';
 import type { SessionService } from '../sessions/use-case';
-import { chatInput } from './chat';
+import { chatInput } from '../http/chat-input';
 
 /** A session body is one small object. */
 const SESSION_BODY_LIMIT = 4 * 1024;

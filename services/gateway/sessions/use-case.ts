@@ -11,7 +11,7 @@ import type { SessionClient } from '../../../actors/session/client';
 import type { SessionOwner } from '../../../actors/session/SessionInterface';
 import type { WorkspaceIndexClient } from '../../../actors/workspace-index/client';
 import { GatewayError } from '../../../lib/errors';
-import { prepareChat, type ChatInput } from '../chat/use-case';
+import { prepareChat, type ChatInput } from '../chat/prepare';
 import { openAiWire } from '../chat/wires';
 import { streamSessionEvents } from './event-stream';
 import { isSessionId, parseSessionBody, resumeAfter, runCapabilities } from './request';

@@ -1,0 +1,94 @@
+// A chat request, checked: the model, its capabilities, the body and its limits, the provider
+// call frozen (max_tokens), the reservation estimate. Everything that can refuse a request
+// before anything is held happens here.
+
+import { requireEligible, type Catalog, type ResolvedProfile } from '../../../catalog/catalog';
+import type { FundsHoldClient } from '../../../actors/funds-hold/client';
+import type { UsageLine } from '../../../actors/funds-hold/FundsHoldInterface';
+import { GatewayError } from '../../../lib/errors';
+import type { Logger } from 'pino';
+import type { SimDirectives, TokenUsage } from '../../../providers/port';
+import { requireCapability, type Capability } from '../capabilities/gates';
+import type { Drain } from '../drain';
+import type { FundsSource } from '../funds/leased-funds';
+import type { Caller } from '../middleware/auth';
+import type { ProgressEvery } from './hold-progress';
+import { checkBodySize, checkThinkingBudget, effectiveMaxTokens, rejectUnsupported, reservationEstimate } from './limits';
+import type { PendingSettlements } from './pending-settlements';
+import { upstreamFor, type ChatAdapters, type Upstream } from './upstream';
+import type { InboundWire, ParsedChat, StreamPiece } from './wires';
+
+export interface ChatDeps {
+  catalog: Catalog;
+  providers: ReadonlyMap<string, ChatAdapters>;
+  funds: FundsHoldClient;
+  /** Funds leases (GATEWAY_FUNDS_LEASE): the chat's holds carved from this instance's lease; else `funds`. */
+  leases?: FundsSource;
+  maxBodyBytes: number;
+  providerTimeoutMs: number;
+  holdTtlMs: number;
+  /** How often a call records its progress on its hold and renews it (default 256 tokens or 2 s). */
+  holdProgress?: ProgressEvery;
+  /** Settles that did not land at once, retried until they do (./pending-settlements.ts). */
+  settlements: PendingSettlements;
+  logger: Logger;
+  /** Calls in flight, aborted when a graceful shutdown times out (./drain.ts). */
+  drain?: Drain;
+  /** What the capability gates decide per deployment: configured providers, accepted delivery channels. */
+  capabilityGates: { providers: ReadonlySet<string>; accepted: ReadonlySet<Capability> };
+}
+
+export interface ChatInput {
+  modelId: string;
+  body: unknown;
+  bodyBytes: number;
+  caller: Caller;
+  requestId: string;
+  /** The funding pool the route's family pays from (pool-3 for open and compatibility routes). */
+  pool: string;
+  directives?: SimDirectives;
+  /** Capabilities the request asks to use (X-Payg-Capabilities): each must pass its four gates. */
+  capabilities: readonly Capability[];
+  /** Aborted when the client has gone: the provider call is stopped and charged for what it produced. */
+  signal?: AbortSignal;
+}
+
+export interface PreparedChat {
+  resolved: ResolvedProfile;
+  parsed: ParsedChat;
+  upstream: Upstream;
+  estimate: number;
+  prices: { input: number; output: number };
+  inputBytes: number;
+}
+
+export type AnyWire = InboundWire<unknown, StreamPiece>;
+
+/** Everything that can refuse a request, before anything is held. */
+export function prepareChat<R, P extends StreamPiece>(deps: ChatDeps, wire: InboundWire<R, P>, input: ChatInput): PreparedChat {
+  const resolved = deps.catalog.resolveChat(input.modelId, wire.wire);
+  for (const capability of input.capabilities) {
+    requireCapability(capability, { model: resolved.model, profile: resolved.profile, scopes: input.caller.scopes, ...deps.capabilityGates });
+  }
+  const adapters = deps.providers.get(resolved.profile.provider);
+  const served = resolved.profile.wire_format === 'openai-chat' ? adapters?.chat : adapters?.messages;
+  if (!served) throw new GatewayError('model_not_eligible', `model ${resolved.model.id} has no configured provider`);
+  checkBodySize(input.bodyBytes, [deps.maxBodyBytes, served.maxBodyBytes, resolved.model.limits.max_body_bytes ?? Infinity]);
+  const parsed = wire.parse(input.body);
+  rejectUnsupported(parsed.body);
+  const maxTokens = effectiveMaxTokens(parsed.maxTokens, resolved.model.limits);
+  checkThinkingBudget(parsed.thinking, maxTokens);
+  const output = requireEligible(resolved.model, 'TEXT_OUTPUT');
+  const upstream = upstreamFor(resolved, adapters, parsed.call(maxTokens, resolved.profile.upstream_model, input.directives));
+  const prices = { input: resolved.model.prices.TEXT_INPUT ?? 0, output };
+  const estimate = reservationEstimate(input.bodyBytes, maxTokens, prices.input, prices.output);
+  return { resolved, parsed, upstream, estimate, prices, inputBytes: input.bodyBytes };
+}
+
+export function usageLines(prices: PreparedChat['prices'], usage: TokenUsage): UsageLine[] {
+  return [
+    { unit: 'TEXT_INPUT', quantity: usage.inputTokens, unitPrice: prices.input },
+    { unit: 'TEXT_OUTPUT', quantity: usage.outputTokens, unitPrice: prices.output },
+  ];
+}
+

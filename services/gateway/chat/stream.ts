@@ -1,0 +1,113 @@
+// A chat stream: what it produced, counted by the charge rules of docs/money.md, and its frames
+// as the client receives them, ending with the charge (or release) and the wire's end or error.
+
+import type { Logger } from 'pino';
+import { GatewayError } from '../../../lib/errors';
+import { endModelCall } from '../../../lib/tracing';
+import type { TokenUsage } from '../../../providers/port';
+import { stoppedBy } from '../deadline';
+import type { StreamFrame } from '../http/answer';
+import type { AnyWire, PreparedChat } from './prepare';
+import { SETTLE_WAIT_MS, toGatewayProviderError, within, type HoldHandle, type modelCallSpan } from './provider-call';
+import type { InboundWire, StreamPiece } from './wires';
+
+/** What a stream produced, by the charge rules of docs/money.md; and how it ended. */
+export interface StreamTally {
+  /**
+   * The provider's own final count when it gave one, else one token per output delta and the
+   * input as reported, or bounded by bytes/4. Undefined when nothing was produced.
+   */
+  produced: TokenUsage | undefined;
+  /** What broke the stream, if anything did. */
+  failure: unknown;
+}
+
+/** Counts what a stream produced, piece by piece, by the charge rules of docs/money.md. */
+export class StreamCount<P extends StreamPiece> {
+  private outputTokens = 0;
+  private final: TokenUsage | undefined;
+  /** The input count the provider reported, once it did. */
+  inputReported: number | undefined;
+
+  constructor(private readonly wire: InboundWire<unknown, P>, private readonly chat: PreparedChat) {}
+
+  add(piece: P): void {
+    if (piece.usage) {
+      this.inputReported = piece.usage.inputTokens;
+      if (this.wire.finalUsage(piece)) this.final = piece.usage;
+    }
+    if (this.wire.producesOutput(piece)) this.outputTokens += 1;
+  }
+
+  /** The input as reported, or bounded by bytes/4. */
+  get input(): number {
+    return this.inputReported ?? Math.ceil(this.chat.inputBytes / 4);
+  }
+
+  /** The provider's final count when it gave one, else one token per output delta; undefined when nothing was produced. */
+  get produced(): TokenUsage | undefined {
+    return this.final ?? (this.outputTokens === 0 ? undefined : { inputTokens: this.input, outputTokens: this.outputTokens });
+  }
+}
+
+/** Reads a stream to its end (or break), handing each piece to `relay`, and counts what it produced. */
+export async function tallyStream<P extends StreamPiece>(wire: InboundWire<unknown, P>, chat: PreparedChat, pieces: AsyncIterable<P>, relay: (piece: P) => void): Promise<StreamTally> {
+  const count = new StreamCount(wire, chat);
+  let failure: unknown;
+  try {
+    for await (const piece of pieces) {
+      count.add(piece);
+      relay(piece);
+    }
+  } catch (error) {
+    failure = error;
+  }
+  return { produced: count.produced, failure };
+}
+
+
+/**
+ * The stream's frames, as the provider produces them; then the charge for what was produced (or
+ * the release when nothing was), and the wire's end, or its error frame when the stream broke.
+ */
+export async function* streamFrames(deps: { logger: Logger }, wire: AnyWire, chat: PreparedChat, signal: AbortSignal, hold: HoldHandle, pieces: AsyncIterable<StreamPiece>, span: ReturnType<typeof modelCallSpan>, ended: () => void): AsyncGenerator<StreamFrame> {
+  try {
+    const modelId = chat.resolved.model.id;
+    const count = new StreamCount(wire, chat);
+    // What the client was sent (frames handed to the socket), recorded on the hold as it goes.
+    let sentOutput = 0;
+    const sent = () => {
+      sentOutput += 1;
+      hold.progress.delivered({ inputTokens: count.input, outputTokens: sentOutput });
+    };
+    let failure: unknown;
+    try {
+      for await (const piece of pieces) {
+        count.add(piece);
+        const text = wire.frame(piece, modelId, chat.parsed);
+        if (text !== undefined) yield wire.producesOutput(piece) ? { text, sent } : { text };
+      }
+    } catch (error) {
+      failure = error;
+    }
+    const produced = count.produced;
+    // Charged for what was produced; nothing produced: released.
+    endModelCall(span, produced, failure);
+    if (!produced) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
+    else {
+      // The end waits a little for the charge; a settle still pending then lands after it.
+      const settling = hold.settle(produced).catch((error) => deps.logger.error({ err: error, holdId: hold.holdId }, 'settle refused; the hold ended otherwise'));
+      await within(settling, SETTLE_WAIT_MS);
+    }
+    // A provider failure counts whether or not anyone still listens.
+    const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;
+    if (providerFailure) yield { text: wire.streamError(providerFailure) };
+    // Cut by its deadline (provider_timeout) or by the drain (gateway_shutting_down).
+    else if (failure) yield { text: wire.streamError(stoppedBy(signal) ?? new GatewayError('provider_timeout', 'the provider did not finish in time')) };
+    else yield { text: wire.end };
+  } finally {
+    // Whatever ends the stream, no renewal outlives it (a settle or release stops them earlier).
+    hold.progress.stop();
+    ended();
+  }
+}

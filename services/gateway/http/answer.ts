@@ -1,0 +1,24 @@
+// What a use case answers, free of HTTP: a whole JSON body, or a stream of frames the route writes
+// as they come. Routes turn it into a response (./respond.ts); tests read it directly.
+
+export interface JsonAnswer {
+  kind: 'json';
+  status?: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+export interface StreamFrame {
+  text: string;
+  /** Called once the frame has been handed to the socket: a piece of output the client was sent. */
+  sent?: () => void;
+}
+
+export interface StreamAnswer {
+  kind: 'stream';
+  headers: Record<string, string>;
+  /** Read to the end by whoever answers, client gone or not: the end settles the call's money. */
+  frames: AsyncIterable<StreamFrame>;
+}
+
+export type UseCaseAnswer = JsonAnswer | StreamAnswer;

@@ -1,0 +1,63 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import type { StreamFrame } from './answer';
+import { clientGone, respond } from './respond';
+
+let server: Server;
+let base: string;
+const seen = { sent: 0, readToEnd: false, gone: false };
+
+/** Frames every 20 ms; the last two come after the client of /leaving has gone. */
+async function* frames(count: number): AsyncGenerator<StreamFrame> {
+  for (let i = 0; i < count; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    yield { text: `data: ${i}\n\n`, sent: () => seen.sent++ };
+  }
+  seen.readToEnd = true;
+}
+
+beforeAll(async () => {
+  const app = express();
+  app.get('/json', (_req, res) => void respond(res, { kind: 'json', status: 201, headers: { 'x-payg-charged': '42' }, body: { ok: true } }));
+  app.get('/stream', (_req, res) => void respond(res, { kind: 'stream', headers: { 'x-payg-capabilities': 'signing' }, frames: frames(3) }));
+  app.get('/leaving', (_req, res) => {
+    clientGone(res).addEventListener('abort', () => (seen.gone = true));
+    void respond(res, { kind: 'stream', headers: {}, frames: frames(8) });
+  });
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+describe('respond: a use case answer over HTTP', () => {
+  it('when the answer is JSON, then its status, headers and body are sent', async () => {
+    const res = await fetch(`${base}/json`);
+    expect(res.status).toBe(201);
+    expect(res.headers.get('x-payg-charged')).toBe('42');
+    expect(await res.json()).toEqual({ ok: true });
+  });
+
+  it('when the answer is a stream, then it is an event stream of its frames, each output frame reported as sent', async () => {
+    seen.sent = 0;
+    const res = await fetch(`${base}/stream`);
+    expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(res.headers.get('x-payg-capabilities')).toBe('signing');
+    expect(await res.text()).toBe('data: 0\n\ndata: 1\n\ndata: 2\n\n');
+    expect(seen.sent).toBe(3);
+  });
+
+  it('when the client leaves mid-stream, then the use case hears it and the frames are still read to their end (the end settles the money)', async () => {
+    seen.readToEnd = false;
+    const controller = new AbortController();
+    const res = await fetch(`${base}/leaving`, { signal: controller.signal });
+    const reader = res.body!.getReader();
+    await reader.read();
+    controller.abort();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(seen.gone).toBe(true);
+    expect(seen.readToEnd).toBe(true);
+  });
+});

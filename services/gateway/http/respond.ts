@@ -1,0 +1,50 @@
+// The HTTP side of a use case's answer (./answer.ts): headers and a JSON body, or an event stream
+// written frame by frame; and the signal that tells a use case its client has gone.
+
+import type { Response } from 'express';
+import type { UseCaseAnswer } from './answer';
+
+const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' };
+
+/** Aborted when the client closes the connection before the answer was written whole. */
+export function clientGone(res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort(new Error('client disconnected'));
+  });
+  return controller.signal;
+}
+
+/**
+ * Node corks a response's socket on a write and uncorks it on the next tick, which waits until
+ * the microtask queue is empty: frames that arrived together (and the settle after the last) are
+ * written in one such run, so the first frame would leave only with the last. It leaves at once
+ * (time to first token); the later frames of one read still leave together, in one write.
+ */
+function sendNow(res: Response): void {
+  const socket = res.socket;
+  if (socket && socket.writableCorked > 0) socket.uncork();
+}
+
+/** Writes the answer. A stream is read to its end even once the client has gone (its end settles the money). */
+export async function respond(res: Response, answer: UseCaseAnswer): Promise<void> {
+  if (answer.kind === 'json') {
+    for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+    res.status(answer.status ?? 200).json(answer.body);
+    return;
+  }
+  res.writeHead(200, { ...EVENT_STREAM_HEADERS, ...answer.headers });
+  res.flushHeaders();
+  let first = true;
+  for await (const frame of answer.frames) {
+    if (res.destroyed) continue;
+    const sent = frame.sent;
+    if (sent) res.write(frame.text, (error) => error || sent());
+    else res.write(frame.text);
+    if (first) {
+      first = false;
+      sendNow(res);
+    }
+  }
+  if (!res.destroyed) res.end();
+}
