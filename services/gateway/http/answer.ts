@@ -19,6 +19,8 @@ export interface StreamAnswer {
   headers: Record<string, string>;
   /** Read to the end by whoever answers, client gone or not: the end settles the call's money. */
   frames: AsyncIterable<StreamFrame>;
+  /** Open for as long as the client listens (session events): no idle timeout on the connection. */
+  longLived?: boolean;
 }
 
 export type UseCaseAnswer = JsonAnswer | StreamAnswer;

@@ -33,8 +33,13 @@ export async function respond(res: Response, answer: UseCaseAnswer): Promise<voi
     res.status(answer.status ?? 200).json(answer.body);
     return;
   }
-  res.writeHead(200, { ...EVENT_STREAM_HEADERS, ...answer.headers });
-  res.flushHeaders();
+  if (answer.longLived) res.req.socket.setTimeout(0);
+  if (!res.destroyed) {
+    res.writeHead(200, { ...EVENT_STREAM_HEADERS, ...answer.headers });
+    res.flushHeaders();
+  }
+  // HEAD (which Express routes to GET) has its headers; a long-lived stream without a body would never end.
+  if (res.req.method === 'HEAD' && answer.longLived) return void res.end();
   let first = true;
   for await (const frame of answer.frames) {
     if (res.destroyed) continue;

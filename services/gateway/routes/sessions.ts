@@ -14,6 +14,7 @@ import { jsonBody } from '../middleware/json-body';
 import { markPrototype, PROTOTYPE_PREFIXES } from '../middleware/prototype';
 import type { SessionService } from '../sessions/use-case';
 import { chatInput } from '../http/chat-input';
+import { clientGone, respond } from '../http/respond';
 
 /** A session body is one small object. */
 const SESSION_BODY_LIMIT = 4 * 1024;
@@ -35,7 +36,8 @@ export function sessionRoutes(sessions: SessionService, accounts: AccountStore, 
     res.json(await sessions.workspaces(apiKeyOwner(req.caller).accountId));
   });
   router.get('/v1/sessions/:session_id/events', auth, async (req, res) => {
-    await sessions.events(req.params.session_id as string, apiKeyOwner(req.caller), req, res);
+    const resume = { lastEventId: req.headers['last-event-id'], lastEventIdQuery: req.query.last_event_id };
+    await respond(res, await sessions.events(req.params.session_id as string, apiKeyOwner(req.caller), resume, clientGone(res)));
   });
   return router;
 }

@@ -4,12 +4,12 @@
 // wake-up). An actor turn never waits for a reader. Each event carries its id; a reader resumes
 // strictly after the id it names; events evicted from the bounded log are announced as a gap.
 
-import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { MAX_READ } from '../../../actors/session/event-log';
 import type { ReadResult, SessionApi, SessionEvent, SessionOwner } from '../../../actors/session/SessionInterface';
 import { GatewayError } from '../../../lib/errors';
 import type { Drain } from '../drain';
+import type { StreamAnswer, StreamFrame } from '../http/answer';
 import type { SessionWakeups } from './wakeups';
 
 /** A comment line this often while nothing happens: proxies and clients keep the stream open. */
@@ -42,25 +42,26 @@ function gapFrame(after: number, read: ReadResult): string {
   return `event: stream.gap\ndata: ${JSON.stringify({ after, first_retained_id: read.firstRetainedId, message: 'events after this id were evicted from the bounded log' })}\n\n`;
 }
 
-export async function streamSessionEvents(deps: EventStreamDeps, request: EventStreamRequest, req: Request, res: Response): Promise<void> {
+/**
+ * The session's events as a stream answer. The first read happens here, so a refusal (404, 400)
+ * is thrown before anything is sent; the frames then follow the log until the client leaves
+ * (`signal`) or the gateway drains.
+ */
+export async function sessionEventStream(deps: EventStreamDeps, request: EventStreamRequest, signal: AbortSignal): Promise<StreamAnswer> {
   const read = (after: number) => request.session.readEvents({ owner: request.owner, after, limit: MAX_READ });
-  // Listening before the first read: a client gone during it must not leave a polling loop behind.
-  const closed = new AbortController();
-  res.on('close', () => closed.abort());
-  // The first read refuses (404, 400) before anything is sent.
-  let result: ReadResult | undefined = await read(request.after);
-  if (res.destroyed || req.socket.destroyed) return;
-  req.socket.setTimeout(0);
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-  // HEAD (which Express routes to GET) has its headers: a stream without a body would never end.
-  if (req.method === 'HEAD') return void res.end();
-  res.write(`retry: ${RETRY_MS}\n\n`);
+  const first = await read(request.after);
+  return { kind: 'stream', headers: {}, longLived: true, frames: follow(deps, request, signal, first, read) };
+}
+
+async function* follow(deps: EventStreamDeps, request: EventStreamRequest, signal: AbortSignal, first: ReadResult, read: (after: number) => Promise<ReadResult>): AsyncGenerator<StreamFrame> {
+  yield { text: `retry: ${RETRY_MS}\n\n` };
+  let result: ReadResult | undefined = first;
   let cursor = request.after;
   let lastWrite = Date.now();
-  while (!closed.signal.aborted && !deps.drain?.draining) {
+  while (!signal.aborted && !deps.drain?.draining) {
     if (result) {
-      if (result.gap) res.write(gapFrame(cursor, result));
-      for (const event of result.events) res.write(eventFrame(event));
+      if (result.gap) yield { text: gapFrame(cursor, result) };
+      for (const event of result.events) yield { text: eventFrame(event) };
       if (result.events.length > 0) {
         cursor = result.events[result.events.length - 1].id;
         lastWrite = Date.now();
@@ -69,11 +70,11 @@ export async function streamSessionEvents(deps: EventStreamDeps, request: EventS
     // Behind by a full read: read on at once; caught up: wait for a wake-up or the next poll.
     if (!result || result.events.length < MAX_READ) {
       if (Date.now() - lastWrite >= KEEPALIVE_MS) {
-        res.write(': keep-alive\n\n');
+        yield { text: ': keep-alive\n\n' };
         lastWrite = Date.now();
       }
-      await deps.wakeups.wait(request.sessionId, deps.pollMs, closed.signal);
-      if (closed.signal.aborted) break;
+      await deps.wakeups.wait(request.sessionId, deps.pollMs, signal);
+      if (signal.aborted) break;
     }
     try {
       result = await read(cursor);
@@ -84,5 +85,4 @@ export async function streamSessionEvents(deps: EventStreamDeps, request: EventS
       result = undefined;
     }
   }
-  res.end();
 }

@@ -6,14 +6,14 @@
 // Session actor (./event-stream.ts).
 
 import { randomUUID } from 'node:crypto';
-import type { Request, Response } from 'express';
 import type { SessionClient } from '../../../actors/session/client';
 import type { SessionOwner } from '../../../actors/session/SessionInterface';
 import type { WorkspaceIndexClient } from '../../../actors/workspace-index/client';
 import { GatewayError } from '../../../lib/errors';
 import { prepareChat, type ChatInput } from '../chat/prepare';
 import { openAiWire } from '../chat/wires';
-import { streamSessionEvents } from './event-stream';
+import type { StreamAnswer } from '../http/answer';
+import { sessionEventStream } from './event-stream';
 import { isSessionId, parseSessionBody, resumeAfter, runCapabilities } from './request';
 import { carryRun, type RunDeps } from './run';
 
@@ -92,10 +92,11 @@ export class SessionService {
     return { run_id: runId, session_id: sessionId, status: 'running', model: chat.resolved.model.id, capabilities, started_event_id: started.startedEventId, events_url: eventsUrl(sessionId) };
   }
 
-  async events(sessionId: string, owner: SessionOwner, req: Request, res: Response): Promise<void> {
+  /** `lastEventId`: the Last-Event-ID header; `lastEventIdQuery`: the last_event_id query parameter (either resumes). */
+  async events(sessionId: string, owner: SessionOwner, resume: { lastEventId: string | string[] | undefined; lastEventIdQuery: unknown }, signal: AbortSignal): Promise<StreamAnswer> {
     if (!isSessionId(sessionId)) throw noSuchSession();
-    const after = resumeAfter(req.headers['last-event-id'], req.query.last_event_id);
+    const after = resumeAfter(resume.lastEventId, resume.lastEventIdQuery);
     const { pollMs, wakeups, chat } = this.deps;
-    await streamSessionEvents({ pollMs, wakeups, logger: chat.logger, drain: chat.drain }, { session: this.deps.sessions.of(sessionId), sessionId, owner, after }, req, res);
+    return sessionEventStream({ pollMs, wakeups, logger: chat.logger, drain: chat.drain }, { session: this.deps.sessions.of(sessionId), sessionId, owner, after }, signal);
   }
 }
