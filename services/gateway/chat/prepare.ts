@@ -74,7 +74,7 @@ export function prepareChat<R, P extends StreamPiece>(deps: ChatDeps, wire: Inbo
   const served = resolved.profile.wire_format === 'openai-chat' ? adapters?.chat : adapters?.messages;
   if (!served) throw new GatewayError('model_not_eligible', `model ${resolved.model.id} has no configured provider`);
   checkBodySize(input.bodyBytes, [deps.maxBodyBytes, served.maxBodyBytes, resolved.model.limits.max_body_bytes ?? Infinity]);
-  const parsed = wire.parse(input.body);
+  const parsed = wire.request.parse(input.body);
   rejectUnsupported(parsed.body);
   const maxTokens = effectiveMaxTokens(parsed.maxTokens, resolved.model.limits);
   checkThinkingBudget(parsed.thinking, maxTokens);

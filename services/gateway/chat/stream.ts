@@ -34,9 +34,9 @@ export class StreamCount<P extends StreamPiece> {
   add(piece: P): void {
     if (piece.usage) {
       this.inputReported = piece.usage.inputTokens;
-      if (this.wire.finalUsage(piece)) this.final = piece.usage;
+      if (this.wire.charge.finalUsage(piece)) this.final = piece.usage;
     }
-    if (this.wire.producesOutput(piece)) this.outputTokens += 1;
+    if (this.wire.charge.producesOutput(piece)) this.outputTokens += 1;
   }
 
   /** The input as reported, or bounded by bytes/4. */
@@ -84,8 +84,8 @@ export async function* streamFrames(deps: { logger: Logger }, wire: AnyWire, cha
     try {
       for await (const piece of pieces) {
         count.add(piece);
-        const text = wire.frame(piece, modelId, chat.parsed);
-        if (text !== undefined) yield wire.producesOutput(piece) ? { text, sent } : { text };
+        const text = wire.answer.frame(piece, modelId, chat.parsed);
+        if (text !== undefined) yield wire.charge.producesOutput(piece) ? { text, sent } : { text };
       }
     } catch (error) {
       failure = error;
@@ -101,10 +101,10 @@ export async function* streamFrames(deps: { logger: Logger }, wire: AnyWire, cha
     }
     // A provider failure counts whether or not anyone still listens.
     const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;
-    if (providerFailure) yield { text: wire.streamError(providerFailure) };
+    if (providerFailure) yield { text: wire.answer.streamError(providerFailure) };
     // Cut by its deadline (provider_timeout) or by the drain (gateway_shutting_down).
-    else if (failure) yield { text: wire.streamError(stoppedBy(signal) ?? new GatewayError('provider_timeout', 'the provider did not finish in time')) };
-    else yield { text: wire.end };
+    else if (failure) yield { text: wire.answer.streamError(stoppedBy(signal) ?? new GatewayError('provider_timeout', 'the provider did not finish in time')) };
+    else yield { text: wire.answer.end };
   } finally {
     // Whatever ends the stream, no renewal outlives it (a settle or release stops them earlier).
     hold.progress.stop();

@@ -76,7 +76,7 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
   let pieces: AsyncIterable<StreamPiece>;
   let span: ReturnType<typeof modelCallSpan>;
   try {
-    ({ opened: pieces, span } = await openProviderCall(chat, hold, signal, () => wire.stream(chat.upstream, signal)));
+    ({ opened: pieces, span } = await openProviderCall(chat, hold, signal, () => wire.caller.stream(chat.upstream, signal)));
   } catch (error) {
     progress.stop();
     ended();
@@ -88,10 +88,10 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
 /** A JSON answer: the provider's whole answer, charged; x-payg-charged when the settle lands in time. */
 async function completeChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, signal: AbortSignal, hold: HoldHandle, headers: Record<string, string>): Promise<UseCaseAnswer> {
   // Renewals only while the provider works: a JSON answer is delivered whole or not at all.
-  const { opened: result, span } = await openProviderCall(chat, hold, signal, () => wire.complete(chat.upstream, signal)).finally(() => hold.progress.stop());
+  const { opened: result, span } = await openProviderCall(chat, hold, signal, () => wire.caller.complete(chat.upstream, signal)).finally(() => hold.progress.stop());
   let usage: TokenUsage;
   try {
-    usage = wire.usage(result);
+    usage = wire.charge.usage(result);
   } catch (error) {
     endModelCall(span, undefined, error);
     throw error;
@@ -101,6 +101,6 @@ async function completeChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, s
   const settling = hold.settle(usage);
   const settled = await within(settling, SETTLE_WAIT_MS);
   if (!settled) settling.catch((error) => deps.logger.error({ err: error, holdId: hold.holdId }, 'settle refused after the answer was sent'));
-  return { kind: 'json', headers: settled ? { ...headers, 'x-payg-charged': String(settled.charged) } : headers, body: wire.json(result, chat.resolved.model.id) };
+  return { kind: 'json', headers: settled ? { ...headers, 'x-payg-charged': String(settled.charged) } : headers, body: wire.answer.json(result, chat.resolved.model.id) };
 }
 

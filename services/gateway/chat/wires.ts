@@ -1,6 +1,7 @@
-// The two inbound chat wires: how a request is read, how the upstream's answer (in whichever
-// wire the serving profile speaks) becomes this wire's answer, and how its stream is framed.
-// The use case is the same story for both; only these translations differ.
+// The two inbound chat wires, each by role: how a request is read (request), how the upstream is
+// called in whichever wire the serving profile speaks (caller), what its answers say about the
+// charge (charge), and how the client hears it (answer). The use case is the same story for both;
+// only these translations differ.
 
 import type { ChatWire } from '../../../catalog/catalog';
 import { streamErrorFrame } from '../../../lib/error-responder';
@@ -27,24 +28,45 @@ export interface ParsedChat {
   call(maxTokens: number, upstreamModel: string, directives?: SimDirectives): InboundCall;
 }
 
-export interface InboundWire<Result, Piece extends StreamPiece> {
-  readonly wire: ChatWire;
+/** Reading a request of the wire: its shape, and the call it makes once max_tokens is frozen. */
+export interface WireRequest {
   parse(body: unknown): ParsedChat;
+}
+
+/** Calling the upstream, whichever wire the serving profile speaks, and answering in this wire's terms. */
+export interface WireCaller<Result, Piece extends StreamPiece> {
   complete(upstream: Upstream, signal: AbortSignal): Promise<Result>;
   stream(upstream: Upstream, signal: AbortSignal): Promise<AsyncIterable<Piece>>;
+}
+
+/** What the wire's answers say about the charge (docs/money.md). */
+export interface WireCharge<Result, Piece extends StreamPiece> {
   usage(result: Result): TokenUsage;
-  /** The JSON answer, naming the gateway's model id. */
-  json(result: Result, modelId: string): Record<string, unknown>;
-  /** The SSE frame of one piece, or undefined when it is not relayed. */
-  frame(piece: Piece, modelId: string, parsed: ParsedChat): string | undefined;
   /** True when the piece is produced output (counted, one token each, towards a cut stream's charge). */
   producesOutput(piece: Piece): boolean;
   /** True when the piece's usage is the provider's final count (the stream then completed). */
   finalUsage(piece: Piece): boolean;
+}
+
+/** How the client hears it: the JSON answer, the stream's frames, its end and its error frame. */
+export interface WireAnswer<Result, Piece extends StreamPiece> {
+  /** The JSON answer, naming the gateway's model id. */
+  json(result: Result, modelId: string): Record<string, unknown>;
+  /** The SSE frame of one piece, or undefined when it is not relayed. */
+  frame(piece: Piece, modelId: string, parsed: ParsedChat): string | undefined;
   /** What closes a stream that completed. */
   readonly end: string;
   /** The frame that reports a failure after the stream started. */
   streamError(error: GatewayError): string;
+}
+
+/** An inbound chat wire, by role. */
+export interface InboundWire<Result, Piece extends StreamPiece> {
+  readonly wire: ChatWire;
+  readonly request: WireRequest;
+  readonly caller: WireCaller<Result, Piece>;
+  readonly charge: WireCharge<Result, Piece>;
+  readonly answer: WireAnswer<Result, Piece>;
 }
 
 /** The fields both wires name alike: stream, max_tokens, thinking. */
@@ -54,43 +76,51 @@ function parsedFrom(body: Record<string, unknown>, call: ParsedChat['call']): Pa
 
 export const openAiWire: InboundWire<ChatCompletion, ChatStreamChunk> = {
   wire: 'openai-chat',
-  parse(raw) {
-    const body = parseChatBody(raw);
-    return parsedFrom(body, (maxTokens, upstreamModel, directives) => ({
-      wire: 'openai-chat',
-      call: { upstreamModel, messages: body.messages as InboundCallMessages, maxTokens, passthrough: passthroughOf(body), directives },
-    }));
+  request: {
+    parse(raw) {
+      const body = parseChatBody(raw);
+      return parsedFrom(body, (maxTokens, upstreamModel, directives) => ({
+        wire: 'openai-chat',
+        call: { upstreamModel, messages: body.messages as InboundCallMessages, maxTokens, passthrough: passthroughOf(body), directives },
+      }));
+    },
   },
-  async complete(upstream, signal) {
-    if (upstream.wire === 'openai-chat') return upstream.provider.complete({ ...upstream.call, signal });
-    return messagesResultToCompletion(await upstream.provider.create({ ...upstream.call, signal }));
+  caller: {
+    async complete(upstream, signal) {
+      if (upstream.wire === 'openai-chat') return upstream.provider.complete({ ...upstream.call, signal });
+      return messagesResultToCompletion(await upstream.provider.create({ ...upstream.call, signal }));
+    },
+    async stream(upstream, signal) {
+      if (upstream.wire === 'openai-chat') return upstream.provider.stream({ ...upstream.call, signal });
+      return messagesEventsToChunks(await upstream.provider.stream({ ...upstream.call, signal }), upstream.call.upstreamModel);
+    },
   },
-  async stream(upstream, signal) {
-    if (upstream.wire === 'openai-chat') return upstream.provider.stream({ ...upstream.call, signal });
-    return messagesEventsToChunks(await upstream.provider.stream({ ...upstream.call, signal }), upstream.call.upstreamModel);
+  charge: {
+    usage: (completion) => completion.usage,
+    producesOutput: (piece) => piece.outputDelta !== '' || deltaCarriesOutput(piece.chunk),
+    finalUsage: (piece) => piece.usage !== undefined,
   },
-  usage: (completion) => completion.usage,
-  json(completion, modelId) {
-    const { inputTokens, outputTokens } = completion.usage;
-    return {
-      id: completion.id,
-      object: 'chat.completion',
-      created: completion.created,
-      model: modelId,
-      choices: [{ index: 0, message: { role: 'assistant', content: completion.content }, finish_reason: completion.finishReason }],
-      usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
-    };
+  answer: {
+    json(completion, modelId) {
+      const { inputTokens, outputTokens } = completion.usage;
+      return {
+        id: completion.id,
+        object: 'chat.completion',
+        created: completion.created,
+        model: modelId,
+        choices: [{ index: 0, message: { role: 'assistant', content: completion.content }, finish_reason: completion.finishReason }],
+        usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
+      };
+    },
+    frame(piece, modelId, parsed) {
+      const includeUsage = (parsed.body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
+      if (piece.usage && !includeUsage) return undefined;
+      piece.chunk.model = modelId;
+      return `data: ${JSON.stringify(piece.chunk)}\n\n`;
+    },
+    end: 'data: [DONE]\n\n',
+    streamError: (error) => streamErrorFrame('openai', error),
   },
-  frame(piece, modelId, parsed) {
-    const includeUsage = (parsed.body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
-    if (piece.usage && !includeUsage) return undefined;
-    piece.chunk.model = modelId;
-    return `data: ${JSON.stringify(piece.chunk)}\n\n`;
-  },
-  producesOutput: (piece) => piece.outputDelta !== '' || deltaCarriesOutput(piece.chunk),
-  finalUsage: (piece) => piece.usage !== undefined,
-  end: 'data: [DONE]\n\n',
-  streamError: (error) => streamErrorFrame('openai', error),
 };
 
 /** A chunk whose delta carries more than its role: tool calls, refusals, reasoning are output too. */
@@ -105,33 +135,41 @@ type InboundCallMessages = Extract<InboundCall, { wire: 'openai-chat' }>['call']
 
 export const anthropicWire: InboundWire<MessagesResult, MessagesStreamEvent> = {
   wire: 'anthropic-messages',
-  parse(raw) {
-    const body = parseMessagesBody(raw);
-    return parsedFrom(body, (maxTokens, upstreamModel, directives) => ({
-      wire: 'anthropic-messages',
-      call: { upstreamModel, body: { ...passthroughOf(body), messages: body.messages }, maxTokens, directives },
-    }));
+  request: {
+    parse(raw) {
+      const body = parseMessagesBody(raw);
+      return parsedFrom(body, (maxTokens, upstreamModel, directives) => ({
+        wire: 'anthropic-messages',
+        call: { upstreamModel, body: { ...passthroughOf(body), messages: body.messages }, maxTokens, directives },
+      }));
+    },
   },
-  async complete(upstream, signal) {
-    if (upstream.wire === 'anthropic-messages') return upstream.provider.create({ ...upstream.call, signal });
-    return completionToMessagesResult(await upstream.provider.complete({ ...upstream.call, signal }), upstream.call.upstreamModel);
+  caller: {
+    async complete(upstream, signal) {
+      if (upstream.wire === 'anthropic-messages') return upstream.provider.create({ ...upstream.call, signal });
+      return completionToMessagesResult(await upstream.provider.complete({ ...upstream.call, signal }), upstream.call.upstreamModel);
+    },
+    async stream(upstream, signal) {
+      if (upstream.wire === 'anthropic-messages') return upstream.provider.stream({ ...upstream.call, signal });
+      return chunksToMessagesEvents(await upstream.provider.stream({ ...upstream.call, signal }), upstream.call.upstreamModel);
+    },
   },
-  async stream(upstream, signal) {
-    if (upstream.wire === 'anthropic-messages') return upstream.provider.stream({ ...upstream.call, signal });
-    return chunksToMessagesEvents(await upstream.provider.stream({ ...upstream.call, signal }), upstream.call.upstreamModel);
+  charge: {
+    usage: (result) => result.usage,
+    // Every content delta is output the upstream bills: text, thinking, tool-input JSON alike.
+    producesOutput: (piece) => piece.event === 'content_block_delta',
+    finalUsage: (piece) => piece.event === 'message_delta' && piece.usage !== undefined,
   },
-  usage: (result) => result.usage,
-  json: (result, modelId) => ({ ...result.message, model: modelId }),
-  frame(piece, modelId) {
-    let data = piece.data;
-    if (piece.event === 'message_start' && typeof data.message === 'object' && data.message !== null) {
-      data = { ...data, message: { ...(data.message as Record<string, unknown>), model: modelId } };
-    }
-    return `event: ${piece.event}\ndata: ${JSON.stringify(data)}\n\n`;
+  answer: {
+    json: (result, modelId) => ({ ...result.message, model: modelId }),
+    frame(piece, modelId) {
+      let data = piece.data;
+      if (piece.event === 'message_start' && typeof data.message === 'object' && data.message !== null) {
+        data = { ...data, message: { ...(data.message as Record<string, unknown>), model: modelId } };
+      }
+      return `event: ${piece.event}\ndata: ${JSON.stringify(data)}\n\n`;
+    },
+    end: '',
+    streamError: (error) => streamErrorFrame('anthropic', error),
   },
-  // Every content delta is output the upstream bills: text, thinking, tool-input JSON alike.
-  producesOutput: (piece) => piece.event === 'content_block_delta',
-  finalUsage: (piece) => piece.event === 'message_delta' && piece.usage !== undefined,
-  end: '',
-  streamError: (error) => streamErrorFrame('anthropic', error),
 };

@@ -66,10 +66,10 @@ export async function carryRun(deps: RunDeps, ticket: RunTicket): Promise<void> 
   // The provider call's span, under the request that started the run (which has been answered).
   const span = modelCallSpan(ticket.chat);
   try {
-    const pieces = await openAiWire.stream(ticket.chat.upstream, signal);
+    const pieces = await openAiWire.caller.stream(ticket.chat.upstream, signal);
     tally = await tallyStream(openAiWire, ticket.chat, pieces, (piece) => {
       if (piece.usage) inputReported = piece.usage.inputTokens;
-      output.push(piece.outputDelta, openAiWire.producesOutput(piece) ? 1 : 0);
+      output.push(piece.outputDelta, openAiWire.charge.producesOutput(piece) ? 1 : 0);
       finishReason = finishReasonOf(piece) ?? finishReason;
     });
   } catch (error) {
