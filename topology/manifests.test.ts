@@ -11,9 +11,6 @@ import { loadConfig } from '../lib/config';
 import { PUBSUB_NAME } from '../services/ledger/app';
 import { copyParts, instructionsOf, type Instruction, type Stage } from './dockerfile-model';
 import {
-  composeApps,
-  composeConfigFiles,
-  composeResourceFiles,
   hostPort,
   importClosure,
   K8S_DIR,
@@ -35,6 +32,7 @@ import {
   type Manifest,
   type Sources,
 } from './manifest-model';
+import { composeApps, composeConfigFiles, composeResourceFiles } from './compose-model';
 import { appInstances, type AppName } from './ports';
 import { APP_ENTRYPOINTS } from './topology';
 

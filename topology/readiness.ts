@@ -1,5 +1,6 @@
 // Readiness probes: poll a condition until it holds, failing early when the process it waits
-// for exits, and with the last observation when time runs out.
+// for exits, and with the last observation when time runs out; the probes the topology waits on
+// (Redis, the sidecars' actor runtime) and how a failed start is reported.
 
 import { connect } from 'node:net';
 import type { ManagedProcess } from './managed-process';
@@ -96,4 +97,58 @@ export function redisProbe(port: number): Probe {
     const reply = await redisPing(port);
     return reply === '+PONG' ? undefined : `PING → ${reply}`;
   };
+}
+
+/** Starts our own Redis only when nothing answers PING on the port; refuses a non-Redis listener. */
+export async function redisNeedsStarting(port: number): Promise<boolean> {
+  let reply: string;
+  try {
+    reply = await redisPing(port);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ECONNREFUSED') return true;
+    throw new Error(`something on 127.0.0.1:${port} does not answer like Redis: ${(err as Error).message}`);
+  }
+  if (reply === '+PONG') return false;
+  throw new Error(`the Redis on 127.0.0.1:${port} answered PING with ${reply}; the topology needs one without a password`);
+}
+
+interface SidecarMetadata {
+  actorRuntime?: { runtimeStatus?: string; hostReady?: boolean; placement?: string; activeActors?: Array<{ type?: string }> };
+  scheduler?: { connected_addresses?: string[] };
+}
+
+/**
+ * Ready when the actor runtime runs, placement is connected, every awaited actor type is
+ * registered and the scheduler (where reminders live) is connected.
+ */
+export function actorRuntimeProbe(httpPort: number, actorTypes: string[]): Probe {
+  return httpProbe(`http://127.0.0.1:${httpPort}/v1.0/metadata`, (body) => {
+    const md = body as SidecarMetadata;
+    if (!md.scheduler?.connected_addresses?.length) return 'scheduler not connected';
+    const rt = md.actorRuntime;
+    if (!rt || rt.runtimeStatus !== 'RUNNING') return `actor runtime ${rt?.runtimeStatus ?? 'absent'}`;
+    if (rt.placement !== 'placement: connected') return `actor runtime ${rt.placement ?? 'placement unknown'}`;
+    if (!rt.hostReady) return 'actor host not ready';
+    const registered = new Set((rt.activeActors ?? []).map((a) => a.type));
+    const missing = actorTypes.filter((t) => !registered.has(t));
+    return missing.length > 0 ? `actor types not registered: ${missing.join(', ')} (have: ${[...registered].join(', ') || 'none'})` : undefined;
+  });
+}
+
+export function allOf(probes: Probe[]): Probe {
+  return async () => {
+    for (const probe of probes) {
+      const missing = await probe();
+      if (missing !== undefined) return missing;
+    }
+    return undefined;
+  };
+}
+
+export function startupError(err: unknown): Error {
+  if (err instanceof NotReadyError && err.process) {
+    const where = `${err.process.spec.name} (log: ${err.process.spec.logDir}/${err.process.spec.name}.log)`;
+    return new Error(`Dapr topology failed to start: ${err.message}\n--- last output of ${where} ---\n${err.process.tail()}`);
+  }
+  return err instanceof Error ? err : new Error(String(err));
 }
