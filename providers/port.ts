@@ -81,15 +81,19 @@ export interface ChatStreamChunk {
   usage?: TokenUsage;
 }
 
-export interface ChatProvider {
+/** What every text provider offers, on its own wire: its name, its body limit, a stream. */
+interface StreamingProvider<Call, Piece> {
   readonly name: string;
   /** The largest request body the upstream accepts, bytes. */
   readonly maxBodyBytes: number;
-  complete(call: ChatCall): Promise<ChatCompletion>;
   /** Resolves once the upstream accepted the stream (errors before output reject here). */
-  stream(call: ChatCall): Promise<AsyncIterable<ChatStreamChunk>>;
+  stream(call: Call): Promise<AsyncIterable<Piece>>;
   /** Frees kept-alive connections at shutdown; adapters without any omit it. */
   close?(): Promise<void>;
+}
+
+export interface ChatProvider extends StreamingProvider<ChatCall, ChatStreamChunk> {
+  complete(call: ChatCall): Promise<ChatCompletion>;
 }
 
 // ---- Images -------------------------------------------------------------------------------
@@ -176,12 +180,6 @@ export interface MessagesStreamEvent {
   usage?: TokenUsage;
 }
 
-export interface MessagesProvider {
-  readonly name: string;
-  /** The largest request body the upstream accepts, bytes. */
-  readonly maxBodyBytes: number;
+export interface MessagesProvider extends StreamingProvider<MessagesCall, MessagesStreamEvent> {
   create(call: MessagesCall): Promise<MessagesResult>;
-  /** Resolves once the upstream accepted the stream (errors before output reject here). */
-  stream(call: MessagesCall): Promise<AsyncIterable<MessagesStreamEvent>>;
-  close?(): Promise<void>;
 }

@@ -9,7 +9,8 @@ import { loadConfig } from '../../lib/config';
 import type { EventEnvelope } from '../../lib/events';
 import { DaprSidecar } from '../../lib/dapr-http';
 import { createLogger } from '../../lib/logger';
-import { startTracing, stopTracing } from '../../lib/tracing';
+import { runMain, stopOnSignals } from '../../lib/app-main';
+import { startTracing } from '../../lib/tracing';
 import { daprActorClass } from '../runtime/dapr-host';
 import { daprOutboxLedger } from '../runtime/dapr-outbox';
 import { startActorServer } from './actor-server';
@@ -31,17 +32,7 @@ async function main(): Promise<void> {
   for (const cls of ACTOR_CLASSES) runtime.registerActor(daprActorClass(cls, publish, sidecar, logger, ledger, config.outboxConfirmMs));
   const server = await startActorServer(runtime, '127.0.0.1', config.appPort ?? 3101, logger);
   logger.info({ port: config.appPort, actorTypes: ACTOR_CLASSES.map((c) => c.actorType) }, 'actors app listening');
-  const stop = () => {
-    // Calls in flight finish first (close waits for them; idle connections close at once).
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    void closed.then(() => Promise.allSettled([client.stop(), sidecar.close()])).then(stopTracing).finally(() => process.exit(0));
-    setTimeout(() => process.exit(0), 5000).unref();
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  stopOnSignals(server, () => Promise.allSettled([client.stop(), sidecar.close()]));
 }
 
-main().catch((error) => {
-  console.error(error instanceof Error ? error.stack : error);
-  process.exit(1);
-});
+runMain(main);

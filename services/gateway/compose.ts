@@ -103,14 +103,30 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     drain,
   });
 
-  const sessionActors = (actors: ActorInvoker) => ({
-    sessions: new SessionClient(actors),
-    workspaces: new WorkspaceIndexClient(actors),
-    runLeaseMs: config.sessions.runLeaseMs,
-    pollMs: config.sessions.pollMs,
-  });
-
-  const orderService = (actors: ActorInvoker) => new OrderService({ orders: new OrderClient(actors), checkout: config.checkout, logger });
+  /**
+   * What both hosts build alike on their actor invoker: the funds and their leases, the outbox,
+   * images, orders and sessions; and its close, before the host's own.
+   */
+  const onActors = (actors: ActorInvoker, ledgerHas: (eventId: string) => Promise<boolean>) => {
+    const images = imageService(actors, ledgerHas);
+    const funds = new FundsHoldClient(actors);
+    const leases = leasedFunds(funds);
+    const built = {
+      funds,
+      leases,
+      outbox: new ActorOutboxClient(actors),
+      images,
+      orders: new OrderService({ orders: new OrderClient(actors), checkout: config.checkout, logger }),
+      sessions: { sessions: new SessionClient(actors), workspaces: new WorkspaceIndexClient(actors), runLeaseMs: config.sessions.runLeaseMs, pollMs: config.sessions.pollMs },
+    };
+    const close = async () => {
+      await settled();
+      await returnLeases(leases);
+      await images.close();
+      await closeProviders();
+    };
+    return { built, close };
+  };
 
   if (config.actorHost === 'dapr') {
     const sidecar = new DaprSidecar(config.dapr.host, config.dapr.httpPort);
@@ -121,15 +137,10 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
       if (status !== 200 && status !== 404) throw new Error(`ledger lookup failed with ${status}`);
       return status === 200;
     };
-    const images = imageService(actors, ledgerHas);
-    const funds = new FundsHoldClient(actors);
-    const leases = leasedFunds(funds);
+    const { built, close } = onActors(actors, ledgerHas);
     const deps: GatewayDeps = {
       ...common,
-      funds,
-      leases,
-      outbox: new ActorOutboxClient(actors),
-      images,
+      ...built,
       accounts: new AccountStore(new DaprStateKeyValueStore(sidecar), config.apiKeyCacheMs),
       // Ready when what a call needs answers: the sidecar, the state store through it (accounts,
       // keys), actor calls can be placed, and the ledger app (its own readiness includes the Redis
@@ -141,14 +152,9 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
         ledger: async () => (await sidecar.request('GET', `/v1.0/invoke/${config.dapr.ledgerAppId}/method/readyz`, undefined, {}, READINESS_CHECK)).status === 200,
       },
       ledger: daprLedgerReader(sidecar, config.dapr.ledgerAppId),
-      orders: orderService(actors),
-      sessions: sessionActors(actors),
     };
     return { deps, close: async () => {
-      await settled();
-      await returnLeases(leases);
-      await images.close();
-      await closeProviders();
+      await close();
       await sidecar.close();
     } };
   }
@@ -161,29 +167,19 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   const host = new EmbeddedActorHost({ db, publish: async (event) => deliver(event), deliverInCommit: deliver, idleMs: config.actorIdleMs });
   for (const cls of ACTOR_CLASSES) host.register(cls);
   await host.start();
-  const images = imageService(host, (eventId) => ledger.has(eventId));
-  const funds = new FundsHoldClient(host);
-  const leases = leasedFunds(funds);
+  const { built, close } = onActors(host, (eventId) => ledger.has(eventId));
   const deps: GatewayDeps = {
     ...common,
-    funds,
-    leases,
-    outbox: new ActorOutboxClient(host),
-    images,
+    ...built,
     accounts: new AccountStore(new LmdbKeyValueStore(db.accounts), config.apiKeyCacheMs),
     readiness: { database: async () => (db.root.get('__ping__'), true) },
     ledger: storeLedgerReader(ledger),
-    orders: orderService(host),
-    sessions: sessionActors(host),
   };
   return {
     deps,
     embedded: { host, db, ledger },
     close: async () => {
-      await settled();
-      await returnLeases(leases);
-      await images.close();
-      await closeProviders();
+      await close();
       await host.close();
       await db.close();
     },

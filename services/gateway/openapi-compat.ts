@@ -51,6 +51,19 @@ const apiKeyOrX = [{ apiKey: [] }, { xApiKey: [] }];
 const messagesBody = { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/MessagesRequest' } } } };
 const chatBody = { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ChatRequest' } } } };
 
+/** A member chat route: the OAuth scheme only, paid from the member pool. */
+function memberChat(wire: 'openai' | 'anthropic') {
+  return {
+    post: {
+      summary: `Member chat (${wire === 'openai' ? 'OpenAI' : 'Anthropic'} wire), paid from the member pool, never pool-3`,
+      security: [{ oauth: [] }],
+      parameters: [modelParameter('Model id or profile id'), capabilitiesHeader],
+      requestBody: wire === 'openai' ? chatBody : messagesBody,
+      responses: { ...chatAnswers(wire === 'openai' ? 'chat.completion or its stream' : 'Anthropic message or its event stream', wire), '503': errorAnswer(`oauth_disabled, oauth_unavailable, ${UNAVAILABLE}`) },
+    },
+  };
+}
+
 export const compatPaths = {
   '/api/open/v1/models/{id}/chat/anthropic': {
     post: {
@@ -108,22 +121,6 @@ export const compatPaths = {
       },
     },
   },
-  '/api/member/v1/models/{id}/chat': {
-    post: {
-      summary: 'Member chat (OpenAI wire), paid from the member pool, never pool-3',
-      security: [{ oauth: [] }],
-      parameters: [modelParameter('Model id or profile id'), capabilitiesHeader],
-      requestBody: chatBody,
-      responses: { ...chatAnswers('chat.completion or its stream', 'openai'), '503': errorAnswer(`oauth_disabled, oauth_unavailable, ${UNAVAILABLE}`) },
-    },
-  },
-  '/api/member/v1/models/{id}/chat/anthropic': {
-    post: {
-      summary: 'Member chat (Anthropic wire), paid from the member pool, never pool-3',
-      security: [{ oauth: [] }],
-      parameters: [modelParameter('Model id or profile id'), capabilitiesHeader],
-      requestBody: messagesBody,
-      responses: { ...chatAnswers('Anthropic message or its event stream', 'anthropic'), '503': errorAnswer(`oauth_disabled, oauth_unavailable, ${UNAVAILABLE}`) },
-    },
-  },
+  '/api/member/v1/models/{id}/chat': memberChat('openai'),
+  '/api/member/v1/models/{id}/chat/anthropic': memberChat('anthropic'),
 };

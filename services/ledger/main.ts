@@ -3,7 +3,8 @@
 import '../../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
-import { startTracing, stopTracing } from '../../lib/tracing';
+import { runMain, stopOnSignals } from '../../lib/app-main';
+import { startTracing } from '../../lib/tracing';
 import { createLedgerApp } from './app';
 import { RedisLedgerStore } from './redis-store';
 
@@ -15,15 +16,7 @@ async function main(): Promise<void> {
   const app = createLedgerApp(store, { logger, ready: () => store.ping() });
   const port = config.appPort ?? 3102;
   const server = app.listen(port, '127.0.0.1', () => logger.info({ port }, 'ledger listening'));
-  const stop = () => {
-    server.close(() => void store.close().then(stopTracing).finally(() => process.exit(0)));
-    setTimeout(() => process.exit(0), 5000).unref();
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  stopOnSignals(server, () => store.close());
 }
 
-main().catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+runMain(main);
