@@ -26,18 +26,9 @@ export function chunksToMessagesEvents(chunks: AsyncIterable<ChatStreamChunk>, u
 
 /** OpenAI's finish reasons in Anthropic's words; unknown ones end the turn. */
 export function stopReasonOf(finishReason: string): string {
-  switch (finishReason) {
-    case 'length':
-      return 'max_tokens';
-    case 'content_filter':
-      return 'refusal';
-    case 'tool_calls':
-    case 'function_call':
-      return 'tool_use';
-    default:
-      return 'end_turn';
-  }
+  return STOP_REASONS.get(finishReason) ?? 'end_turn';
 }
+const STOP_REASONS = new Map([['length', 'max_tokens'], ['content_filter', 'refusal'], ['tool_calls', 'tool_use'], ['function_call', 'tool_use']]);
 
 async function* events(chunks: AsyncIterable<ChatStreamChunk>, model: string): AsyncGenerator<MessagesStreamEvent, void, undefined> {
   let started = false;

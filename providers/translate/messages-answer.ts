@@ -27,17 +27,9 @@ export function messagesEventsToChunks(events: AsyncIterable<MessagesStreamEvent
 
 /** Anthropic's stop reasons in OpenAI's words; pause_turn and unknown ones end the answer. */
 export function finishReasonOf(stopReason: unknown): string {
-  switch (stopReason) {
-    case 'max_tokens':
-      return 'length';
-    case 'tool_use':
-      return 'tool_calls';
-    case 'refusal':
-      return 'content_filter';
-    default:
-      return 'stop';
-  }
+  return (typeof stopReason === 'string' ? FINISH_REASONS.get(stopReason) : undefined) ?? 'stop';
 }
+const FINISH_REASONS = new Map([['max_tokens', 'length'], ['tool_use', 'tool_calls'], ['refusal', 'content_filter']]);
 
 function textOf(block: Json | undefined): string {
   if (block?.type === 'text' && typeof block.text === 'string') return block.text;
