@@ -8,6 +8,7 @@
 // Reads GATEWAY_URL (default http://127.0.0.1:8080) and GATEWAY_ADMIN_TOKEN.
 
 import '../lib/node-version'; // first: stops on Node older than 24 with the way out
+import { DEFAULT_PORTS } from '../lib/config';
 import { API_KEY_SCOPES } from '../services/gateway/auth/scopes';
 import { reconcileCommand } from './reconcile';
 
@@ -38,7 +39,7 @@ const USAGE = `usage:
   reconcile [--repair]`;
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  const base = (io.env.GATEWAY_URL ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
+  const base = (io.env.GATEWAY_URL ?? `http://127.0.0.1:${DEFAULT_PORTS.gateway}`).replace(/\/$/, '');
   const token = io.env.GATEWAY_ADMIN_TOKEN;
   if (!token) {
     io.err('GATEWAY_ADMIN_TOKEN is not set');

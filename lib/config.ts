@@ -6,6 +6,9 @@ import { parseFaultPoints } from './fault-points';
 
 export const HARD_BODY_LIMIT = 32 * 1024 * 1024;
 
+/** Where each app listens unless told otherwise: the gateway on PORT, the actors and ledger apps on APP_PORT. */
+export const DEFAULT_PORTS = { gateway: 8080, actors: 3101, ledger: 3102 } as const;
+
 /** UNKNOWN_IMAGE_V1: 24 hours from the original reservation. */
 export const IMAGE_UNKNOWN_DEADLINE_MS = 24 * 60 * 60 * 1000;
 const DAY_MS = IMAGE_UNKNOWN_DEADLINE_MS;
@@ -21,7 +24,7 @@ const int = (min: number, max: number) => z.coerce.number().int().min(min).max(m
 const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const envSchema = z.object({
-  PORT: int(0, 65535).default(8080),
+  PORT: int(0, 65535).default(DEFAULT_PORTS.gateway),
   HOST: z.string().min(1).default('127.0.0.1'),
   GATEWAY_DATA_DIR: z.string().min(1).default('./data'),
   GATEWAY_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),

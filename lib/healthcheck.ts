@@ -6,6 +6,7 @@
 // (default 3101, 3102) at 127.0.0.1.
 
 import { readFileSync } from 'node:fs';
+import { DEFAULT_PORTS } from './config';
 
 export type ContainerApp = 'gateway' | 'actors' | 'ledger';
 
@@ -14,7 +15,7 @@ const ENTRY_POINTS: Record<string, ContainerApp> = {
   'dist/actors/host/dapr-main.js': 'actors',
   'dist/services/ledger/main.js': 'ledger',
 };
-const DEFAULT_PORT: Record<ContainerApp, number> = { gateway: 8080, actors: 3101, ledger: 3102 };
+const DEFAULT_PORT: Record<ContainerApp, number> = DEFAULT_PORTS;
 /** Addresses that mean "every interface": the check goes to loopback. */
 const ANY = new Set(['0.0.0.0', '::', '[::]']);
 

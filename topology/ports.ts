@@ -3,6 +3,7 @@
 // beside a user's instance. Everything listens on 127.0.0.1.
 
 import { createServer } from 'node:net';
+import { DEFAULT_PORTS } from '../lib/config';
 
 export type AppName = 'gateway' | 'actors' | 'ledger';
 
@@ -90,7 +91,7 @@ export function planPorts(input: PortPlanInput): PortPlan {
     // The first gateway's public port is basePort itself, the easiest one to remember.
     plan.gateways[0]!.app = b;
   } else {
-    const envPort = input.env.PORT ? Number(input.env.PORT) : 8080;
+    const envPort = input.env.PORT ? Number(input.env.PORT) : DEFAULT_PORTS.gateway;
     if (!Number.isInteger(envPort) || envPort < 1 || envPort > 65535) throw new Error(`PORT must be a TCP port, got ${input.env.PORT}`);
     plan = {
       redis: 6379,
@@ -103,8 +104,8 @@ export function planPorts(input: PortPlanInput): PortPlan {
       schedulerMetrics: 50012,
       schedulerEtcdClient: 50013,
       schedulerEtcdPeer: 50014,
-      actors: { app: 3101, http: 3501, grpc: 50002, internalGrpc: 50022, publicHealth: 3511, metrics: 9091 },
-      ledger: { app: 3102, http: 3502, grpc: 50003, internalGrpc: 50023, publicHealth: 3512, metrics: 9092 },
+      actors: { app: DEFAULT_PORTS.actors, http: 3501, grpc: 50002, internalGrpc: 50022, publicHealth: 3511, metrics: 9091 },
+      ledger: { app: DEFAULT_PORTS.ledger, http: 3502, grpc: 50003, internalGrpc: 50023, publicHealth: 3512, metrics: 9092 },
       gateways: Array.from({ length: gatewayInstances }, (_, i) =>
         i === 0
           ? { app: envPort, http: 3500, grpc: 50001, internalGrpc: 50021, publicHealth: 3510, metrics: 9090 }

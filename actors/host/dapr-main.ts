@@ -5,7 +5,7 @@
 import '../../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { CommunicationProtocolEnum, DaprClient, LogLevel } from '@dapr/dapr';
 import ActorRuntime from '@dapr/dapr/actors/runtime/ActorRuntime';
-import { loadConfig } from '../../lib/config';
+import { DEFAULT_PORTS, loadConfig } from '../../lib/config';
 import type { EventEnvelope } from '../../lib/events';
 import { DaprSidecar } from '../../lib/dapr-http';
 import { createLogger } from '../../lib/logger';
@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   // The outbox asks the ledger app (through this app's own sidecar) which events it has stored.
   const ledger = daprOutboxLedger(sidecar, config.dapr.ledgerAppId);
   for (const cls of ACTOR_CLASSES) runtime.registerActor(daprActorClass(cls, publish, sidecar, logger, ledger, config.outboxConfirmMs));
-  const server = await startActorServer(runtime, '127.0.0.1', config.appPort ?? 3101, logger);
+  const server = await startActorServer(runtime, '127.0.0.1', config.appPort ?? DEFAULT_PORTS.actors, logger);
   logger.info({ port: config.appPort, actorTypes: ACTOR_CLASSES.map((c) => c.actorType) }, 'actors app listening');
   stopOnSignals(server, () => Promise.allSettled([client.stop(), sidecar.close()]));
 }

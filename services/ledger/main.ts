@@ -1,7 +1,7 @@
 // Entry point of the ledger app in the Dapr topology (Redis storage).
 
 import '../../lib/node-version'; // first: stops on Node older than 24 with the way out
-import { loadConfig } from '../../lib/config';
+import { DEFAULT_PORTS, loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { runMain, stopOnSignals } from '../../lib/app-main';
 import { startTracing } from '../../lib/tracing';
@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   if (startTracing('ledger')) logger.info('trace export on (OTLP)');
   const store = await RedisLedgerStore.connect(config.redisUrl);
   const app = createLedgerApp(store, { logger, ready: () => store.ping() });
-  const port = config.appPort ?? 3102;
+  const port = config.appPort ?? DEFAULT_PORTS.ledger;
   const server = app.listen(port, '127.0.0.1', () => logger.info({ port }, 'ledger listening'));
   stopOnSignals(server, () => store.close());
 }

@@ -1,91 +1,32 @@
-// The schema-based fuzzer over every operation of the OpenAPI document (docs/testing.md): schemathesis
-// (installed by scripts/ensure-schemathesis.sh) generates valid and invalid requests from the
-// document the gateway serves and checks each answer: no server error, every status declared, every
-// body matching its declared schema and content type, declared headers present. The gateway is the
-// real embedded process with every optional part configured (compatibility routes, OAuth members,
-// checkout callbacks), so no route answers 503 for being switched off; the credentials of each
-// security scheme are real; path parameters name real models so requests reach the money path.
+// The schema-based fuzzer (test/contract/fuzz.suite.ts) against the real embedded process.
 
-import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { admin, fundedAccount, image, picture } from '../support/api';
+import { FUZZ_ENV, fuzzSuite } from '../contract/fuzz.suite';
 import { writeTestCatalog } from '../support/catalog';
-import { startOAuthIssuer, type OAuthIssuer } from '../support/oauth';
-import { ADMIN_TOKEN, ROOT, startGateway, type GatewayProcess } from '../support/processes';
-import { startUpstream, type Upstream } from '../support/upstream';
+import { startOAuthIssuer } from '../support/oauth';
+import { startGateway } from '../support/processes';
+import { startUpstream } from '../support/upstream';
 
-/** Answers the fuzzer checks; negative_data_rejection is left out: the documented schemas are looser than the routes' own checks on purpose (a refusal names the exact rule). */
-const CHECKS = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_schema_conformance', 'response_headers_conformance'];
-/** Fixed, so a failure reproduces; change it to explore. */
-const SEED = '20261124';
-
-let upstream: Upstream;
-let issuer: OAuthIssuer;
-let gateway: GatewayProcess;
-let dir: string;
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'gw-fuzz-'));
-  upstream = await startUpstream();
-  issuer = await startOAuthIssuer();
-  gateway = await startGateway({
+fuzzSuite('embedded', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-fuzz-'));
+  const upstream = await startUpstream();
+  const issuer = await startOAuthIssuer();
+  const gateway = await startGateway({
+    ...FUZZ_ENV,
     ...issuer.env(),
     GATEWAY_DATA_DIR: join(dir, 'data'),
     GATEWAY_CATALOG_FILE: writeTestCatalog(join(dir, 'catalog.json'), upstream.url),
-    GATEWAY_PROVIDER_TIMEOUT_MS: '2000',
-    GATEWAY_COMPAT_ENABLED: 'true',
-    GATEWAY_CHECKOUT_SECRET: 'fuzz-checkout-secret-0123456789abcdef',
   });
-}, 60_000);
-
-afterAll(async () => {
-  await gateway?.stop();
-  await upstream?.close();
-  await issuer?.close();
-});
-
-function runFuzzer(bin: string, config: string): Promise<{ code: number; output: string }> {
-  const args = ['--no-color', '--config-file', config, 'run', `${gateway.url}/api/open/v1/openapi.json`,
-    '--checks', CHECKS.join(','), '--phases', 'examples,coverage,fuzzing', '--max-examples', '25', '--seed', SEED, '--workers', '2',
-    '--request-timeout', '10', '--suppress-health-check', 'all'];
-  return new Promise((resolve) => {
-    execFile(bin, args, { cwd: dir, maxBuffer: 64 * 1024 * 1024, timeout: 900_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, output: `${stdout}${stderr}` });
-    });
-  });
-}
-
-describe('schema-based fuzzing of every documented operation (embedded)', () => {
-  it('when schemathesis runs every operation with real credentials, then no answer is a server error or differs from the document', async () => {
-    const bin = execFileSync('bash', [join(ROOT, 'scripts/ensure-schemathesis.sh')], { encoding: 'utf8' }).trim();
-    const { accountId } = await fundedAccount(gateway.url, 1_000_000_000_000);
-    // One key for both API-key schemes, scoped for the compatibility routes (it reaches the plain ones too).
-    const apiKey = (await admin(gateway.url, `/admin/v1/accounts/${accountId}/api-keys`, { scopes: ['compat'] })).body.apiKey as string;
-    const task = await image(gateway.url, apiKey, picture, { model: 'upstream-image' });
-    expect(task.status).toBe(200);
-    const member = await issuer.mint({ sub: 'member-1', account: accountId, scope: 'chat', expiresInS: 3600 });
-    const config = join(dir, 'schemathesis.toml');
-    writeFileSync(config, [
-      '[auth.openapi.apiKey]', `bearer = "${apiKey}"`,
-      '[auth.openapi.oauth]', `bearer = "${member}"`,
-      '[auth.openapi.xApiKey]', `api_key = "${apiKey}"`,
-      '[auth.openapi.adminToken]', `bearer = "${ADMIN_TOKEN}"`,
-      // Path parameters that name real things, so generated requests reach the money path.
-      '[[operations]]', 'include-path-regex = "/chat$"', 'parameters = { "path.id" = "upstream-chat" }',
-      '[[operations]]', 'include-path-regex = "/chat/anthropic$"', 'parameters = { "path.id" = "upstream-anthropic-chat" }',
-      '[[operations]]', 'include-path-regex = "/images/generations$"', 'parameters = { "path.id" = "upstream-image" }',
-      '[[operations]]', 'include-path-regex = "^/admin/v1/accounts/"', `parameters = { "path.accountId" = "${accountId}" }`,
-      '[[operations]]', 'include-path-regex = "/images/tasks/"', `parameters = { "path.id" = "upstream-image", "path.taskId" = "${task.body.taskId}" }`,
-      '',
-    ].join('\n'));
-    let { code, output } = await runFuzzer(bin, config);
-    // A run whose only trouble is an error inside the fuzzer itself (hypothesis reports a strategy
-    // it could not replay as "Inconsistent results") runs once more; a check that failed never does.
-    if (code !== 0 && !/=+ FAILURES =+/.test(output) && /Inconsistent results/.test(output)) ({ code, output } = await runFuzzer(bin, config));
-    if (code !== 0) console.log(output);
-    expect(output).toMatch(/Operations:\s+(\d+) selected \/ \1 total/);
-    expect(code).toBe(0);
-  }, 900_000);
+  return {
+    url: gateway.url,
+    dir,
+    issuer,
+    close: async () => {
+      await gateway.stop();
+      await upstream.close();
+      await issuer.close();
+    },
+  };
 });
