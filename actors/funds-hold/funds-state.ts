@@ -1,0 +1,133 @@
+// The FundsHold actor's state and its pure helpers: the hot record (balance, open holds, open
+// leases, the expiry reminders' bookkeeping) under one key, each ended hold and lease under its
+// own key, and what is held, leased and available. Amounts are stored as decimal strings of
+// nano-USD and computed in BigInt.
+
+import { GatewayError } from '../../lib/errors';
+import { parseAmount } from '../../lib/money';
+import type { CarvedHold } from './FundsHoldInterface';
+import type { HoldState } from './transitions';
+import type { RecordedLine } from './usage';
+
+export const STATE_KEY = 'funds';
+export const CREDIT_KEY_PREFIX = 'credit:';
+/** Each ended hold is its own small record, so the hot state (balance, open holds) stays small. */
+export const CLOSED_KEY_PREFIX = 'closed:';
+/**
+ * Expiry reminders are named by their due time: a one-shot reminder re-registered from its own
+ * callback under the same name can be deleted when that callback completes (Dapr Scheduler).
+ */
+export const EXPIRY_REMINDER = 'expire-holds';
+export const expiryReminderName = (dueAt: number) => `${EXPIRY_REMINDER}@${dueAt}`;
+/**
+ * The safety net: a periodic reminder kept while any hold is open, so an expiry whose one-shot
+ * reminder was lost (host down when it came due, a crash before the state recorded it) is
+ * caught by the next period. Its period: a quarter of the time to the earliest expiry when it
+ * is set, within these bounds.
+ */
+export const NET_REMINDER = `${EXPIRY_REMINDER}:net`;
+export const NET_MIN_PERIOD_MS = 1000;
+export const NET_MAX_PERIOD_MS = 10 * 60 * 1000;
+/** The reason a settle after expiry gives for the usage the platform bears (bill row reference, metric label). */
+export const PLATFORM_BORNE_AFTER_EXPIRY = 'settle_after_expiry';
+
+export interface OpenHold {
+  amount: string;
+  expiresAt: number;
+  requestId: string;
+  model: string;
+  profileId: string;
+  /** The usage delivered so far (progress): what expiry charges if the call never settles. */
+  progress?: RecordedLine[];
+}
+
+export interface ClosedHold {
+  state: Exclude<HoldState, 'open'>;
+  amount: string;
+  charged: string;
+  /** Expired holds: who the hold was for, and the usage its expiry charged (settle after expiry). */
+  expired?: { requestId: string; model: string; profileId: string; lines: RecordedLine[] };
+  /** Settle after expiry: the cost recorded as platform-borne (set once; a repeat records nothing). */
+  borne?: string;
+}
+
+/** The longest renewal a progress record may ask for. */
+export const MAX_TTL_MS = 86_400_000;
+
+export interface FundsState {
+  balance: string;
+  holds: Record<string, OpenHold>;
+  /** When the pending expiry reminder is due (null: none pending; in the past: lost, set again). */
+  reminderDueAt: number | null;
+  /** The safety net while holds are open: its period and when it is next due (absent: none). */
+  net?: { periodMs: number; dueAt: number } | null;
+  /** Open funds leases (absent: none). They expire like holds. */
+  leases?: Record<string, OpenLease>;
+}
+
+/** A funds lease: `amount` locked for one gateway instance, `charged` of it spent so far. */
+export interface OpenLease {
+  amount: string;
+  charged: string;
+  expiresAt: number;
+  /** Delivered usage of the lease's carved holds still running (what its expiry charges). */
+  progress: Record<string, { amount: string; requestId: string; model: string; profileId: string; lines: RecordedLine[] }>;
+}
+
+/** An ended lease, kept so a retried call answers the same. */
+export interface ClosedLease {
+  state: 'closed' | 'expired';
+  amount: string;
+  charged: string;
+}
+
+export const LEASE_KEY_PREFIX = 'lease:';
+/** A lease takes at most this share of the available balance (1/4): the rest stays for other instances. */
+export const LEASE_SHARE_DIVISOR = 4n;
+export const MAX_BATCH_ITEMS = 1000;
+
+/** What open leases still lock: granted − charged. */
+export function leasedRest(state: FundsState): bigint {
+  let total = 0n;
+  for (const lease of Object.values(state.leases ?? {})) total += BigInt(lease.amount) - BigInt(lease.charged);
+  return total;
+}
+
+export function hasLeases(state: FundsState): boolean {
+  return state.leases !== undefined && Object.keys(state.leases).length > 0;
+}
+
+export function emptyState(): FundsState {
+  return { balance: '0', holds: {}, reminderDueAt: null };
+}
+
+export function held(state: FundsState): bigint {
+  let total = 0n;
+  for (const hold of Object.values(state.holds)) total += BigInt(hold.amount);
+  return total;
+}
+
+export interface ParsedCarved {
+  holdId: string;
+  amount: bigint;
+  requestId: string;
+  model: string;
+  profileId: string;
+}
+
+export function checkId(value: unknown, param: string): void {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 200) throw new GatewayError('invalid_request', `${param} must be a string of 1 to 200 characters`, { param });
+}
+
+export function checkTtl(ttlMs: unknown): void {
+  if (!Number.isSafeInteger(ttlMs) || (ttlMs as number) < 1 || (ttlMs as number) > MAX_TTL_MS) {
+    throw new GatewayError('invalid_request', `ttlMs must be an integer from 1 to ${MAX_TTL_MS}`, { param: 'ttlMs' });
+  }
+}
+
+export function carvedMeta(item: CarvedHold): ParsedCarved {
+  if (typeof item !== 'object' || item === null) throw new GatewayError('invalid_request', 'a lease batch item must be an object');
+  checkId(item.holdId, 'holdId');
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  return { holdId: item.holdId, amount: parseAmount(item.amount), requestId: text(item.requestId), model: text(item.model), profileId: text(item.profileId) };
+}

@@ -1,0 +1,217 @@
+// The holds of one FundsHold actor, by the table of transitions.ts: the state loaded with its
+// expiry kept (sweep on touch, the one-shot reminder and the safety net), a hold ended exactly
+// once through one checked step (its closed record and its events), and a move on an ended hold
+// answered by the table (repeated, recorded after expiry, or refused). The public methods are
+// FundsHold's (FundsHold.ts); the leases are lease-book.ts's.
+
+import { GatewayError } from '../../lib/errors';
+import { billingEvent, usageEvent } from '../../lib/events';
+import { min, toJsonAmount } from '../../lib/money';
+import type { ActorContext } from '../runtime/port';
+import type { HoldOutcome } from './FundsHoldInterface';
+import {
+  CLOSED_KEY_PREFIX,
+  emptyState,
+  expiryReminderName,
+  hasLeases,
+  NET_MAX_PERIOD_MS,
+  NET_MIN_PERIOD_MS,
+  NET_REMINDER,
+  PLATFORM_BORNE_AFTER_EXPIRY,
+  STATE_KEY,
+  type ClosedHold,
+  type FundsState,
+  type ParsedCarved,
+} from './funds-state';
+import { endingOf, holdVerdict, type HoldMove, type HoldState } from './transitions';
+import { beyond, costed, type RecordedLine } from './usage';
+
+export abstract class HoldBook {
+  protected readonly accountId: string;
+  protected readonly pool: string;
+
+  constructor(protected readonly ctx: ActorContext) {
+    const separator = ctx.actorId.lastIndexOf(':');
+    if (separator <= 0) throw new GatewayError('invalid_request', `FundsHold id must be "<account>:<pool>", got "${ctx.actorId}"`);
+    this.accountId = ctx.actorId.slice(0, separator);
+    this.pool = ctx.actorId.slice(separator + 1);
+  }
+
+  /** Ends every lease whose time is up; the number ended (lease-book.ts). */
+  protected abstract expireOverdueLeases(state: FundsState, now: number): number;
+
+  /**
+   * Holds always expire, whatever happened to a reminder. Every turn that loads the state runs
+   * this first: overdue holds end now (sweep on touch), a pending expiry reminder whose due time
+   * has passed is taken as lost and set again, and the safety net exists while holds are open.
+   * `fired`: the expiry reminder this turn was called for. True when the state changed.
+   */
+  private async keepExpiring(state: FundsState, fired?: string): Promise<boolean> {
+    const now = this.ctx.now();
+    const before = { dueAt: state.reminderDueAt, netPeriodMs: state.net?.periodMs, netDueAt: state.net?.dueAt };
+    const expired = this.expireOverdue(state, now);
+    if (fired === NET_REMINDER) {
+      if (state.net) state.net.dueAt = now + state.net.periodMs;
+      if (Object.keys(state.holds).length === 0 && !hasLeases(state)) {
+        // Nothing left to expire: the net goes until the next hold (removed from its own tick).
+        await this.ctx.reminders.unregister(NET_REMINDER);
+        state.net = null;
+      }
+    } else if (fired) {
+      // A one-shot has fired, so none is pending now (a late retry of an older one included).
+      state.reminderDueAt = null;
+    }
+    await this.scheduleExpiry(state, now);
+    // Compared field by field (the net's record is changed in place above).
+    return expired > 0 || state.reminderDueAt !== before.dueAt || state.net?.periodMs !== before.netPeriodMs || state.net?.dueAt !== before.netDueAt;
+  }
+
+  /** Ends every open hold whose time is up; the number ended. */
+  private expireOverdue(state: FundsState, now: number): number {
+    let ended = 0;
+    for (const [holdId, hold] of Object.entries(state.holds)) {
+      if (hold.expiresAt > now) continue;
+      this.expireHold(state, holdId);
+      ended++;
+    }
+    return ended + this.expireOverdueLeases(state, now);
+  }
+
+  /**
+   * A one-shot reminder due at the earliest expiry (set again when none is pending, when the
+   * pending one is due later, or when its due time has passed without it firing), and the safety
+   * net while holds are open (set again when overdue by a whole period).
+   */
+  protected async scheduleExpiry(state: FundsState, now: number): Promise<void> {
+    let next: number | null = null;
+    for (const hold of Object.values(state.holds)) if (next === null || hold.expiresAt < next) next = hold.expiresAt;
+    for (const lease of Object.values(state.leases ?? {})) if (next === null || lease.expiresAt < next) next = lease.expiresAt;
+    if (next === null) {
+      if (state.reminderDueAt !== null && state.reminderDueAt <= now) state.reminderDueAt = null;
+      return;
+    }
+    if (state.reminderDueAt === null || state.reminderDueAt <= now || next < state.reminderDueAt) {
+      await this.ctx.reminders.register(expiryReminderName(next), Math.max(0, next - now));
+      state.reminderDueAt = next;
+    }
+    const net = state.net ?? null;
+    if (net === null || net.dueAt + net.periodMs < now) {
+      const periodMs = Math.min(NET_MAX_PERIOD_MS, Math.max(NET_MIN_PERIOD_MS, Math.round((next - now) / 4)));
+      // First due just after the earliest expiry: before that the one-shot is expected to do it.
+      const dueInMs = Math.max(0, next - now) + periodMs;
+      await this.ctx.reminders.register(NET_REMINDER, dueInMs, undefined, { periodMs });
+      state.net = { periodMs, dueAt: now + dueInMs };
+    }
+  }
+
+  /**
+   * What expiry does to one open hold: with a progress record it is charged for the usage
+   * recorded (at most the hold, the same events as a settle); without one it is released.
+   */
+  protected expireHold(state: FundsState, holdId: string): void {
+    const hold = state.holds[holdId];
+    if (!hold.progress || hold.progress.length === 0) {
+      this.end(state, holdId, 'expire', 'expired');
+      return;
+    }
+    const amount = BigInt(hold.amount);
+    const { lines, cost } = costed(hold.progress);
+    const charged = min(cost, amount);
+    state.balance = (BigInt(state.balance) - charged).toString();
+    this.close(state, holdId, 'expire', amount, charged, { requestId: hold.requestId, model: hold.model, profileId: hold.profileId, lines: hold.progress });
+    const now = this.ctx.now();
+    const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: hold.requestId, model: hold.model, profileId: hold.profileId };
+    this.ctx.emit(billingEvent(`${holdId}:charge`, now, { ...common, kind: 'charge', balanceDelta: -toJsonAmount(charged), amount: toJsonAmount(charged), reference: 'expired_with_progress' }));
+    this.ctx.emit(usageEvent(`${holdId}:usage`, now, { ...common, lines, charged: toJsonAmount(charged) }));
+  }
+
+  /** Ends an open hold without a charge (released or expired) and emits the release. */
+  protected end(state: FundsState, holdId: string, move: Extract<HoldMove, 'release' | 'expire'>, reason: string): void {
+    const hold = state.holds[holdId];
+    const amount = BigInt(hold.amount);
+    this.close(state, holdId, move, amount, 0n, move === 'expire' ? { requestId: hold.requestId, model: hold.model, profileId: hold.profileId, lines: [] } : undefined);
+    this.ctx.emit(billingEvent(`${holdId}:release`, this.ctx.now(), {
+      kind: 'release', accountId: this.accountId, pool: this.pool, balanceDelta: 0, amount: toJsonAmount(amount),
+      holdId, requestId: hold.requestId, model: hold.model, profileId: hold.profileId, reference: reason,
+    }));
+  }
+
+  /** Ends an open hold of the state by `move`: out of the open holds, its ended record written. */
+  protected close(state: FundsState, holdId: string, move: HoldMove, amount: bigint, charged: bigint, expired?: ClosedHold['expired']): void {
+    delete state.holds[holdId];
+    this.ctx.adjustGauge('holds_open', -1);
+    this.recordEnded(holdId, move, amount, charged, expired);
+  }
+
+  /**
+   * The one step that ends a hold (open, or carved from a lease): the state the table gives
+   * `move` from open, written as the hold's ended record with what it was charged.
+   */
+  protected recordEnded(holdId: string, move: HoldMove, amount: bigint, charged: bigint, expired?: ClosedHold['expired']): ClosedHold {
+    const closed: ClosedHold = { state: endingOf(move), amount: amount.toString(), charged: charged.toString(), ...(expired ? { expired } : {}) };
+    this.ctx.state.set<ClosedHold>(CLOSED_KEY_PREFIX + holdId, closed);
+    return closed;
+  }
+
+  protected closedHold(holdId: string): Promise<ClosedHold | undefined> {
+    return this.ctx.state.get<ClosedHold>(CLOSED_KEY_PREFIX + holdId);
+  }
+
+  /** A settle or release of a hold that is no longer open: the same answer if it ended that way, else a conflict. */
+  /**
+   * A settle or release of a hold that is no longer open, by the table: the same answer if it
+   * ended that way (a release of an expired hold answers its expiry), a settle after expiry
+   * recorded as such, any other move refused.
+   */
+  protected async onEnded(state: FundsState, holdId: string, move: Extract<HoldMove, 'settle' | 'release'>, usage: RecordedLine[] = []): Promise<HoldOutcome> {
+    const closed = await this.closedHold(holdId);
+    if (!closed) throw new GatewayError('hold_not_found', `no hold ${holdId}`);
+    const verdict = holdVerdict(closed.state, move);
+    if (verdict && 'afterExpiry' in verdict) return this.settleAfterExpiry(state, holdId, closed, usage);
+    if (verdict && 'repeat' in verdict) return this.outcome(holdId, closed.state, BigInt(closed.amount), BigInt(closed.charged), state);
+    throw new GatewayError('hold_state_conflict', `hold ${holdId} is ${closed.state}; it cannot become ${endingOf(move)}`);
+  }
+
+  /**
+   * A settle that finds its hold expired: the expiry's outcome stands, and the usage beyond what
+   * the expiry charged is recorded as platform-borne (a bill row with balanceDelta 0 and a usage
+   * row charged 0, counted in payg_platform_borne_total), once: a repeat records nothing more.
+   */
+  protected async settleAfterExpiry(state: FundsState, holdId: string, closed: ClosedHold, usage: RecordedLine[]): Promise<HoldOutcome> {
+    const answer = () => this.outcome(holdId, 'expired', BigInt(closed.amount), BigInt(closed.charged), state);
+    if (closed.borne !== undefined) return answer();
+    const { lines, cost } = costed(beyond(usage, closed.expired?.lines));
+    // Nothing beyond the expiry's charge (or an empty settle, which only asks): nothing to record.
+    if (lines.length === 0) return answer();
+    this.ctx.state.set<ClosedHold>(CLOSED_KEY_PREFIX + holdId, { ...closed, borne: cost.toString() });
+    const now = this.ctx.now();
+    const meta = closed.expired ?? { requestId: '', model: '', profileId: '' };
+    const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId };
+    this.ctx.emit(billingEvent(`${holdId}:platform-borne`, now, { ...common, kind: 'platform_borne', balanceDelta: 0, amount: toJsonAmount(cost), reference: PLATFORM_BORNE_AFTER_EXPIRY }));
+    this.ctx.emit(usageEvent(`${holdId}:usage-borne`, now, { ...common, lines, charged: 0 }));
+    this.ctx.adjustGauge(`platform_borne:${PLATFORM_BORNE_AFTER_EXPIRY}`, toJsonAmount(cost));
+    return answer();
+  }
+
+  protected outcome(holdId: string, holdState: HoldState, amount: bigint, charged: bigint, state: FundsState): HoldOutcome {
+    return { holdId, state: holdState, amount: toJsonAmount(amount), charged: toJsonAmount(charged), balance: toJsonAmount(BigInt(state.balance)) };
+  }
+
+  protected emitRelease(meta: ParsedCarved, reason: string): void {
+    this.ctx.emit(billingEvent(`${meta.holdId}:release`, this.ctx.now(), {
+      kind: 'release', accountId: this.accountId, pool: this.pool, balanceDelta: 0, amount: toJsonAmount(meta.amount),
+      holdId: meta.holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId, reference: reason,
+    }));
+  }
+
+  /** The state, with its expiry kept (keepExpiring) before anything else happens in the turn. */
+  protected async load(firedReminder?: string): Promise<FundsState> {
+    const state = (await this.ctx.state.get<FundsState>(STATE_KEY)) ?? emptyState();
+    if (await this.keepExpiring(state, firedReminder)) this.save(state);
+    return state;
+  }
+
+  protected save(state: FundsState): void {
+    this.ctx.state.set(STATE_KEY, state);
+  }
+}

@@ -1,0 +1,197 @@
+// The funds leases of one FundsHold actor (docs/money.md, "Funds leases"): a gateway instance's
+// bulk hold, the holds it carves locally settled and released in batches, each carved hold ended
+// once through the same checked step as a hold (hold-book.ts), a lease ended by its gateway or by
+// its expiry with what its carved holds recorded charged.
+
+import { GatewayError } from '../../lib/errors';
+import { billingEvent, usageEvent } from '../../lib/events';
+import { min, parseAmount, toJsonAmount } from '../../lib/money';
+import type { CarvedResult, HoldOutcome, LeaseBatchOutcome, LeaseBatchRequest, LeaseOutcome, OpenLeaseRequest } from './FundsHoldInterface';
+import {
+  carvedMeta,
+  checkId,
+  checkTtl,
+  held,
+  LEASE_KEY_PREFIX,
+  LEASE_SHARE_DIVISOR,
+  leasedRest,
+  MAX_BATCH_ITEMS,
+  type ClosedHold,
+  type ClosedLease,
+  type FundsState,
+  type OpenLease,
+  type ParsedCarved,
+} from './funds-state';
+import { HoldBook } from './hold-book';
+import { costed, mergeProgress, recordLines, type RecordedLine } from './usage';
+
+export abstract class LeaseBook extends HoldBook {
+  /**
+   * Grants a lease of min(amount, available / 4) when that is at least minAmount, else answers
+   * `refused` and changes nothing. Idempotent by leaseId: an open or ended lease answers itself.
+   */
+  async openLease(request: OpenLeaseRequest): Promise<LeaseOutcome> {
+    checkId(request.leaseId, 'leaseId');
+    const amount = parseAmount(request.amount);
+    const minAmount = parseAmount(request.minAmount);
+    checkTtl(request.ttlMs);
+    const state = await this.load();
+    const existing = state.leases?.[request.leaseId];
+    if (existing) return this.leaseOutcome(request.leaseId, 'open', existing, state);
+    const closed = await this.ctx.state.get<ClosedLease>(LEASE_KEY_PREFIX + request.leaseId);
+    if (closed) return this.leaseOutcome(request.leaseId, closed.state, closed, state);
+    const available = BigInt(state.balance) - held(state) - leasedRest(state);
+    const share = available > 0n ? available / LEASE_SHARE_DIVISOR : 0n;
+    const grant = min(amount, share);
+    if (grant < minAmount || grant <= 0n) return this.leaseOutcome(request.leaseId, 'refused', { amount: '0', charged: '0' }, state);
+    const lease: OpenLease = { amount: grant.toString(), charged: '0', expiresAt: this.ctx.now() + request.ttlMs, progress: {} };
+    state.leases = { ...(state.leases ?? {}), [request.leaseId]: lease };
+    await this.scheduleExpiry(state, this.ctx.now());
+    this.save(state);
+    return this.leaseOutcome(request.leaseId, 'open', lease, state);
+  }
+
+  /**
+   * One batch against a lease in one turn: progress records, settles, releases, the lease renewed,
+   * closed if asked. Each carved hold ends once (its `closed:` record, as a hold's), with the same
+   * events as a settle or release of a hold; a carved hold's charge is at most its amount and
+   * never more than the lease has left. On a lease that has ended (expired), a carved hold not yet
+   * ended is ended as an expired hold without progress, and its settle records the usage as
+   * platform-borne (as a settle after expiry does).
+   */
+  async leaseBatch(request: LeaseBatchRequest): Promise<LeaseBatchOutcome> {
+    checkId(request.leaseId, 'leaseId');
+    checkTtl(request.ttlMs);
+    const progress = request.progress ?? [];
+    const settles = request.settle ?? [];
+    const releases = request.release ?? [];
+    if (progress.length + settles.length + releases.length > MAX_BATCH_ITEMS) {
+      throw new GatewayError('invalid_request', `a lease batch has at most ${MAX_BATCH_ITEMS} items`);
+    }
+    // Checked before anything changes: a bad item refuses the whole batch.
+    const checked = {
+      progress: progress.map((item) => ({ item, meta: carvedMeta(item), lines: recordLines(item.lines) })),
+      settle: settles.map((item) => ({ item, meta: carvedMeta(item), lines: recordLines(item.lines) })),
+      release: releases.map((item) => ({ item, meta: carvedMeta(item) })),
+    };
+    const state = await this.load();
+    const lease = state.leases?.[request.leaseId];
+    const ended = lease ? undefined : await this.ctx.state.get<ClosedLease>(LEASE_KEY_PREFIX + request.leaseId);
+    if (!lease && !ended) throw new GatewayError('hold_not_found', `no lease ${request.leaseId}`);
+    if (lease) {
+      for (const { meta, lines } of checked.progress) {
+        const entry = lease.progress[meta.holdId];
+        if (entry) entry.lines = mergeProgress(entry.lines, lines);
+        // A late record of a hold that has ended records nothing (it would be charged again at expiry).
+        else if (lines.length > 0 && !(await this.closedHold(meta.holdId))) {
+          lease.progress[meta.holdId] = { amount: meta.amount.toString(), requestId: meta.requestId, model: meta.model, profileId: meta.profileId, lines };
+        }
+      }
+      lease.expiresAt = Math.max(lease.expiresAt, this.ctx.now() + request.ttlMs);
+    }
+    const settled: CarvedResult[] = [];
+    for (const { item, meta, lines } of checked.settle) {
+      settled.push(await this.carvedResult(meta.holdId, () => this.settleCarved(state, lease, meta, lines, item.platformBorne === true)));
+    }
+    const released: CarvedResult[] = [];
+    for (const { item, meta } of checked.release) {
+      released.push(await this.carvedResult(meta.holdId, () => this.releaseCarved(state, lease, meta, String(item.reason ?? ''))));
+    }
+    let outcome: LeaseOutcome;
+    if (lease && request.close === true) {
+      this.endLease(state, request.leaseId, 'closed');
+      outcome = this.leaseOutcome(request.leaseId, 'closed', lease, state);
+    } else if (lease) outcome = this.leaseOutcome(request.leaseId, 'open', lease, state);
+    else outcome = this.leaseOutcome(request.leaseId, ended!.state, ended!, state);
+    this.save(state);
+    return { lease: outcome, settled, released };
+  }
+
+  private async carvedResult(holdId: string, run: () => Promise<HoldOutcome>): Promise<CarvedResult> {
+    try {
+      return { holdId, outcome: await run() };
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      return { holdId, error: { code: error.code, message: error.message } };
+    }
+  }
+
+  private async settleCarved(state: FundsState, lease: OpenLease | undefined, meta: ParsedCarved, recorded: RecordedLine[], platformBorne: boolean): Promise<HoldOutcome> {
+    if (await this.closedHold(meta.holdId)) return this.onEnded(state, meta.holdId, 'settle', recorded);
+    if (!lease) return this.settleAfterExpiry(state, meta.holdId, this.expireCarvedUnrecorded(meta), recorded);
+    const { lines, cost } = costed(recorded);
+    const rest = BigInt(lease.amount) - BigInt(lease.charged);
+    // Never above the carved hold, never above what the lease has left.
+    const charged = platformBorne ? 0n : min(min(cost, meta.amount), rest);
+    state.balance = (BigInt(state.balance) - charged).toString();
+    lease.charged = (BigInt(lease.charged) + charged).toString();
+    delete lease.progress[meta.holdId];
+    this.recordEnded(meta.holdId, 'settle', meta.amount, charged);
+    const now = this.ctx.now();
+    const common = { accountId: this.accountId, pool: this.pool, holdId: meta.holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId };
+    this.ctx.emit(billingEvent(`${meta.holdId}:charge`, now, { ...common, kind: platformBorne ? 'platform_borne' : 'charge', balanceDelta: -toJsonAmount(charged), amount: toJsonAmount(platformBorne ? cost : charged) }));
+    this.ctx.emit(usageEvent(`${meta.holdId}:usage`, now, { ...common, lines, charged: toJsonAmount(charged) }));
+    return this.outcome(meta.holdId, 'settled', meta.amount, charged, state);
+  }
+
+  private async releaseCarved(state: FundsState, lease: OpenLease | undefined, meta: ParsedCarved, reason: string): Promise<HoldOutcome> {
+    if (await this.closedHold(meta.holdId)) return this.onEnded(state, meta.holdId, 'release');
+    if (!lease) {
+      const closed = this.expireCarvedUnrecorded(meta);
+      return this.outcome(meta.holdId, closed.state, meta.amount, 0n, state);
+    }
+    delete lease.progress[meta.holdId];
+    this.recordEnded(meta.holdId, 'release', meta.amount, 0n);
+    this.emitRelease(meta, reason);
+    return this.outcome(meta.holdId, 'released', meta.amount, 0n, state);
+  }
+
+  /** A carved hold of an ended lease, never recorded there: ended as an expired hold without progress. */
+  private expireCarvedUnrecorded(meta: ParsedCarved): ClosedHold {
+    const closed = this.recordEnded(meta.holdId, 'expire', meta.amount, 0n, { requestId: meta.requestId, model: meta.model, profileId: meta.profileId, lines: [] });
+    this.emitRelease(meta, 'expired');
+    return closed;
+  }
+
+  /** Ends every lease whose time is up (its gateway stopped renewing it); the number ended. */
+  protected expireOverdueLeases(state: FundsState, now: number): number {
+    let ended = 0;
+    for (const [leaseId, lease] of Object.entries(state.leases ?? {})) {
+      if (lease.expiresAt > now) continue;
+      this.endLease(state, leaseId, 'expired');
+      ended++;
+    }
+    return ended;
+  }
+
+  /**
+   * Ends a lease: each carved hold with a progress record is charged for it as an expired hold
+   * is (at most its amount and what the lease has left, the same events); the rest of the lease
+   * returns to available.
+   */
+  private endLease(state: FundsState, leaseId: string, to: ClosedLease['state']): void {
+    const lease = state.leases![leaseId];
+    const now = this.ctx.now();
+    for (const [holdId, record] of Object.entries(lease.progress)) {
+      const amount = BigInt(record.amount);
+      const { lines, cost } = costed(record.lines);
+      const rest = BigInt(lease.amount) - BigInt(lease.charged);
+      const charged = min(min(cost, amount), rest);
+      state.balance = (BigInt(state.balance) - charged).toString();
+      lease.charged = (BigInt(lease.charged) + charged).toString();
+      this.recordEnded(holdId, 'expire', amount, charged, { requestId: record.requestId, model: record.model, profileId: record.profileId, lines: record.lines });
+      const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: record.requestId, model: record.model, profileId: record.profileId };
+      this.ctx.emit(billingEvent(`${holdId}:charge`, now, { ...common, kind: 'charge', balanceDelta: -toJsonAmount(charged), amount: toJsonAmount(charged), reference: 'expired_with_progress' }));
+      this.ctx.emit(usageEvent(`${holdId}:usage`, now, { ...common, lines, charged: toJsonAmount(charged) }));
+    }
+    lease.progress = {};
+    this.ctx.state.set<ClosedLease>(LEASE_KEY_PREFIX + leaseId, { state: to, amount: lease.amount, charged: lease.charged });
+    const { [leaseId]: _gone, ...rest } = state.leases!;
+    state.leases = rest;
+  }
+
+  private leaseOutcome(leaseId: string, leaseState: LeaseOutcome['state'], lease: { amount: string; charged: string }, state: FundsState): LeaseOutcome {
+    const available = BigInt(state.balance) - held(state) - leasedRest(state);
+    return { leaseId, state: leaseState, amount: toJsonAmount(BigInt(lease.amount)), charged: toJsonAmount(BigInt(lease.charged)), balance: toJsonAmount(BigInt(state.balance)), available: toJsonAmount(available < 0n ? 0n : available) };
+  }
+}
