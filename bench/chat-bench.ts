@@ -2,7 +2,8 @@
 // actor hosts, in one run, beside a direct call to the upstream and a bare pass-through Node proxy
 // (bench/bare-proxy.ts): throughput at concurrency C (autocannon), latency p50/p99 at c=1 and time
 // to first token (a sequential client) added to the direct call's, ratios embedded / bare proxy
-// and Dapr / embedded, and each process's resident set.
+// and Dapr / embedded, and each process's resident set; on Dapr also each process's CPU time per
+// chat (from /proc: where a chat's CPU goes across the topology's processes).
 // Every server is its own process (upstream, bare proxy, gateway; on Dapr each app and sidecar);
 // this process is the load generator and takes no part in serving.
 //   npm run bench                     # both hosts (Dapr when its runtime resolves, else embedded only)
@@ -72,10 +73,24 @@ async function startServer(script: string, argv: string[], env: Record<string, s
   return { origin: `http://127.0.0.1:${port}`, child };
 }
 
+/** A process's CPU time so far (user + system), µs; undefined when it cannot be read. */
+function cpuUs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime (fields 14 and 15 of stat, counted here from field 3), in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return undefined;
+  }
+}
+
 interface Row {
   name: string;
   figures: Figures;
   memory: Record<string, Memory | undefined>;
+  /** CPU time per chat request of each process (the whole measurement: c=1 and c=C), µs. */
+  cpu?: Record<string, number>;
 }
 
 const ms = (n: number) => +n.toFixed(3);
@@ -117,6 +132,7 @@ function summary(rows: Row[], note: string | undefined, profiled?: Profiled) {
       ttft_p99_ms: ms(r.figures.ttft99),
       added_vs_direct: r.name === 'direct' ? undefined : added(r.figures),
       memory: r.memory,
+      ...(r.cpu ? { cpu_us_per_chat: r.cpu } : {}),
     })),
     ...(profiled ? { embedded_cpu_profile: profiled } : {}),
   };
@@ -142,6 +158,12 @@ function printTable(out: Summary): void {
   }
   console.log('');
   console.log(`embedded / bare proxy: ${r.embedded_pct_of_bare_proxy ?? '—'} %; Dapr / embedded: ${r.dapr_pct_of_embedded ?? '—'} %`);
+  for (const t of out.targets) {
+    if (!t.cpu_us_per_chat) continue;
+    const parts = Object.entries(t.cpu_us_per_chat).map(([name, us]) => `${name} ${us}`);
+    const total = Object.values(t.cpu_us_per_chat).reduce((sum, us) => sum + us, 0);
+    console.log(`${t.name}: CPU per chat by process (µs, c=1 and c=${out.options.concurrency} runs together): ${parts.join(', ')}; total ${total}`);
+  }
   if (out.embedded_cpu_profile) {
     console.log('\nembedded gateway, --cpu-prof (the profiler itself slows it down):');
     printSummary(out.embedded_cpu_profile.summary, out.embedded_cpu_profile.requests);
@@ -154,9 +176,21 @@ async function measureDapr(binDir: string, dataDir: string, catalog: string): Pr
   try {
     const { apiKey } = await fundedAccount(topology.gatewayUrls[0], 9_000_000_000_000_000);
     const target: Target = { name: 'dapr', origin: topology.gatewayUrls[0], path: CHAT_PATH, headers: { authorization: `Bearer ${apiKey}` } };
+    // Where a chat's CPU goes across the topology: each process's CPU time over the measurement.
+    const processes = ['gateway', 'daprd-gateway', 'actors', 'daprd-actors', 'ledger', 'daprd-ledger', 'placement', 'scheduler', 'redis'] as const;
+    // Redis is the topology's own only when none was running (else it is not counted here).
+    const pids = Object.fromEntries(processes.map((name) => [name, topology.processes.includes(name) ? topology.pid(name) : undefined]));
+    const requestsBefore = await chatRequests(topology.gatewayUrls[0]);
+    const cpuBefore = Object.fromEntries(processes.map((name) => [name, cpuUs(pids[name])]));
     const figures = await measure(target, body, streamBody, OPTIONS);
+    const chats = (await chatRequests(topology.gatewayUrls[0])) - requestsBefore;
+    const cpu: Record<string, number> = {};
+    for (const name of processes) {
+      const [before, after] = [cpuBefore[name], cpuUs(pids[name])];
+      if (before !== undefined && after !== undefined && chats > 0) cpu[name] = Math.round((after - before) / chats);
+    }
     const memory = { gateway: rss(topology.pid('gateway')), gateway_sidecar: rss(topology.pid('daprd-gateway')), actors: rss(topology.pid('actors')) };
-    return { name: 'dapr', figures, memory };
+    return { name: 'dapr', figures, memory, cpu };
   } finally {
     await topology.stop();
   }

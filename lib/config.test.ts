@@ -152,12 +152,13 @@ describe('actor idle time (embedded host)', () => {
 });
 
 describe('funds lease settings', () => {
-  it('when nothing is set, then leases are on with the Dapr host and off with the embedded host', () => {
-    expect(loadConfig({}).fundsLease).toEqual({ enabled: false, idleMs: 5000, maxAmount: 5_000_000_000 });
+  it('when nothing is set, then leases are on with either host', () => {
+    expect(loadConfig({}).fundsLease).toEqual({ enabled: true, idleMs: 5000, maxAmount: 5_000_000_000 });
     expect(loadConfig({ GATEWAY_ACTOR_HOST: 'dapr' }).fundsLease.enabled).toBe(true);
   });
-  it('when set, then it wins over the host default; a bad value refuses start-up naming it', () => {
+  it('when set, then it wins over the default; a bad value refuses start-up naming it', () => {
     expect(loadConfig({ GATEWAY_ACTOR_HOST: 'dapr', GATEWAY_FUNDS_LEASE: 'off' }).fundsLease.enabled).toBe(false);
+    expect(loadConfig({ GATEWAY_FUNDS_LEASE: 'off' }).fundsLease.enabled).toBe(false);
     expect(loadConfig({ GATEWAY_FUNDS_LEASE: 'on', GATEWAY_FUNDS_LEASE_IDLE_MS: '250', GATEWAY_FUNDS_LEASE_MAX: '1000' }).fundsLease).toEqual({ enabled: true, idleMs: 250, maxAmount: 1000 });
     expect(() => loadConfig({ GATEWAY_FUNDS_LEASE: 'yes' })).toThrow(/GATEWAY_FUNDS_LEASE/);
     expect(() => loadConfig({ GATEWAY_FUNDS_LEASE_IDLE_MS: '99' })).toThrow(/GATEWAY_FUNDS_LEASE_IDLE_MS/);

@@ -32,7 +32,7 @@ describe('the Dapr host adapter, publishing', () => {
         await pubSubBack; // pub/sub does not answer until the test lets it
       }, client, undefined, ledger);
       const actor = new Adapter(new DaprClient({ daprHost: '127.0.0.1', daprPort: String(sidecar.port) }), new ActorId('acct_pub:pool-3')) as unknown as Actor;
-      const outbox = () => (sidecar.store.get('FundsHold/acct_pub:pool-3/__outbox') as EventEnvelope[] | undefined ?? []).map((event) => event.id);
+      const outbox = () => (sidecar.store.get('FundsHold/acct_pub:pool-3/__outbox:ids') as string[] | undefined) ?? [];
 
       const first = await within(actor.credit({ amount: 1000, reference: 'one' }), 5000);
       expect(first).toMatchObject({ ok: true });

@@ -10,11 +10,20 @@ import { faultPoint } from '../../lib/fault-points';
 import type { EventEnvelope } from '../../lib/events';
 import { metrics } from '../../lib/metrics';
 import { DaprActorInvoker } from './dapr-invoker';
-import { daprOutboxLedger, OutboxTracker, type OutboxLedger } from './dapr-outbox';
+import { daprOutboxLedger, OutboxTracker, type OutboxChange, type OutboxLedger } from './dapr-outbox';
 import { Activation, actorReminderName, DELETED, freshReminderName, type Instance, type KernelHost } from './kernel';
 import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorCallResult, type ActorClass, type OutboxDelivery, type OutboxPending } from './port';
 
-const OUTBOX_KEY = '__outbox';
+/**
+ * The stored outbox: each event under its own key, beside the index of their ids, so a turn
+ * writes its own events and a small index instead of every unconfirmed event again (at c=32 the
+ * whole outbox was 25-120 KB per turn). `__outbox`, the whole outbox as one array, is how earlier
+ * versions stored it: still read, and moved to this layout by the next turn that commits.
+ */
+const OUTBOX_IDS_KEY = '__outbox:ids';
+const OUTBOX_EVENT_PREFIX = '__outbox:event:';
+const LEGACY_OUTBOX_KEY = '__outbox';
+const outboxEventKey = (id: string) => OUTBOX_EVENT_PREFIX + id;
 /** Confirmation rounds of the outbox, each under a fresh name (`__outbox~retry@<ms>`, kernel.ts). */
 const OUTBOX_REMINDER = '__outbox';
 const RETRY_MS = 2000;
@@ -60,10 +69,13 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     private readonly outbox = new OutboxTracker(Date.now, outboxConfirmMs);
     /** The turn under way is a confirmation round (publishes again what is due). */
     private resend = false;
-    /** The stored outbox as the turn under way commits it. */
-    private outboxAfterTurn: EventEnvelope[] = [];
-    /** Committed events picked for publishing, not yet handed to pub/sub (publishOutbox). */
-    private readonly toPublish = new Map<string, EventEnvelope>();
+    /** The stored outbox's ids as the turn under way commits them, and what it changes. */
+    private outboxAfterTurn: string[] = [];
+    private outboxChange: { change: OutboxChange | undefined; added: EventEnvelope[] } = { change: undefined, added: [] };
+    /** The events of the stored outbox this activation has in memory (the others are read when needed). */
+    private readonly outboxEvents = new Map<string, EventEnvelope>();
+    /** Ids of committed events picked for publishing, not yet handed to pub/sub (publishOutbox). */
+    private readonly toPublish = new Set<string>();
     /** How many events the last committed outbox holds (a confirmation round is due while any). */
     private outboxSize = 0;
     /** The publishing under way, outside the turns (one at a time per activation). */
@@ -94,12 +106,24 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
           if (status !== 200) throw new Error(`actor state read failed with ${status}`);
           return json;
         },
-        // The outbox joins the turn's writes: the stored events not confirmed, then the turn's.
+        // The outbox joins the turn's writes: the turn's events under their keys, the confirmed
+        // ones' keys removed, and the index of what is left.
         prepare: async (_activation, turn) => {
-          const stored = await this.storedOutbox();
-          const outbox = this.outbox.next(stored, turn.events);
-          if (outbox) turn.writes.set(OUTBOX_KEY, outbox);
-          this.outboxAfterTurn = outbox ?? stored;
+          const { ids, legacy } = await this.storedOutbox();
+          let change = this.outbox.next(ids, turn.events);
+          if (legacy.length > 0) {
+            // Moved to the per-event layout (the same unconfirmed events, in the same transaction).
+            change ??= { ids, removed: [] };
+            for (const event of legacy) if (change.ids.includes(event.id)) turn.writes.set(outboxEventKey(event.id), event);
+            turn.writes.set(LEGACY_OUTBOX_KEY, DELETED);
+          }
+          if (change) {
+            for (const event of turn.events) turn.writes.set(outboxEventKey(event.id), event);
+            for (const id of change.removed) turn.writes.set(outboxEventKey(id), DELETED);
+            turn.writes.set(OUTBOX_IDS_KEY, change.ids);
+          }
+          this.outboxAfterTurn = change?.ids ?? ids;
+          this.outboxChange = { change, added: turn.events };
         },
         commit: async (_activation, { turn }) => {
           if (turn.writes.size > 0) {
@@ -109,6 +133,9 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
             if (status !== 204 && status !== 200) throw new Error(`actor state transaction failed with ${status}: ${JSON.stringify(json)}`);
           }
           this.outbox.committed();
+          const { change, added } = this.outboxChange;
+          for (const id of change?.removed ?? []) this.outboxEvents.delete(id);
+          for (const event of added) this.outboxEvents.set(event.id, event);
           // Committed: whatever happens from here on, the events are safe in the stored outbox.
           // They are published after the answer, outside the turns: neither the caller nor the
           // actor's next turn waits for pub/sub or for the confirmation round's registration.
@@ -149,16 +176,40 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       }
     }
 
-    private async storedOutbox(): Promise<EventEnvelope[]> {
-      const stored = await this.activation.read(OUTBOX_KEY);
-      return Array.isArray(stored) ? (stored as EventEnvelope[]) : [];
+    /**
+     * The stored outbox's ids (both read once per activation, then kept current by its turns), and
+     * the events still in the earlier layout's one array (kept in memory until moved).
+     */
+    private async storedOutbox(): Promise<{ ids: string[]; legacy: EventEnvelope[] }> {
+      const index = await this.activation.read(OUTBOX_IDS_KEY);
+      const ids = Array.isArray(index) ? (index as string[]) : [];
+      const old = await this.activation.read(LEGACY_OUTBOX_KEY);
+      const legacy = Array.isArray(old) ? (old as EventEnvelope[]) : [];
+      if (legacy.length === 0) return { ids, legacy };
+      for (const event of legacy) this.outboxEvents.set(event.id, event);
+      const known = new Set(ids);
+      return { ids: [...ids, ...legacy.map((event) => event.id).filter((id) => !known.has(id))], legacy };
+    }
+
+    /** A stored outbox event, from memory or from its key (undefined: it has left the outbox). */
+    private async outboxEvent(id: string): Promise<EventEnvelope | undefined> {
+      const known = this.outboxEvents.get(id);
+      if (known) return known;
+      const stored = (await this.activation.read(outboxEventKey(id), false)) as EventEnvelope | undefined;
+      if (stored) this.outboxEvents.set(id, stored);
+      return stored;
+    }
+
+    private async outboxEventsOf(ids: readonly string[]): Promise<EventEnvelope[]> {
+      const events = await Promise.all(ids.map((id) => this.outboxEvent(id)));
+      return events.filter((event): event is EventEnvelope => event !== undefined);
     }
 
     /** Picks what is due from the committed outbox (dapr-outbox.ts) and publishes it in the background. */
-    private publishAfterTurn(pending: EventEnvelope[], resend: boolean): void {
-      for (const event of this.outbox.due(pending, resend)) {
-        this.outbox.sent(event.id);
-        this.toPublish.set(event.id, event);
+    private publishAfterTurn(pending: string[], resend: boolean): void {
+      for (const id of this.outbox.due(pending, resend)) {
+        this.outbox.sent(id);
+        this.toPublish.add(id);
       }
       this.outboxSize = pending.length;
       this.publishing ??= this.publishOutbox().finally(() => (this.publishing = undefined));
@@ -171,9 +222,17 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
      */
     private async publishOutbox(): Promise<void> {
       for (;;) {
-        const batch = [...this.toPublish.values()];
+        const batch = [...this.toPublish];
         this.toPublish.clear();
-        await Promise.all(batch.map(async (event) => {
+        await Promise.all(batch.map(async (id) => {
+          let event: EventEnvelope | undefined;
+          try {
+            event = await this.outboxEvent(id);
+          } catch {
+            this.outbox.unsent(id); // read again by the next turn or round
+            return;
+          }
+          if (!event) return; // confirmed and gone meanwhile
           try {
             metrics.eventPublished(event.topic);
             // Resolved only when daprd answered 2xx: pub/sub has taken the event, which is not
@@ -181,7 +240,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
             await publish(event);
             metrics.eventAcknowledged(event.topic);
           } catch {
-            this.outbox.unsent(event.id); // sent again by the next turn or round
+            this.outbox.unsent(id); // sent again by the next turn or round
           }
         }));
         await this.scheduleConfirmation();
@@ -209,29 +268,29 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
 
     /** A confirmation round: the ledger names the stored events, they leave the outbox, the rest go again. */
     private async confirmOutbox(): Promise<void> {
-      const stored = await this.storedOutbox();
-      if (stored.length === 0) return;
+      const { ids } = await this.storedOutbox();
+      if (ids.length === 0) return;
       try {
-        this.outbox.confirm(await ledger.stored(stored.map((event) => event.id)));
+        this.outbox.confirm(await ledger.stored(ids));
       } catch (error) {
-        logger?.warn({ err: (error as Error).message, actorType: cls.actorType, actorId: this.getActorId().getId(), pending: stored.length }, 'ledger not asked; outbox events published again');
+        logger?.warn({ err: (error as Error).message, actorType: cls.actorType, actorId: this.getActorId().getId(), pending: ids.length }, 'ledger not asked; outbox events published again');
       }
     }
 
     /** Host-level read for reconciliation: the events this actor emitted that the ledger lacks. */
     async [OUTBOX_PENDING_METHOD](): Promise<ActorCallResult<unknown>> {
       return this.run(async () => {
-        const stored = await this.storedOutbox();
-        const held = stored.length > 0 ? await ledger.stored(stored.map((event) => event.id)) : new Set<string>();
+        const { ids } = await this.storedOutbox();
+        const held = ids.length > 0 ? await ledger.stored(ids) : new Set<string>();
         this.outbox.confirm(held);
-        return { events: stored.filter((event) => !held.has(event.id)) } satisfies OutboxPending;
+        return { events: await this.outboxEventsOf(ids.filter((id) => !held.has(id))) } satisfies OutboxPending;
       });
     }
 
     /** Host-level repair: the outbox goes straight to the ledger (idempotent by id); what it holds leaves the outbox. */
     async [OUTBOX_DELIVER_METHOD](): Promise<ActorCallResult<unknown>> {
       return this.run(async () => {
-        const stored = await this.storedOutbox();
+        const stored = await this.outboxEventsOf((await this.storedOutbox()).ids);
         const held = stored.length > 0 ? await ledger.deliver(stored) : new Set<string>();
         this.outbox.confirm(held);
         return { delivered: stored.filter((event) => held.has(event.id)).map((event) => event.id), pending: stored.filter((event) => !held.has(event.id)).map((event) => event.id) } satisfies OutboxDelivery;

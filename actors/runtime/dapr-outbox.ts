@@ -40,8 +40,15 @@ export function daprOutboxLedger(sidecar: DaprSidecar, ledgerAppId: string): Out
   };
 }
 
+/** What a turn changes in the stored outbox: its new id index, and the confirmed ids that leave it. */
+export interface OutboxChange {
+  ids: string[];
+  removed: string[];
+}
+
 /**
- * One activation's bookkeeping of its stored outbox: which events it has published (and when),
+ * One activation's bookkeeping of its stored outbox, by event id (each event is stored under its
+ * own key, beside an index of the ids; dapr-host.ts): which events it has published (and when),
  * which the ledger has confirmed (dropped from the stored outbox at the next commit), and the
  * pause before the next confirmation round.
  */
@@ -55,11 +62,12 @@ export class OutboxTracker {
 
   constructor(private readonly now: () => number = Date.now, private readonly firstMs = OUTBOX_CONFIRM_FIRST_MS) {}
 
-  /** The outbox to store: the stored events not confirmed, then this turn's (undefined: unchanged). */
-  next(stored: readonly EventEnvelope[], added: readonly EventEnvelope[]): EventEnvelope[] | undefined {
-    const kept = stored.filter((event) => !this.confirmed.has(event.id));
-    if (added.length === 0 && kept.length === stored.length) return undefined;
-    return [...kept, ...added];
+  /** The index to store: the stored ids not confirmed, then this turn's (undefined: unchanged). */
+  next(stored: readonly string[], added: readonly EventEnvelope[]): OutboxChange | undefined {
+    const removed = stored.filter((id) => this.confirmed.has(id));
+    if (added.length === 0 && removed.length === 0) return undefined;
+    const kept = removed.length === 0 ? stored : stored.filter((id) => !this.confirmed.has(id));
+    return { ids: [...kept, ...added.map((event) => event.id)], removed };
   }
 
   /** The stored outbox no longer holds the confirmed events. */
@@ -76,10 +84,10 @@ export class OutboxTracker {
    * What to publish now: events this activation has not published yet (this turn's, or all of a
    * fresh activation's) and, on a confirmation round, those published at least a round ago.
    */
-  due(pending: readonly EventEnvelope[], resend: boolean): EventEnvelope[] {
+  due(pending: readonly string[], resend: boolean): string[] {
     const now = this.now();
-    return pending.filter((event) => {
-      const at = this.sentAt.get(event.id);
+    return pending.filter((id) => {
+      const at = this.sentAt.get(id);
       return at === undefined || (resend && now - at >= Math.min(this.firstMs, OUTBOX_CONFIRM_FIRST_MS));
     });
   }

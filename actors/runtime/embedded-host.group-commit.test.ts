@@ -73,6 +73,24 @@ describe('group commit on the embedded host', () => {
     expect(delivered()).toHaveLength(64);
   });
 
+  it('when turns begin one by one in one pass of the event loop (as many provider answers arrive together), then they share one transaction and each caller is answered once its turn is stored', async () => {
+    const before = host.commitStats();
+    // Each call from its own callback: its turn runs to its end before the next call begins.
+    const calls = await new Promise<Promise<{ count: number; stored: unknown }>[]>((resolve) => {
+      const started: Promise<{ count: number; stored: unknown }>[] = [];
+      for (let i = 0; i < 20; i++) {
+        setImmediate(() => {
+          started.push(host.invoke<number>('Counter', `s${i}`, 'bump', {}).then((count) => ({ count, stored: stored(`s${i}`, 'count') })));
+          if (started.length === 20) resolve(started);
+        });
+      }
+    });
+    for (const { count, stored: value } of await Promise.all(calls)) expect(value).toBe(count);
+    const after = host.commitStats();
+    expect(after.turns - before.turns).toBe(20);
+    expect(after.transactions - before.transactions).toBeLessThanOrEqual(2);
+  });
+
   it('when many turns on one actor arrive together, then each reads the one before, all are stored, in fewer transactions than turns', async () => {
     const before = host.commitStats();
     const counts = await Promise.all(Array.from({ length: 50 }, () => host.invoke<number>('Counter', 'hot', 'bump', {})));

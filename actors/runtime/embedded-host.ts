@@ -20,7 +20,7 @@ import { faultPoint } from '../../lib/fault-points';
 import { detached } from '../../lib/request-context';
 import { SpanKind, tracedActorCall } from '../../lib/tracing';
 import { GroupCommitter } from './group-commit';
-import { Activation, DELETED, TurnCensus, type CommitRequest, type Instance, type KernelHost, type TurnBuffer } from './kernel';
+import { Activation, DELETED, type CommitRequest, type Instance, type KernelHost, type TurnBuffer } from './kernel';
 import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorClass, type ActorInvoker, type OutboxDelivery, type OutboxPending } from './port';
 
 export type Publisher = (event: EventEnvelope) => Promise<void>;
@@ -77,7 +77,6 @@ export class EmbeddedActorHost implements ActorInvoker {
   private readonly idleMs: number;
   private readonly idleScan: NodeJS.Timeout;
   private readonly committer: GroupCommitter;
-  private readonly census = new TurnCensus();
   private readonly kernel: KernelHost;
 
   constructor(private readonly options: EmbeddedHostOptions) {
@@ -85,7 +84,7 @@ export class EmbeddedActorHost implements ActorInvoker {
     this.idleMs = options.idleMs ?? DEFAULT_ACTOR_IDLE_MS;
     this.idleScan = setInterval(() => this.deactivateIdle(), Math.min(IDLE_SCAN_MS, this.idleMs));
     this.idleScan.unref();
-    this.committer = new GroupCommitter(options.db.root, this.census, (activation, turn) => this.write(activation, turn));
+    this.committer = new GroupCommitter(options.db.root, (activation, turn) => this.write(activation, turn));
     const db = options.db;
     // The state database's own encoder (lmdb-js: the same its puts use, shared structures included).
     const encoder = (db.actorState as unknown as { encoder: { encode(value: unknown): Uint8Array } }).encoder;
@@ -187,7 +186,7 @@ export class EmbeddedActorHost implements ActorInvoker {
     const key = `${cls.actorType}\u0000${actorId}`;
     let activation = this.activations.get(key);
     if (!activation) {
-      activation = new Activation(cls, actorId, this.kernel, { overlapCommits: true, census: this.census });
+      activation = new Activation(cls, actorId, this.kernel, { overlapCommits: true });
       this.activations.set(key, activation);
     }
     return activation;
@@ -199,15 +198,7 @@ export class EmbeddedActorHost implements ActorInvoker {
     if (writes.size === 0 && events.length === 0 && reminders.size === 0) return;
     const changes = reminders as ReminderChanges;
     for (const [rKey, change] of changes) this.committingReminders.set(rKey, { change, turn: request.turn });
-    let durable: Promise<void> | void;
-    try {
-      durable = this.committer.commit(activation, request);
-    } catch (error) {
-      this.forgetCommitting(request.turn);
-      throw error;
-    }
-    if (!durable) return this.committed(request.turn);
-    return durable.then(() => this.committed(request.turn), (error: unknown) => {
+    return this.committer.commit(activation, request).then(() => this.committed(request.turn), (error: unknown) => {
       this.forgetCommitting(request.turn);
       throw error;
     });

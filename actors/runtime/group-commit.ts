@@ -1,12 +1,15 @@
 // The embedded host's group commit: the turns handed over together are written in one LMDB
-// transaction. The group is committed as soon as no other turn is queued or running (a lone turn
-// is committed at once, as without group commit), else at the end of this pass of the event loop
-// (setImmediate, never a timer), so the turns that end meanwhile join it. Each turn's promise resolves only after the transaction holding it
-// has committed. Should the group's transaction fail, each of its turns is tried again alone, so
+// transaction. The group is committed at the end of this pass of the event loop (setImmediate,
+// never a timer), so every turn that ends in the same pass joins it: under load the answers of
+// many provider calls arrive in one pass, and their settles share one commit. (Committing a turn
+// at once when no other was queued or running grouped almost nothing: a turn runs to its end in
+// one go, so at commit time none was ever "running"; each chat paid two LMDB commits.) A lone
+// turn waits only for the rest of its pass. Each turn's promise resolves only after the
+// transaction holding it has committed. Should the group's transaction fail, each of its turns is tried again alone, so
 // one bad turn fails only itself (and the later turns of its own actor, which read its writes).
 
 import type { RootDatabase } from 'lmdb';
-import { TurnFailedEarlier, type Activation, type CommitRequest, type TurnBuffer, type TurnCensus } from './kernel';
+import { TurnFailedEarlier, type Activation, type CommitRequest, type TurnBuffer } from './kernel';
 
 interface Entry {
   activation: Activation;
@@ -15,7 +18,7 @@ interface Entry {
   committed: boolean;
   /** Set when it could not be committed. */
   error?: unknown;
-  /** For a group committed later: the promise the turn awaits. */
+  /** The promise the turn awaits. */
   resolve?: () => void;
   reject?: (error: unknown) => void;
 }
@@ -27,20 +30,12 @@ export class GroupCommitter {
   private turns = 0;
 
   /** `write` puts one turn's changes; it runs inside the group's transaction. */
-  constructor(private readonly root: RootDatabase, private readonly census: TurnCensus, private readonly write: (activation: Activation, turn: TurnBuffer) => void) {}
+  constructor(private readonly root: RootDatabase, private readonly write: (activation: Activation, turn: TurnBuffer) => void) {}
 
-  /**
-   * Commits the turn with its group: at once when no other turn is queued or running (returns
-   * once committed; throws if it could not be), else later (the promise settles then).
-   */
-  commit(activation: Activation, request: CommitRequest): Promise<void> | void {
+  /** Commits the turn with its group at the end of this pass of the event loop: settles once committed (or not). */
+  commit(activation: Activation, request: CommitRequest): Promise<void> {
     const entry: Entry = { activation, request, committed: false };
     this.queue.push(entry);
-    if (this.census.open === 0) {
-      this.flush();
-      if (entry.committed) return;
-      throw entry.error ?? new TurnFailedEarlier();
-    }
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.flush);

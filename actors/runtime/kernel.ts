@@ -89,13 +89,6 @@ export interface KernelOptions {
   cacheAbsent?: boolean;
   /** Register a one-shot reminder under a fresh name when it is the one now firing (Dapr Scheduler). */
   freshReminderNames?: boolean;
-  /** Counts the host's turns queued or running (not yet handed to commit), across activations. */
-  census?: TurnCensus;
-}
-
-/** The turns of a host that are queued or running: a group commit need not wait when there are none. */
-export class TurnCensus {
-  open = 0;
 }
 
 /**
@@ -260,7 +253,6 @@ export class Activation {
   /** Runs `body` as this actor's next turn (strictly one at a time) and commits it. */
   run<R>(body: (instance: Instance, turn: TurnBuffer) => Promise<R>, firing?: string): Promise<R> {
     this.busy++;
-    if (this.options.census) this.options.census.open++;
     const ticket = ++this.tickets;
     if (this.owner === 0) {
       this.owner = ticket;
@@ -302,9 +294,6 @@ export class Activation {
 
   private async execute<R>(body: (instance: Instance, turn: TurnBuffer) => Promise<R>, firing: string | undefined, ticket: number): Promise<R> {
     const overlap = this.options.overlapCommits === true;
-    const census = this.options.census;
-    /** Counted in the census: queued or running, not yet committing or failed. */
-    let open = census !== undefined;
     try {
       if (overlap && this.committing.length > 0 && !this.isolateCommitting()) await Promise.allSettled(this.committing.map((entry) => entry.durable));
       const turn = (this.turnBuffer = newTurn(firing));
@@ -315,10 +304,6 @@ export class Activation {
         if (incarnation !== this.incarnation) throw new TurnFailedEarlier();
         if (this.host.prepare) await this.host.prepare(this, turn);
       } catch (error) {
-        if (open) {
-          open = false;
-          census!.open--;
-        }
         if (incarnation === this.incarnation) {
           // The earlier turns' writes stay visible until they are durable; then all is forgotten.
           if (this.committing.length > 0) await Promise.allSettled(this.committing.map((entry) => entry.durable));
@@ -332,10 +317,6 @@ export class Activation {
       if (overlap) {
         this.seal(turn);
         this.committing.push(entry);
-      }
-      if (open) {
-        open = false;
-        census!.open--;
       }
       try {
         const durable = this.host.commit(this, request);
@@ -358,7 +339,6 @@ export class Activation {
       for (const [gauge, delta] of turn.gauges) metrics.actorGauge(gauge, delta);
       return result;
     } finally {
-      if (open) census!.open--;
       this.release(ticket);
       this.busy--;
       this.lastUsed = performance.now();

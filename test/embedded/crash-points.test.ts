@@ -41,7 +41,8 @@ describe('crash points on the embedded host', () => {
     const dataDir = join(mkdtempSync(join(tmpdir(), 'gw-crash-reminder-')), 'data');
     // A hold outlives its call's deadline (GATEWAY_HOLD_TTL_MS ≥ timeout + margin), so an orphan
     // hold is made first: a call is left hanging and its process killed before anything renews it.
-    const env = { GATEWAY_DATA_DIR: dataDir, GATEWAY_TEST_MODE: 'true', GATEWAY_HOLD_TTL_MS: '3000', GATEWAY_PROVIDER_TIMEOUT_MS: '2000' };
+    // The orphan is a per-request hold (a lease's expiry is the funds-lease suites' own case).
+    const env = { GATEWAY_DATA_DIR: dataDir, GATEWAY_TEST_MODE: 'true', GATEWAY_HOLD_TTL_MS: '3000', GATEWAY_PROVIDER_TIMEOUT_MS: '2000', GATEWAY_FUNDS_LEASE: 'off' };
     const first = await startGateway(env);
     gateways.push(first);
     const { accountId, apiKey } = await fundedAccount(first.url, FUNDS);

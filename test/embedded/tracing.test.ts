@@ -19,6 +19,8 @@ tracingSuite('embedded', async () => {
     ...tracingEnv(receiver),
     GATEWAY_DATA_DIR: join(dir, 'data'),
     GATEWAY_CATALOG_FILE: writeTestCatalog(join(dir, 'catalog.json'), upstream.url),
+    // The suite follows a chat's own actor calls (reserve, settle): per-request holds.
+    GATEWAY_FUNDS_LEASE: 'off',
   });
   return {
     url: gateway.url,

@@ -15,12 +15,15 @@ export interface FakeSidecar {
   store: Map<string, unknown>;
   /** Reminder names registered (in order). */
   reminders: string[];
+  /** The size of each state transaction's body, bytes (in order). */
+  transactionBytes: number[];
   close(): Promise<void>;
 }
 
 export async function startFakeSidecar(): Promise<FakeSidecar> {
   const store = new Map<string, unknown>();
   const reminders: string[] = [];
+  const transactionBytes: number[] = [];
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', (chunk) => (raw += chunk));
@@ -32,6 +35,7 @@ export async function startFakeSidecar(): Promise<FakeSidecar> {
         return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(store.get(key)));
       }
       if (match && req.method === 'POST' && !match[3]) {
+        transactionBytes.push(Buffer.byteLength(raw));
         for (const { operation, request } of JSON.parse(raw) as { operation: string; request: { key: string; value?: unknown } }[]) {
           const key = `${match[1]}/${decodeURIComponent(match[2])}/${request.key}`;
           if (operation === 'upsert') store.set(key, request.value);
@@ -52,6 +56,7 @@ export async function startFakeSidecar(): Promise<FakeSidecar> {
     port: (server.address() as AddressInfo).port,
     store,
     reminders,
+    transactionBytes,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -1,0 +1,127 @@
+// The Dapr host's stored outbox, one key per event beside an index of their ids: a turn writes its
+// own events and the index, never the earlier unconfirmed events again; the outbox of earlier
+// versions (one array under `__outbox`) is still read and moved; and an activation that dies
+// before publishing (a crash) leaves its events stored, published by the next one, none lost,
+// none twice. Over real HTTP to a stand-in sidecar (test/support/fake-dapr-sidecar.ts).
+
+import { ActorId, DaprClient } from '@dapr/dapr';
+import { FundsHold } from '../funds-hold/FundsHold';
+import { DaprSidecar } from '../../lib/dapr-http';
+import { billingEvent, type EventEnvelope } from '../../lib/events';
+import { passes } from '../../test/support/eventually';
+import { startFakeSidecar, type FakeSidecar } from '../../test/support/fake-dapr-sidecar';
+import { daprActorClass, type DaprPublisher } from './dapr-host';
+import type { OutboxLedger } from './dapr-outbox';
+import type { ActorCallResult } from './port';
+
+type Actor = Record<string, (arg: unknown) => Promise<ActorCallResult<Record<string, unknown>>>> & { receiveReminder(payload: unknown): Promise<void> };
+
+/** A ledger that stores events by id (idempotent), and counts what it was handed. */
+function fakeLedger() {
+  const held = new Map<string, number>();
+  const take = (event: EventEnvelope) => held.set(event.id, (held.get(event.id) ?? 0) + 1);
+  const ledger: OutboxLedger = { stored: async (ids) => new Set(ids.filter((id) => held.has(id))), deliver: async (events) => new Set(events.map((e) => (take(e), e.id))) };
+  return { ledger, held, take };
+}
+
+describe('the Dapr host adapter, its stored outbox', () => {
+  let sidecar: FakeSidecar;
+  let client: DaprSidecar;
+  let sdk: DaprClient;
+  const ACTOR = 'FundsHold/acct_ob:pool-3';
+  const index = () => (sidecar.store.get(`${ACTOR}/__outbox:ids`) as string[] | undefined) ?? [];
+  const eventKeys = () => [...sidecar.store.keys()].filter((key) => key.startsWith(`${ACTOR}/__outbox:event:`)).sort();
+
+  beforeEach(async () => {
+    sidecar = await startFakeSidecar();
+    client = new DaprSidecar('127.0.0.1', sidecar.port);
+    sdk = new DaprClient({ daprHost: '127.0.0.1', daprPort: String(sidecar.port) });
+  });
+
+  afterEach(async () => {
+    // Let the SDK's client finish with the sidecar before it goes.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await client.close();
+    await sidecar.close();
+  });
+
+  /** The latest confirmation round registered (registered after the publishes, in the background). */
+  const round = () => passes(async () => {
+    const name = sidecar.reminders.filter((n) => n.startsWith('__outbox')).at(-1);
+    if (!name) throw new Error('no confirmation round registered yet');
+    return name;
+  });
+
+  const actorOn = (publish: DaprPublisher, ledger: OutboxLedger) => {
+    const Adapter = daprActorClass(FundsHold, publish, client, undefined, ledger);
+    return new Adapter(sdk, new ActorId('acct_ob:pool-3')) as unknown as Actor;
+  };
+
+  it('when events stay unconfirmed turn after turn, then each turn writes only its own events and the index, never the earlier events again', async () => {
+    const { ledger } = fakeLedger();
+    const actor = actorOn(async () => undefined, ledger);
+    for (let i = 0; i < 60; i++) expect(await actor.credit({ amount: 1000, reference: `r${i}` })).toMatchObject({ ok: true });
+    expect(index()).toHaveLength(60);
+    expect(eventKeys()).toHaveLength(60);
+    // The 60th turn: its event, the index of 60 short ids and the funds record. With the whole
+    // outbox rewritten it carried all 60 events (over 20 KB).
+    const first = sidecar.transactionBytes[0];
+    const last = sidecar.transactionBytes[sidecar.transactionBytes.length - 1];
+    expect(last).toBeLessThan(first + 60 * 40);
+  });
+
+  it('when the ledger confirms events, then their keys leave with them from the index, in one transaction', async () => {
+    const { ledger, take } = fakeLedger();
+    const published: EventEnvelope[] = [];
+    const actor = actorOn(async (event) => void published.push(event), ledger);
+    for (let i = 0; i < 3; i++) await actor.credit({ amount: 1000, reference: `c${i}` });
+    await passes(async () => expect(published).toHaveLength(3));
+    for (const event of published.slice(0, 2)) take(event);
+    await actor.receiveReminder({ name: await round(), data: null });
+    expect(index()).toEqual([published[2].id]);
+    expect(eventKeys()).toEqual([`${ACTOR}/__outbox:event:${published[2].id}`]);
+  });
+
+  it('when the stored outbox is in the earlier layout (one array), then its events are published, moved to their own keys by the next turn, and leave once confirmed', async () => {
+    const old = [1, 2].map((n) => billingEvent(`old-${n}`, 0, { kind: 'credit', accountId: 'acct_ob', pool: 'pool-3', balanceDelta: n, amount: n, reference: `old-${n}` }));
+    sidecar.store.set(`${ACTOR}/__outbox`, old);
+    const { ledger, take } = fakeLedger();
+    const published: string[] = [];
+    const actor = actorOn(async (event) => void published.push(event.id), ledger);
+    expect(await actor.credit({ amount: 1000, reference: 'new' })).toMatchObject({ ok: true });
+    expect(sidecar.store.has(`${ACTOR}/__outbox`)).toBe(false);
+    expect(index().slice(0, 2)).toEqual(['old-1', 'old-2']);
+    expect(index()).toHaveLength(3);
+    expect(eventKeys()).toHaveLength(3);
+    await passes(async () => expect([...published].sort()).toEqual([...index()].sort()));
+    for (const id of index()) take({ id } as EventEnvelope);
+    await actor.receiveReminder({ name: await round(), data: null });
+    expect(index()).toEqual([]);
+    expect(eventKeys()).toEqual([]);
+  });
+
+  it('when an activation dies with its events committed but not published, then the next activation publishes each stored event once, and the ledger gets every one', async () => {
+    const { ledger, held, take } = fakeLedger();
+    // The first activation's pub/sub never takes anything (it dies before it could).
+    const dying = actorOn(async () => new Promise<void>(() => undefined), ledger);
+    for (let i = 0; i < 5; i++) expect(await dying.credit({ amount: 1000, reference: `d${i}` })).toMatchObject({ ok: true });
+    const committed = index();
+    expect(committed).toHaveLength(5);
+
+    // The next activation (the actors app restarted): a fresh adapter over the same state.
+    const published: string[] = [];
+    const next = actorOn(async (event) => {
+      published.push(event.id);
+      take(event);
+    }, ledger);
+    // Its first turn repeats a credit already applied: nothing new, and every stored event goes out.
+    expect(await next.credit({ amount: 1000, reference: 'd4' })).toMatchObject({ ok: true, result: { applied: false } });
+    await passes(async () => expect([...published].sort()).toEqual([...committed].sort()));
+    await next.receiveReminder({ name: await round(), data: null });
+    expect(index()).toEqual([]);
+    expect(eventKeys()).toEqual([]);
+    expect([...held.keys()].sort()).toEqual([...committed].sort());
+    for (const count of held.values()) expect(count).toBe(1);
+    expect(published).toHaveLength(committed.length);
+  });
+});

@@ -1,0 +1,165 @@
+// Interleaved A/B of gateway builds or settings on the embedded host, for changes too small to
+// see across separate bench runs on a noisy machine: every variant runs at once (own process,
+// own data directory, the same upstream and bare proxy), and each round measures them one after
+// another in a rotating order, so drift on the machine hits them all alike. Medians over rounds.
+//   node dist/bench/ab.js --variant base=/tmp/base-build/dist --variant new=dist[,GATEWAY_FUNDS_LEASE=on] [--rounds 5]
+// A variant: label=<dist directory>[,NAME=value…] (environment for that gateway).
+// Besides req/s, each server's CPU time per answer during the throughput run (from /proc): on a
+// shared machine it moves far less than req/s does.
+// Options: --rounds R (default 5), --requests N (sequential JSON calls per round, default 600),
+// --streams S (sequential streams per round, default 200), --concurrency C (default 32),
+// --seconds T (throughput per round and variant, default 4), --json.
+
+import '../lib/node-version'; // first: stops on Node older than 24 with the way out
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fundedAccount } from '../test/support/api';
+import { writeTestCatalog } from '../test/support/catalog';
+import { ADMIN_TOKEN, freePort, ROOT, waitFor } from '../test/support/processes';
+import { percentile, sequential, throughput, type Target } from './load';
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: number) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+const ROUNDS = option('rounds', 5);
+const REQUESTS = option('requests', 600);
+const STREAMS = option('streams', 200);
+const CONCURRENCY = option('concurrency', 32);
+const SECONDS = option('seconds', 4);
+const body = JSON.stringify({ model: 'up-model', messages: [{ role: 'user', content: 'hello' }], max_tokens: 16 });
+const streamBody = JSON.stringify({ model: 'up-model', messages: [{ role: 'user', content: 'hello' }], max_tokens: 16, stream: true });
+const CHAT_PATH = '/api/open/v1/models/upstream-chat/chat';
+
+interface Variant {
+  label: string;
+  dist: string;
+  env: Record<string, string>;
+}
+
+function variants(): Variant[] {
+  const out: Variant[] = [];
+  args.forEach((arg, i) => {
+    if (arg !== '--variant') return;
+    const [head, ...envs] = args[i + 1].split(',');
+    const [label, dist] = head.split('=');
+    out.push({ label, dist: resolve(dist), env: Object.fromEntries(envs.map((e) => e.split('=') as [string, string])) });
+  });
+  if (out.length < 1) throw new Error('usage: ab --variant label=<dist>[,NAME=value…] [--variant …]');
+  return out;
+}
+
+async function serve(script: string, argv: string[], env: Record<string, string>, ready: RegExp): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(process.execPath, [script, ...argv], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((done, fail) => {
+    child.once('exit', (code) => fail(new Error(`${script} exited (${code})`)));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const match = ready.exec(String(chunk));
+      if (match) done(Number(match[1]));
+    });
+  });
+  return { port, child };
+}
+
+interface Sample {
+  p50: number;
+  p99: number;
+  ttft50: number;
+  rps: number;
+  /** The server process's CPU time (user + system) per answer during the throughput run, µs. */
+  cpuUs: number;
+}
+
+/** A process's CPU time so far (user + system), µs. */
+function cpuUs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // utime and stime are fields 14 and 15 of stat; counted here from the state (field 3).
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
+}
+
+async function round(target: Target, pid: number): Promise<Sample> {
+  const latencies = await sequential(target, body, REQUESTS);
+  const ttfts = await sequential(target, streamBody, STREAMS, true);
+  const cpuBefore = cpuUs(pid);
+  const rps = await throughput(target, body, CONCURRENCY, SECONDS);
+  const cpu = cpuUs(pid) - cpuBefore;
+  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), ttft50: percentile(ttfts, 0.5), rps, cpuUs: cpu / (rps * SECONDS) };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-ab-'));
+  const children: ChildProcess[] = [];
+  try {
+    const upstream = await serve(join(ROOT, 'dist/test/support/upstream.js'), [], { PORT: String(await freePort()), HOST: '127.0.0.1' }, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
+    children.push(upstream.child);
+    const upstreamOrigin = `http://127.0.0.1:${upstream.port}`;
+    const catalog = writeTestCatalog(join(dir, 'catalog.json'), `${upstreamOrigin}/v1`);
+    const proxy = await serve(join(ROOT, 'dist/bench/bare-proxy.js'), [upstreamOrigin], {}, /listening (\d+)/);
+    children.push(proxy.child);
+    const targets: Target[] = [{ name: 'bare proxy', origin: `http://127.0.0.1:${proxy.port}`, path: '/v1/chat/completions', headers: {} }];
+    const pids = new Map<string, number>([['bare proxy', proxy.child.pid!]]);
+    for (const variant of variants()) {
+      const port = await freePort();
+      const child = spawn(process.execPath, [join(variant.dist, 'services/gateway/main.js')], {
+        cwd: resolve(variant.dist, '..'),
+        env: { ...process.env, GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'fatal', GATEWAY_CATALOG_FILE: catalog, GATEWAY_DATA_DIR: join(dir, variant.label), ...variant.env, PORT: String(port), HOST: '127.0.0.1' },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      children.push(child);
+      const origin = `http://127.0.0.1:${port}`;
+      await waitFor(`${origin}/healthz`, 30_000, child);
+      const { apiKey } = await fundedAccount(origin, 9_000_000_000_000_000);
+      targets.push({ name: variant.label, origin, path: CHAT_PATH, headers: { authorization: `Bearer ${apiKey}` } });
+      pids.set(variant.label, child.pid!);
+    }
+    for (const target of targets) {
+      await sequential(target, body, 200);
+      await throughput(target, body, CONCURRENCY, 1);
+    }
+    const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
+    for (let r = 0; r < ROUNDS; r++) {
+      // Rotating order: no variant always runs first (or right after the same neighbour).
+      const order = targets.map((_, i) => targets[(i + r) % targets.length]);
+      for (const target of order) {
+        const sample = await round(target, pids.get(target.name)!);
+        samples.get(target.name)!.push(sample);
+        process.stderr.write(`[ab] round ${r + 1} ${target.name}: ${Math.round(sample.rps)} req/s, ${Math.round(sample.cpuUs)} µs CPU/req, p50 ${sample.p50.toFixed(3)} ms, ttft ${sample.ttft50.toFixed(3)} ms\n`);
+      }
+    }
+    const bare = samples.get('bare proxy')!;
+    const rows = targets.map((t) => {
+      const s = samples.get(t.name)!;
+      const rps = s.map((x) => x.rps);
+      return {
+        name: t.name,
+        rps: Math.round(median(rps)),
+        rps_min: Math.round(Math.min(...rps)),
+        rps_max: Math.round(Math.max(...rps)),
+        pct_of_bare: +(100 * median(s.map((x, i) => x.rps / bare[i].rps))).toFixed(1),
+        p50_ms: +median(s.map((x) => x.p50)).toFixed(3),
+        p99_ms: +median(s.map((x) => x.p99)).toFixed(3),
+        ttft50_ms: +median(s.map((x) => x.ttft50)).toFixed(3),
+        cpu_us_per_request: Math.round(median(s.map((x) => x.cpuUs))),
+      };
+    });
+    if (args.includes('--json')) console.log(JSON.stringify({ rounds: ROUNDS, rows, samples: Object.fromEntries(samples) }, null, 2));
+    else {
+      console.log(`A/B, ${ROUNDS} rounds interleaved: medians (throughput at c=${CONCURRENCY}, ${SECONDS} s per round; latencies at c=1)`);
+      console.log('| | req/s (min–max) | % of bare (per round, median) | CPU µs/request | p50 ms | p99 ms | TTFT p50 ms |');
+      console.log('|---|---|---|---|---|---|---|');
+      for (const r of rows) console.log(`| ${r.name} | ${r.rps} (${r.rps_min}–${r.rps_max}) | ${r.pct_of_bare} | ${r.cpu_us_per_request} | ${r.p50_ms} | ${r.p99_ms} | ${r.ttft50_ms} |`);
+    }
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
