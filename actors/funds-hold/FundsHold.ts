@@ -11,6 +11,7 @@ import { MAX_SAFE, min, parseAmount, toJsonAmount } from '../../lib/money';
 import type { ActorInstance } from '../runtime/port';
 import {
   FUNDS_HOLD_ACTOR_TYPE,
+  FUNDS_HOLD_ARGS,
   FUNDS_HOLD_METHODS,
   type BalanceView,
   type CreditOutcome,
@@ -22,13 +23,14 @@ import {
   type ReserveRequest,
   type SettleRequest,
 } from './FundsHoldInterface';
-import { CREDIT_KEY_PREFIX, EXPIRY_REMINDER, held, leasedRest, MAX_TTL_MS, type ClosedHold, type FundsState } from './funds-state';
+import { CREDIT_KEY_PREFIX, EXPIRY_REMINDER, held, leasedRest, type ClosedHold, type FundsState } from './funds-state';
 import { LeaseBook } from './lease-book';
 import { costed, mergeProgress, recordLines } from './usage';
 
 export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance {
   static readonly actorType = FUNDS_HOLD_ACTOR_TYPE;
   static readonly methods = FUNDS_HOLD_METHODS;
+  static readonly args = FUNDS_HOLD_ARGS;
 
   async reserve(request: ReserveRequest): Promise<HoldOutcome> {
     const amount = parseAmount(request.amount);
@@ -87,9 +89,6 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
    */
   async progress(request: ProgressRequest): Promise<HoldOutcome> {
     const recorded = recordLines(request.lines);
-    if (!Number.isSafeInteger(request.ttlMs) || request.ttlMs < 1 || request.ttlMs > MAX_TTL_MS) {
-      throw new GatewayError('invalid_request', `ttlMs must be an integer from 1 to ${MAX_TTL_MS}`, { param: 'ttlMs' });
-    }
     const state = await this.load();
     const hold = state.holds[request.holdId];
     if (!hold) {
@@ -125,9 +124,6 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
   async credit(request: CreditRequest): Promise<CreditOutcome> {
     const amount = parseAmount(request.amount);
     if (amount === 0n) throw new GatewayError('invalid_request', 'amount must be positive', { param: 'amount' });
-    if (typeof request.reference !== 'string' || request.reference.length === 0 || request.reference.length > 200) {
-      throw new GatewayError('invalid_request', 'reference must be a string of 1 to 200 characters', { param: 'reference' });
-    }
     const state = await this.load();
     const creditKey = CREDIT_KEY_PREFIX + request.reference;
     const earlier = await this.ctx.state.get<string>(creditKey);

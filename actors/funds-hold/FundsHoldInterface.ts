@@ -1,6 +1,7 @@
 // The public API of the FundsHold actor (one per account and funding pool). Callers depend on
 // this file only. The actor type name "FundsHold" is frozen: it is the Dapr actor type.
 
+import { z } from 'zod';
 import type { UsageUnit } from '../../lib/events';
 
 export const FUNDS_HOLD_ACTOR_TYPE = 'FundsHold';
@@ -175,3 +176,29 @@ export interface FundsHoldApi {
 }
 
 export const FUNDS_HOLD_METHODS = ['reserve', 'settle', 'release', 'progress', 'credit', 'getBalance', 'openLease', 'leaseBatch'] as const satisfies readonly (keyof FundsHoldApi)[];
+
+/** Each method's argument, checked by the host before the actor sees it (actors/runtime/args.ts); amounts are then read exactly by the actor. */
+const holdIdArg = z.string().min(1).max(200);
+const amountArg = z.union([z.number(), z.string(), z.bigint()]);
+/** The longest a progress record or a lease may push an expiry out by. */
+export const MAX_RENEWAL_MS = 86_400_000;
+const ttlArg = z.number().int().min(1).max(MAX_RENEWAL_MS);
+const usageLines = z.array(z.looseObject({ unit: z.string(), quantity: z.number(), unitPrice: z.number() }));
+const carved = { holdId: holdIdArg, amount: amountArg, requestId: z.string().optional(), model: z.string().optional(), profileId: z.string().optional() };
+export const FUNDS_HOLD_ARGS = {
+  reserve: z.looseObject({ holdId: holdIdArg, amount: amountArg, ttlMs: z.number().int().min(1).describe("an image hold outlives its 24-hour deadline: no upper bound here"), requestId: z.string(), model: z.string(), profileId: z.string() }),
+  settle: z.looseObject({ holdId: holdIdArg, lines: usageLines, platformBorne: z.boolean().optional() }),
+  release: z.looseObject({ holdId: holdIdArg, reason: z.string().optional(), asExpiry: z.boolean().optional() }),
+  progress: z.looseObject({ holdId: holdIdArg, lines: usageLines, ttlMs: ttlArg }),
+  credit: z.looseObject({ amount: amountArg, reference: z.string().min(1).max(200) }),
+  getBalance: z.looseObject({}),
+  openLease: z.looseObject({ leaseId: holdIdArg, amount: amountArg, minAmount: amountArg, ttlMs: ttlArg }),
+  leaseBatch: z.looseObject({
+    leaseId: holdIdArg,
+    ttlMs: ttlArg,
+    progress: z.array(z.looseObject({ ...carved, lines: usageLines })).optional(),
+    settle: z.array(z.looseObject({ ...carved, lines: usageLines, platformBorne: z.boolean().optional() })).optional(),
+    release: z.array(z.looseObject({ ...carved, reason: z.string().optional() })).optional(),
+    close: z.boolean().optional(),
+  }),
+} satisfies Record<(typeof FUNDS_HOLD_METHODS)[number], z.ZodType>;

@@ -3,7 +3,6 @@
 // own key, and what is held, leased and available. Amounts are stored as decimal strings of
 // nano-USD and computed in BigInt.
 
-import { GatewayError } from '../../lib/errors';
 import { parseAmount } from '../../lib/money';
 import type { CarvedHold } from './FundsHoldInterface';
 import type { HoldState } from './transitions';
@@ -50,9 +49,6 @@ export interface ClosedHold {
   /** Settle after expiry: the cost recorded as platform-borne (set once; a repeat records nothing). */
   borne?: string;
 }
-
-/** The longest renewal a progress record may ask for. */
-export const MAX_TTL_MS = 86_400_000;
 
 export interface FundsState {
   balance: string;
@@ -115,19 +111,8 @@ export interface ParsedCarved {
   profileId: string;
 }
 
-export function checkId(value: unknown, param: string): void {
-  if (typeof value !== 'string' || value.length === 0 || value.length > 200) throw new GatewayError('invalid_request', `${param} must be a string of 1 to 200 characters`, { param });
-}
-
-export function checkTtl(ttlMs: unknown): void {
-  if (!Number.isSafeInteger(ttlMs) || (ttlMs as number) < 1 || (ttlMs as number) > MAX_TTL_MS) {
-    throw new GatewayError('invalid_request', `ttlMs must be an integer from 1 to ${MAX_TTL_MS}`, { param: 'ttlMs' });
-  }
-}
-
 export function carvedMeta(item: CarvedHold): ParsedCarved {
-  if (typeof item !== 'object' || item === null) throw new GatewayError('invalid_request', 'a lease batch item must be an object');
-  checkId(item.holdId, 'holdId');
+  // Its shape (an object with a holdId of 1 to 200 characters) was checked by the host (FUNDS_HOLD_ARGS).
   const text = (value: unknown) => (typeof value === 'string' ? value : '');
   return { holdId: item.holdId, amount: parseAmount(item.amount), requestId: text(item.requestId), model: text(item.model), profileId: text(item.profileId) };
 }

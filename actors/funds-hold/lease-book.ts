@@ -9,8 +9,6 @@ import { min, parseAmount, toJsonAmount } from '../../lib/money';
 import type { CarvedResult, HoldOutcome, LeaseBatchOutcome, LeaseBatchRequest, LeaseOutcome, OpenLeaseRequest } from './FundsHoldInterface';
 import {
   carvedMeta,
-  checkId,
-  checkTtl,
   held,
   LEASE_KEY_PREFIX,
   LEASE_SHARE_DIVISOR,
@@ -31,10 +29,8 @@ export abstract class LeaseBook extends HoldBook {
    * `refused` and changes nothing. Idempotent by leaseId: an open or ended lease answers itself.
    */
   async openLease(request: OpenLeaseRequest): Promise<LeaseOutcome> {
-    checkId(request.leaseId, 'leaseId');
     const amount = parseAmount(request.amount);
     const minAmount = parseAmount(request.minAmount);
-    checkTtl(request.ttlMs);
     const state = await this.load();
     const existing = state.leases?.[request.leaseId];
     if (existing) return this.leaseOutcome(request.leaseId, 'open', existing, state);
@@ -60,8 +56,6 @@ export abstract class LeaseBook extends HoldBook {
    * platform-borne (as a settle after expiry does).
    */
   async leaseBatch(request: LeaseBatchRequest): Promise<LeaseBatchOutcome> {
-    checkId(request.leaseId, 'leaseId');
-    checkTtl(request.ttlMs);
     const progress = request.progress ?? [];
     const settles = request.settle ?? [];
     const releases = request.release ?? [];

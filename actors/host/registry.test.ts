@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { DaprSidecar } from '../../lib/dapr-http';
 import { daprActorClass } from '../runtime/dapr-host';
 import type { ActorClass } from '../runtime/port';
@@ -23,6 +24,7 @@ describe('actor registry', () => {
     const probe = class {
       static readonly actorType = 'Probe';
       static readonly methods: readonly string[] = [];
+      static readonly args = {};
       async onReminder(): Promise<void> {}
     } as ActorClass;
     const reserved = memberNames(daprActorClass(probe, async () => undefined, sidecar));

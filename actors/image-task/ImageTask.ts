@@ -19,6 +19,7 @@ import type { ActorContext, ActorInstance } from '../runtime/port';
 import { StateRecord } from '../runtime/state-record';
 import {
   IMAGE_TASK_ACTOR_TYPE,
+  IMAGE_TASK_ARGS,
   IMAGE_TASK_METHODS,
   IMAGE_UNKNOWN_RESOLVED,
   UNKNOWN_IMAGE_PROFILE,
@@ -76,6 +77,7 @@ function positiveSafeInt(value: unknown, field: string, max = Number.MAX_SAFE_IN
 export class ImageTask implements ImageTaskApi, ActorInstance {
   static readonly actorType = IMAGE_TASK_ACTOR_TYPE;
   static readonly methods = IMAGE_TASK_METHODS;
+  static readonly args = IMAGE_TASK_ARGS;
 
   private readonly funds: FundsHoldClient;
   private readonly stored: StateRecord<TaskRecord>;

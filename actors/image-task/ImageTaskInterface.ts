@@ -3,6 +3,7 @@
 // hold on the owner's FundsHold, what was sent and seen, the outcome, the 24-hour deadline.
 // Callers depend on this file only; the actor type name "ImageTask" is frozen.
 
+import { z } from 'zod';
 import type { ImageArtifact, SimDirectives } from '../../providers/port';
 
 export const IMAGE_TASK_ACTOR_TYPE = 'ImageTask';
@@ -121,3 +122,18 @@ export interface ImageTaskApi {
 }
 
 export const IMAGE_TASK_METHODS = ['start', 'record', 'finish', 'expire', 'releaseLate', 'view'] as const satisfies readonly (keyof ImageTaskApi)[];
+
+/** Each method's argument, checked by the host before the actor sees it (actors/runtime/args.ts). */
+const ownerArg = z.looseObject({ accountId: z.string().min(1), apiKeyId: z.string() });
+export const IMAGE_TASK_ARGS = {
+  start: z.looseObject({
+    owner: ownerArg, fingerprint: z.string(), requestId: z.string(), startId: z.string().optional(), model: z.string(), profileId: z.string(),
+    price: z.number().int().min(0), deadlineMs: z.number().int().min(1), holdTtlMs: z.number().int().min(1),
+    call: z.looseObject({ provider: z.string(), upstreamModel: z.string(), prompt: z.string(), responseFormat: z.enum(['url', 'b64_json']), passthrough: z.record(z.string(), z.unknown()) }),
+  }),
+  record: z.looseObject({ kind: z.enum(['succeeded', 'failed', 'unresolved']) }),
+  finish: z.looseObject({}),
+  expire: z.looseObject({}),
+  releaseLate: z.looseObject({ eventIds: z.array(z.string()) }),
+  view: ownerArg,
+} satisfies Record<(typeof IMAGE_TASK_METHODS)[number], z.ZodType>;

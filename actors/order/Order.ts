@@ -13,6 +13,7 @@ import {
   MAX_ORDER_AMOUNT,
   ORDER_ACTOR_TYPE,
   ORDER_CURRENCY,
+  ORDER_ARGS,
   ORDER_METHODS,
   PAYMENT_EVENT_TYPES,
   orderCreditReference,
@@ -82,6 +83,7 @@ function checkedEvent(event: PaymentEvent): PaymentEvent & { occurredAtMs: numbe
 export class Order implements OrderApi, ActorInstance {
   static readonly actorType = ORDER_ACTOR_TYPE;
   static readonly methods = ORDER_METHODS;
+  static readonly args = ORDER_ARGS;
 
   private readonly funds: FundsHoldClient;
   private readonly stored: StateRecord<OrderRecord>;

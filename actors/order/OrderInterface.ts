@@ -5,6 +5,8 @@
 // shows `fulfilled` only once that credit has been committed (docs/orders.md).
 // Callers depend on this file only; the actor type name "Order" is frozen.
 
+import { z } from 'zod';
+
 export const ORDER_ACTOR_TYPE = 'Order';
 export const ORDER_CURRENCY = 'USD';
 /** The largest top-up one order may carry: 10,000 USD in nano-USD (docs/orders.md). */
@@ -98,3 +100,11 @@ export interface OrderApi {
 }
 
 export const ORDER_METHODS = ['create', 'recordPayment', 'fulfil', 'view'] as const satisfies readonly (keyof OrderApi)[];
+
+/** Each method's argument, checked by the host before the actor sees it (actors/runtime/args.ts). */
+export const ORDER_ARGS = {
+  create: z.looseObject({ accountId: z.string().min(1), amount: z.number(), createdBy: z.enum(['console', 'operator']) }),
+  recordPayment: z.looseObject({ id: z.string().min(1), type: z.string(), amount: z.number(), currency: z.string(), occurredAt: z.string() }),
+  fulfil: z.looseObject({}),
+  view: z.looseObject({ accountId: z.string().min(1) }),
+} satisfies Record<(typeof ORDER_METHODS)[number], z.ZodType>;

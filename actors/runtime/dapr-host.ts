@@ -13,6 +13,7 @@ import { DaprActorInvoker } from './dapr-invoker';
 import { daprOutboxLedger, OutboxTracker, type OutboxChange, type OutboxLedger } from './dapr-outbox';
 import { Activation, actorReminderName, DELETED, freshReminderName, type Instance, type KernelHost } from './kernel';
 import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorCallResult, type ActorClass, type OutboxDelivery, type OutboxPending } from './port';
+import { checkArgument } from './args';
 
 /**
  * The stored outbox: each event under its own key, beside the index of their ids, so a turn
@@ -334,6 +335,12 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
   for (const method of cls.methods) {
     Object.defineProperty(Adapter.prototype, method, {
       value: function (this: Adapter, arg: unknown) {
+        // An argument that does not fit is refused before the turn: nothing changes, the activation stays.
+        try {
+          checkArgument(cls, method, arg);
+        } catch (error) {
+          return Promise.resolve({ ok: false, error: toGatewayError(error).toJSON() });
+        }
         return this.run((core) => (core[method] as (a: unknown) => Promise<unknown>).call(core, arg));
       },
     });

@@ -3,6 +3,7 @@
 // throws fails alone, and a turn whose commit fails is failed and leaves nothing behind while the
 // turns that shared its transaction are committed.
 
+import { z } from 'zod';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +21,7 @@ class Unstorable {
 class Counter {
   static readonly actorType = 'Counter';
   static readonly methods = ['bump', 'bumpThenThrow', 'bumpUnstorable', 'count'] as const;
+  static readonly args = { bump: z.unknown(), bumpThenThrow: z.unknown(), bumpUnstorable: z.unknown(), count: z.unknown() };
   constructor(private readonly ctx: ActorContext) {}
   async bump(): Promise<number> {
     const count = ((await this.ctx.state.get<number>('count')) ?? 0) + 1;

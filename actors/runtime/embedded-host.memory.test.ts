@@ -3,6 +3,7 @@
 // one with a turn running or queued). The live heap is measured in a child process with
 // --expose-gc (Jest cannot force a collection), on a real LMDB.
 
+import { z } from 'zod';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +23,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 class Counter {
   static readonly actorType = 'Counter';
   static readonly methods = ['count'] as const;
+  static readonly args = { count: z.unknown() };
   private calls = 0;
   constructor(private readonly ctx: ActorContext) {}
   async count(arg: { waitMs?: number }): Promise<{ calls: number; stored: number }> {

@@ -1,6 +1,7 @@
 // The embedded host's metrics: open holds follow committed turns only, events are counted as
 // handed over and as taken, reminders as they fire.
 
+import { z } from 'zod';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +25,7 @@ async function value(name: string, labels: Record<string, string> = {}): Promise
 class FailsAfterGauge {
   static readonly actorType = 'FailsAfterGauge';
   static readonly methods = ['run'] as const;
+  static readonly args = { run: z.unknown() };
   constructor(private readonly ctx: ActorContext) {}
   async run(): Promise<void> {
     this.ctx.state.set('x', 1);

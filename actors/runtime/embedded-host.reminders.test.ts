@@ -2,6 +2,7 @@
 // periodic one fires again each period until unregistered, and FundsHold keeps its holds
 // expiring when its reminders were lost (sweep on touch, a lost reminder set again).
 
+import { z } from 'zod';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +19,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 class Ticker {
   static readonly actorType = 'Ticker';
   static readonly methods = ['arm', 'armThenFail', 'fired'] as const;
+  static readonly args = { arm: z.unknown(), armThenFail: z.unknown(), fired: z.unknown() };
   constructor(private readonly ctx: ActorContext) {}
   async arm(arg: { periodMs?: number; stopAfter?: number }): Promise<void> {
     this.ctx.state.set('stopAfter', arg.stopAfter ?? Infinity);

@@ -22,6 +22,7 @@ import { SpanKind, tracedActorCall } from '../../lib/tracing';
 import { GroupCommitter } from './group-commit';
 import { Activation, DELETED, type CommitRequest, type Instance, type KernelHost, type TurnBuffer } from './kernel';
 import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorClass, type ActorInvoker, type OutboxDelivery, type OutboxPending } from './port';
+import { checkArgument } from './args';
 
 export type Publisher = (event: EventEnvelope) => Promise<void>;
 
@@ -158,6 +159,12 @@ export class EmbeddedActorHost implements ActorInvoker {
     if (method === OUTBOX_PENDING_METHOD) return this.turn(cls, actorId, method, (a) => a.run(async () => ({ events: [] } satisfies OutboxPending as R)));
     if (method === OUTBOX_DELIVER_METHOD) return this.turn(cls, actorId, method, (a) => a.run(async () => ({ delivered: [], pending: [] } satisfies OutboxDelivery as R)));
     if (!cls.methods.includes(method)) return Promise.reject(new GatewayError('not_found', `${actorType} has no method ${method}`));
+    // An argument that does not fit is refused before the turn: nothing changes.
+    try {
+      checkArgument(cls, method, arg);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const call = () => this.turn(cls, actorId, method, (a) => a.run((instance: Instance) => (instance[method] as (x: unknown) => Promise<R>).call(instance, arg)));
     // In process, one span per call (client and server are the same here), named as on Dapr.
     return tracedActorCall(SpanKind.INTERNAL, actorType, actorId, method, call);

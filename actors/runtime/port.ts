@@ -2,6 +2,7 @@
 // so the same actor classes run on either. State changes made during one method call are
 // committed together with the events the call emits (transactional outbox), or not at all.
 
+import type { z } from 'zod';
 import type { EventEnvelope } from '../../lib/events';
 import type { ActorGauge } from '../../lib/metrics';
 
@@ -65,6 +66,8 @@ export interface ActorClass<T extends ActorInstance = ActorInstance> {
   readonly actorType: string;
   /** Methods callable from outside, each taking one JSON argument and returning JSON. */
   readonly methods: readonly string[];
+  /** The schema of each method's argument, checked by the host before the call (args.ts). */
+  readonly args: Readonly<Record<string, z.ZodType>>;
 }
 
 /** What callers (the gateway) use: the same on both hosts. Errors come back as GatewayError. */

@@ -14,6 +14,7 @@ import { WorkspaceIndexClient } from '../workspace-index/client';
 import { EventLog, MAX_READ, emptyCursor, type LogCursor } from './event-log';
 import {
   SESSION_ACTOR_TYPE,
+  SESSION_ARGS,
   SESSION_METHODS,
   type AppendRequest,
   type CreateSessionRequest,
@@ -74,6 +75,7 @@ const leaseReminderPrefix = (runId: string) => `${LEASE_REMINDER}@${runId}@`;
 export class Session implements SessionApi, ActorInstance {
   static readonly actorType = SESSION_ACTOR_TYPE;
   static readonly methods = SESSION_METHODS;
+  static readonly args = SESSION_ARGS;
 
   private readonly stored: StateRecord<SessionRecord>;
   private readonly log: EventLog;

@@ -4,6 +4,7 @@
 // by this actor) and the lease that fails the run when the process carrying it vanishes.
 // Callers depend on this file only; the actor type name "Session" is frozen.
 
+import { z } from 'zod';
 import type { UsageLine } from '../funds-hold/FundsHoldInterface';
 
 export const SESSION_ACTOR_TYPE = 'Session';
@@ -123,3 +124,16 @@ export interface SessionApi {
 
 // Method names must not collide with the Dapr adapter's own (read, commit, run, …: actors/runtime/dapr-host.ts).
 export const SESSION_METHODS = ['create', 'startRun', 'append', 'finishRun', 'readEvents'] as const satisfies readonly (keyof SessionApi)[];
+
+/** Each method's argument, checked by the host before the actor sees it (actors/runtime/args.ts). */
+const sessionOwnerArg = z.looseObject({ accountId: z.string().min(1), apiKeyId: z.string() });
+export const SESSION_ARGS = {
+  create: z.looseObject({ owner: sessionOwnerArg, workspace: z.string() }),
+  startRun: z.looseObject({
+    owner: sessionOwnerArg, runId: z.string().min(1), requestId: z.string(), model: z.string(), profileId: z.string(), maxTokens: z.number().int().min(0),
+    capabilities: z.array(z.string()), hold: z.looseObject({ amount: z.number(), ttlMs: z.number() }), leaseMs: z.number(),
+  }),
+  append: z.looseObject({ runId: z.string().min(1), delta: z.string(), seq: z.number().int().optional() }),
+  finishRun: z.looseObject({ runId: z.string().min(1), usage: z.looseObject({ inputTokens: z.number(), outputTokens: z.number(), lines: z.array(z.unknown()) }).optional(), finishReason: z.string().optional() }),
+  readEvents: z.looseObject({ owner: sessionOwnerArg, after: z.number(), limit: z.number() }),
+} satisfies Record<(typeof SESSION_METHODS)[number], z.ZodType>;

@@ -7,6 +7,7 @@ import {
   MAX_SESSIONS_PER_WORKSPACE,
   MAX_WORKSPACES,
   WORKSPACE_INDEX_ACTOR_TYPE,
+  WORKSPACE_INDEX_ARGS,
   WORKSPACE_INDEX_METHODS,
   type AddSessionRequest,
   type WorkspaceIndexApi,
@@ -22,6 +23,7 @@ type Sessions = { sessionId: string; createdAt: number }[];
 export class WorkspaceIndex implements WorkspaceIndexApi, ActorInstance {
   static readonly actorType = WORKSPACE_INDEX_ACTOR_TYPE;
   static readonly methods = WORKSPACE_INDEX_METHODS;
+  static readonly args = WORKSPACE_INDEX_ARGS;
 
   constructor(private readonly ctx: ActorContext) {}
 

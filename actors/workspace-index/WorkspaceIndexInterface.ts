@@ -3,6 +3,8 @@
 // so sessions created at once through several gateways are all listed (no lost update).
 // Callers depend on this file only; the actor type name "WorkspaceIndex" is frozen.
 
+import { z } from 'zod';
+
 export const WORKSPACE_INDEX_ACTOR_TYPE = 'WorkspaceIndex';
 /** Bounds of one account's index: creating past them is refused with 409 session_limit_reached. */
 export const MAX_WORKSPACES = 100;
@@ -29,3 +31,9 @@ export interface WorkspaceIndexApi {
 }
 
 export const WORKSPACE_INDEX_METHODS = ['add', 'list'] as const satisfies readonly (keyof WorkspaceIndexApi)[];
+
+/** Each method's argument, checked by the host before the actor sees it (actors/runtime/args.ts). */
+export const WORKSPACE_INDEX_ARGS = {
+  add: z.looseObject({ workspace: z.string().min(1), sessionId: z.string().min(1), createdAt: z.number() }),
+  list: z.looseObject({}),
+} satisfies Record<(typeof WORKSPACE_INDEX_METHODS)[number], z.ZodType>;
