@@ -25,12 +25,16 @@ import {
 } from './FundsHoldInterface';
 import { CREDIT_KEY_PREFIX, EXPIRY_REMINDER, held, leasedRest, type ClosedHold, type FundsState } from './funds-state';
 import { LeaseBook } from './lease-book';
+import { StateRecords } from '../runtime/state-record';
 import { costed, mergeProgress, recordLines } from './usage';
 
 export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance {
   static readonly actorType = FUNDS_HOLD_ACTOR_TYPE;
   static readonly methods = FUNDS_HOLD_METHODS;
   static readonly args = FUNDS_HOLD_ARGS;
+
+  /** Each credit's amount, by reference (a reference applies once). */
+  private readonly credits = new StateRecords<string>(this.ctx.state, CREDIT_KEY_PREFIX);
 
   async reserve(request: ReserveRequest): Promise<HoldOutcome> {
     const amount = parseAmount(request.amount);
@@ -125,8 +129,7 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
     const amount = parseAmount(request.amount);
     if (amount === 0n) throw new GatewayError('invalid_request', 'amount must be positive', { param: 'amount' });
     const state = await this.load();
-    const creditKey = CREDIT_KEY_PREFIX + request.reference;
-    const earlier = await this.ctx.state.get<string>(creditKey);
+    const earlier = await this.credits.get(request.reference);
     if (earlier !== undefined) {
       if (BigInt(earlier) !== amount) throw new GatewayError('credit_reference_reused', `reference "${request.reference}" was already used for another amount`, { param: 'reference' });
       return { reference: request.reference, amount: toJsonAmount(amount), applied: false, balance: toJsonAmount(BigInt(state.balance)) };
@@ -134,7 +137,7 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
     const balance = BigInt(state.balance) + amount;
     if (balance > MAX_SAFE) throw new GatewayError('invalid_request', 'the balance would exceed 2^53-1 minor units', { param: 'amount' });
     state.balance = balance.toString();
-    this.ctx.state.set(creditKey, amount.toString());
+    this.credits.set(request.reference, amount.toString());
     this.ctx.emit(billingEvent(`credit:${this.accountId}:${this.pool}:${request.reference}`, this.ctx.now(), {
       kind: 'credit', accountId: this.accountId, pool: this.pool, balanceDelta: toJsonAmount(amount), amount: toJsonAmount(amount), reference: request.reference,
     }));

@@ -8,6 +8,7 @@ import { GatewayError } from '../../lib/errors';
 import { billingEvent, usageEvent } from '../../lib/events';
 import { min, toJsonAmount } from '../../lib/money';
 import type { ActorContext } from '../runtime/port';
+import { StateRecord, StateRecords } from '../runtime/state-record';
 import type { HoldOutcome } from './FundsHoldInterface';
 import {
   CLOSED_KEY_PREFIX,
@@ -30,7 +31,14 @@ export abstract class HoldBook {
   protected readonly accountId: string;
   protected readonly pool: string;
 
+  /** The hot record (balance, open holds and leases, the expiry bookkeeping). */
+  private readonly funds: StateRecord<FundsState>;
+  /** Each ended hold, by hold id. */
+  protected readonly closedHolds: StateRecords<ClosedHold>;
+
   constructor(protected readonly ctx: ActorContext) {
+    this.funds = new StateRecord(ctx.state, STATE_KEY, 'no funds record');
+    this.closedHolds = new StateRecords(ctx.state, CLOSED_KEY_PREFIX);
     const separator = ctx.actorId.lastIndexOf(':');
     if (separator <= 0) throw new GatewayError('invalid_request', `FundsHold id must be "<account>:<pool>", got "${ctx.actorId}"`);
     this.accountId = ctx.actorId.slice(0, separator);
@@ -149,12 +157,12 @@ export abstract class HoldBook {
    */
   protected recordEnded(holdId: string, move: HoldMove, amount: bigint, charged: bigint, expired?: ClosedHold['expired']): ClosedHold {
     const closed: ClosedHold = { state: endingOf(move), amount: amount.toString(), charged: charged.toString(), ...(expired ? { expired } : {}) };
-    this.ctx.state.set<ClosedHold>(CLOSED_KEY_PREFIX + holdId, closed);
+    this.closedHolds.set(holdId, closed);
     return closed;
   }
 
   protected closedHold(holdId: string): Promise<ClosedHold | undefined> {
-    return this.ctx.state.get<ClosedHold>(CLOSED_KEY_PREFIX + holdId);
+    return this.closedHolds.get(holdId);
   }
 
   /** A settle or release of a hold that is no longer open: the same answer if it ended that way, else a conflict. */
@@ -183,7 +191,7 @@ export abstract class HoldBook {
     const { lines, cost } = costed(beyond(usage, closed.expired?.lines));
     // Nothing beyond the expiry's charge (or an empty settle, which only asks): nothing to record.
     if (lines.length === 0) return answer();
-    this.ctx.state.set<ClosedHold>(CLOSED_KEY_PREFIX + holdId, { ...closed, borne: cost.toString() });
+    this.closedHolds.set(holdId, { ...closed, borne: cost.toString() });
     const now = this.ctx.now();
     const meta = closed.expired ?? { requestId: '', model: '', profileId: '' };
     const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId };
@@ -206,12 +214,12 @@ export abstract class HoldBook {
 
   /** The state, with its expiry kept (keepExpiring) before anything else happens in the turn. */
   protected async load(firedReminder?: string): Promise<FundsState> {
-    const state = (await this.ctx.state.get<FundsState>(STATE_KEY)) ?? emptyState();
+    const state = (await this.funds.load()) ?? emptyState();
     if (await this.keepExpiring(state, firedReminder)) this.save(state);
     return state;
   }
 
   protected save(state: FundsState): void {
-    this.ctx.state.set(STATE_KEY, state);
+    this.funds.save(state);
   }
 }

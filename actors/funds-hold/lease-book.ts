@@ -21,9 +21,13 @@ import {
   type ParsedCarved,
 } from './funds-state';
 import { HoldBook } from './hold-book';
+import { StateRecords } from '../runtime/state-record';
 import { costed, mergeProgress, recordLines, type RecordedLine } from './usage';
 
 export abstract class LeaseBook extends HoldBook {
+  /** Each ended lease, kept so a retried call answers the same. */
+  private readonly closedLeases = new StateRecords<ClosedLease>(this.ctx.state, LEASE_KEY_PREFIX);
+
   /**
    * Grants a lease of min(amount, available / 4) when that is at least minAmount, else answers
    * `refused` and changes nothing. Idempotent by leaseId: an open or ended lease answers itself.
@@ -34,7 +38,7 @@ export abstract class LeaseBook extends HoldBook {
     const state = await this.load();
     const existing = state.leases?.[request.leaseId];
     if (existing) return this.leaseOutcome(request.leaseId, 'open', existing, state);
-    const closed = await this.ctx.state.get<ClosedLease>(LEASE_KEY_PREFIX + request.leaseId);
+    const closed = await this.closedLeases.get(request.leaseId);
     if (closed) return this.leaseOutcome(request.leaseId, closed.state, closed, state);
     const available = BigInt(state.balance) - held(state) - leasedRest(state);
     const share = available > 0n ? available / LEASE_SHARE_DIVISOR : 0n;
@@ -70,7 +74,7 @@ export abstract class LeaseBook extends HoldBook {
     };
     const state = await this.load();
     const lease = state.leases?.[request.leaseId];
-    const ended = lease ? undefined : await this.ctx.state.get<ClosedLease>(LEASE_KEY_PREFIX + request.leaseId);
+    const ended = lease ? undefined : await this.closedLeases.get(request.leaseId);
     if (!lease && !ended) throw new GatewayError('hold_not_found', `no lease ${request.leaseId}`);
     if (lease) {
       for (const { meta, lines } of checked.progress) {
@@ -179,7 +183,7 @@ export abstract class LeaseBook extends HoldBook {
       this.ctx.emit(usageEvent(`${holdId}:usage`, now, { ...common, lines, charged: toJsonAmount(charged) }));
     }
     lease.progress = {};
-    this.ctx.state.set<ClosedLease>(LEASE_KEY_PREFIX + leaseId, { state: to, amount: lease.amount, charged: lease.charged });
+    this.closedLeases.set(leaseId, { state: to, amount: lease.amount, charged: lease.charged });
     const { [leaseId]: _gone, ...rest } = state.leases!;
     state.leases = rest;
   }

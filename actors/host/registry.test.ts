@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { DaprSidecar } from '../../lib/dapr-http';
 import { daprActorClass } from '../runtime/dapr-host';
 import type { ActorClass } from '../runtime/port';

@@ -8,7 +8,7 @@ import { FundsHoldClient } from '../funds-hold/client';
 import { DEFAULT_POOL } from '../funds-hold/FundsHoldInterface';
 import { GatewayError } from '../../lib/errors';
 import type { ActorContext, ActorInstance } from '../runtime/port';
-import { StateRecord } from '../runtime/state-record';
+import { StateRecord, StateRecords } from '../runtime/state-record';
 import {
   MAX_ORDER_AMOUNT,
   ORDER_ACTOR_TYPE,
@@ -87,10 +87,13 @@ export class Order implements OrderApi, ActorInstance {
 
   private readonly funds: FundsHoldClient;
   private readonly stored: StateRecord<OrderRecord>;
+  /** When each checkout event was recorded, by event id (a replay is refused). */
+  private readonly seenEvents: StateRecords<number>;
 
   constructor(private readonly ctx: ActorContext) {
     this.funds = new FundsHoldClient(ctx.actors);
     this.stored = new StateRecord(ctx.state, ORDER_KEY, 'no such order');
+    this.seenEvents = new StateRecords(ctx.state, EVENT_KEY_PREFIX);
   }
 
   async create(request: CreateOrderRequest): Promise<CreateOrderOutcome> {
@@ -120,8 +123,7 @@ export class Order implements OrderApi, ActorInstance {
   async recordPayment(raw: PaymentEvent): Promise<PaymentOutcome> {
     const order = await this.stored.required();
     const event = checkedEvent(raw);
-    const seenKey = EVENT_KEY_PREFIX + event.id;
-    if ((await this.ctx.state.get<number>(seenKey)) !== undefined) {
+    if ((await this.seenEvents.get(event.id)) !== undefined) {
       throw new GatewayError('callback_replayed', `checkout event ${event.id} was already processed; nothing changed`, { extra: { orderId: this.ctx.actorId, status: order.status } });
     }
     const now = this.ctx.now();
@@ -152,7 +154,7 @@ export class Order implements OrderApi, ActorInstance {
       receivedAt: new Date(now).toISOString(), applied, note,
     });
     if (order.payments.length > MAX_PAYMENT_RECORDS) order.payments.splice(MAX_PAYMENT_RECORDS / 2, 1);
-    this.ctx.state.set(seenKey, now);
+    this.seenEvents.set(event.id, now);
     this.stored.save(order);
     return { applied, order: this.view_(order) };
   }

@@ -2,7 +2,6 @@
 // read-your-writes, the delete marker, what a failed turn leaves, gauges after commit, the
 // reminder name rules, and overlapping commits (the next turn before the previous is durable).
 
-import { z } from 'zod';
 import { registry } from '../../lib/metrics';
 import { Activation, actorReminderName, DELETED, freshReminderName, registeredReminderName, TurnFailedEarlier, type CommitRequest, type KernelHost, type KernelOptions, type ReminderRegistration } from './kernel';
 import type { ActorContext } from './port';

@@ -1,5 +1,6 @@
-// An actor's main record under one state key: read it, read it or refuse with not_found, write it
-// (committed with the turn, like every state change).
+// How every actor keeps its state: its main record under one key (read it, read it or refuse with
+// not_found, write it) and families of records under a key prefix, one per id. Writes are
+// committed with the turn, like every state change.
 
 import { GatewayError } from '../../lib/errors';
 import type { ActorState } from './port';
@@ -19,5 +20,18 @@ export class StateRecord<T> {
 
   save(value: T): void {
     this.state.set(this.key, value);
+  }
+}
+
+/** A family of records under one key prefix, one per id (an ended hold, a lease, a credit reference, a workspace's sessions). */
+export class StateRecords<T> {
+  constructor(private readonly state: ActorState, private readonly prefix: string) {}
+
+  get(id: string): Promise<T | undefined> {
+    return this.state.get<T>(this.prefix + id);
+  }
+
+  set(id: string, value: T): void {
+    this.state.set(this.prefix + id, value);
   }
 }

@@ -3,6 +3,7 @@
 
 import { GatewayError } from '../../lib/errors';
 import type { ActorContext, ActorInstance } from '../runtime/port';
+import { StateRecord, StateRecords } from '../runtime/state-record';
 import {
   MAX_SESSIONS_PER_WORKSPACE,
   MAX_WORKSPACES,
@@ -25,31 +26,36 @@ export class WorkspaceIndex implements WorkspaceIndexApi, ActorInstance {
   static readonly methods = WORKSPACE_INDEX_METHODS;
   static readonly args = WORKSPACE_INDEX_ARGS;
 
-  constructor(private readonly ctx: ActorContext) {}
+  private readonly names: StateRecord<Names>;
+  private readonly sessions: StateRecords<Sessions>;
+
+  constructor(ctx: ActorContext) {
+    this.names = new StateRecord(ctx.state, NAMES_KEY, 'no workspaces');
+    this.sessions = new StateRecords(ctx.state, SESSIONS_KEY_PREFIX);
+  }
 
   async add(request: AddSessionRequest): Promise<{ added: boolean }> {
-    const names = (await this.ctx.state.get<Names>(NAMES_KEY)) ?? {};
-    const sessionsKey = SESSIONS_KEY_PREFIX + request.workspace;
-    const sessions = (await this.ctx.state.get<Sessions>(sessionsKey)) ?? [];
+    const names = (await this.names.load()) ?? {};
+    const sessions = (await this.sessions.get(request.workspace)) ?? [];
     if (sessions.some((s) => s.sessionId === request.sessionId)) return { added: false };
     if (!names[request.workspace]) {
       if (Object.keys(names).length >= MAX_WORKSPACES) throw new GatewayError('session_limit_reached', `an account has at most ${MAX_WORKSPACES} workspaces`, { param: 'workspace' });
       names[request.workspace] = { createdAt: request.createdAt };
-      this.ctx.state.set(NAMES_KEY, names);
+      this.names.save(names);
     }
     if (sessions.length >= MAX_SESSIONS_PER_WORKSPACE) {
       throw new GatewayError('session_limit_reached', `a workspace has at most ${MAX_SESSIONS_PER_WORKSPACE} sessions`, { param: 'workspace' });
     }
     sessions.push({ sessionId: request.sessionId, createdAt: request.createdAt });
-    this.ctx.state.set(sessionsKey, sessions);
+    this.sessions.set(request.workspace, sessions);
     return { added: true };
   }
 
   async list(): Promise<{ workspaces: WorkspaceView[] }> {
-    const names = (await this.ctx.state.get<Names>(NAMES_KEY)) ?? {};
+    const names = (await this.names.load()) ?? {};
     const workspaces: WorkspaceView[] = [];
     for (const name of Object.keys(names).sort()) {
-      const sessions = (await this.ctx.state.get<Sessions>(SESSIONS_KEY_PREFIX + name)) ?? [];
+      const sessions = (await this.sessions.get(name)) ?? [];
       workspaces.push({ name, createdAt: names[name].createdAt, sessions: [...sessions].reverse() });
     }
     return { workspaces };
