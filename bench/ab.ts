@@ -19,20 +19,15 @@ import { fundedAccount } from '../test/support/api';
 import { writeTestCatalog } from '../test/support/catalog';
 import { ADMIN_TOKEN, freePort, ROOT, waitFor } from '../test/support/processes';
 import { percentile, sequential, throughput, type Target } from './load';
+import { args, CHAT_BODY, CHAT_PATH, flag, option, STREAM_BODY } from './cli';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
 const ROUNDS = option('rounds', 5);
 const REQUESTS = option('requests', 600);
 const STREAMS = option('streams', 200);
 const CONCURRENCY = option('concurrency', 32);
 const SECONDS = option('seconds', 4);
-const body = JSON.stringify({ model: 'up-model', messages: [{ role: 'user', content: 'hello' }], max_tokens: 16 });
-const streamBody = JSON.stringify({ model: 'up-model', messages: [{ role: 'user', content: 'hello' }], max_tokens: 16, stream: true });
-const CHAT_PATH = '/api/open/v1/models/upstream-chat/chat';
+const body = CHAT_BODY;
+const streamBody = STREAM_BODY;
 
 interface Variant {
   label: string;
@@ -147,7 +142,7 @@ async function main(): Promise<void> {
         cpu_us_per_request: Math.round(median(s.map((x) => x.cpuUs))),
       };
     });
-    if (args.includes('--json')) console.log(JSON.stringify({ rounds: ROUNDS, rows, samples: Object.fromEntries(samples) }, null, 2));
+    if (flag('json')) console.log(JSON.stringify({ rounds: ROUNDS, rows, samples: Object.fromEntries(samples) }, null, 2));
     else {
       console.log(`A/B, ${ROUNDS} rounds interleaved: medians (throughput at c=${CONCURRENCY}, ${SECONDS} s per round; latencies at c=1)`);
       console.log('| | req/s (min–max) | % of bare (per round, median) | CPU µs/request | p50 ms | p99 ms | TTFT p50 ms |');

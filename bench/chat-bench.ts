@@ -24,21 +24,16 @@ import { ADMIN_TOKEN, freePort, ROOT, startGateway } from '../test/support/proce
 import { resolveDaprBinaries, startTopology } from '../topology/topology';
 import { printSummary, summarizeProfile, type ProfileSummary } from './cpu-profile';
 import { measure, type Figures, type MeasureOptions, type Target } from './load';
+import { CHAT_BODY, CHAT_PATH, flag, option, STREAM_BODY } from './cli';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
 const OPTIONS: MeasureOptions = {
   requests: option('requests', 2000),
   streams: option('streams', 500),
   concurrency: option('concurrency', 32),
   seconds: option('seconds', 8),
 };
-const body = JSON.stringify({ model: 'up-model', messages: [{ role: 'user', content: 'hello' }], max_tokens: 16 });
-const streamBody = JSON.stringify({ model: 'up-model', messages: [{ role: 'user', content: 'hello' }], max_tokens: 16, stream: true });
-const CHAT_PATH = '/api/open/v1/models/upstream-chat/chat';
+const body = CHAT_BODY;
+const streamBody = STREAM_BODY;
 
 interface Memory {
   rss_mb: number;
@@ -214,7 +209,7 @@ async function main(): Promise<void> {
     rows.push({ name: 'bare proxy', figures: await measure({ name: 'bare proxy', origin: proxy.origin, path: '/v1/chat/completions', headers: {} }, body, streamBody, OPTIONS), memory: { bare_proxy: rss(proxy.child.pid) } });
 
     log('embedded');
-    const profiling: Record<string, string> = args.includes('--cpu-prof') ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${profileDir}` } : {};
+    const profiling: Record<string, string> = flag('cpu-prof') ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${profileDir}` } : {};
     const gateway = await startGateway({ GATEWAY_DATA_DIR: join(dir, 'embedded'), GATEWAY_CATALOG_FILE: catalog, GATEWAY_LOG_LEVEL: 'error', ...profiling });
     let requests = 0;
     try {
@@ -225,17 +220,17 @@ async function main(): Promise<void> {
     } finally {
       await gateway.stop();
     }
-    if (args.includes('--cpu-prof')) {
+    if (flag('cpu-prof')) {
       // Written when the gateway exits.
       const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
       if (file) profiled = { requests, summary: summarizeProfile(JSON.parse(readFileSync(join(profileDir, file), 'utf8')), requests) };
     }
 
-    const binDir = args.includes('--embedded-only') ? undefined : await resolveDaprBinaries({ log }).catch((error: Error) => {
+    const binDir = flag('embedded-only') ? undefined : await resolveDaprBinaries({ log }).catch((error: Error) => {
       note = `Dapr topology skipped: its runtime did not resolve (${error.message.split('\n')[0]})`;
       return undefined;
     });
-    if (args.includes('--embedded-only')) note = 'Dapr topology skipped (--embedded-only)';
+    if (flag('embedded-only')) note = 'Dapr topology skipped (--embedded-only)';
     if (binDir) {
       log('dapr');
       // A failed Dapr run still prints the other figures, with why, and exits non-zero.
@@ -249,7 +244,7 @@ async function main(): Promise<void> {
     upstream.child.kill('SIGTERM');
   }
   const out = summary(rows, note, profiled);
-  if (args.includes('--json')) console.log(JSON.stringify(out, null, 2));
+  if (flag('json')) console.log(JSON.stringify(out, null, 2));
   else printTable(out);
 }
 

@@ -29,12 +29,8 @@ import { createGatewayApp } from '../services/gateway/app';
 import { compose } from '../services/gateway/compose';
 import { writeTestCatalog } from '../test/support/catalog';
 import { ADMIN_TOKEN } from '../test/support/processes';
+import { args, flag, option } from './cli';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
 const CHATS = option('chats', 20_000);
 const IMAGES = option('images', 200);
 const IMAGE_BYTES = option('image-bytes', 1024 * 1024);
@@ -45,7 +41,7 @@ const WARM_UP_CHATS = 5000;
 const WARM_UP_IMAGES = 10;
 
 const gc = (globalThis as { gc?: () => void }).gc;
-const snapshotsAt = args.includes('--heap-snapshots') ? args[args.indexOf('--heap-snapshots') + 1] : undefined;
+const snapshotsAt = flag('heap-snapshots') ? args[args.indexOf('--heap-snapshots') + 1] : undefined;
 const snapshot = (name: string) => {
   if (snapshotsAt) writeHeapSnapshot(join(snapshotsAt, `${name}.heapsnapshot`));
 };
@@ -178,7 +174,7 @@ async function main(): Promise<void> {
     actorHost: actors,
     ...(idle ? { afterIdle: idle } : {}),
   };
-  if (args.includes('--json')) console.log(JSON.stringify(result));
+  if (flag('json')) console.log(JSON.stringify(result));
   else console.log(JSON.stringify(result, null, 2));
 }
 
