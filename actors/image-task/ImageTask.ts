@@ -5,9 +5,8 @@
 //
 // An outcome is recorded (one turn) before the funds move (the next turn): an artifact, once the
 // actor has it, is never lost, and a settlement that could not be made is retried by reminder.
-// The artifact (up to megabytes of base64) is stored under its own key, apart from the task
-// record every turn reads, and read uncached only for an answer that shows it: the host's memory
-// never holds it between calls.
+// The artifact (up to megabytes of base64) has its own key apart from the task record
+// (task-record.ts) and is read uncached only for an answer that shows it.
 
 import { FundsHoldClient } from '../funds-hold/client';
 import { DEFAULT_POOL, type FundsHoldApi, type HoldOutcome } from '../funds-hold/FundsHoldInterface';
@@ -26,15 +25,12 @@ import {
   type ImageTaskApi,
   type ImageTaskPhase,
   type ImageTaskView,
-  type LateArtifactView,
-  type Observation,
   type Outcome,
   type Owner,
-  type SentImageCall,
   type StartOutcome,
   type StartRequest,
-  type UnknownEvidence,
 } from './ImageTaskInterface';
+import { sameOwner, taskView, type TaskRecord } from './task-record';
 import { nextPhase, type From, type ImageTaskMove } from './transitions';
 
 const TASK_KEY = 'task';
@@ -43,36 +39,8 @@ const ARTIFACT_KEY = 'artifact';
 const DEADLINE_REMINDER = 'deadline';
 const FINISH_REMINDER = 'finish';
 const FINISH_RETRY_MS = 2000;
-const MAX_DEADLINE_MS = 24 * 60 * 60 * 1000;
 /** Evidence is kept small: the first observations tell what happened, the last what is now. */
 const MAX_OBSERVATIONS = 50;
-
-interface TaskRecord {
-  phase: ImageTaskPhase;
-  owner: Owner;
-  fingerprint: string;
-  requestId: string;
-  model: string;
-  profileId: string;
-  price: string;
-  holdId: string;
-  reservedAt: number;
-  deadlineAt: number;
-  call: SentImageCall & { sentAt: number };
-  seen: Observation[];
-  /** `artifact` inline only in records stored before it had its own key (ARTIFACT_KEY). */
-  outcome?: { kind: 'succeeded'; artifact?: ImageArtifact } | { kind: 'failed'; reason: string };
-  charged: string;
-  unknown?: UnknownEvidence;
-  late?: LateArtifactView & { artifact?: ImageArtifact };
-}
-
-function positiveSafeInt(value: unknown, field: string, max = Number.MAX_SAFE_INTEGER, min = 1): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new GatewayError('invalid_request', `${field} must be an integer from ${min} to ${max}`, { param: field });
-  }
-  return value;
-}
 
 export class ImageTask implements ImageTaskApi, ActorInstance {
   static readonly actorType = IMAGE_TASK_ACTOR_TYPE;
@@ -98,9 +66,8 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
       const repeated = existing.requestId === request.requestId && existing.phase === 'running';
       return { role: repeated ? 'owner' : 'existing', task: await this.view_(existing) };
     }
-    const price = positiveSafeInt(request.price, 'price', Number.MAX_SAFE_INTEGER, 0);
-    const deadlineMs = positiveSafeInt(request.deadlineMs, 'deadlineMs', MAX_DEADLINE_MS);
-    const holdTtlMs = positiveSafeInt(request.holdTtlMs, 'holdTtlMs');
+    // Their bounds (deadlineMs at most UNKNOWN_IMAGE_V1's 24 hours) were checked by the host (IMAGE_TASK_ARGS).
+    const { price, deadlineMs, holdTtlMs } = request;
     if (holdTtlMs <= deadlineMs) throw new GatewayError('invalid_request', 'holdTtlMs must outlast deadlineMs', { param: 'holdTtlMs' });
     // The task exists only once its hold does: a refused reservation leaves nothing behind.
     const holdId = await this.takeHold(request, price, holdTtlMs);
@@ -327,30 +294,7 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     return this.funds.of(owner.accountId, DEFAULT_POOL);
   }
 
-  private async view_(task: TaskRecord): Promise<ImageTaskView> {
-    const shown = task.phase === 'succeeded' && task.outcome?.kind === 'succeeded'
-      ? task.outcome
-      : task.late?.state === 'released' ? task.late : undefined;
-    const artifact = shown && (shown.artifact ?? await this.ctx.state.getUncached<ImageArtifact>(ARTIFACT_KEY));
-    return {
-      taskId: this.ctx.actorId,
-      status: task.phase === 'running' || task.phase === 'settling' ? 'unresolved' : task.phase,
-      phase: task.phase,
-      model: task.model,
-      profileId: task.profileId,
-      provider: task.call.provider,
-      reservedAt: task.reservedAt,
-      deadlineAt: task.deadlineAt,
-      call: task.call,
-      charged: Number(task.charged),
-      ...(artifact ? { artifact } : {}),
-      ...(task.phase === 'failed' && task.outcome?.kind === 'failed' ? { failure: task.outcome.reason } : {}),
-      ...(task.unknown ? { unknown: task.unknown } : {}),
-      ...(task.late ? { lateArtifact: { state: task.late.state, arrivedAt: task.late.arrivedAt, eventIds: task.late.eventIds } } : {}),
-    };
+  private view_(task: TaskRecord): Promise<ImageTaskView> {
+    return taskView(this.ctx.actorId, task, () => this.ctx.state.getUncached<ImageArtifact>(ARTIFACT_KEY));
   }
-}
-
-function sameOwner(a: Owner, b: Owner): boolean {
-  return a.accountId === b.accountId && a.apiKeyId === b.apiKeyId;
 }

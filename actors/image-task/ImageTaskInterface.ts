@@ -4,6 +4,7 @@
 // Callers depend on this file only; the actor type name "ImageTask" is frozen.
 
 import { z } from 'zod';
+import { IMAGE_UNKNOWN_DEADLINE_MS } from '../../lib/config';
 import type { ImageArtifact, SimDirectives } from '../../providers/port';
 
 export const IMAGE_TASK_ACTOR_TYPE = 'ImageTask';
@@ -128,7 +129,7 @@ const ownerArg = z.looseObject({ accountId: z.string().min(1), apiKeyId: z.strin
 export const IMAGE_TASK_ARGS = {
   start: z.looseObject({
     owner: ownerArg, fingerprint: z.string(), requestId: z.string(), startId: z.string().optional(), model: z.string(), profileId: z.string(),
-    price: z.number().int().min(0), deadlineMs: z.number().int().min(1), holdTtlMs: z.number().int().min(1),
+    price: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), deadlineMs: z.number().int().min(1).max(IMAGE_UNKNOWN_DEADLINE_MS), holdTtlMs: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
     call: z.looseObject({ provider: z.string(), upstreamModel: z.string(), prompt: z.string(), responseFormat: z.enum(['url', 'b64_json']), passthrough: z.record(z.string(), z.unknown()) }),
   }),
   record: z.looseObject({ kind: z.enum(['succeeded', 'failed', 'unresolved']) }),

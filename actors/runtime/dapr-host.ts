@@ -1,6 +1,9 @@
 // Dapr actor host: wraps each plain actor class in an @dapr/dapr AbstractActor adapter whose
 // class name is the actor type. State lives in the Dapr state manager (Redis state store),
 // reminders in the Dapr Scheduler, events go to Dapr pub/sub through a transactional outbox.
+// Longer than 300 lines on purpose: the adapter's turn, its outbox layout (one key per event and
+// the index, read back from the older one-array layout) and its confirmation round share the
+// activation's in-memory outbox; they change together.
 
 import { AbstractActor, Temporal, type ActorId, type DaprClient } from '@dapr/dapr';
 import type { Logger } from 'pino';

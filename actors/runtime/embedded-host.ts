@@ -1,5 +1,7 @@
 // Embedded actor host: one process, the actor kernel (kernel.ts) over the local database. State,
 // outbox and reminders are durable in LMDB; a due reminder still fires after a restart.
+// Longer than 300 lines on purpose: activation lifecycle, durable reminders and the commit path
+// share the host's bookkeeping of turns in flight (idle eviction must see all three).
 //
 // Group commit: the turns that end together (in one pass of the event loop) are committed in one
 // LMDB transaction (group-commit.ts); each caller is answered once its own turn has committed.

@@ -2,6 +2,8 @@
 // the turn buffer the actor writes into (state, outbox events, gauges, reminders) until the host
 // has committed it. A host supplies only its storage (how a committed value is read, how a turn
 // is made durable) and its reminder backend; everything an actor sees (ActorContext) is here.
+// Longer than 300 lines on purpose: the turn buffer, its activation and its queue are one
+// invariant (what a turn may read while others commit); split, each part would need the others' internals.
 //
 // - Read-your-writes: a read goes to this turn's writes, then the activation's cache, then
 //   the writes of earlier turns still being committed, then the host's store.
