@@ -31,7 +31,7 @@ import {
   type StartRequest,
 } from './ImageTaskInterface';
 import { sameOwner, taskView, type TaskRecord } from './task-record';
-import { nextPhase, type From, type ImageTaskMove } from './transitions';
+import { IMAGE_TASK_LIFECYCLE, type From, type ImageTaskMove } from './transitions';
 
 const TASK_KEY = 'task';
 /** The one artifact of the task (the outcome's, or the late one after UNKNOWN). */
@@ -280,14 +280,9 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     if (task.seen.length > MAX_OBSERVATIONS) task.seen.splice(MAX_OBSERVATIONS / 2, 1);
   }
 
-  /** The one gate every phase change passes: the transition table. */
+  /** The one gate every phase change passes: the transition table (quiet: a refused move leaves the phase). */
   private move(from: From, move: ImageTaskMove, quiet = false): ImageTaskPhase {
-    const to = nextPhase(from, move);
-    if (!to) {
-      if (quiet) return from as ImageTaskPhase;
-      throw new GatewayError('task_state_conflict', `an image task cannot ${move} from ${from}`);
-    }
-    return to;
+    return quiet ? IMAGE_TASK_LIFECYCLE.next(from, move) ?? (from as ImageTaskPhase) : IMAGE_TASK_LIFECYCLE.move(from, move);
   }
 
   private fundsOf(owner: Owner): FundsHoldApi {

@@ -5,6 +5,8 @@
 //                      │  ↺ observe           └──────release──> failed
 //                      └──deadline (image_unknown_resolved)──> unknown ↺ observe, late_artifact, late_released
 
+import { GatewayError } from '../../lib/errors';
+import { Lifecycle } from '../runtime/lifecycle';
 import type { ImageTaskPhase } from './ImageTaskInterface';
 
 export type ImageTaskMove =
@@ -36,7 +38,7 @@ export const IMAGE_TASK_TRANSITIONS: Readonly<Record<From, Readonly<Partial<Reco
   unknown: { observe: 'unknown', late_artifact: 'unknown', late_released: 'unknown' },
 };
 
+export const IMAGE_TASK_LIFECYCLE = new Lifecycle(IMAGE_TASK_TRANSITIONS, (from, move) => new GatewayError('task_state_conflict', `an image task cannot ${move} from ${from}`));
+
 /** The phase `move` leads to from `from`, or undefined when the table forbids it. */
-export function nextPhase(from: From, move: ImageTaskMove): ImageTaskPhase | undefined {
-  return IMAGE_TASK_TRANSITIONS[from][move];
-}
+export const nextPhase = (from: From, move: ImageTaskMove): ImageTaskPhase | undefined => IMAGE_TASK_LIFECYCLE.next(from, move);

@@ -27,7 +27,7 @@ import {
   type PaymentOutcome,
   type PaymentRecord,
 } from './OrderInterface';
-import { isCurrent, nextStatus, paymentMove, type From, type OrderMove } from './transitions';
+import { isCurrent, nextStatus, ORDER_LIFECYCLE, paymentMove } from './transitions';
 
 const ORDER_KEY = 'order';
 /** One small record per callback event id seen: a replay is recognised however many came since. */
@@ -108,7 +108,7 @@ export class Order implements OrderApi, ActorInstance {
       return { created: false, order: this.view_(existing) };
     }
     const order: OrderRecord = {
-      status: this.move('new', 'create'),
+      status: ORDER_LIFECYCLE.move('new', 'create'),
       accountId,
       amount,
       createdAt: this.ctx.now(),
@@ -164,7 +164,7 @@ export class Order implements OrderApi, ActorInstance {
     if (order.status !== 'paid') return this.view_(order);
     // The credit first: the order shows fulfilled only once the credit has been committed.
     await this.funds.of(order.accountId, DEFAULT_POOL).credit({ amount: order.amount, reference: orderCreditReference(this.ctx.actorId) });
-    order.status = this.move(order.status, 'fulfil');
+    order.status = ORDER_LIFECYCLE.move(order.status, 'fulfil');
     order.fulfilledAt = this.ctx.now();
     if (order.fulfilReminder) {
       // Were the unregistering lost, the reminder finds the order fulfilled and does nothing.
@@ -185,13 +185,6 @@ export class Order implements OrderApi, ActorInstance {
   async onReminder(name: string): Promise<void> {
     // A failure throws: the host retries the reminder until the credit has been made.
     if (name.startsWith(FULFIL_REMINDER)) await this.fulfil();
-  }
-
-  /** The one gate every status change passes: the transition table. */
-  private move(from: From, move: OrderMove): OrderStatus {
-    const to = nextStatus(from, move);
-    if (!to) throw new GatewayError('order_state_conflict', `an order cannot ${move} from ${from}`);
-    return to;
   }
 
   private view_(order: OrderRecord): OrderView {

@@ -10,6 +10,8 @@
 // A success always wins over failures and pending notices: the provider took the money. A failure
 // or a pending notice is applied only if it is not older than the callback the status rests on.
 
+import { GatewayError } from '../../lib/errors';
+import { Lifecycle } from '../runtime/lifecycle';
 import type { OrderStatus, PaymentEventType } from './OrderInterface';
 
 export type OrderMove =
@@ -40,10 +42,10 @@ export const ORDER_TRANSITIONS: Readonly<Record<From, Readonly<Partial<Record<Or
   payment_mismatch: {},
 };
 
+export const ORDER_LIFECYCLE = new Lifecycle(ORDER_TRANSITIONS, (from, move) => new GatewayError('order_state_conflict', `an order cannot ${move} from ${from}`));
+
 /** The status `move` leads to from `from`, or undefined when the table forbids it. */
-export function nextStatus(from: From, move: OrderMove): OrderStatus | undefined {
-  return ORDER_TRANSITIONS[from][move];
-}
+export const nextStatus = (from: From, move: OrderMove): OrderStatus | undefined => ORDER_LIFECYCLE.next(from, move);
 
 /** The move a callback asks for: a success for the order's exact amount and currency pays it. */
 export function paymentMove(type: PaymentEventType, matchesOrder: boolean): OrderMove {

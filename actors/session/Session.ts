@@ -29,7 +29,7 @@ import {
   type SessionView,
   type StartRunRequest,
 } from './SessionInterface';
-import { nextRunPhase, type From, type RunMove, type RunPhase } from './transitions';
+import { RUN_LIFECYCLE, type RunPhase } from './transitions';
 
 const SESSION_KEY = 'session';
 /** Lease reminders are named `lease@<runId>@<due>…`: each registration unique (Dapr Scheduler). */
@@ -117,7 +117,7 @@ export class Session implements SessionApi, ActorInstance {
     const now = this.ctx.now();
     const reminder = `${leaseReminderPrefix(request.runId)}${now + leaseMs}`;
     await this.ctx.reminders.register(reminder, leaseMs);
-    session.run = { runId: request.runId, phase: this.move('new', 'start'), holdId, leaseMs, leaseUntil: now + leaseMs, reminder };
+    session.run = { runId: request.runId, phase: RUN_LIFECYCLE.move('new', 'start'), holdId, leaseMs, leaseUntil: now + leaseMs, reminder };
     const [started] = await this.log.append(session.log, [{
       kind: 'run.started',
       data: { run_id: request.runId, model: request.model, max_tokens: request.maxTokens, held: request.hold.amount, capabilities: request.capabilities },
@@ -138,7 +138,7 @@ export class Session implements SessionApi, ActorInstance {
       if (request.seq <= (run.lastSeq ?? 0)) return { lastEventId: session.log.lastEventId };
       run.lastSeq = request.seq;
     }
-    run.phase = this.move(run.phase, 'output');
+    run.phase = RUN_LIFECYCLE.move(run.phase, 'output');
     run.leaseUntil = this.ctx.now() + run.leaseMs;
     if (request.delta !== '') await this.log.append(session.log, [{ kind: 'run.delta', data: { run_id: run.runId, delta: request.delta } }]);
     this.stored.save(session);
@@ -160,7 +160,7 @@ export class Session implements SessionApi, ActorInstance {
       await funds.release({ holdId: run.holdId, reason: request.failure ? 'run_failed' : 'nothing_produced' });
     }
     const status = request.failure ? 'failed' : 'completed';
-    this.move(run.phase, request.failure ? 'fail' : 'complete');
+    RUN_LIFECYCLE.move(run.phase, request.failure ? 'fail' : 'complete');
     entries.push(request.failure
       ? { kind: 'run.failed', data: { run_id: run.runId, code: request.failure.code, message: request.failure.message, charged } }
       : { kind: 'run.completed', data: { run_id: run.runId, finish_reason: request.finishReason ?? null, charged } });
@@ -205,7 +205,7 @@ export class Session implements SessionApi, ActorInstance {
       charged = await funds.settle({ holdId: run.holdId, lines: [] }).then((outcome) => outcome.charged, () => 0);
       settledEarlier = true;
     }
-    this.move(run.phase, 'expire');
+    RUN_LIFECYCLE.move(run.phase, 'expire');
     await this.end(session, [{
       kind: 'run.failed',
       data: {
@@ -241,13 +241,6 @@ export class Session implements SessionApi, ActorInstance {
   private active(session: SessionRecord, runId: string): ActiveRun {
     if (!session.run || session.run.runId !== runId) throw new GatewayError('run_not_active', `run ${runId} is not the active run of this session`);
     return session.run;
-  }
-
-  /** The one gate every run phase change passes: the transition table. */
-  private move(from: From, move: RunMove): RunPhase {
-    const to = nextRunPhase(from, move);
-    if (!to) throw new GatewayError('run_not_active', `a run cannot ${move} from ${from}`);
-    return to;
   }
 
   private funds(session: SessionRecord): FundsHoldApi {

@@ -6,6 +6,9 @@
 //                      ├──fail──────> failed       (the provider failed, or the run was cut)
 //                      └──expire────> failed       (its lease ran out: the carrying process vanished)
 
+import { GatewayError } from '../../lib/errors';
+import { Lifecycle } from '../runtime/lifecycle';
+
 export type RunPhase = 'running' | 'completed' | 'failed';
 
 export type RunMove =
@@ -29,7 +32,7 @@ export const RUN_TRANSITIONS: Readonly<Record<From, Readonly<Partial<Record<RunM
   failed: {},
 };
 
+export const RUN_LIFECYCLE = new Lifecycle(RUN_TRANSITIONS, (from, move) => new GatewayError('run_not_active', `a run cannot ${move} from ${from}`));
+
 /** The phase `move` leads to from `from`, or undefined when the table forbids it. */
-export function nextRunPhase(from: From, move: RunMove): RunPhase | undefined {
-  return RUN_TRANSITIONS[from][move];
-}
+export const nextRunPhase = (from: From, move: RunMove): RunPhase | undefined => RUN_LIFECYCLE.next(from, move);
