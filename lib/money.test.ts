@@ -1,4 +1,4 @@
-import { allocateInOrder } from './money';
+import { allocateInOrder, availableOf, chatEstimate, lineCost, sumOf, toJsonAvailable } from './money';
 
 describe('money', () => {
   it('when a total covers every part, then each share is its part', () => {
@@ -10,5 +10,21 @@ describe('money', () => {
     expect(allocateInOrder(0n, [3n, 7n])).toEqual([0n, 0n]);
     const big = 2n ** 60n;
     expect(allocateInOrder(big + 1n, [big, big])).toEqual([big, 1n]);
+  });
+});
+
+describe('money computed in one place', () => {
+  it('when a usage line is costed, then quantity × unit price is exact past 2^53', () => {
+    expect(lineCost(3, 1_000_000_000)).toBe(3_000_000_000n);
+    expect(lineCost('9007199254740991', '3')).toBe(27021597764222973n);
+  });
+  it('when amounts are summed and locks taken from a balance, then the result is exact and may go below zero, shown as zero', () => {
+    expect(sumOf([1, '2', 3n])).toBe(6n);
+    expect(availableOf('10', 4n, 7n)).toBe(-1n);
+    expect(toJsonAvailable(-1n)).toBe(0);
+  });
+  it('when a chat estimate passes 2^53−1, then there is none (the route refuses estimate_too_large)', () => {
+    expect(chatEstimate(100, 16, 100, 400)).toBe(100n * 100n + 16n * 400n);
+    expect(chatEstimate(Number.MAX_SAFE_INTEGER, 1, 2, 0)).toBeNull();
   });
 });

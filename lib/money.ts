@@ -1,12 +1,16 @@
 // Money: integer amounts in one documented minor unit, never floating point.
 // Unit: nano-USD (1 USD = 1_000_000_000 units; see docs/money.md). Arithmetic in BigInt;
-// anything that crosses JSON is checked to be an exact safe integer.
+// anything that crosses JSON is checked to be an exact safe integer. Every cost, estimate, sum
+// and availability the gateway and the actors compute is computed here.
 
 export const CURRENCY = 'USD';
 export const SCALE = 9;
 export const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
-export type Amount = bigint;
+/** An exact amount of nano-USD (branded: a plain bigint, such as a token count, is not one). */
+export type NanoUsd = bigint & { readonly __unit?: 'nano-USD' };
+/** The same, as the older name the actors use. */
+export type Amount = NanoUsd;
 
 export class MoneyError extends Error {}
 
@@ -41,6 +45,37 @@ export function min(a: Amount, b: Amount): Amount {
 /** price per unit × quantity, exact. */
 export function cost(pricePerUnit: Amount, quantity: bigint): Amount {
   return pricePerUnit * quantity;
+}
+
+/** The cost of a usage line: quantity × unit price, both exact integers (JSON numbers or stored strings). */
+export function lineCost(quantity: number | string, unitPrice: number | string): Amount {
+  return cost(BigInt(unitPrice), BigInt(quantity));
+}
+
+/** Σ of amounts (numbers or stored decimal strings), exact. */
+export function sumOf(amounts: Iterable<number | string | bigint>): Amount {
+  let total = 0n;
+  for (const amount of amounts) total += BigInt(amount);
+  return total;
+}
+
+/** What a balance leaves free once every lock on it (holds, leases) is taken: may be negative. */
+export function availableOf(balance: number | string | bigint, ...locked: Amount[]): Amount {
+  return locked.reduce((left, lock) => left - lock, BigInt(balance));
+}
+
+/** The JSON form of an availability: never below zero. */
+export function toJsonAvailable(available: Amount): number {
+  return toJsonAmount(available < 0n ? 0n : available);
+}
+
+/**
+ * The reservation estimate of a chat: input bytes bound the input tokens (no tokenizer makes a
+ * token of less than a byte), the frozen max_tokens bounds the output. Null past 2^53−1.
+ */
+export function chatEstimate(inputBytes: number, maxTokens: number, inputPrice: number, outputPrice: number): Amount | null {
+  const estimate = BigInt(inputBytes) * BigInt(inputPrice) + BigInt(maxTokens) * BigInt(outputPrice);
+  return estimate > MAX_SAFE ? null : estimate;
 }
 
 /**

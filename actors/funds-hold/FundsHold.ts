@@ -7,7 +7,7 @@
 
 import { GatewayError } from '../../lib/errors';
 import { billingEvent, usageEvent } from '../../lib/events';
-import { MAX_SAFE, min, parseAmount, toJsonAmount } from '../../lib/money';
+import { availableOf, MAX_SAFE, min, parseAmount, toJsonAmount, toJsonAvailable } from '../../lib/money';
 import type { ActorInstance } from '../runtime/port';
 import {
   FUNDS_HOLD_ACTOR_TYPE,
@@ -23,7 +23,7 @@ import {
   type ReserveRequest,
   type SettleRequest,
 } from './FundsHoldInterface';
-import { CREDIT_KEY_PREFIX, EXPIRY_REMINDER, held, leasedRest, type ClosedHold, type FundsState } from './funds-state';
+import { availableIn, CREDIT_KEY_PREFIX, EXPIRY_REMINDER, held, leasedRest, type ClosedHold, type FundsState } from './funds-state';
 import { LeaseBook } from './lease-book';
 import { StateRecords } from '../runtime/state-record';
 import { costed, mergeProgress, recordLines } from './usage';
@@ -45,10 +45,10 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
       return this.outcome(request.holdId, 'open', amount, 0n, state);
     }
     if (await this.closedHold(request.holdId)) throw new GatewayError('hold_state_conflict', `hold ${request.holdId} has already ended`);
-    const available = BigInt(state.balance) - held(state) - leasedRest(state);
+    const available = availableIn(state);
     if (amount > available) {
       throw new GatewayError('insufficient_funds', 'the available balance does not cover the reservation estimate', {
-        extra: { required: toJsonAmount(amount), available: toJsonAmount(available < 0n ? 0n : available) },
+        extra: { required: toJsonAmount(amount), available: toJsonAvailable(available) },
       });
     }
     const expiresAt = this.ctx.now() + request.ttlMs;
@@ -155,7 +155,7 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
       pool: this.pool,
       balance: toJsonAmount(balance),
       held: toJsonAmount(onHold),
-      available: toJsonAmount(balance - onHold - leased),
+      available: toJsonAmount(availableOf(balance, onHold, leased)),
       openHolds: Object.keys(state.holds).length,
       leased: toJsonAmount(leased),
       openLeases: Object.keys(state.leases ?? {}).length,

@@ -3,7 +3,7 @@
 // own key, and what is held, leased and available. Amounts are stored as decimal strings of
 // nano-USD and computed in BigInt.
 
-import { parseAmount } from '../../lib/money';
+import { availableOf, parseAmount, sumOf } from '../../lib/money';
 import type { CarvedHold } from './FundsHoldInterface';
 import type { HoldState } from './transitions';
 import type { RecordedLine } from './usage';
@@ -84,9 +84,8 @@ export const MAX_BATCH_ITEMS = 1000;
 
 /** What open leases still lock: granted − charged. */
 export function leasedRest(state: FundsState): bigint {
-  let total = 0n;
-  for (const lease of Object.values(state.leases ?? {})) total += BigInt(lease.amount) - BigInt(lease.charged);
-  return total;
+  const leases = Object.values(state.leases ?? {});
+  return sumOf(leases.map((lease) => lease.amount)) - sumOf(leases.map((lease) => lease.charged));
 }
 
 export function hasLeases(state: FundsState): boolean {
@@ -98,9 +97,12 @@ export function emptyState(): FundsState {
 }
 
 export function held(state: FundsState): bigint {
-  let total = 0n;
-  for (const hold of Object.values(state.holds)) total += BigInt(hold.amount);
-  return total;
+  return sumOf(Object.values(state.holds).map((hold) => hold.amount));
+}
+
+/** balance − open holds − what open leases still lock (may be negative: a lease's carved holds are not held). */
+export function availableIn(state: FundsState): bigint {
+  return availableOf(state.balance, held(state), leasedRest(state));
 }
 
 export interface ParsedCarved {

@@ -5,14 +5,13 @@
 
 import { GatewayError } from '../../lib/errors';
 import { billingEvent, usageEvent } from '../../lib/events';
-import { min, parseAmount, toJsonAmount } from '../../lib/money';
+import { min, parseAmount, toJsonAmount, toJsonAvailable } from '../../lib/money';
 import type { CarvedResult, HoldOutcome, LeaseBatchOutcome, LeaseBatchRequest, LeaseOutcome, OpenLeaseRequest } from './FundsHoldInterface';
 import {
   carvedMeta,
-  held,
   LEASE_KEY_PREFIX,
   LEASE_SHARE_DIVISOR,
-  leasedRest,
+  availableIn,
   MAX_BATCH_ITEMS,
   type ClosedHold,
   type ClosedLease,
@@ -40,7 +39,7 @@ export abstract class LeaseBook extends HoldBook {
     if (existing) return this.leaseOutcome(request.leaseId, 'open', existing, state);
     const closed = await this.closedLeases.get(request.leaseId);
     if (closed) return this.leaseOutcome(request.leaseId, closed.state, closed, state);
-    const available = BigInt(state.balance) - held(state) - leasedRest(state);
+    const available = availableIn(state);
     const share = available > 0n ? available / LEASE_SHARE_DIVISOR : 0n;
     const grant = min(amount, share);
     if (grant < minAmount || grant <= 0n) return this.leaseOutcome(request.leaseId, 'refused', { amount: '0', charged: '0' }, state);
@@ -189,7 +188,7 @@ export abstract class LeaseBook extends HoldBook {
   }
 
   private leaseOutcome(leaseId: string, leaseState: LeaseOutcome['state'], lease: { amount: string; charged: string }, state: FundsState): LeaseOutcome {
-    const available = BigInt(state.balance) - held(state) - leasedRest(state);
-    return { leaseId, state: leaseState, amount: toJsonAmount(BigInt(lease.amount)), charged: toJsonAmount(BigInt(lease.charged)), balance: toJsonAmount(BigInt(state.balance)), available: toJsonAmount(available < 0n ? 0n : available) };
+    const available = availableIn(state);
+    return { leaseId, state: leaseState, amount: toJsonAmount(BigInt(lease.amount)), charged: toJsonAmount(BigInt(lease.charged)), balance: toJsonAmount(BigInt(state.balance)), available: toJsonAvailable(available) };
   }
 }

@@ -3,7 +3,7 @@
 
 import { GatewayError } from '../../lib/errors';
 import type { UsageUnit } from '../../lib/events';
-import { parseAmount, toJsonAmount } from '../../lib/money';
+import { lineCost, parseAmount, toJsonAmount } from '../../lib/money';
 import type { UsageLine } from './FundsHoldInterface';
 
 const UNITS: ReadonlySet<string> = new Set<UsageUnit>(['TEXT_INPUT', 'TEXT_OUTPUT', 'IMAGE', 'SECOND']);
@@ -37,9 +37,9 @@ export function recordLines(lines: unknown): RecordedLine[] {
 export function costed(lines: readonly RecordedLine[]): { lines: CostedLine[]; cost: bigint } {
   let cost = 0n;
   const out = lines.map((line) => {
-    const lineCost = BigInt(line.quantity) * BigInt(line.unitPrice);
-    cost += lineCost;
-    return { unit: line.unit, quantity: toJsonAmount(BigInt(line.quantity)), unitPrice: toJsonAmount(BigInt(line.unitPrice)), cost: toJsonAmount(lineCost) };
+    const each = lineCost(line.quantity, line.unitPrice);
+    cost += each;
+    return { unit: line.unit, quantity: toJsonAmount(BigInt(line.quantity)), unitPrice: toJsonAmount(BigInt(line.unitPrice)), cost: toJsonAmount(each) };
   });
   return { lines: out, cost };
 }

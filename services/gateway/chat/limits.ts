@@ -2,7 +2,7 @@
 // max_tokens is frozen here and bounds both the provider call and the reservation estimate.
 
 import { GatewayError } from '../../../lib/errors';
-import { MAX_SAFE } from '../../../lib/money';
+import { chatEstimate, toJsonAmount } from '../../../lib/money';
 
 export const MAX_TOKENS_CEILING = 1_048_576;
 export const DEFAULT_MAX_TOKENS = 1024;
@@ -56,16 +56,13 @@ export function checkThinkingBudget(thinking: unknown, effective: number): void 
   if (problem) throw new GatewayError('thinking_budget_invalid', `thinking.budget_tokens ${problem}`, { param: 'thinking.budget_tokens' });
 }
 
-/**
- * The reservation estimate: input bytes bound the input tokens (no tokenizer makes a token of
- * less than a byte), the frozen max_tokens bounds the output. An exact integer ≤ 2^53−1.
- */
+/** The reservation estimate (lib/money.ts chatEstimate), refused past 2^53−1 minor units. */
 export function reservationEstimate(inputBytes: number, maxTokens: number, inputPrice: number, outputPrice: number): number {
-  const estimate = BigInt(inputBytes) * BigInt(inputPrice) + BigInt(maxTokens) * BigInt(outputPrice);
-  if (estimate > MAX_SAFE) {
+  const estimate = chatEstimate(inputBytes, maxTokens, inputPrice, outputPrice);
+  if (estimate === null) {
     throw new GatewayError('estimate_too_large', 'the reservation estimate exceeds 2^53-1 minor units; lower max_tokens or the input');
   }
-  return Number(estimate);
+  return toJsonAmount(estimate);
 }
 
 /** The effective body limit: the smallest of the service/proxy limit, the model's and the upstream's. */

@@ -13,7 +13,6 @@ import type {
   CarvedHold,
   FundsHoldApi,
   HoldOutcome,
-  LeaseOutcome,
   ProgressRequest,
   ReleaseRequest,
   ReserveRequest,
