@@ -32,6 +32,24 @@ export function parseAmount(value: unknown): Amount {
   return result;
 }
 
+/**
+ * How every actor stores an amount: a decimal string of nano-USD, exact at any size (a balance
+ * may outgrow 2^53 between its JSON answers). Records written before this rule by the order and
+ * session actors hold plain numbers: their actors upgrade them as they are read, so the next
+ * write stores a string.
+ */
+export type StoredAmount = string;
+
+export function storedAmount(amount: number | bigint): StoredAmount {
+  if (typeof amount === 'number' && !Number.isSafeInteger(amount)) throw new MoneyError('amount must be an exact integer');
+  return BigInt(amount).toString();
+}
+
+/** A stored amount, exact. */
+export function fromStored(stored: StoredAmount): Amount {
+  return BigInt(stored);
+}
+
 /** The JSON form of an amount: a number, guaranteed exact. */
 export function toJsonAmount(amount: Amount): number {
   if (amount > MAX_SAFE || amount < -MAX_SAFE) throw new MoneyError('amount exceeds 2^53-1');

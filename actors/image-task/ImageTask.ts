@@ -12,10 +12,11 @@ import { FundsHoldClient } from '../funds-hold/client';
 import { DEFAULT_POOL, type FundsHoldApi, type HoldOutcome } from '../funds-hold/FundsHoldInterface';
 import { GatewayError } from '../../lib/errors';
 import { faultPoint } from '../../lib/fault-points';
+import { fromStored, storedAmount, toJsonAmount } from '../../lib/money';
 import { billingEvent, usageEvent } from '../../lib/events';
 import type { ImageArtifact } from '../../providers/port';
 import type { ActorContext, ActorInstance } from '../runtime/port';
-import { StateRecord } from '../runtime/state-record';
+import { LifecycleRecord } from '../runtime/lifecycle';
 import {
   IMAGE_TASK_ACTOR_TYPE,
   IMAGE_TASK_ARGS,
@@ -31,7 +32,7 @@ import {
   type StartRequest,
 } from './ImageTaskInterface';
 import { sameOwner, taskView, type TaskRecord } from './task-record';
-import { IMAGE_TASK_LIFECYCLE, type From, type ImageTaskMove } from './transitions';
+import { IMAGE_TASK_LIFECYCLE, type ImageTaskMove } from './transitions';
 
 const TASK_KEY = 'task';
 /** The one artifact of the task (the outcome's, or the late one after UNKNOWN). */
@@ -48,11 +49,11 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
   static readonly args = IMAGE_TASK_ARGS;
 
   private readonly funds: FundsHoldClient;
-  private readonly stored: StateRecord<TaskRecord>;
+  private readonly stored: LifecycleRecord<TaskRecord, ImageTaskPhase, ImageTaskMove>;
 
   constructor(private readonly ctx: ActorContext) {
     this.funds = new FundsHoldClient(ctx.actors);
-    this.stored = new StateRecord(ctx.state, TASK_KEY, 'no such image task');
+    this.stored = new LifecycleRecord(ctx.state, TASK_KEY, 'no such image task', IMAGE_TASK_LIFECYCLE, { of: (task) => task.phase, set: (task, to) => { task.phase = to; } });
   }
 
   async start(request: StartRequest): Promise<StartOutcome> {
@@ -73,24 +74,24 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     const holdId = await this.takeHold(request, price, holdTtlMs);
     faultPoint('image-after-hold');
     const now = this.ctx.now();
-    const task: TaskRecord = {
-      phase: this.move('new', 'start'),
+    const deadlineAt = now + deadlineMs;
+    // UNKNOWN_IMAGE_V1: the deadline is frozen here, measured from the original reservation.
+    await this.ctx.reminders.register(`${DEADLINE_REMINDER}@${deadlineAt}`, deadlineMs);
+    const task = this.stored.create('start', (phase): TaskRecord => ({
+      phase,
       owner: { accountId: request.owner.accountId, apiKeyId: request.owner.apiKeyId },
       fingerprint: request.fingerprint,
       requestId: request.requestId,
       model: request.model,
       profileId: request.profileId,
-      price: String(price),
+      price: storedAmount(price),
       holdId,
       reservedAt: now,
-      deadlineAt: now + deadlineMs,
+      deadlineAt,
       call: { ...request.call, sentAt: now },
       seen: [],
       charged: '0',
-    };
-    // UNKNOWN_IMAGE_V1: the deadline is frozen here, measured from the original reservation.
-    await this.ctx.reminders.register(`${DEADLINE_REMINDER}@${task.deadlineAt}`, deadlineMs);
-    this.stored.save(task);
+    }));
     return { role: 'owner', task: await this.view_(task) };
   }
 
@@ -124,19 +125,24 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     if (task.phase === 'running' && now >= task.deadlineAt) await this.resolveUnknown(task);
     if (outcome.kind === 'unresolved') {
       if (task.phase === 'running' || task.phase === 'unknown') this.observe(task, outcome.what, now);
+      this.stored.save(task);
     } else if (task.phase === 'running') {
-      task.phase = this.move(task.phase, 'outcome');
-      if (outcome.kind === 'succeeded') this.ctx.state.set(ARTIFACT_KEY, outcome.artifact);
-      task.outcome = outcome.kind === 'succeeded' ? { kind: 'succeeded' } : { kind: 'failed', reason: outcome.reason };
-      this.observe(task, outcome.kind === 'succeeded' ? `artifact received (${outcome.via})` : `provider rejection confirmed (${outcome.via}): ${outcome.reason}`, now);
-      // Should the caller not come back to finish, the reminder does.
-      await this.ctx.reminders.register(`${FINISH_REMINDER}@${now + FINISH_RETRY_MS}`, FINISH_RETRY_MS);
+      await this.stored.move(task, 'outcome', async () => {
+        if (outcome.kind === 'succeeded') this.ctx.state.set(ARTIFACT_KEY, outcome.artifact);
+        task.outcome = outcome.kind === 'succeeded' ? { kind: 'succeeded' } : { kind: 'failed', reason: outcome.reason };
+        this.observe(task, outcome.kind === 'succeeded' ? `artifact received (${outcome.via})` : `provider rejection confirmed (${outcome.via}): ${outcome.reason}`, now);
+        // Should the caller not come back to finish, the reminder does.
+        await this.ctx.reminders.register(`${FINISH_REMINDER}@${now + FINISH_RETRY_MS}`, FINISH_RETRY_MS);
+      });
     } else if (task.phase === 'unknown') {
-      if (outcome.kind === 'succeeded' && !task.late) this.lateArtifact(task, outcome.artifact, now);
-      else this.observe(task, outcome.kind === 'succeeded' ? 'another late artifact (ignored)' : `after UNKNOWN: ${outcome.reason}`, now);
+      if (outcome.kind === 'succeeded' && !task.late) {
+        await this.lateArtifact(task, outcome.artifact, now);
+      } else {
+        this.observe(task, outcome.kind === 'succeeded' ? 'another late artifact (ignored)' : `after UNKNOWN: ${outcome.reason}`, now);
+        this.stored.save(task);
+      }
     }
     // settling, succeeded, failed: the first outcome stands; a repeat changes nothing.
-    this.stored.save(task);
     return this.view_(task);
   }
 
@@ -153,17 +159,19 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     const task = await this.stored.required();
     if (task.phase !== 'settling' || !task.outcome) return task;
     const funds = this.fundsOf(task.owner);
-    if (task.outcome.kind === 'failed') {
-      await funds.release({ holdId: task.holdId, reason: 'provider_rejected' });
-      task.phase = this.move(task.phase, 'release');
-    } else {
-      const settled = await this.settleOrBear(task, funds);
-      task.charged = String(settled.charged);
-      task.phase = this.move(task.phase, 'settle');
-    }
     // The deadline no longer matters; were the unregistering lost, the reminder finds a final phase.
-    await this.ctx.reminders.unregister(`${DEADLINE_REMINDER}@${task.deadlineAt}`).catch(() => undefined);
-    this.stored.save(task);
+    const unregister = () => this.ctx.reminders.unregister(`${DEADLINE_REMINDER}@${task.deadlineAt}`).catch(() => undefined);
+    if (task.outcome.kind === 'failed') {
+      await this.stored.move(task, 'release', async () => {
+        await funds.release({ holdId: task.holdId, reason: 'provider_rejected' });
+        await unregister();
+      });
+    } else {
+      await this.stored.move(task, 'settle', async () => {
+        task.charged = storedAmount((await this.settleOrBear(task, funds)).charged);
+        await unregister();
+      });
+    }
     return task;
   }
 
@@ -173,7 +181,6 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     if (task.phase === 'settling') return this.finishTask();
     if (task.phase !== 'running') return task;
     await this.resolveUnknown(task);
-    this.stored.save(task);
     return task;
   }
 
@@ -182,10 +189,15 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
    * keep the evidence, invent no usage, never call the provider again.
    */
   private async resolveUnknown(task: TaskRecord): Promise<void> {
-    await this.fundsOf(task.owner).release({ holdId: task.holdId, reason: IMAGE_UNKNOWN_RESOLVED });
+    await this.stored.move(task, 'deadline', async () => {
+      await this.fundsOf(task.owner).release({ holdId: task.holdId, reason: IMAGE_UNKNOWN_RESOLVED });
+      task.unknown = this.unknownEvidence(task);
+    });
+  }
+
+  private unknownEvidence(task: TaskRecord): NonNullable<TaskRecord['unknown']> {
     const now = this.ctx.now();
-    task.phase = this.move(task.phase, 'deadline');
-    task.unknown = {
+    return {
       profile: UNKNOWN_IMAGE_PROFILE,
       resolution: IMAGE_UNKNOWN_RESOLVED,
       resolvedAt: now,
@@ -204,9 +216,9 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     if (!late.eventIds.every((id) => acknowledged.has(id))) {
       throw new GatewayError('invalid_request', 'the late artifact is released only once the ledger holds all of its events', { param: 'eventIds' });
     }
-    this.move(task.phase, 'late_released');
-    late.state = 'released';
-    this.stored.save(task);
+    await this.stored.move(task, 'late_released', () => {
+      late.state = 'released';
+    });
     return this.view_(task);
   }
 
@@ -237,7 +249,7 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
    * a released one is refused, and the platform-borne usage is recorded here.
    */
   private async settleOrBear(task: TaskRecord, funds: FundsHoldApi): Promise<HoldOutcome | { charged: number }> {
-    const lines = [{ unit: 'IMAGE' as const, quantity: 1, unitPrice: Number(task.price) }];
+    const lines = [{ unit: 'IMAGE' as const, quantity: 1, unitPrice: toJsonAmount(fromStored(task.price)) }];
     try {
       return await funds.settle({ holdId: task.holdId, lines });
     } catch (error) {
@@ -249,16 +261,17 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
   }
 
   /** A genuine artifact after UNKNOWN: a real IMAGE quantity-1 event, zero charge, platform-borne. */
-  private lateArtifact(task: TaskRecord, artifact: ImageArtifact, now: number): void {
-    this.move(task.phase, 'late_artifact');
-    const eventIds = this.emitPlatformBorne(task, 'late-artifact', now);
-    this.ctx.state.set(ARTIFACT_KEY, artifact);
-    task.late = { state: 'awaiting_ledger', arrivedAt: now, eventIds };
-    this.observe(task, 'late artifact arrived', now);
+  private async lateArtifact(task: TaskRecord, artifact: ImageArtifact, now: number): Promise<void> {
+    await this.stored.move(task, 'late_artifact', () => {
+      const eventIds = this.emitPlatformBorne(task, 'late-artifact', now);
+      this.ctx.state.set(ARTIFACT_KEY, artifact);
+      task.late = { state: 'awaiting_ledger', arrivedAt: now, eventIds };
+      this.observe(task, 'late artifact arrived', now);
+    });
   }
 
   private emitPlatformBorne(task: TaskRecord, reason: string, now: number): string[] {
-    const price = Number(task.price);
+    const price = toJsonAmount(fromStored(task.price));
     const common = { accountId: task.owner.accountId, pool: DEFAULT_POOL, holdId: task.holdId, requestId: task.requestId, model: task.model, profileId: task.profileId };
     const usage = usageEvent(`${this.ctx.actorId}:${reason}:usage`, now, {
       ...common,
@@ -273,16 +286,11 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     return [usage.id, billing.id];
   }
 
+  /** Keeps an observation as evidence: data, not a change of phase. */
   private observe(task: TaskRecord, what: string, at: number): void {
-    this.move(task.phase, 'observe', true);
     task.seen.push({ at, what });
     // Keep the first observations and the latest ones.
     if (task.seen.length > MAX_OBSERVATIONS) task.seen.splice(MAX_OBSERVATIONS / 2, 1);
-  }
-
-  /** The one gate every phase change passes: the transition table (quiet: a refused move leaves the phase). */
-  private move(from: From, move: ImageTaskMove, quiet = false): ImageTaskPhase {
-    return quiet ? IMAGE_TASK_LIFECYCLE.next(from, move) ?? (from as ImageTaskPhase) : IMAGE_TASK_LIFECYCLE.move(from, move);
   }
 
   private fundsOf(owner: Owner): FundsHoldApi {

@@ -2,8 +2,11 @@
 // it accepts and the phase each move leads to. A move not in the table is refused.
 //
 //   (new) ──start──> running ──outcome──> settling ──settle──> succeeded
-//                      │  ↺ observe           └──────release──> failed
-//                      └──deadline (image_unknown_resolved)──> unknown ↺ observe, late_artifact, late_released
+//                      │                      └──────release──> failed
+//                      └──deadline (image_unknown_resolved)──> unknown ↺ late_artifact, late_released
+//
+// What is seen without determining the result (a timeout, a lost connection, a pending lookup)
+// is kept as evidence on the record and is not a move.
 
 import { GatewayError } from '../../lib/errors';
 import { Lifecycle } from '../runtime/lifecycle';
@@ -12,8 +15,6 @@ import type { ImageTaskPhase } from './ImageTaskInterface';
 export type ImageTaskMove =
   /** The hold is reserved and the task exists: the provider may be called. */
   | 'start'
-  /** Something was seen that does not determine the result (timeout, lost connection, pending lookup). */
-  | 'observe'
   /** The provider's answer is known (an artifact, or a confirmed rejection); funds not yet moved. */
   | 'outcome'
   /** The hold is settled for the one image. */
@@ -31,11 +32,11 @@ export type From = ImageTaskPhase | 'new';
 
 export const IMAGE_TASK_TRANSITIONS: Readonly<Record<From, Readonly<Partial<Record<ImageTaskMove, ImageTaskPhase>>>>> = {
   new: { start: 'running' },
-  running: { observe: 'running', outcome: 'settling', deadline: 'unknown' },
+  running: { outcome: 'settling', deadline: 'unknown' },
   settling: { settle: 'succeeded', release: 'failed' },
   succeeded: {},
   failed: {},
-  unknown: { observe: 'unknown', late_artifact: 'unknown', late_released: 'unknown' },
+  unknown: { late_artifact: 'unknown', late_released: 'unknown' },
 };
 
 export const IMAGE_TASK_LIFECYCLE = new Lifecycle(IMAGE_TASK_TRANSITIONS, (from, move) => new GatewayError('task_state_conflict', `an image task cannot ${move} from ${from}`));

@@ -8,7 +8,9 @@ import { FundsHoldClient } from '../funds-hold/client';
 import { DEFAULT_POOL } from '../funds-hold/FundsHoldInterface';
 import { GatewayError } from '../../lib/errors';
 import type { ActorContext, ActorInstance } from '../runtime/port';
-import { StateRecord, StateRecords } from '../runtime/state-record';
+import { LifecycleRecord } from '../runtime/lifecycle';
+import { StateRecords } from '../runtime/state-record';
+import { fromStored, storedAmount, toJsonAmount, type StoredAmount } from '../../lib/money';
 import {
   MAX_ORDER_AMOUNT,
   ORDER_ACTOR_TYPE,
@@ -27,7 +29,7 @@ import {
   type PaymentOutcome,
   type PaymentRecord,
 } from './OrderInterface';
-import { isCurrent, nextStatus, ORDER_LIFECYCLE, paymentMove } from './transitions';
+import { isCurrent, ORDER_LIFECYCLE, paymentMove, type OrderMove } from './transitions';
 
 const ORDER_KEY = 'order';
 /** One small record per callback event id seen: a replay is recognised however many came since. */
@@ -41,7 +43,8 @@ const CREATORS: readonly OrderCreator[] = ['console', 'operator'];
 interface OrderRecord {
   status: OrderStatus;
   accountId: string;
-  amount: number;
+  /** nano-USD. */
+  amount: StoredAmount;
   createdAt: number;
   createdBy: OrderCreator;
   /** occurredAt (ms) of the callback the status rests on; null while no callback has moved it. */
@@ -51,6 +54,11 @@ interface OrderRecord {
   fulfilledAt?: number;
   /** The pending fulfil reminder's name (unique per registration: Dapr Scheduler). */
   fulfilReminder?: string;
+}
+
+/** Records written before amounts were stored as strings hold a number: read as the string. */
+function upgradeOrder(order: OrderRecord): OrderRecord {
+  return typeof order.amount === 'number' ? { ...order, amount: storedAmount(order.amount) } : order;
 }
 
 function invalid(param: string, message: string): GatewayError {
@@ -86,13 +94,13 @@ export class Order implements OrderApi, ActorInstance {
   static readonly args = ORDER_ARGS;
 
   private readonly funds: FundsHoldClient;
-  private readonly stored: StateRecord<OrderRecord>;
+  private readonly stored: LifecycleRecord<OrderRecord, OrderStatus, OrderMove>;
   /** When each checkout event was recorded, by event id (a replay is refused). */
   private readonly seenEvents: StateRecords<number>;
 
   constructor(private readonly ctx: ActorContext) {
     this.funds = new FundsHoldClient(ctx.actors);
-    this.stored = new StateRecord(ctx.state, ORDER_KEY, 'no such order');
+    this.stored = new LifecycleRecord(ctx.state, ORDER_KEY, 'no such order', ORDER_LIFECYCLE, { of: (order) => order.status, set: (order, to) => { order.status = to; } }, upgradeOrder);
     this.seenEvents = new StateRecords(ctx.state, EVENT_KEY_PREFIX);
   }
 
@@ -102,21 +110,20 @@ export class Order implements OrderApi, ActorInstance {
     if (!CREATORS.includes(request.createdBy)) throw invalid('createdBy', `must be one of ${CREATORS.join(', ')}`);
     const existing = await this.stored.load();
     if (existing) {
-      if (existing.accountId !== accountId || existing.amount !== amount || existing.createdBy !== request.createdBy) {
+      if (existing.accountId !== accountId || fromStored(existing.amount) !== BigInt(amount) || existing.createdBy !== request.createdBy) {
         throw new GatewayError('idempotency_key_reused', 'this Idempotency-Key was already used for another order', { param: 'Idempotency-Key' });
       }
       return { created: false, order: this.view_(existing) };
     }
-    const order: OrderRecord = {
-      status: ORDER_LIFECYCLE.move('new', 'create'),
+    const order = this.stored.create('create', (status): OrderRecord => ({
+      status,
       accountId,
-      amount,
+      amount: storedAmount(amount),
       createdAt: this.ctx.now(),
       createdBy: request.createdBy,
       statusAt: null,
       payments: [],
-    };
-    this.stored.save(order);
+    }));
     return { created: true, order: this.view_(order) };
   }
 
@@ -127,27 +134,27 @@ export class Order implements OrderApi, ActorInstance {
       throw new GatewayError('callback_replayed', `checkout event ${event.id} was already processed; nothing changed`, { extra: { orderId: this.ctx.actorId, status: order.status } });
     }
     const now = this.ctx.now();
-    const matches = event.amount === order.amount && event.currency.toUpperCase() === ORDER_CURRENCY;
-    const move = paymentMove(event.type, matches);
-    const to = nextStatus(order.status, move);
-    const applied = to !== undefined && isCurrent(move, event.occurredAtMs, order.statusAt);
-    let note: string;
-    if (!to) {
-      note = `ignored: an order that is ${order.status} does not take ${event.type}`;
-    } else if (!applied) {
-      note = `ignored: older than the callback the status ${order.status} rests on`;
-    } else {
-      note = move === 'mismatch'
-        ? `held for review: paid ${event.amount} ${event.currency}, the order is ${order.amount} ${ORDER_CURRENCY}; nothing credited`
-        : `${order.status} → ${to}`;
-      order.status = to;
-      order.statusAt = event.occurredAtMs;
-      if (to === 'paid') {
-        order.paidAt = now;
-        // Should the gateway not come back to fulfil (or its credit fail), the reminder does.
-        order.fulfilReminder = `${FULFIL_REMINDER}@${now + FULFIL_RETRY_MS}`;
-        await this.ctx.reminders.register(order.fulfilReminder, FULFIL_RETRY_MS);
-      }
+    const matches = BigInt(event.amount) === fromStored(order.amount) && event.currency.toUpperCase() === ORDER_CURRENCY;
+    const move: OrderMove = paymentMove(event.type, matches);
+    const from = order.status;
+    const allowed = this.stored.allows(order, move);
+    const applied = allowed && isCurrent(move, event.occurredAtMs, order.statusAt);
+    let note = allowed
+      ? `ignored: older than the callback the status ${from} rests on`
+      : `ignored: an order that is ${from} does not take ${event.type}`;
+    if (applied) {
+      await this.stored.move(order, move, async (_, to) => {
+        note = move === 'mismatch'
+          ? `held for review: paid ${event.amount} ${event.currency}, the order is ${order.amount} ${ORDER_CURRENCY}; nothing credited`
+          : `${from} → ${to}`;
+        order.statusAt = event.occurredAtMs;
+        if (to === 'paid') {
+          order.paidAt = now;
+          // Should the gateway not come back to fulfil (or its credit fail), the reminder does.
+          order.fulfilReminder = `${FULFIL_REMINDER}@${now + FULFIL_RETRY_MS}`;
+          await this.ctx.reminders.register(order.fulfilReminder, FULFIL_RETRY_MS);
+        }
+      });
     }
     order.payments.push({
       eventId: event.id, type: event.type, amount: event.amount, currency: event.currency, occurredAt: event.occurredAt,
@@ -162,16 +169,16 @@ export class Order implements OrderApi, ActorInstance {
   async fulfil(): Promise<OrderView> {
     const order = await this.stored.required();
     if (order.status !== 'paid') return this.view_(order);
-    // The credit first: the order shows fulfilled only once the credit has been committed.
-    await this.funds.of(order.accountId, DEFAULT_POOL).credit({ amount: order.amount, reference: orderCreditReference(this.ctx.actorId) });
-    order.status = ORDER_LIFECYCLE.move(order.status, 'fulfil');
-    order.fulfilledAt = this.ctx.now();
-    if (order.fulfilReminder) {
-      // Were the unregistering lost, the reminder finds the order fulfilled and does nothing.
-      await this.ctx.reminders.unregister(order.fulfilReminder).catch(() => undefined);
-      delete order.fulfilReminder;
-    }
-    this.stored.save(order);
+    await this.stored.move(order, 'fulfil', async () => {
+      // The credit first: the order shows fulfilled only once the credit has been committed.
+      await this.funds.of(order.accountId, DEFAULT_POOL).credit({ amount: toJsonAmount(fromStored(order.amount)), reference: orderCreditReference(this.ctx.actorId) });
+      order.fulfilledAt = this.ctx.now();
+      if (order.fulfilReminder) {
+        // Were the unregistering lost, the reminder finds the order fulfilled and does nothing.
+        await this.ctx.reminders.unregister(order.fulfilReminder).catch(() => undefined);
+        delete order.fulfilReminder;
+      }
+    });
     return this.view_(order);
   }
 
@@ -192,7 +199,7 @@ export class Order implements OrderApi, ActorInstance {
     return {
       orderId: this.ctx.actorId,
       accountId: order.accountId,
-      amount: order.amount,
+      amount: toJsonAmount(fromStored(order.amount)),
       currency: ORDER_CURRENCY,
       status: order.status,
       createdAt: iso(order.createdAt),

@@ -6,10 +6,17 @@ import { GatewayError } from '../../lib/errors';
 import type { ActorState } from './port';
 
 export class StateRecord<T> {
-  constructor(private readonly state: ActorState, private readonly key: string, private readonly missing: string) {}
+  /** `upgrade` brings a record written in an older shape to the current one as it is read. */
+  constructor(
+    private readonly state: ActorState,
+    private readonly key: string,
+    private readonly missing: string,
+    private readonly upgrade?: (stored: T) => T,
+  ) {}
 
-  load(): Promise<T | undefined> {
-    return this.state.get<T>(this.key);
+  async load(): Promise<T | undefined> {
+    const stored = await this.state.get<T>(this.key);
+    return stored === undefined || !this.upgrade ? stored : this.upgrade(stored);
   }
 
   async required(): Promise<T> {

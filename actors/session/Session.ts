@@ -9,7 +9,8 @@ import { FundsHoldClient } from '../funds-hold/client';
 import { DEFAULT_POOL, type FundsHoldApi } from '../funds-hold/FundsHoldInterface';
 import { GatewayError } from '../../lib/errors';
 import type { ActorContext, ActorInstance } from '../runtime/port';
-import { StateRecord } from '../runtime/state-record';
+import { LifecycleRecord, type StateField } from '../runtime/lifecycle';
+import { fromStored, storedAmount, toJsonAmount, type StoredAmount } from '../../lib/money';
 import { WorkspaceIndexClient } from '../workspace-index/client';
 import { EventLog, MAX_READ, emptyCursor, type LogCursor } from './event-log';
 import {
@@ -29,7 +30,7 @@ import {
   type SessionView,
   type StartRunRequest,
 } from './SessionInterface';
-import { RUN_LIFECYCLE, type RunPhase } from './transitions';
+import { RUN_LIFECYCLE, type RunMove, type RunPhase } from './transitions';
 
 const SESSION_KEY = 'session';
 /** Lease reminders are named `lease@<runId>@<due>…`: each registration unique (Dapr Scheduler). */
@@ -60,7 +61,7 @@ interface SessionRecord {
   log: LogCursor;
   run: ActiveRun | null;
   /** The last run that ended: a repeated finishRun of it answers the same outcome. */
-  lastRun: { runId: string; status: RunOutcome['status']; charged: number } | null;
+  lastRun: { runId: string; status: RunOutcome['status']; charged: StoredAmount } | null;
 }
 
 function intIn(value: unknown, field: string, min: number, max: number): number {
@@ -70,6 +71,31 @@ function intIn(value: unknown, field: string, min: number, max: number): number 
   return value;
 }
 
+type LogEntry = { kind: SessionEvent['kind']; data: SessionEvent['data'] };
+
+/**
+ * A session's state is its run's phase: `new` while no run is active. A run that ends leaves the
+ * session (its outcome kept in `lastRun`), so the next run starts from `new` again.
+ */
+const RUN_PHASE: StateField<SessionRecord, RunPhase> = {
+  of: (session) => session.run?.phase ?? 'new',
+  set: (session, to) => {
+    if (session.run) session.run.phase = to;
+  },
+};
+
+/** Records written before amounts were stored as strings hold the last run's charge as a number. */
+function upgradeSession(session: SessionRecord): SessionRecord {
+  const last = session.lastRun;
+  return last && typeof last.charged === 'number' ? { ...session, lastRun: { ...last, charged: storedAmount(last.charged) } } : session;
+}
+
+/** The outcome a run's final phase is (the table leads complete, fail and expire only to these). */
+function ended(phase: RunPhase): RunOutcome['status'] {
+  if (phase === 'running') throw new Error('a run that has ended cannot be running');
+  return phase;
+}
+
 const leaseReminderPrefix = (runId: string) => `${LEASE_REMINDER}@${runId}@`;
 
 export class Session implements SessionApi, ActorInstance {
@@ -77,11 +103,11 @@ export class Session implements SessionApi, ActorInstance {
   static readonly methods = SESSION_METHODS;
   static readonly args = SESSION_ARGS;
 
-  private readonly stored: StateRecord<SessionRecord>;
+  private readonly stored: LifecycleRecord<SessionRecord, RunPhase, RunMove>;
   private readonly log: EventLog;
 
   constructor(private readonly ctx: ActorContext) {
-    this.stored = new StateRecord(ctx.state, SESSION_KEY, 'no such session');
+    this.stored = new LifecycleRecord(ctx.state, SESSION_KEY, 'no such session', RUN_LIFECYCLE, RUN_PHASE, upgradeSession);
     this.log = new EventLog(ctx.state, ctx.now);
   }
 
@@ -117,14 +143,16 @@ export class Session implements SessionApi, ActorInstance {
     const now = this.ctx.now();
     const reminder = `${leaseReminderPrefix(request.runId)}${now + leaseMs}`;
     await this.ctx.reminders.register(reminder, leaseMs);
-    session.run = { runId: request.runId, phase: RUN_LIFECYCLE.move('new', 'start'), holdId, leaseMs, leaseUntil: now + leaseMs, reminder };
-    const [started] = await this.log.append(session.log, [{
-      kind: 'run.started',
-      data: { run_id: request.runId, model: request.model, max_tokens: request.maxTokens, held: request.hold.amount, capabilities: request.capabilities },
-    }]);
-    session.run.startedEventId = started.id;
-    this.stored.save(session);
-    return { runId: request.runId, holdId, startedEventId: started.id };
+    let startedEventId = 0;
+    await this.stored.move(session, 'start', async (_, phase) => {
+      const [started] = await this.log.append(session.log, [{
+        kind: 'run.started',
+        data: { run_id: request.runId, model: request.model, max_tokens: request.maxTokens, held: request.hold.amount, capabilities: request.capabilities },
+      }]);
+      startedEventId = started.id;
+      session.run = { runId: request.runId, phase, holdId, leaseMs, leaseUntil: now + leaseMs, reminder, startedEventId };
+    });
+    return { runId: request.runId, holdId, startedEventId };
   }
 
   async append(request: AppendRequest): Promise<{ lastEventId: number }> {
@@ -138,34 +166,34 @@ export class Session implements SessionApi, ActorInstance {
       if (request.seq <= (run.lastSeq ?? 0)) return { lastEventId: session.log.lastEventId };
       run.lastSeq = request.seq;
     }
-    run.phase = RUN_LIFECYCLE.move(run.phase, 'output');
-    run.leaseUntil = this.ctx.now() + run.leaseMs;
-    if (request.delta !== '') await this.log.append(session.log, [{ kind: 'run.delta', data: { run_id: run.runId, delta: request.delta } }]);
-    this.stored.save(session);
+    await this.stored.move(session, 'output', async () => {
+      run.leaseUntil = this.ctx.now() + run.leaseMs;
+      if (request.delta !== '') await this.log.append(session.log, [{ kind: 'run.delta', data: { run_id: run.runId, delta: request.delta } }]);
+    });
     return { lastEventId: session.log.lastEventId };
   }
 
   async finishRun(request: FinishRunRequest): Promise<RunOutcome> {
     const session = await this.stored.required();
     const last = session.lastRun;
-    if (last?.runId === request.runId) return { ...last, lastEventId: session.log.lastEventId };
+    if (last?.runId === request.runId) return { ...last, charged: toJsonAmount(fromStored(last.charged)), lastEventId: session.log.lastEventId };
     const run = this.active(session, request.runId);
     const funds = this.funds(session);
-    const entries: { kind: SessionEvent['kind']; data: SessionEvent['data'] }[] = [];
     let charged = 0;
-    if (request.usage) {
-      charged = (await funds.settle({ holdId: run.holdId, lines: request.usage.lines })).charged;
-      entries.push({ kind: 'run.usage', data: { run_id: run.runId, input_tokens: request.usage.inputTokens, output_tokens: request.usage.outputTokens, charged } });
-    } else {
-      await funds.release({ holdId: run.holdId, reason: request.failure ? 'run_failed' : 'nothing_produced' });
-    }
-    const status = request.failure ? 'failed' : 'completed';
-    RUN_LIFECYCLE.move(run.phase, request.failure ? 'fail' : 'complete');
-    entries.push(request.failure
-      ? { kind: 'run.failed', data: { run_id: run.runId, code: request.failure.code, message: request.failure.message, charged } }
-      : { kind: 'run.completed', data: { run_id: run.runId, finish_reason: request.finishReason ?? null, charged } });
-    await this.end(session, entries, status, charged);
-    return { runId: run.runId, status, charged, lastEventId: session.log.lastEventId };
+    const status = await this.stored.move(session, request.failure ? 'fail' : 'complete', async (_, to) => {
+      const entries: LogEntry[] = [];
+      if (request.usage) {
+        charged = (await funds.settle({ holdId: run.holdId, lines: request.usage.lines })).charged;
+        entries.push({ kind: 'run.usage', data: { run_id: run.runId, input_tokens: request.usage.inputTokens, output_tokens: request.usage.outputTokens, charged } });
+      } else {
+        await funds.release({ holdId: run.holdId, reason: request.failure ? 'run_failed' : 'nothing_produced' });
+      }
+      entries.push(request.failure
+        ? { kind: 'run.failed', data: { run_id: run.runId, code: request.failure.code, message: request.failure.message, charged } }
+        : { kind: 'run.completed', data: { run_id: run.runId, finish_reason: request.finishReason ?? null, charged } });
+      await this.end(session, entries, ended(to), charged);
+    });
+    return { runId: run.runId, status: ended(status), charged, lastEventId: session.log.lastEventId };
   }
 
   async readEvents(request: ReadRequest): Promise<ReadResult> {
@@ -192,6 +220,11 @@ export class Session implements SessionApi, ActorInstance {
       this.stored.save(session);
       return;
     }
+    await this.stored.move(session, 'expire', (_, to) => this.expireRun(session, run, ended(to)));
+  }
+
+  /** A run whose lease ran out ends as its hold's expiry would: what was recorded as delivered is charged. */
+  private async expireRun(session: SessionRecord, run: ActiveRun, status: RunOutcome['status']): Promise<void> {
     const funds = this.funds(session);
     let charged = 0;
     let settledEarlier = false;
@@ -205,7 +238,6 @@ export class Session implements SessionApi, ActorInstance {
       charged = await funds.settle({ holdId: run.holdId, lines: [] }).then((outcome) => outcome.charged, () => 0);
       settledEarlier = true;
     }
-    RUN_LIFECYCLE.move(run.phase, 'expire');
     await this.end(session, [{
       kind: 'run.failed',
       data: {
@@ -218,17 +250,17 @@ export class Session implements SessionApi, ActorInstance {
           : 'the process carrying the run stopped reporting; its hold was released and nothing was charged',
         charged,
       },
-    }], 'failed', charged);
+    }], status, charged);
   }
 
-  private async end(session: SessionRecord, entries: { kind: SessionEvent['kind']; data: SessionEvent['data'] }[], status: RunOutcome['status'], charged: number): Promise<void> {
+  /** The run's last entries appended; the session keeps its outcome (a run's final phase lives there). */
+  private async end(session: SessionRecord, entries: LogEntry[], status: RunOutcome['status'], charged: number): Promise<void> {
     const run = session.run as ActiveRun;
     await this.log.append(session.log, entries);
     // Were the unregistering lost, the reminder finds the run ended and does nothing.
     await this.ctx.reminders.unregister(run.reminder).catch(() => undefined);
     session.run = null;
-    session.lastRun = { runId: run.runId, status, charged };
-    this.stored.save(session);
+    session.lastRun = { runId: run.runId, status, charged: storedAmount(charged) };
   }
 
   /** The session for its owner account only: anyone else learns nothing, not even that it exists. */

@@ -3,6 +3,7 @@
 // completions, Anthropic messages) are loose objects: the gateway guarantees the fields named here
 // and passes the provider's others through.
 
+import type { Same } from '../../lib/same-type';
 import { z } from 'zod';
 import type { BalanceView } from '../../actors/funds-hold/FundsHoldInterface';
 import { ORDER_CURRENCY, PAYMENT_EVENT_TYPES, type OrderStatus, type OrderView } from '../../actors/order/OrderInterface';
@@ -120,7 +121,6 @@ export const checkoutReceiptAnswer = z.object({
 });
 
 // The answers are built from these types: a field added to one and not to its schema does not compile.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
 const sameShapes: [
   Same<z.infer<typeof orderAnswer>, OrderView & { scale: typeof SCALE }>,
   Same<z.infer<typeof checkoutReceiptAnswer>, CallbackReceipt>,
