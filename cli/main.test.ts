@@ -3,13 +3,14 @@ import { runCli, type CliIo } from './main';
 interface Sent {
   url: string;
   body: unknown;
+  method?: string;
 }
 
 function io(): CliIo & { sent: Sent[]; errors: string[] } {
   const sent: Sent[] = [];
   const errors: string[] = [];
   const fakeFetch = async (url: string | URL | Request, init?: RequestInit) => {
-    sent.push({ url: String(url), body: JSON.parse(String(init?.body)) });
+    sent.push({ url: String(url), body: init?.body === undefined ? undefined : JSON.parse(String(init.body)), ...(init?.method !== 'POST' ? { method: init?.method } : {}) });
     return new Response(JSON.stringify({ ok: true }), { status: 201 });
   };
   return { env: { GATEWAY_URL: 'http://gw.test', GATEWAY_ADMIN_TOKEN: 'token-token-token' }, out: () => undefined, err: (line) => errors.push(line), fetch: fakeFetch as typeof fetch, sent, errors };
@@ -46,5 +47,49 @@ describe('credits add', () => {
     expect(cli.sent.map((s) => s.body)).toEqual([{ amount: 500, reference: 'ref-1' }, { amount: 500, reference: 'ref-2', pool: 'member' }]);
     expect(await runCli(['credits', 'add', 'acct_1', '500', 'ref-3', '--poll', 'member'], cli)).toBe(2);
     expect(cli.sent).toHaveLength(2);
+  });
+});
+
+describe('the key and account lifecycle commands', () => {
+  it('when each command is run, then it makes its operator call', async () => {
+    const cli = io();
+    const runs: string[][] = [
+      ['accounts', 'list', '--name', 'acme team', '--limit', '5'],
+      ['accounts', 'show', 'acct_1'],
+      ['accounts', 'suspend', 'acct_1'],
+      ['accounts', 'unsuspend', 'acct_1'],
+      ['accounts', 'debit', 'acct_1', '300', 'fix-1', '--reason', 'double top-up'],
+      ['api-keys', 'create', 'acct_1', '--name', 'ci', '--expires-at', '2030-01-01T00:00:00Z', '--scope', 'compat'],
+      ['api-keys', 'list', 'acct_1'],
+      ['api-keys', 'revoke', 'key_1'],
+      ['api-keys', 'rotate', 'key_1', '--grace-seconds', '60'],
+      ['audit', '--account', 'acct_1'],
+    ];
+    for (const args of runs) expect(await runCli(args, cli)).toBe(0);
+    expect(cli.sent).toEqual([
+      { url: 'http://gw.test/admin/v1/accounts?name=acme+team&limit=5', body: undefined, method: 'GET' },
+      { url: 'http://gw.test/admin/v1/accounts/acct_1', body: undefined, method: 'GET' },
+      { url: 'http://gw.test/admin/v1/accounts/acct_1/suspend', body: {} },
+      { url: 'http://gw.test/admin/v1/accounts/acct_1/unsuspend', body: {} },
+      { url: 'http://gw.test/admin/v1/accounts/acct_1/debits', body: { amount: 300, reference: 'fix-1', reason: 'double top-up' } },
+      { url: 'http://gw.test/admin/v1/accounts/acct_1/api-keys', body: { scopes: ['compat'], name: 'ci', expiresAt: '2030-01-01T00:00:00Z' } },
+      { url: 'http://gw.test/admin/v1/accounts/acct_1/api-keys', body: undefined, method: 'GET' },
+      { url: 'http://gw.test/admin/v1/api-keys/key_1', body: undefined, method: 'DELETE' },
+      { url: 'http://gw.test/admin/v1/api-keys/key_1/rotate', body: { graceSeconds: 60 } },
+      { url: 'http://gw.test/admin/v1/audit?accountId=acct_1', body: undefined, method: 'GET' },
+    ]);
+  });
+
+  it('when a command lacks what it needs or has a flag of another, then usage and exit 2 with nothing sent', async () => {
+    const cli = io();
+    for (const args of [
+      ['accounts', 'debit', 'acct_1', '300', 'fix-1'],
+      ['accounts', 'debit', 'acct_1', 'lots', 'fix-1', '--reason', 'x'],
+      ['api-keys', 'rotate', 'key_1', '--grace-seconds', 'soon'],
+      ['api-keys', 'revoke'],
+      ['accounts', 'list', '--account', 'acct_1'],
+      ['api-keys', 'create', 'acct_1', '--name', 'a', '--name', 'b'],
+    ]) expect(await runCli(args, cli)).toBe(2);
+    expect(cli.sent).toEqual([]);
   });
 });

@@ -1,8 +1,15 @@
-// The operator CLI: the same operations as the operator API, over HTTP.
+// The operator CLI: the same operations as the operator API, over HTTP (docs/auth.md).
 //   npm run cli -- accounts create <name>
-//   npm run cli -- api-keys create <accountId> [--scope <scope>]...   (scopes: docs/auth.md)
+//   npm run cli -- accounts list [--name <text>] [--limit <n>] [--before <cursor>]
+//   npm run cli -- accounts show|suspend|unsuspend <accountId>
+//   npm run cli -- accounts debit <accountId> <amount> <reference> --reason <text> [--pool member]
+//   npm run cli -- api-keys create <accountId> [--scope <scope>]... [--name <name>] [--expires-at <ISO time>]
+//   npm run cli -- api-keys list <accountId>
+//   npm run cli -- api-keys revoke <apiKeyId>
+//   npm run cli -- api-keys rotate <apiKeyId> [--grace-seconds <n>]
 //   npm run cli -- credits add <accountId> <amount> <reference> [--pool member]
 //   npm run cli -- orders create <accountId> <amount>   (a top-up order, paid through checkout)
+//   npm run cli -- audit [--account <accountId>] [--limit <n>] [--before <cursor>]
 //   npm run cli -- reconcile [--repair] (exit code 1 when the ledger and an actor disagree;
 //                                         --repair first delivers the events the ledger lacks)
 // Reads GATEWAY_URL (default http://127.0.0.1:8080) and GATEWAY_ADMIN_TOKEN.
@@ -19,24 +26,134 @@ export interface CliIo {
   fetch: typeof fetch;
 }
 
-/** `<accountId> [--scope <s>]...` as the request body's scopes; undefined when malformed. */
-function apiKeyArgs(args: string[]): { accountId: string; scopes: string[] } | undefined {
-  const [accountId, ...flags] = args;
-  if (accountId === undefined || accountId.startsWith('--') || flags.length % 2 !== 0) return undefined;
-  const scopes: string[] = [];
-  for (let i = 0; i < flags.length; i += 2) {
-    if (flags[i] !== '--scope') return undefined;
-    scopes.push(flags[i + 1]!);
-  }
-  return { accountId, scopes };
+/** A command line after its noun and verb: positional arguments, then `--flag value` pairs. */
+interface Parsed {
+  args: string[];
+  flags: Map<string, string[]>;
 }
+
+function parse(words: string[]): Parsed | undefined {
+  const args: string[] = [];
+  const flags = new Map<string, string[]>();
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    if (!word.startsWith('--')) {
+      if (flags.size > 0) return undefined;
+      args.push(word);
+      continue;
+    }
+    const value = words[++i];
+    if (value === undefined) return undefined;
+    flags.set(word.slice(2), [...(flags.get(word.slice(2)) ?? []), value]);
+  }
+  return { args, flags };
+}
+
+interface Call {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  body?: unknown;
+}
+
+const amountOf = (text: string | undefined) => (text !== undefined && /^\d+$/.test(text) ? Number(text) : undefined);
+const id = (text: string) => encodeURIComponent(text);
+/** The query of a list: only the flags given, by their API names. */
+function query(flags: Map<string, string[]>, names: Record<string, string>): string {
+  const params = new URLSearchParams();
+  for (const [flag, name] of Object.entries(names)) {
+    const value = flags.get(flag)?.[0];
+    if (value !== undefined) params.set(name, value);
+  }
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+/**
+ * Each command: the flags it takes (a flag not listed is a usage error; `scope` may repeat), how
+ * many positional arguments, and the call it makes (undefined: malformed arguments).
+ */
+const COMMANDS: Record<string, { flags: string[]; args: number; call: (p: Parsed) => Call | undefined }> = {
+  'accounts create': { flags: [], args: 1, call: ({ args }) => ({ method: 'POST', path: '/admin/v1/accounts', body: { name: args[0] } }) },
+  'accounts list': { flags: ['name', 'limit', 'before'], args: 0, call: ({ flags }) => ({ method: 'GET', path: `/admin/v1/accounts${query(flags, { name: 'name', limit: 'limit', before: 'before' })}` }) },
+  'accounts show': { flags: [], args: 1, call: ({ args }) => ({ method: 'GET', path: `/admin/v1/accounts/${id(args[0]!)}` }) },
+  'accounts suspend': { flags: [], args: 1, call: ({ args }) => ({ method: 'POST', path: `/admin/v1/accounts/${id(args[0]!)}/suspend`, body: {} }) },
+  'accounts unsuspend': { flags: [], args: 1, call: ({ args }) => ({ method: 'POST', path: `/admin/v1/accounts/${id(args[0]!)}/unsuspend`, body: {} }) },
+  'accounts debit': {
+    flags: ['reason', 'pool'], args: 3,
+    call: ({ args, flags }) => {
+      const amount = amountOf(args[1]);
+      const reason = flags.get('reason')?.[0];
+      if (amount === undefined || reason === undefined) return undefined;
+      return { method: 'POST', path: `/admin/v1/accounts/${id(args[0]!)}/debits`, body: { amount, reference: args[2], reason, ...(flags.has('pool') ? { pool: flags.get('pool')![0] } : {}) } };
+    },
+  },
+  // Unscoped keys send the same body as before scopes existed; the gateway validates the names.
+  'api-keys create': {
+    flags: ['scope', 'name', 'expires-at'], args: 1,
+    call: ({ args, flags }) => ({
+      method: 'POST', path: `/admin/v1/accounts/${id(args[0]!)}/api-keys`,
+      body: {
+        ...(flags.has('scope') ? { scopes: flags.get('scope') } : {}),
+        ...(flags.has('name') ? { name: flags.get('name')![0] } : {}),
+        ...(flags.has('expires-at') ? { expiresAt: flags.get('expires-at')![0] } : {}),
+      },
+    }),
+  },
+  'api-keys list': { flags: [], args: 1, call: ({ args }) => ({ method: 'GET', path: `/admin/v1/accounts/${id(args[0]!)}/api-keys` }) },
+  'api-keys revoke': { flags: [], args: 1, call: ({ args }) => ({ method: 'DELETE', path: `/admin/v1/api-keys/${id(args[0]!)}` }) },
+  'api-keys rotate': {
+    flags: ['grace-seconds'], args: 1,
+    call: ({ args, flags }) => {
+      const grace = flags.get('grace-seconds')?.[0];
+      if (grace !== undefined && amountOf(grace) === undefined) return undefined;
+      return { method: 'POST', path: `/admin/v1/api-keys/${id(args[0]!)}/rotate`, body: grace === undefined ? {} : { graceSeconds: Number(grace) } };
+    },
+  },
+  'credits add': {
+    flags: ['pool'], args: 3,
+    call: ({ args, flags }) => {
+      const amount = amountOf(args[1]);
+      if (amount === undefined) return undefined;
+      return { method: 'POST', path: `/admin/v1/accounts/${id(args[0]!)}/credits`, body: { amount, reference: args[2], ...(flags.has('pool') ? { pool: flags.get('pool')![0] } : {}) } };
+    },
+  },
+  'orders create': {
+    flags: [], args: 2,
+    call: ({ args }) => {
+      const amount = amountOf(args[1]);
+      return amount === undefined ? undefined : { method: 'POST', path: `/admin/v1/accounts/${id(args[0]!)}/orders`, body: { amount } };
+    },
+  },
+  audit: { flags: ['account', 'limit', 'before'], args: 0, call: ({ flags }) => ({ method: 'GET', path: `/admin/v1/audit${query(flags, { account: 'accountId', limit: 'limit', before: 'before' })}` }) },
+};
 
 const USAGE = `usage:
   accounts create <name>
-  api-keys create <accountId> [--scope <scope>]...   (scopes: ${API_KEY_SCOPES.join(', ')})
+  accounts list [--name <text>] [--limit <n>] [--before <cursor>]
+  accounts show|suspend|unsuspend <accountId>
+  accounts debit <accountId> <amount> <reference> --reason <text> [--pool member]
+  api-keys create <accountId> [--scope <scope>]... [--name <name>] [--expires-at <ISO time>]   (scopes: ${API_KEY_SCOPES.join(', ')})
+  api-keys list <accountId>
+  api-keys revoke <apiKeyId>
+  api-keys rotate <apiKeyId> [--grace-seconds <n>]
   credits add <accountId> <amount> <reference> [--pool member]
   orders create <accountId> <amount>
+  audit [--account <accountId>] [--limit <n>] [--before <cursor>]
   reconcile [--repair]`;
+
+/** The call a command line makes, or undefined when it is not one of the commands. */
+function callOf(argv: string[]): Call | undefined {
+  const [noun, verb] = argv;
+  const name = noun === 'audit' ? 'audit' : `${noun} ${verb}`;
+  const command = COMMANDS[name];
+  if (!command) return undefined;
+  const parsed = parse(argv.slice(name === 'audit' ? 1 : 2));
+  if (!parsed || parsed.args.length !== command.args) return undefined;
+  for (const [flag, values] of parsed.flags) {
+    if (!command.flags.includes(flag) || (flag !== 'scope' && values.length > 1)) return undefined;
+  }
+  return command.call(parsed);
+}
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const base = (io.env.GATEWAY_URL ?? `http://127.0.0.1:${DEFAULT_PORTS.gateway}`).replace(/\/$/, '');
@@ -47,38 +164,22 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
   if (argv.length === 1 && argv[0] === 'reconcile') return reconcileCommand(base, token, io);
   if (argv.length === 2 && argv[0] === 'reconcile' && argv[1] === '--repair') return reconcileCommand(base, token, io, { repair: true });
-  const [noun, verb, ...rest] = argv;
-  const keyArgs = noun === 'api-keys' && verb === 'create' ? apiKeyArgs(rest) : undefined;
-  let path: string;
-  let body: unknown;
-  if (noun === 'accounts' && verb === 'create' && rest.length === 1) {
-    path = '/admin/v1/accounts';
-    body = { name: rest[0] };
-  } else if (keyArgs) {
-    path = `/admin/v1/accounts/${encodeURIComponent(keyArgs.accountId)}/api-keys`;
-    // Unscoped keys send the same body as before scopes existed; the gateway validates the names.
-    body = keyArgs.scopes.length > 0 ? { scopes: keyArgs.scopes } : {};
-  } else if (noun === 'credits' && verb === 'add' && (rest.length === 3 || (rest.length === 5 && rest[3] === '--pool')) && /^\d+$/.test(rest[1] ?? '')) {
-    path = `/admin/v1/accounts/${encodeURIComponent(rest[0])}/credits`;
-    body = { amount: Number(rest[1]), reference: rest[2], ...(rest.length === 5 ? { pool: rest[4] } : {}) };
-  } else if (noun === 'orders' && verb === 'create' && rest.length === 2 && /^\d+$/.test(rest[1] ?? '')) {
-    path = `/admin/v1/accounts/${encodeURIComponent(rest[0])}/orders`;
-    body = { amount: Number(rest[1]) };
-  } else {
+  const call = callOf(argv);
+  if (!call) {
     io.err(USAGE);
     return 2;
   }
-  const response = await io.fetch(base + path, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
+  const response = await io.fetch(base + call.path, {
+    method: call.method,
+    headers: { authorization: `Bearer ${token}`, ...(call.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
   });
   const text = await response.text();
   if (!response.ok) {
     io.err(`${response.status} ${text}`);
     return 1;
   }
-  io.out(text);
+  io.out(text === '' ? `${response.status}` : text);
   return 0;
 }
 

@@ -9,7 +9,7 @@ export type Topic = (typeof TOPICS)[number];
 
 const safeInt = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
 
-export const BILLING_KINDS = ['credit', 'hold', 'charge', 'release', 'platform_borne'] as const;
+export const BILLING_KINDS = ['credit', 'debit', 'hold', 'charge', 'release', 'platform_borne'] as const;
 export type BillingKind = (typeof BILLING_KINDS)[number];
 export const USAGE_UNITS = ['TEXT_INPUT', 'TEXT_OUTPUT', 'IMAGE', 'SECOND'] as const;
 export type UsageUnit = (typeof USAGE_UNITS)[number];

@@ -7,7 +7,7 @@
 
 import { GatewayError } from '../../lib/errors';
 import { billingEvent, usageEvent } from '../../lib/events';
-import { availableOf, MAX_SAFE, min, parseAmount, toJsonAmount, toJsonAvailable } from '../../lib/money';
+import { availableOf, fromStored, MAX_SAFE, min, parseAmount, storedAmount, toJsonAmount, toJsonAvailable } from '../../lib/money';
 import type { ActorInstance } from '../runtime/port';
 import {
   FUNDS_HOLD_ACTOR_TYPE,
@@ -16,6 +16,7 @@ import {
   type BalanceView,
   type CreditOutcome,
   type CreditRequest,
+  type DebitRequest,
   type FundsHoldApi,
   type HoldOutcome,
   type ProgressRequest,
@@ -23,7 +24,7 @@ import {
   type ReserveRequest,
   type SettleRequest,
 } from './FundsHoldInterface';
-import { availableIn, CREDIT_KEY_PREFIX, EXPIRY_REMINDER, held, leasedRest, type ClosedHold, type FundsState } from './funds-state';
+import { availableIn, CREDIT_KEY_PREFIX, DEBIT_KEY_PREFIX, EXPIRY_REMINDER, held, leasedRest, type ClosedHold, type FundsState } from './funds-state';
 import { LeaseBook } from './lease-book';
 import { StateRecords } from '../runtime/state-record';
 import { costed, mergeProgress, recordLines } from './usage';
@@ -35,13 +36,14 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
 
   /** Each credit's amount, by reference (a reference applies once). */
   private readonly credits = new StateRecords<string>(this.ctx.state, CREDIT_KEY_PREFIX);
+  private readonly debits = new StateRecords<string>(this.ctx.state, DEBIT_KEY_PREFIX);
 
   async reserve(request: ReserveRequest): Promise<HoldOutcome> {
     const amount = parseAmount(request.amount);
     const state = await this.load();
     const existing = state.holds[request.holdId];
     if (existing) {
-      if (BigInt(existing.amount) !== amount) throw new GatewayError('hold_state_conflict', `hold ${request.holdId} is open with another amount`);
+      if (fromStored(existing.amount) !== amount) throw new GatewayError('hold_state_conflict', `hold ${request.holdId} is open with another amount`);
       return this.outcome(request.holdId, 'open', amount, 0n, state);
     }
     if (await this.closedHold(request.holdId)) throw new GatewayError('hold_state_conflict', `hold ${request.holdId} has already ended`);
@@ -52,7 +54,7 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
       });
     }
     const expiresAt = this.ctx.now() + request.ttlMs;
-    state.holds[request.holdId] = { amount: amount.toString(), expiresAt, requestId: request.requestId, model: request.model, profileId: request.profileId };
+    state.holds[request.holdId] = { amount: storedAmount(amount), expiresAt, requestId: request.requestId, model: request.model, profileId: request.profileId };
     this.ctx.adjustGauge('holds_open', 1);
     await this.scheduleExpiry(state, this.ctx.now());
     this.save(state);
@@ -66,12 +68,12 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
     if (!hold) {
       return this.onEnded(state, request.holdId, 'settle', recorded);
     }
-    const amount = BigInt(hold.amount);
+    const amount = fromStored(hold.amount);
     const { lines, cost } = costed(recorded);
     // Never above the hold: usage beyond the estimate is borne by the platform.
     const charged = request.platformBorne ? 0n : min(cost, amount);
-    const balance = BigInt(state.balance) - charged;
-    state.balance = balance.toString();
+    const balance = fromStored(state.balance) - charged;
+    state.balance = storedAmount(balance);
     this.close(state, request.holdId, 'settle', amount, charged);
     const now = this.ctx.now();
     const common = { accountId: this.accountId, pool: this.pool, holdId: request.holdId, requestId: hold.requestId, model: hold.model, profileId: hold.profileId };
@@ -98,13 +100,13 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
     if (!hold) {
       const closed = await this.closedHold(request.holdId);
       if (!closed) throw new GatewayError('hold_not_found', `no hold ${request.holdId}`);
-      return this.outcome(request.holdId, closed.state, BigInt(closed.amount), BigInt(closed.charged), state);
+      return this.outcome(request.holdId, closed.state, fromStored(closed.amount), fromStored(closed.charged), state);
     }
     if (recorded.length > 0) hold.progress = mergeProgress(hold.progress, recorded);
     // Later than the pending reminder: that reminder finds the hold not yet due and re-arms for it.
     hold.expiresAt = Math.max(hold.expiresAt, this.ctx.now() + request.ttlMs);
     this.save(state);
-    return this.outcome(request.holdId, 'open', BigInt(hold.amount), 0n, state);
+    return this.outcome(request.holdId, 'open', fromStored(hold.amount), 0n, state);
   }
 
   /** A release asExpiry: the hold ends now as its expiry would end it (expireHold). */
@@ -112,7 +114,7 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
     this.expireHold(state, holdId);
     this.save(state);
     const closed = (await this.closedHold(holdId)) as ClosedHold;
-    return this.outcome(holdId, 'expired', BigInt(closed.amount), BigInt(closed.charged), state);
+    return this.outcome(holdId, 'expired', fromStored(closed.amount), fromStored(closed.charged), state);
   }
 
   async release(request: ReleaseRequest): Promise<HoldOutcome> {
@@ -122,32 +124,57 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
     if (request.asExpiry === true) return this.expireNow(state, request.holdId);
     this.end(state, request.holdId, 'release', request.reason);
     this.save(state);
-    return this.outcome(request.holdId, 'released', BigInt(hold.amount), 0n, state);
+    return this.outcome(request.holdId, 'released', fromStored(hold.amount), 0n, state);
   }
 
   async credit(request: CreditRequest): Promise<CreditOutcome> {
+    return this.adjust('credit', request, (state, amount) => {
+      const balance = fromStored(state.balance) + amount;
+      if (balance > MAX_SAFE) throw new GatewayError('invalid_request', 'the balance would exceed 2^53-1 minor units', { param: 'amount' });
+      return balance;
+    });
+  }
+
+  async debit(request: DebitRequest): Promise<CreditOutcome> {
+    return this.adjust('debit', request, (state, amount) => {
+      const available = availableOf(state.balance, held(state), leasedRest(state));
+      if (amount > available) {
+        throw new GatewayError('insufficient_funds', `the debit exceeds what is available (${available < 0n ? 0n : available} after open holds and leases); nothing moved`, { param: 'amount' });
+      }
+      return fromStored(state.balance) - amount;
+    });
+  }
+
+  /**
+   * A credit or a debit: applied once per reference (`credit:`/`debit:` records; a repeat answers
+   * applied: false, another amount under the same reference is refused), the balance `next`
+   * computes (or refuses), one bill event.
+   */
+  private async adjust(kind: 'credit' | 'debit', request: CreditRequest, next: (state: FundsState, amount: bigint) => bigint): Promise<CreditOutcome> {
     const amount = parseAmount(request.amount);
     if (amount === 0n) throw new GatewayError('invalid_request', 'amount must be positive', { param: 'amount' });
+    const references = kind === 'credit' ? this.credits : this.debits;
     const state = await this.load();
-    const earlier = await this.credits.get(request.reference);
+    const earlier = await references.get(request.reference);
+    const answer = (applied: boolean, balance: bigint) => ({ reference: request.reference, amount: toJsonAmount(amount), applied, balance: toJsonAmount(balance) });
     if (earlier !== undefined) {
-      if (BigInt(earlier) !== amount) throw new GatewayError('credit_reference_reused', `reference "${request.reference}" was already used for another amount`, { param: 'reference' });
-      return { reference: request.reference, amount: toJsonAmount(amount), applied: false, balance: toJsonAmount(BigInt(state.balance)) };
+      if (fromStored(earlier) !== amount) throw new GatewayError(`${kind}_reference_reused`, `reference "${request.reference}" was already used for another amount`, { param: 'reference' });
+      return answer(false, fromStored(state.balance));
     }
-    const balance = BigInt(state.balance) + amount;
-    if (balance > MAX_SAFE) throw new GatewayError('invalid_request', 'the balance would exceed 2^53-1 minor units', { param: 'amount' });
-    state.balance = balance.toString();
-    this.credits.set(request.reference, amount.toString());
-    this.ctx.emit(billingEvent(`credit:${this.accountId}:${this.pool}:${request.reference}`, this.ctx.now(), {
-      kind: 'credit', accountId: this.accountId, pool: this.pool, balanceDelta: toJsonAmount(amount), amount: toJsonAmount(amount), reference: request.reference,
+    const balance = next(state, amount);
+    state.balance = storedAmount(balance);
+    references.set(request.reference, storedAmount(amount));
+    const delta = toJsonAmount(amount);
+    this.ctx.emit(billingEvent(`${kind}:${this.accountId}:${this.pool}:${request.reference}`, this.ctx.now(), {
+      kind, accountId: this.accountId, pool: this.pool, balanceDelta: kind === 'credit' ? delta : -delta, amount: delta, reference: request.reference,
     }));
     this.save(state);
-    return { reference: request.reference, amount: toJsonAmount(amount), applied: true, balance: toJsonAmount(balance) };
+    return answer(true, balance);
   }
 
   async getBalance(): Promise<BalanceView> {
     const state = await this.load();
-    const balance = BigInt(state.balance);
+    const balance = fromStored(state.balance);
     const onHold = held(state);
     const leased = leasedRest(state);
     return {

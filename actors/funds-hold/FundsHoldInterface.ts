@@ -62,6 +62,12 @@ export interface CreditRequest {
   reference: string;
 }
 
+/** An operator's correction: takes `amount` off the balance, never below what is available. */
+export interface DebitRequest {
+  amount: number;
+  reference: string;
+}
+
 export interface BalanceView {
   accountId: string;
   pool: string;
@@ -170,12 +176,18 @@ export interface FundsHoldApi {
   release(request: ReleaseRequest): Promise<HoldOutcome>;
   progress(request: ProgressRequest): Promise<HoldOutcome>;
   credit(request: CreditRequest): Promise<CreditOutcome>;
+  /**
+   * Takes `amount` off the balance once per reference (a repeat answers applied: false; another
+   * amount under the same reference is refused). Refused with insufficient_funds, nothing moved,
+   * when it exceeds what is available (the balance less open holds and leases).
+   */
+  debit(request: DebitRequest): Promise<CreditOutcome>;
   getBalance(): Promise<BalanceView>;
   openLease(request: OpenLeaseRequest): Promise<LeaseOutcome>;
   leaseBatch(request: LeaseBatchRequest): Promise<LeaseBatchOutcome>;
 }
 
-export const FUNDS_HOLD_METHODS = ['reserve', 'settle', 'release', 'progress', 'credit', 'getBalance', 'openLease', 'leaseBatch'] as const satisfies readonly (keyof FundsHoldApi)[];
+export const FUNDS_HOLD_METHODS = ['reserve', 'settle', 'release', 'progress', 'credit', 'debit', 'getBalance', 'openLease', 'leaseBatch'] as const satisfies readonly (keyof FundsHoldApi)[];
 
 /** Each method's argument, checked by the host before the actor sees it (actors/runtime/args.ts); amounts are then read exactly by the actor. */
 const holdIdArg = z.string().min(1).max(200);
@@ -191,6 +203,7 @@ export const FUNDS_HOLD_ARGS = {
   release: z.looseObject({ holdId: holdIdArg, reason: z.string().optional(), asExpiry: z.boolean().optional() }),
   progress: z.looseObject({ holdId: holdIdArg, lines: usageLines, ttlMs: ttlArg }),
   credit: z.looseObject({ amount: amountArg, reference: z.string().min(1).max(200) }),
+  debit: z.looseObject({ amount: amountArg, reference: z.string().min(1).max(200) }),
   getBalance: z.looseObject({}),
   openLease: z.looseObject({ leaseId: holdIdArg, amount: amountArg, minAmount: amountArg, ttlMs: ttlArg }),
   leaseBatch: z.looseObject({

@@ -10,6 +10,7 @@ import type { RecordedLine } from './usage';
 
 export const STATE_KEY = 'funds';
 export const CREDIT_KEY_PREFIX = 'credit:';
+export const DEBIT_KEY_PREFIX = 'debit:';
 /** Each ended hold is its own small record, so the hot state (balance, open holds) stays small. */
 export const CLOSED_KEY_PREFIX = 'closed:';
 /**

@@ -6,7 +6,7 @@
 
 import { GatewayError } from '../../lib/errors';
 import { billingEvent, usageEvent } from '../../lib/events';
-import { min, toJsonAmount } from '../../lib/money';
+import { fromStored, min, storedAmount, toJsonAmount } from '../../lib/money';
 import type { ActorContext } from '../runtime/port';
 import { StateRecord, StateRecords } from '../runtime/state-record';
 import type { HoldOutcome } from './FundsHoldInterface';
@@ -122,10 +122,10 @@ export abstract class HoldBook {
       this.end(state, holdId, 'expire', 'expired');
       return;
     }
-    const amount = BigInt(hold.amount);
+    const amount = fromStored(hold.amount);
     const { lines, cost } = costed(hold.progress);
     const charged = min(cost, amount);
-    state.balance = (BigInt(state.balance) - charged).toString();
+    state.balance = storedAmount(fromStored(state.balance) - charged);
     this.close(state, holdId, 'expire', amount, charged, { requestId: hold.requestId, model: hold.model, profileId: hold.profileId, lines: hold.progress });
     const now = this.ctx.now();
     const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: hold.requestId, model: hold.model, profileId: hold.profileId };
@@ -136,7 +136,7 @@ export abstract class HoldBook {
   /** Ends an open hold without a charge (released or expired) and emits the release. */
   protected end(state: FundsState, holdId: string, move: Extract<HoldMove, 'release' | 'expire'>, reason: string): void {
     const hold = state.holds[holdId];
-    const amount = BigInt(hold.amount);
+    const amount = fromStored(hold.amount);
     this.close(state, holdId, move, amount, 0n, move === 'expire' ? { requestId: hold.requestId, model: hold.model, profileId: hold.profileId, lines: [] } : undefined);
     this.ctx.emit(billingEvent(`${holdId}:release`, this.ctx.now(), {
       kind: 'release', accountId: this.accountId, pool: this.pool, balanceDelta: 0, amount: toJsonAmount(amount),
@@ -156,7 +156,7 @@ export abstract class HoldBook {
    * `move` from open, written as the hold's ended record with what it was charged.
    */
   protected recordEnded(holdId: string, move: HoldMove, amount: bigint, charged: bigint, expired?: ClosedHold['expired']): ClosedHold {
-    const closed: ClosedHold = { state: endingOf(move), amount: amount.toString(), charged: charged.toString(), ...(expired ? { expired } : {}) };
+    const closed: ClosedHold = { state: endingOf(move), amount: storedAmount(amount), charged: storedAmount(charged), ...(expired ? { expired } : {}) };
     this.closedHolds.set(holdId, closed);
     return closed;
   }
@@ -176,7 +176,7 @@ export abstract class HoldBook {
     if (!closed) throw new GatewayError('hold_not_found', `no hold ${holdId}`);
     const verdict = holdVerdict(closed.state, move);
     if (verdict && 'afterExpiry' in verdict) return this.settleAfterExpiry(state, holdId, closed, usage);
-    if (verdict && 'repeat' in verdict) return this.outcome(holdId, closed.state, BigInt(closed.amount), BigInt(closed.charged), state);
+    if (verdict && 'repeat' in verdict) return this.outcome(holdId, closed.state, fromStored(closed.amount), fromStored(closed.charged), state);
     throw new GatewayError('hold_state_conflict', `hold ${holdId} is ${closed.state}; it cannot become ${endingOf(move)}`);
   }
 
@@ -186,12 +186,12 @@ export abstract class HoldBook {
    * row charged 0, counted in payg_platform_borne_total), once: a repeat records nothing more.
    */
   protected async settleAfterExpiry(state: FundsState, holdId: string, closed: ClosedHold, usage: RecordedLine[]): Promise<HoldOutcome> {
-    const answer = () => this.outcome(holdId, 'expired', BigInt(closed.amount), BigInt(closed.charged), state);
+    const answer = () => this.outcome(holdId, 'expired', fromStored(closed.amount), fromStored(closed.charged), state);
     if (closed.borne !== undefined) return answer();
     const { lines, cost } = costed(beyond(usage, closed.expired?.lines));
     // Nothing beyond the expiry's charge (or an empty settle, which only asks): nothing to record.
     if (lines.length === 0) return answer();
-    this.closedHolds.set(holdId, { ...closed, borne: cost.toString() });
+    this.closedHolds.set(holdId, { ...closed, borne: storedAmount(cost) });
     const now = this.ctx.now();
     const meta = closed.expired ?? { requestId: '', model: '', profileId: '' };
     const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId };
@@ -202,7 +202,7 @@ export abstract class HoldBook {
   }
 
   protected outcome(holdId: string, holdState: HoldState, amount: bigint, charged: bigint, state: FundsState): HoldOutcome {
-    return { holdId, state: holdState, amount: toJsonAmount(amount), charged: toJsonAmount(charged), balance: toJsonAmount(BigInt(state.balance)) };
+    return { holdId, state: holdState, amount: toJsonAmount(amount), charged: toJsonAmount(charged), balance: toJsonAmount(fromStored(state.balance)) };
   }
 
   protected emitRelease(meta: ParsedCarved, reason: string): void {

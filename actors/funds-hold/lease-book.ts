@@ -5,7 +5,7 @@
 
 import { GatewayError } from '../../lib/errors';
 import { billingEvent, usageEvent } from '../../lib/events';
-import { min, parseAmount, toJsonAmount, toJsonAvailable } from '../../lib/money';
+import { fromStored, min, parseAmount, storedAmount, toJsonAmount, toJsonAvailable } from '../../lib/money';
 import type { CarvedResult, HoldOutcome, LeaseBatchOutcome, LeaseBatchRequest, LeaseOutcome, OpenLeaseRequest } from './FundsHoldInterface';
 import {
   carvedMeta,
@@ -43,7 +43,7 @@ export abstract class LeaseBook extends HoldBook {
     const share = available > 0n ? available / LEASE_SHARE_DIVISOR : 0n;
     const grant = min(amount, share);
     if (grant < minAmount || grant <= 0n) return this.leaseOutcome(request.leaseId, 'refused', { amount: '0', charged: '0' }, state);
-    const lease: OpenLease = { amount: grant.toString(), charged: '0', expiresAt: this.ctx.now() + request.ttlMs, progress: {} };
+    const lease: OpenLease = { amount: storedAmount(grant), charged: '0', expiresAt: this.ctx.now() + request.ttlMs, progress: {} };
     state.leases = { ...(state.leases ?? {}), [request.leaseId]: lease };
     await this.scheduleExpiry(state, this.ctx.now());
     this.save(state);
@@ -81,7 +81,7 @@ export abstract class LeaseBook extends HoldBook {
         if (entry) entry.lines = mergeProgress(entry.lines, lines);
         // A late record of a hold that has ended records nothing (it would be charged again at expiry).
         else if (lines.length > 0 && !(await this.closedHold(meta.holdId))) {
-          lease.progress[meta.holdId] = { amount: meta.amount.toString(), requestId: meta.requestId, model: meta.model, profileId: meta.profileId, lines };
+          lease.progress[meta.holdId] = { amount: storedAmount(meta.amount), requestId: meta.requestId, model: meta.model, profileId: meta.profileId, lines };
         }
       }
       lease.expiresAt = Math.max(lease.expiresAt, this.ctx.now() + request.ttlMs);
@@ -117,11 +117,11 @@ export abstract class LeaseBook extends HoldBook {
     if (await this.closedHold(meta.holdId)) return this.onEnded(state, meta.holdId, 'settle', recorded);
     if (!lease) return this.settleAfterExpiry(state, meta.holdId, this.expireCarvedUnrecorded(meta), recorded);
     const { lines, cost } = costed(recorded);
-    const rest = BigInt(lease.amount) - BigInt(lease.charged);
+    const rest = fromStored(lease.amount) - fromStored(lease.charged);
     // Never above the carved hold, never above what the lease has left.
     const charged = platformBorne ? 0n : min(min(cost, meta.amount), rest);
-    state.balance = (BigInt(state.balance) - charged).toString();
-    lease.charged = (BigInt(lease.charged) + charged).toString();
+    state.balance = storedAmount(fromStored(state.balance) - charged);
+    lease.charged = storedAmount(fromStored(lease.charged) + charged);
     delete lease.progress[meta.holdId];
     this.recordEnded(meta.holdId, 'settle', meta.amount, charged);
     const now = this.ctx.now();
@@ -170,12 +170,12 @@ export abstract class LeaseBook extends HoldBook {
     const lease = state.leases![leaseId];
     const now = this.ctx.now();
     for (const [holdId, record] of Object.entries(lease.progress)) {
-      const amount = BigInt(record.amount);
+      const amount = fromStored(record.amount);
       const { lines, cost } = costed(record.lines);
-      const rest = BigInt(lease.amount) - BigInt(lease.charged);
+      const rest = fromStored(lease.amount) - fromStored(lease.charged);
       const charged = min(min(cost, amount), rest);
-      state.balance = (BigInt(state.balance) - charged).toString();
-      lease.charged = (BigInt(lease.charged) + charged).toString();
+      state.balance = storedAmount(fromStored(state.balance) - charged);
+      lease.charged = storedAmount(fromStored(lease.charged) + charged);
       this.recordEnded(holdId, 'expire', amount, charged, { requestId: record.requestId, model: record.model, profileId: record.profileId, lines: record.lines });
       const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: record.requestId, model: record.model, profileId: record.profileId };
       this.ctx.emit(billingEvent(`${holdId}:charge`, now, { ...common, kind: 'charge', balanceDelta: -toJsonAmount(charged), amount: toJsonAmount(charged), reference: 'expired_with_progress' }));
@@ -189,6 +189,6 @@ export abstract class LeaseBook extends HoldBook {
 
   private leaseOutcome(leaseId: string, leaseState: LeaseOutcome['state'], lease: { amount: string; charged: string }, state: FundsState): LeaseOutcome {
     const available = availableIn(state);
-    return { leaseId, state: leaseState, amount: toJsonAmount(BigInt(lease.amount)), charged: toJsonAmount(BigInt(lease.charged)), balance: toJsonAmount(BigInt(state.balance)), available: toJsonAvailable(available) };
+    return { leaseId, state: leaseState, amount: toJsonAmount(fromStored(lease.amount)), charged: toJsonAmount(fromStored(lease.charged)), balance: toJsonAmount(fromStored(state.balance)), available: toJsonAvailable(available) };
   }
 }

@@ -13,6 +13,8 @@ import type { ChatAdapters } from './chat/upstream';
 import { CompatGate } from './compat/gate';
 import type { Drain } from './drain';
 import type { AccountStore } from './accounts/store';
+import type { AccountOperator } from './accounts/operator';
+import type { AuditLog } from './accounts/audit';
 import { observeRequests } from './middleware/observe';
 import { requestId } from './middleware/request-id';
 import { adminRoutes } from './routes/admin';
@@ -44,6 +46,9 @@ export interface GatewayDeps {
   outbox: ActorOutboxClient;
   images: ImageService;
   accounts: AccountStore;
+  /** The operator's use cases on accounts and keys, and the audit log (docs/auth.md). */
+  operator: AccountOperator;
+  audit: AuditLog;
   logger: Logger;
   actorHost: 'embedded' | 'dapr';
   adminToken?: string;
@@ -123,7 +128,7 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
   app.use(memberRoutes(chat, credentials));
   app.use(imageRoutes(deps.images, deps.accounts, deps.maxBodyBytes));
   app.use(consoleRoutes({ credentials, funds: deps.funds, ledger: deps.ledger }));
-  app.use(adminRoutes({ adminToken: deps.adminToken, accounts: deps.accounts, funds: deps.funds, outbox: deps.outbox, ledger: deps.ledger, orders: deps.orders }));
+  app.use(adminRoutes({ adminToken: deps.adminToken, accounts: deps.accounts, operator: deps.operator, audit: deps.audit, funds: deps.funds, outbox: deps.outbox, ledger: deps.ledger, orders: deps.orders }));
   app.use(orderRoutes(deps.orders, credentials));
   const sessions = new SessionService({ ...deps.sessions, chat, leaseMs: deps.sessions.runLeaseMs, wakeups: new SessionWakeups() });
   app.use(sessionRoutes(sessions, deps.accounts, deps.maxBodyBytes));

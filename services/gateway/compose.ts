@@ -23,6 +23,11 @@ import { daprLedgerReader } from './ledger/dapr-reader';
 import { storeLedgerReader } from './ledger/reader';
 import { DaprStateKeyValueStore, LmdbKeyValueStore } from './accounts/kv';
 import { AccountStore } from './accounts/store';
+import { AccountOperator } from './accounts/operator';
+import { AuditLog } from './accounts/audit';
+import { AccountClient } from '../../actors/account/client';
+import { JournalClient } from '../../actors/journal/client';
+import type { LedgerReader } from './ledger/reader';
 import type { GatewayDeps } from './app';
 import { ImageService } from './images/use-case';
 import { PendingSettlements } from './chat/pending-settlements';
@@ -128,6 +133,15 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     return { built, close };
   };
 
+  /** The operator's use cases and the audit log; keys made before keys were listed are recorded at their first use. */
+  const operatorOf = (actors: ActorInvoker, accounts: AccountStore, funds: FundsHoldClient, ledger: LedgerReader) => {
+    const journals = new JournalClient(actors);
+    const audit = new AuditLog(journals);
+    const operator = new AccountOperator({ accounts, accountActors: new AccountClient(actors), journals, funds, ledger, audit });
+    accounts.unlisted = (apiKey, record) => operator.recordUnlisted(apiKey, record);
+    return { operator, audit };
+  };
+
   if (config.actorHost === 'dapr') {
     const sidecar = new DaprSidecar(config.dapr.host, config.dapr.httpPort);
     const actors = new DaprActorInvoker(sidecar, { callTimeoutMs: config.dapr.actorCallTimeoutMs });
@@ -138,10 +152,13 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
       return status === 200;
     };
     const { built, close } = onActors(actors, ledgerHas);
+    const ledger = daprLedgerReader(sidecar, config.dapr.ledgerAppId);
+    const accounts = new AccountStore(new DaprStateKeyValueStore(sidecar), config.apiKeyCacheMs);
     const deps: GatewayDeps = {
       ...common,
       ...built,
-      accounts: new AccountStore(new DaprStateKeyValueStore(sidecar), config.apiKeyCacheMs),
+      ...operatorOf(actors, accounts, built.funds, ledger),
+      accounts,
       // Ready when what a call needs answers: the sidecar, the state store through it (accounts,
       // keys), actor calls can be placed, and the ledger app (its own readiness includes the Redis
       // its pub/sub runs on). Each check is bounded: a hanging dependency is a missing one.
@@ -151,7 +168,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
         actors: async () => actorsPlaceable((await sidecar.request('GET', '/v1.0/metadata', undefined, {}, READINESS_CHECK)).json),
         ledger: async () => (await sidecar.request('GET', `/v1.0/invoke/${config.dapr.ledgerAppId}/method/readyz`, undefined, {}, READINESS_CHECK)).status === 200,
       },
-      ledger: daprLedgerReader(sidecar, config.dapr.ledgerAppId),
+      ledger,
     };
     return { deps, close: async () => {
       await close();
@@ -168,12 +185,15 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   for (const cls of ACTOR_CLASSES) host.register(cls);
   await host.start();
   const { built, close } = onActors(host, (eventId) => ledger.has(eventId));
+  const accounts = new AccountStore(new LmdbKeyValueStore(db.accounts), config.apiKeyCacheMs);
+  const ledgerReader = storeLedgerReader(ledger);
   const deps: GatewayDeps = {
     ...common,
     ...built,
-    accounts: new AccountStore(new LmdbKeyValueStore(db.accounts), config.apiKeyCacheMs),
+    ...operatorOf(host, accounts, built.funds, ledgerReader),
+    accounts,
     readiness: { database: async () => (db.root.get('__ping__'), true) },
-    ledger: storeLedgerReader(ledger),
+    ledger: ledgerReader,
   };
   return {
     deps,

@@ -1,7 +1,10 @@
 // The operator API in the OpenAPI document, generated from the zod schemas its routes parse with
 // (routes/admin-schemas.ts). Every route takes the operator token.
 
-import { accountAnswer, accountBody, apiKeyAnswer, apiKeyBody, creditAnswer, creditBody, reconciliationAnswer, repairAnswer } from './routes/admin-schemas';
+import {
+  accountAnswer, accountBody, accountDetailAnswer, accountListAnswer, accountSummaryAnswer, apiKeyAnswer, apiKeyBody, apiKeyListAnswer, auditListAnswer,
+  creditAnswer, creditBody, debitBody, reconciliationAnswer, repairAnswer, rotateBody, rotatedKeyAnswer,
+} from './routes/admin-schemas';
 import { BODY_400, BODY_413, BODY_415, CREDENTIAL_400, errorAnswer, jsonSchemaOf, UNAVAILABLE } from './openapi-answers';
 
 export const adminSecuritySchemes = {
@@ -13,6 +16,14 @@ export const adminSchemas = {
   Account: jsonSchemaOf(accountAnswer, 'output'),
   ApiKeyRequest: jsonSchemaOf(apiKeyBody, 'input'),
   ApiKeyCreated: jsonSchemaOf(apiKeyAnswer, 'output'),
+  ApiKeyList: jsonSchemaOf(apiKeyListAnswer, 'output'),
+  RotateRequest: jsonSchemaOf(rotateBody, 'input'),
+  ApiKeyRotated: jsonSchemaOf(rotatedKeyAnswer, 'output'),
+  AccountSummary: jsonSchemaOf(accountSummaryAnswer, 'output'),
+  AccountList: jsonSchemaOf(accountListAnswer, 'output'),
+  AccountDetail: jsonSchemaOf(accountDetailAnswer, 'output'),
+  DebitRequest: jsonSchemaOf(debitBody, 'input'),
+  AuditList: jsonSchemaOf(auditListAnswer, 'output'),
   CreditRequest: jsonSchemaOf(creditBody, 'input'),
   Credit: jsonSchemaOf(creditAnswer, 'output'),
   Reconciliation: jsonSchemaOf(reconciliationAnswer, 'output'),
@@ -36,12 +47,59 @@ const refusals = {
 const withoutBody = { ...refusals } as Record<string, unknown>;
 delete withoutBody['413'];
 delete withoutBody['415'];
+const apiKeyId = { name: 'apiKeyId', in: 'path', required: true, schema: { type: 'string' } };
+const query = (name: string, schema: Record<string, unknown>, description: string) => ({ name, in: 'query', required: false, schema, description });
+const paging = [
+  query('limit', { type: 'integer', minimum: 1, maximum: 100, default: 20 }, 'Items per page'),
+  query('before', { type: 'string', pattern: '^(0|[1-9][0-9]{0,15})$' }, "A previous page's `next`"),
+];
+const optionalBody = (name: string) => ({ required: false, content: json(name) });
+const emptyBody = { required: false, content: { 'application/json': { schema: { type: 'object', additionalProperties: false } } } };
+const keyNotFound = errorAnswer('api_key_not_found: no key with this id');
 
 export const adminPaths = {
   '/admin/v1/accounts': {
     post: { summary: 'Create an account (both pools start at zero)', security: admin, requestBody: body('AccountRequest'), responses: { '201': answer('The account', 'Account'), ...refusals } },
+    get: {
+      summary: 'The accounts, newest first, in pages; optionally only those whose name contains a text', security: admin,
+      parameters: [...paging, query('name', { type: 'string', minLength: 1, maxLength: 200 }, 'Only accounts whose name contains this, compared without case')],
+      responses: { '200': answer('A page of accounts', 'AccountList'), ...withoutBody },
+    },
+  },
+  '/admin/v1/accounts/{accountId}': {
+    get: {
+      summary: 'An account: its pools (balance, held, available, leased), its keys and whether it is suspended', security: admin, parameters: [accountId],
+      responses: { '200': answer('The account', 'AccountDetail'), ...withoutBody, '404': errorAnswer('account_not_found') },
+    },
+  },
+  '/admin/v1/accounts/{accountId}/suspend': {
+    post: {
+      summary: "Suspend the account: its calls are refused 403 account_suspended on every instance within a second; its calls already running end and are charged as usual", security: admin, parameters: [accountId], requestBody: emptyBody,
+      responses: { '200': answer('The account, suspendedAt set (a repeat changes nothing)', 'AccountSummary'), ...refusals, '404': errorAnswer('account_not_found') },
+    },
+  },
+  '/admin/v1/accounts/{accountId}/unsuspend': {
+    post: {
+      summary: 'Lift a suspension', security: admin, parameters: [accountId], requestBody: emptyBody,
+      responses: { '200': answer('The account, suspendedAt null', 'AccountSummary'), ...refusals, '404': errorAnswer('account_not_found') },
+    },
+  },
+  '/admin/v1/accounts/{accountId}/debits': {
+    post: {
+      summary: 'An operator correction: takes the amount off a pool through its FundsHold actor and the ledger, once per reference, never more than is available', security: admin, parameters: [accountId], requestBody: body('DebitRequest'),
+      responses: {
+        '200': answer('The debit and the balance after it', 'Credit'), ...refusals,
+        '402': errorAnswer('insufficient_funds: the amount exceeds what is available (balance less open holds and leases); nothing moved'),
+        '404': errorAnswer('account_not_found'),
+        '409': errorAnswer('debit_reference_reused: the reference was applied before with another amount; nothing moved'),
+      },
+    },
   },
   '/admin/v1/accounts/{accountId}/api-keys': {
+    get: {
+      summary: "The account's keys, newest first: never the keys themselves", security: admin, parameters: [accountId],
+      responses: { '200': answer('The keys', 'ApiKeyList'), ...withoutBody, '404': errorAnswer('account_not_found') },
+    },
     post: {
       summary: 'Create an API key for the account; the key is shown once', security: admin, parameters: [accountId], requestBody: body('ApiKeyRequest'),
       responses: { '201': answer('The key', 'ApiKeyCreated'), ...refusals, '400': errorAnswer(`invalid_scope (unknown or repeated), invalid_request, ${BODY_400}, ${CREDENTIAL_400}`), '404': errorAnswer('account_not_found') },
@@ -58,6 +116,25 @@ export const adminPaths = {
       summary: 'A top-up order made by an operator: paid and fulfilled like the owner’s own', security: admin, parameters: [accountId],
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/OrderRequest' } } } },
       responses: { '201': answer('The order, status created', 'Order'), ...refusals, '400': errorAnswer(`invalid_request, idempotency_key_invalid, ${BODY_400}, ${CREDENTIAL_400}`), '404': errorAnswer('account_not_found'), '409': errorAnswer('idempotency_key_reused') },
+    },
+  },
+  '/admin/v1/api-keys/{apiKeyId}': {
+    delete: {
+      summary: 'Revoke a key: every gateway instance refuses it (401) within one second; a repeat changes nothing', security: admin, parameters: [apiKeyId],
+      responses: { '204': { description: 'Revoked' }, ...withoutBody, '404': keyNotFound },
+    },
+  },
+  '/admin/v1/api-keys/{apiKeyId}/rotate': {
+    post: {
+      summary: "A new key with the old one's account, name, scopes and expiry; the old key keeps working for the grace, then is refused", security: admin, parameters: [apiKeyId], requestBody: optionalBody('RotateRequest'),
+      responses: { '201': answer('The new key, shown this once', 'ApiKeyRotated'), ...refusals, '404': keyNotFound, '409': errorAnswer('api_key_inactive: the key is revoked or expired') },
+    },
+  },
+  '/admin/v1/audit': {
+    get: {
+      summary: 'The operator audit log, newest first: who (the operator credential\'s id), what, when, the request id; never a secret', security: admin,
+      parameters: [...paging, query('accountId', { type: 'string', minLength: 1, maxLength: 200 }, 'Only actions on this account')],
+      responses: { '200': answer('A page of the log', 'AuditList'), ...withoutBody },
     },
   },
   '/admin/v1/reconciliation': {

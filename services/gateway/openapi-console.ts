@@ -11,7 +11,7 @@ const badQuery = {
 };
 const noKey = { description: 'Missing or unknown API key', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
 const unavailable = errorAnswer("ledger_unavailable, actor_unavailable or oauth_unavailable (the issuer's keys cannot be fetched); retry later");
-const oauth = { description: 'credential_family_mismatch (OAuth token)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+const oauth = { description: 'credential_family_mismatch (OAuth token) or account_suspended', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
 
 export const consoleSchemas = {
   BillItem: jsonSchemaOf(billItemSchema, 'output'),

@@ -8,6 +8,8 @@ import { BODY_400, BODY_415, chatSuccess, CREDENTIAL_400, jsonSchemaOf, UNAVAILA
 import { errorSchemas } from './error-schemas';
 import { CANONICAL_UUID_HEX } from '../../lib/uuid';
 import { requestSchemas } from './request-schemas';
+import type { DocumentedOperations } from './route-table';
+import type { Same } from '../../lib/same-type';
 import { compatPaths, compatSecuritySchemes } from './openapi-compat';
 import { consolePaths, consoleSchemas } from './openapi-console';
 import { orderPaths, orderSchemas, orderSecuritySchemes } from './openapi-orders';
@@ -67,9 +69,9 @@ export const openApiDocument = {
         responses: {
           '200': chatSuccess('chat.completion, or text/event-stream of chat.completion.chunk; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge is still being settled and lands later)', 'openai'),
           '400': errorResponse(`Invalid input (max_tokens_out_of_range, max_completion_tokens_unsupported, n_unsupported, thinking_budget_invalid, estimate_too_large, wire_format_mismatch, provider_rejected, ${BODY_400}, ${CREDENTIAL_400})`),
-          '401': errorResponse('Missing or unknown API key'),
+          '401': errorResponse('Missing or unknown API key, or a revoked or expired one'),
           '402': errorResponse('insufficient_funds: the reservation estimate exceeds the available balance'),
-          '403': errorResponse('credential_family_mismatch (OAuth token) or model_not_eligible'),
+          '403': errorResponse('credential_family_mismatch (OAuth token), model_not_eligible or account_suspended'),
           '404': errorResponse('model_not_found'),
           '413': errorResponse('payload_too_large'),
           '415': errorResponse('unsupported_media_type'),
@@ -94,9 +96,9 @@ export const openApiDocument = {
         responses: {
           '200': { description: 'The image; header x-payg-charged', content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageSucceeded' } } } },
           '400': imageErrorResponse(`status failed (provider_rejected, hold released) with taskId and status; or, without them, invalid input refused before any task or hold (idempotency_key_required, idempotency_key_invalid, n_unsupported, invalid_request, wire_format_mismatch, ${BODY_400}, ${CREDENTIAL_400})`),
-          '401': errorResponse('Missing or unknown API key'),
+          '401': errorResponse('Missing or unknown API key, or a revoked or expired one'),
           '402': errorResponse('insufficient_funds: the image price exceeds the available balance; no task is created'),
-          '403': errorResponse('credential_family_mismatch (OAuth token) or model_not_eligible'),
+          '403': errorResponse('credential_family_mismatch (OAuth token), model_not_eligible or account_suspended'),
           '404': errorResponse('model_not_found'),
           '409': errorResponse('idempotency_key_reused: the key was used with another payload; nothing held, nothing called'),
           '413': errorResponse('payload_too_large'),
@@ -116,8 +118,8 @@ export const openApiDocument = {
         responses: {
           '200': { description: 'The image (succeeded, or a late artifact after UNKNOWN)', content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageSucceeded' } } } },
           '400': imageErrorResponse(`status failed: the provider rejection is confirmed and the hold released (taskId and status); or, without them, ${CREDENTIAL_400}, invalid_request (a path that is not valid percent-encoding)`),
-          '401': errorResponse('Missing or unknown API key'),
-          '403': errorResponse('credential_family_mismatch (OAuth token)'),
+          '401': errorResponse('Missing or unknown API key, or a revoked or expired one'),
+          '403': errorResponse('credential_family_mismatch (OAuth token) or account_suspended'),
           '404': errorResponse('not_found: no such task for this API key (another key, even of the same owner, learns nothing)'),
           '503': imageErrorResponse(`status unresolved or unknown: taskId, status, Retry-After, no URL or base64; or, without them, ${UNAVAILABLE}`, { 'Retry-After': { schema: { type: 'integer' } } }),
         },
@@ -130,7 +132,8 @@ export const openApiDocument = {
         responses: {
           '200': { description: 'Balance', content: { 'application/json': { schema: { $ref: '#/components/schemas/Balance' } } } },
           '400': errorResponse(`invalid_request naming the parameter: the balance takes no query parameter; ${CREDENTIAL_400}`),
-          '401': errorResponse('Missing or unknown credential'),
+          '401': errorResponse('Missing or unknown credential, or a revoked or expired API key'),
+          '403': errorResponse('account_suspended'),
           '503': errorResponse(`${UNAVAILABLE}; oauth_unavailable (the issuer's keys cannot be fetched)`),
         },
       },
@@ -141,3 +144,8 @@ export const openApiDocument = {
     ...adminPaths,
   },
 } as const;
+
+// The document describes exactly the table's documented routes, each with its methods.
+type DescribedOperations = { [P in keyof typeof openApiDocument.paths]: keyof (typeof openApiDocument.paths)[P] };
+const describesTheTable: Same<DescribedOperations, DocumentedOperations> = true;
+void describesTheTable;

@@ -15,8 +15,8 @@ export interface RouteInfo {
   documented: boolean;
 }
 
-const open = (family: RouteInfo['family']): RouteInfo => ({ family, documented: true });
-const undocumented = (family: RouteInfo['family']): RouteInfo => ({ family, documented: false });
+const open = <F extends RouteInfo['family']>(family: F) => ({ family, documented: true }) as const;
+const undocumented = <F extends RouteInfo['family']>(family: F) => ({ family, documented: false }) as const;
 
 /** Every route the gateway registers, in Express's syntax (`:name` parameters). */
 export const ROUTES = {
@@ -52,7 +52,16 @@ export const ROUTES = {
   'POST /api/consumer/checkout/callback': open('orders'),
 
   'POST /admin/v1/accounts': open('admin'),
+  'GET /admin/v1/accounts': open('admin'),
+  'GET /admin/v1/accounts/:accountId': open('admin'),
+  'POST /admin/v1/accounts/:accountId/suspend': open('admin'),
+  'POST /admin/v1/accounts/:accountId/unsuspend': open('admin'),
+  'POST /admin/v1/accounts/:accountId/debits': open('admin'),
+  'GET /admin/v1/accounts/:accountId/api-keys': open('admin'),
   'POST /admin/v1/accounts/:accountId/api-keys': open('admin'),
+  'DELETE /admin/v1/api-keys/:apiKeyId': open('admin'),
+  'POST /admin/v1/api-keys/:apiKeyId/rotate': open('admin'),
+  'GET /admin/v1/audit': open('admin'),
   'POST /admin/v1/accounts/:accountId/credits': open('admin'),
   'POST /admin/v1/accounts/:accountId/orders': open('admin'),
   'GET /admin/v1/reconciliation': open('admin'),
@@ -64,6 +73,21 @@ export const ROUTES = {
   'GET /v1/sessions/:session_id/events': undocumented('prototype'),
   'GET /v1/workspaces': undocumented('prototype'),
 } as const satisfies Record<RouteKey, RouteInfo>;
+
+type Table = typeof ROUTES;
+/** `:name` → `{name}`: a path parameter as OpenAPI writes it. */
+type OpenApiPathOf<P extends string> = P extends `${infer A}:${infer Name}/${infer Rest}`
+  ? `${A}{${Name}}/${OpenApiPathOf<Rest>}`
+  : P extends `${infer A}:${infer Name}` ? `${A}{${Name}}` : P;
+type DocumentedKey = { [K in keyof Table]: Table[K]['documented'] extends true ? K : never }[keyof Table];
+/**
+ * What the OpenAPI document must describe, from the table: each documented path (OpenAPI syntax)
+ * with its methods in lower case. openapi.ts ties its `paths` to it, so a documented route
+ * without its operation, or an operation for a route the table lacks, does not compile.
+ */
+export type DocumentedOperations = {
+  [K in DocumentedKey as K extends `${string} ${infer P}` ? OpenApiPathOf<P> : never]: K extends `${infer M} ${string}` ? Lowercase<M> : never;
+};
 
 /**
  * Each family's path prefixes: a path under one (whole segments, any case, as Express matches)

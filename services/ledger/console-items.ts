@@ -12,7 +12,7 @@ const taskId = z.string().describe('Image task (images only)');
 export const billItemSchema = z.object({
   id: z.string().describe('The billing event id'),
   occurredAt,
-  kind: z.enum(BILLING_KINDS).describe('release: a hold ended without a charge (amount = the hold); platform_borne: the platform bore the cost (amount = the contractual cost, balanceDelta 0)'),
+  kind: z.enum(BILLING_KINDS).describe('debit: an operator correction (balanceDelta −amount); release: a hold ended without a charge (amount = the hold); platform_borne: the platform bore the cost (amount = the contractual cost, balanceDelta 0)'),
   amount: amount('What the entry is about: the credit, the charge, the released hold, the borne cost'),
   balanceDelta: amount('Signed change of the balance'),
   holdId: z.string().optional(),

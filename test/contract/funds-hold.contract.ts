@@ -58,6 +58,21 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
       expect(await funds.getBalance()).toMatchObject({ balance: 1000, held: 0, available: 1000 });
     });
 
+    it('when debited, then the balance falls once per reference, never below what open holds leave available, and the ledger has the debit', async () => {
+      const accountId = t.account();
+      const funds = t.client.of(accountId);
+      await funds.credit({ amount: 1000, reference: 'c' });
+      await funds.reserve({ holdId: 'h-debit', amount: 600, ttlMs: 60_000, ...meta });
+      await expect(funds.debit({ amount: 401, reference: 'd1' })).rejects.toMatchObject({ code: 'insufficient_funds' });
+      expect(await funds.debit({ amount: 400, reference: 'd1' })).toMatchObject({ applied: true, balance: 600 });
+      expect(await funds.debit({ amount: 400, reference: 'd1' })).toMatchObject({ applied: false, balance: 600 });
+      await expect(funds.debit({ amount: 1, reference: 'd1' })).rejects.toMatchObject({ code: 'debit_reference_reused' });
+      expect(await funds.getBalance()).toMatchObject({ balance: 600, held: 600, available: 0 });
+      await funds.release({ holdId: 'h-debit', reason: 'test' });
+      if (t.host.ledgerHas) expect(await eventually(() => t.host.ledgerHas!(`debit:${accountId}:pool-3:d1`), Boolean)).toBe(true);
+      if (t.host.ledgerBalance) expect(await eventually(() => t.host.ledgerBalance!(accountId), (b) => b === 600)).toBe(600);
+    });
+
     it('when a reserve does not fit the available balance, then 402 insufficient_funds and nothing is held', async () => {
       const funds = t.client.of(t.account());
       await funds.credit({ amount: 100, reference: 'c' });

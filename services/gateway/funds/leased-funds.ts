@@ -42,6 +42,7 @@ export class LeasedFunds implements FundsSource {
       release: (request) => account().release(request),
       progress: (request) => account().progress(request),
       credit: (request) => actor.credit(request),
+      debit: (request) => actor.debit(request),
       getBalance: () => actor.getBalance(),
       openLease: (request) => actor.openLease(request),
       leaseBatch: (request) => actor.leaseBatch(request),

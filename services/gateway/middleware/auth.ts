@@ -6,6 +6,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { GatewayError } from '../../../lib/errors';
+import { operatorId } from '../accounts/audit';
 import type { AccountStore } from '../accounts/store';
 import type { OAuthVerifier } from '../auth/oauth';
 
@@ -24,6 +25,8 @@ export interface Caller {
 declare module 'express-serve-static-core' {
   interface Request {
     caller: Caller;
+    /** On operator routes: the operator credential's id (never the credential). */
+    operatorId: string;
   }
 }
 
@@ -99,7 +102,19 @@ function mismatch(family: CredentialFamily, accept: readonly CredentialFamily[])
 async function apiKeyCaller(accounts: AccountStore, apiKey: string): Promise<Caller> {
   const record = await accounts.findApiKey(apiKey);
   if (!record) throw new GatewayError('unauthorized', 'unknown API key');
+  const now = Date.now();
+  if (record.revokedAt != null && record.revokedAt <= now) throw new GatewayError('unauthorized', 'this API key has been revoked');
+  if (record.expiresAt != null && record.expiresAt <= now) throw new GatewayError('unauthorized', 'this API key has expired');
+  await refuseSuspended(accounts, record.accountId);
+  if (record.listed !== true) accounts.unlisted?.(apiKey, record);
+  accounts.noteUse(record.apiKeyId);
   return { family: 'api_key', accountId: record.accountId, apiKeyId: record.apiKeyId, scopes: new Set(record.scopes) };
+}
+
+/** A suspended account's calls are refused, whatever the credential (its open holds end as they would). */
+async function refuseSuspended(accounts: AccountStore, accountId: string): Promise<void> {
+  const account = await accounts.findAccount(accountId);
+  if (account?.suspendedAt != null) throw new GatewayError('account_suspended', 'this account is suspended; ask the operator');
 }
 
 async function oauthCaller(deps: CredentialDeps, token: string, alsoApiKeys: boolean): Promise<Caller> {
@@ -110,7 +125,8 @@ async function oauthCaller(deps: CredentialDeps, token: string, alsoApiKeys: boo
   }
   const principal = await deps.oauth.verify(token);
   // A token for an account this gateway does not hold is as good as an unknown credential.
-  if (!(await deps.accounts.getAccount(principal.accountId))) throw new GatewayError('unauthorized', 'the token names no account of this gateway');
+  if (!(await deps.accounts.findAccount(principal.accountId))) throw new GatewayError('unauthorized', 'the token names no account of this gateway');
+  await refuseSuspended(deps.accounts, principal.accountId);
   return { family: 'oauth', accountId: principal.accountId, subject: principal.subject, scopes: new Set(principal.scopes) };
 }
 
@@ -149,6 +165,7 @@ export function apiKeyAuth(accounts: AccountStore, options: { allowXApiKey?: boo
 
 export function adminAuth(adminToken: string | undefined) {
   const expected = adminToken ? Buffer.from(adminToken) : undefined;
+  const who = adminToken ? operatorId(adminToken) : '';
   return function authenticateAdmin(req: Request, _res: Response, next: NextFunction): void {
     if (!expected) return next(new GatewayError('admin_disabled', 'the operator API is off (GATEWAY_ADMIN_TOKEN is not set)'));
     const ambiguous = refuseAmbiguous(req, false);
@@ -158,6 +175,7 @@ export function adminAuth(adminToken: string | undefined) {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       return next(new GatewayError('unauthorized', 'operator token required (Authorization: Bearer $GATEWAY_ADMIN_TOKEN)'));
     }
+    req.operatorId = who;
     next();
   };
 }

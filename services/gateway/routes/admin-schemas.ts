@@ -3,13 +3,36 @@
 
 import { z } from 'zod';
 import { DEFAULT_POOL, MEMBER_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
+import { MAX_ROTATION_GRACE_MS } from '../../../actors/account/AccountInterface';
 import { API_KEY_SCOPES } from '../auth/scopes';
 
 const nanoUsd = z.number().int().max(Number.MAX_SAFE_INTEGER);
 
 export const accountBody = z.object({ name: z.string().trim().min(1).max(200) }).strict();
 /** Scopes are checked by name after the shape, so an unknown or repeated one is invalid_scope naming it. */
-export const apiKeyBody = z.object({ scopes: z.array(z.string().max(64)).max(32).optional().describe(`Any of: ${API_KEY_SCOPES.join(', ')}`) }).strict();
+export const apiKeyBody = z.object({
+  scopes: z.array(z.string().max(64)).max(32).optional().describe(`Any of: ${API_KEY_SCOPES.join(', ')}`),
+  name: z.string().trim().min(1).max(200).optional().describe('A label for the operator; not secret'),
+  expiresAt: z.iso.datetime({ offset: true }).optional().describe('From then on the key is refused (401), like a revoked one; must be in the future'),
+}).strict();
+/** Routes that take no body (an empty JSON object is accepted) and routes that take no query. */
+export const noBody = z.object({}).strict();
+export const noQuery = z.object({}).strict();
+export const rotateBody = z.object({
+  graceSeconds: z.number().int().min(0).max(MAX_ROTATION_GRACE_MS / 1000).optional().describe('How long the old key keeps working beside the new one (default 0: refused at once)'),
+}).strict();
+export const limitQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  before: z.string().regex(/^(0|[1-9][0-9]{0,15})$/).optional().describe("A previous page's `next`"),
+}).strict();
+export const accountListQuery = limitQuery.extend({ name: z.string().min(1).max(200).optional().describe('Only accounts whose name contains this, compared without case') }).strict();
+export const auditQuery = limitQuery.extend({ accountId: z.string().min(1).max(200).optional().describe('Only actions on this account') }).strict();
+export const debitBody = z.object({
+  amount: nanoUsd.positive().describe('nano-USD taken off the balance; never more than is available'),
+  reference: z.string().min(1).max(200).describe('Idempotency: a reference already applied to this pool changes nothing and answers applied false'),
+  reason: z.string().trim().min(1).max(500).describe('Why: kept in the audit log'),
+  pool: z.enum([DEFAULT_POOL, MEMBER_POOL]).default(DEFAULT_POOL),
+}).strict();
 export const creditBody = z.object({
   amount: nanoUsd.positive().describe('nano-USD'),
   reference: z.string().min(1).max(200).describe('Idempotency: a reference already applied to this pool changes nothing and answers applied false'),
@@ -17,13 +40,59 @@ export const creditBody = z.object({
   pool: z.enum([DEFAULT_POOL, MEMBER_POOL]).default(DEFAULT_POOL),
 }).strict();
 
-export const accountAnswer = z.object({ accountId: z.string(), name: z.string(), createdAt: z.string() });
+const isoTime = z.string().describe('ISO 8601 time');
+export const accountAnswer = z.object({ accountId: z.string(), name: z.string(), createdAt: isoTime });
+export const accountSummaryAnswer = accountAnswer.extend({ suspendedAt: isoTime.nullable().describe('null: not suspended') });
+export const accountListAnswer = z.object({
+  items: z.array(accountSummaryAnswer).describe('Newest first'),
+  next: z.string().nullable().describe('Pass as `before` for the next page; null: no more'),
+});
 export const apiKeyAnswer = z.object({
   apiKeyId: z.string(),
   apiKey: z.string().describe('The key itself, shown this once'),
   accountId: z.string(),
   scopes: z.array(z.string()),
+  name: z.string().nullable(),
+  prefix: z.string().describe('The non-secret start of the key, as lists show it'),
+  createdAt: isoTime,
+  expiresAt: isoTime.nullable(),
 });
+export const rotatedKeyAnswer = apiKeyAnswer.extend({
+  replaces: z.string().describe('The old key id'),
+  oldKeyRefusedFrom: isoTime.describe('When the old key stops working (now, or after the grace)'),
+});
+export const API_KEY_STATES = ['active', 'expiring', 'revoked', 'expired'] as const;
+export const apiKeyItem = z.object({
+  apiKeyId: z.string(),
+  prefix: z.string().describe('The non-secret start of the key'),
+  name: z.string().nullable(),
+  scopes: z.array(z.string()),
+  state: z.enum(API_KEY_STATES).describe('expiring: works until revokedAt (a rotation grace) or expiresAt'),
+  createdAt: isoTime,
+  lastUsedAt: isoTime.nullable().describe('To within a minute; null: never used'),
+  expiresAt: isoTime.nullable(),
+  revokedAt: isoTime.nullable().describe('From when the key is refused (in the future during a rotation grace)'),
+  rotatedFrom: z.string().nullable(),
+  rotatedTo: z.string().nullable(),
+});
+export const apiKeyListAnswer = z.object({ items: z.array(apiKeyItem).describe('Newest first; never the keys themselves') });
+export const poolAnswer = z.object({ pool: z.string(), balance: nanoUsd, held: nanoUsd, available: nanoUsd, leased: nanoUsd });
+export const accountDetailAnswer = accountSummaryAnswer.extend({
+  currency: z.string(), scale: z.number().int(),
+  pools: z.array(poolAnswer),
+  keys: z.array(apiKeyItem),
+});
+export const auditEntryAnswer = z.object({
+  id: z.string(),
+  at: isoTime,
+  who: z.string().describe("The operator credential's id (never the credential)"),
+  action: z.string(),
+  accountId: z.string().nullable(),
+  apiKeyId: z.string().nullable(),
+  requestId: z.string(),
+  details: z.record(z.string(), z.unknown()).describe('What the action changed; never a secret'),
+});
+export const auditListAnswer = z.object({ items: z.array(auditEntryAnswer).describe('Newest first'), next: z.string().nullable() });
 export const creditAnswer = z.object({
   accountId: z.string(), currency: z.string(), scale: z.number().int(),
   reference: z.string(), amount: nanoUsd, applied: z.boolean().describe('false: the reference was applied before; nothing moved'), balance: nanoUsd,

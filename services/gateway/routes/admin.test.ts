@@ -2,13 +2,19 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import pino from 'pino';
-import type { FundsHoldClient } from '../../../actors/funds-hold/client';
+import { FundsHoldClient } from '../../../actors/funds-hold/client';
+import { AccountClient } from '../../../actors/account/client';
+import { JournalClient } from '../../../actors/journal/client';
+import { startEmbeddedActors, type ActorHostUnderTest } from '../../../test/support/actor-hosts';
+import { AccountOperator } from '../accounts/operator';
+import { AuditLog } from '../accounts/audit';
 import type { ActorOutboxClient } from '../../../actors/runtime/outbox-client';
 import { AccountStore } from '../accounts/store';
 import type { LedgerReader } from '../ledger/reader';
 import { errorResponder } from '../../../lib/error-responder';
 import type { OrderService } from '../orders/use-case';
 import { adminRoutes } from './admin';
+import { requestId } from '../middleware/request-id';
 import { MemoryKeyValueStore } from '../../../test/support/memory-kv';
 
 
@@ -18,20 +24,31 @@ let base: string;
 let accounts: AccountStore;
 let accountId: string;
 
+let actors: ActorHostUnderTest;
+
 beforeAll(async () => {
   accounts = new AccountStore(new MemoryKeyValueStore());
   accountId = (await accounts.createAccount('keys')).accountId;
-  // Only the api-keys route is exercised: the other collaborators are never reached.
+  // The key routes with the real actors on an embedded host; the other collaborators are never reached.
+  actors = await startEmbeddedActors('admin-routes-');
   const unused = {} as unknown;
+  const journals = new JournalClient(actors.invoker);
+  const funds = new FundsHoldClient(actors.invoker);
+  const audit = new AuditLog(journals);
+  const operator = new AccountOperator({ accounts, accountActors: new AccountClient(actors.invoker), journals, funds, ledger: unused as LedgerReader, audit });
   const app = express();
-  app.use(adminRoutes({ adminToken: ADMIN_TOKEN, accounts, funds: unused as FundsHoldClient, outbox: unused as ActorOutboxClient, ledger: unused as LedgerReader, orders: unused as OrderService }));
+  app.use(requestId());
+  app.use(adminRoutes({ adminToken: ADMIN_TOKEN, accounts, operator, audit, funds, outbox: unused as ActorOutboxClient, ledger: unused as LedgerReader, orders: unused as OrderService }));
   app.use(errorResponder({ logger: pino({ level: 'silent' }) }));
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 
-afterAll(() => new Promise((resolve) => server.close(resolve)));
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  await actors.close();
+});
 
 async function createKey(account: string, body?: string): Promise<{ status: number; body: Record<string, unknown> & { error?: Record<string, string> } }> {
   const headers: Record<string, string> = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -44,7 +61,13 @@ describe('POST /admin/v1/accounts/{id}/api-keys', () => {
   it('when the body is empty or {}, then an unscoped key is made, as before scopes existed', async () => {
     for (const body of [undefined, '{}']) {
       const reply = await createKey(accountId, body);
-      expect(reply).toEqual({ status: 201, body: { apiKeyId: expect.stringMatching(/^key_/), apiKey: expect.stringMatching(/^sk-payg-/), accountId, scopes: [] } });
+      expect(reply).toEqual({
+        status: 201,
+        body: {
+          apiKeyId: expect.stringMatching(/^key_/), apiKey: expect.stringMatching(/^sk-payg-/), accountId, scopes: [],
+          name: null, prefix: (reply.body.apiKey as string).slice(0, 12), createdAt: expect.any(String), expiresAt: null,
+        },
+      });
       expect((await accounts.findApiKey(reply.body.apiKey as string))?.scopes).toEqual([]);
     }
   });
@@ -56,7 +79,7 @@ describe('POST /admin/v1/accounts/{id}/api-keys', () => {
   });
 
   it('when a scope is unknown or repeated, then 400 invalid_scope naming it, and no key is made', async () => {
-    const create = jest.spyOn(accounts, 'createApiKey');
+    const create = jest.spyOn(accounts, 'putApiKey');
     const unknown = await createKey(accountId, JSON.stringify({ scopes: ['compat', 'root'] }));
     expect(unknown).toMatchObject({ status: 400, body: { error: { code: 'invalid_scope', param: 'scopes', message: expect.stringContaining('"root"') } } });
     const repeated = await createKey(accountId, JSON.stringify({ scopes: ['media', 'media'] }));

@@ -1,11 +1,12 @@
 // The operator API (docs/api.md#operator): accounts, API keys (shown once; optionally scoped, see
 // docs/auth.md), credits (idempotent per reference).
 
-import { Router } from 'express';
+import { Router, type Request } from 'express';
 import type { z } from 'zod';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
-import { DEFAULT_POOL, MEMBER_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
-import { accountBody, apiKeyBody, creditBody } from './admin-schemas';
+import { accountBody, accountListQuery, apiKeyBody, auditQuery, creditBody, debitBody, noBody, noQuery, rotateBody } from './admin-schemas';
+import type { AccountOperator } from '../accounts/operator';
+import type { AuditLog, OperatorAction } from '../accounts/audit';
 import { GatewayError } from '../../../lib/errors';
 import { CURRENCY, SCALE } from '../../../lib/money';
 import type { AccountStore } from '../accounts/store';
@@ -28,33 +29,84 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   return result.data;
 }
 
-export function adminRoutes(options: { adminToken?: string; accounts: AccountStore; funds: FundsHoldClient; outbox: ActorOutboxClient; ledger: LedgerReader; orders: OrderService }): Router {
-  const { accounts, funds } = options;
+export interface AdminDeps {
+  adminToken?: string;
+  accounts: AccountStore;
+  operator: AccountOperator;
+  audit: AuditLog;
+  funds: FundsHoldClient;
+  outbox: ActorOutboxClient;
+  ledger: LedgerReader;
+  orders: OrderService;
+}
+
+/** Who acts, under which request: what each operator use case records in the audit log. */
+const actionOf = (req: Request): OperatorAction => ({ who: req.operatorId, requestId: req.requestId });
+
+export function adminRoutes(options: AdminDeps): Router {
+  const { funds, operator, audit } = options;
   const router = Router();
   router.use('/admin/v1', adminAuth(options.adminToken), jsonBody(64 * 1024));
 
   router.post('/admin/v1/accounts', async (req, res) => {
     const { name } = parse(accountBody, req.body);
-    // Both pools enter the ledger's index first, so reconciliation covers the account from its
-    // creation on, before any of its events has reached the ledger.
-    const account = await accounts.createAccount(name, async (accountId) => {
-      for (const pool of [DEFAULT_POOL, MEMBER_POOL]) await options.ledger.register(accountId, pool);
-    });
+    const account = await operator.createAccount(actionOf(req), name);
     res.status(201).json({ accountId: account.accountId, name: account.name, createdAt: account.createdAt });
   });
 
-  const existing = async (accountId: string) => {
-    const account = await accounts.getAccount(accountId);
-    if (!account) throw new GatewayError('account_not_found', `no account ${accountId}`);
-    return account;
-  };
+  router.get('/admin/v1/accounts', async (req, res) => {
+    res.json(await operator.listAccounts(parse(accountListQuery, req.query)));
+  });
+
+  router.get('/admin/v1/accounts/:accountId', async (req, res) => {
+    parse(noQuery, req.query);
+    res.json({ currency: CURRENCY, scale: SCALE, ...(await operator.accountDetail(req.params.accountId as string)) });
+  });
+
+  router.post('/admin/v1/accounts/:accountId/suspend', async (req, res) => {
+    parse(noBody, req.body);
+    res.json(await operator.setSuspended(actionOf(req), req.params.accountId as string, true));
+  });
+
+  router.post('/admin/v1/accounts/:accountId/unsuspend', async (req, res) => {
+    parse(noBody, req.body);
+    res.json(await operator.setSuspended(actionOf(req), req.params.accountId as string, false));
+  });
+
+  router.post('/admin/v1/accounts/:accountId/debits', async (req, res) => {
+    const body = parse(debitBody, req.body);
+    const accountId = req.params.accountId as string;
+    const outcome = await operator.debit(actionOf(req), accountId, body);
+    res.status(200).json({ accountId, currency: CURRENCY, scale: SCALE, ...outcome });
+  });
+
+  router.get('/admin/v1/accounts/:accountId/api-keys', async (req, res) => {
+    parse(noQuery, req.query);
+    res.json({ items: await operator.listKeys(req.params.accountId as string) });
+  });
 
   router.post('/admin/v1/accounts/:accountId/api-keys', async (req, res) => {
-    const scopes = parseApiKeyScopes(parse(apiKeyBody, req.body).scopes ?? []);
-    const account = await existing(req.params.accountId as string);
-    const key = await accounts.createApiKey(account.accountId, scopes);
-    res.status(201).json({ apiKeyId: key.apiKeyId, apiKey: key.apiKey, accountId: account.accountId, scopes: key.scopes });
+    const body = parse(apiKeyBody, req.body);
+    const scopes = parseApiKeyScopes(body.scopes ?? []);
+    const key = await operator.createKey(actionOf(req), req.params.accountId as string, { scopes, name: body.name, expiresAt: body.expiresAt });
+    res.status(201).json(key);
   });
+
+  router.delete('/admin/v1/api-keys/:apiKeyId', async (req, res) => {
+    await operator.revokeKey(actionOf(req), req.params.apiKeyId as string);
+    res.status(204).end();
+  });
+
+  router.post('/admin/v1/api-keys/:apiKeyId/rotate', async (req, res) => {
+    const { graceSeconds } = parse(rotateBody, req.body);
+    res.status(201).json(await operator.rotateKey(actionOf(req), req.params.apiKeyId as string, graceSeconds ?? 0));
+  });
+
+  router.get('/admin/v1/audit', async (req, res) => {
+    res.json(await audit.read(parse(auditQuery, req.query)));
+  });
+
+  const existing = (accountId: string) => operator.existing(accountId);
 
   router.post('/admin/v1/accounts/:accountId/credits', async (req, res) => {
     const body = parse(creditBody, req.body);
@@ -62,6 +114,7 @@ export function adminRoutes(options: { adminToken?: string; accounts: AccountSto
     if (body.reference.startsWith(ORDER_REFERENCE_PREFIX)) throw new GatewayError('invalid_request', `references starting with "${ORDER_REFERENCE_PREFIX}" are reserved for orders`, { param: 'reference' });
     const account = await existing(req.params.accountId as string);
     const outcome = await funds.of(account.accountId, body.pool).credit({ amount: body.amount, reference: body.reference });
+    if (outcome.applied) await audit.record(actionOf(req), 'account.credit', { accountId: account.accountId }, { pool: body.pool, amount: body.amount, reference: body.reference });
     res.status(200).json({ accountId: account.accountId, currency: CURRENCY, scale: SCALE, ...outcome });
   });
 
@@ -69,6 +122,7 @@ export function adminRoutes(options: { adminToken?: string; accounts: AccountSto
   router.post('/admin/v1/accounts/:accountId/orders', async (req, res) => {
     const account = await existing(req.params.accountId as string);
     const order = await options.orders.create({ accountId: account.accountId, createdBy: 'operator', scope: 'operator', body: req.body, idempotencyKey: req.headers['idempotency-key'] });
+    await audit.record(actionOf(req), 'order.create', { accountId: account.accountId }, { orderId: order.orderId, amount: order.amount });
     sendOrder(res, 201, order);
   });
 
@@ -80,8 +134,10 @@ export function adminRoutes(options: { adminToken?: string; accounts: AccountSto
 
   // The repair: the differing accounts' actors deliver their missing events to the ledger
   // (idempotent by event id); the answer says what was delivered and reconciles again.
-  router.post('/admin/v1/reconciliation/repair', async (_req, res) => {
-    res.json(await repair(options.ledger, funds, options.outbox));
+  router.post('/admin/v1/reconciliation/repair', async (req, res) => {
+    const repaired = await repair(options.ledger, funds, options.outbox);
+    await audit.record(actionOf(req), 'reconciliation.repair', {}, { accounts: repaired.repaired.map((r) => `${r.accountId}:${r.pool}`).slice(0, 100) });
+    res.json(repaired);
   });
   return router;
 }

@@ -1,0 +1,91 @@
+// The Account actor on the embedded host: keys recorded once each, listed newest first, revoked
+// at the actor's clock, rotated with a grace (the successor keeps the old key's name, scopes and
+// expiry), suspension; everything survives a restart.
+
+import { startEmbeddedActors, type ActorHostUnderTest } from '../../test/support/actor-hosts';
+import { AccountClient } from './client';
+import { MAX_KEYS_PER_ACCOUNT, type NewApiKey } from './AccountInterface';
+
+jest.setTimeout(60_000);
+
+let host: ActorHostUnderTest;
+let n = 0;
+
+beforeAll(async () => {
+  host = await startEmbeddedActors('account-');
+});
+afterAll(async () => {
+  await host.close();
+});
+
+const account = () => new AccountClient(host.invoker).of(`acct_${++n}`);
+const hash = (i: number) => i.toString(16).padStart(64, '0');
+const key = (i: number, extra: Partial<NewApiKey> = {}): NewApiKey => ({ apiKeyId: `key_${i}`, hash: hash(i), prefix: `sk-payg-${i}`, name: null, scopes: [], expiresAt: null, ...extra });
+
+describe('Account actor', () => {
+  it('when keys are added, then they are listed newest first, and a repeated add answers the same entry', async () => {
+    const a = account();
+    const first = await a.addKey(key(1, { name: 'one', scopes: ['compat'] }));
+    await a.addKey(key(2));
+    expect(await a.addKey(key(1, { name: 'one', scopes: ['compat'] }))).toEqual(first);
+    expect((await a.keys({})).keys.map((k) => k.apiKeyId)).toEqual(['key_2', 'key_1']);
+    expect(first).toMatchObject({ name: 'one', scopes: ['compat'], revokedAt: null, rotatedFrom: null, rotatedTo: null, createdAt: expect.any(Number) });
+    await expect(a.addKey(key(1, { hash: hash(99) }))).rejects.toMatchObject({ code: 'invalid_request' });
+  });
+
+  it('when a key is revoked, then it carries the revocation time and a repeat keeps the first; an unknown key is 404', async () => {
+    const a = account();
+    await a.addKey(key(3));
+    const revoked = await a.revokeKey({ apiKeyId: 'key_3' });
+    expect(revoked.revokedAt).toEqual(expect.any(Number));
+    expect((await a.revokeKey({ apiKeyId: 'key_3' })).revokedAt).toBe(revoked.revokedAt);
+    await expect(a.revokeKey({ apiKeyId: 'key_none' })).rejects.toMatchObject({ code: 'api_key_not_found' });
+  });
+
+  it('when a key is rotated, then the successor has its name, scopes and expiry, the old key ends after the grace, and a repeat of the same rotation answers the same', async () => {
+    const a = account();
+    const expiresAt = Date.now() + 3600_000;
+    await a.addKey(key(4, { name: 'svc', scopes: ['media'], expiresAt }));
+    const request = { apiKeyId: 'key_4', successor: { apiKeyId: 'key_5', hash: hash(5), prefix: 'sk-payg-5' }, graceMs: 60_000 };
+    const { old, successor } = await a.rotateKey(request);
+    expect(successor).toMatchObject({ apiKeyId: 'key_5', name: 'svc', scopes: ['media'], expiresAt, rotatedFrom: 'key_4', revokedAt: null });
+    expect(old).toMatchObject({ rotatedTo: 'key_5' });
+    const graceEnds = old.revokedAt!;
+    expect(graceEnds - successor.createdAt).toBe(60_000);
+    expect(await a.rotateKey(request)).toEqual({ old: { ...old, revokedAt: graceEnds }, successor });
+    // A revocation during the grace brings the end forward; a revoked key cannot be rotated.
+    const now = (await a.revokeKey({ apiKeyId: 'key_4' })).revokedAt!;
+    expect(now).toBeLessThan(graceEnds);
+    await expect(a.rotateKey({ ...request, successor: { apiKeyId: 'key_6', hash: hash(6), prefix: 'sk-payg-6' } })).rejects.toMatchObject({ code: 'api_key_inactive' });
+  });
+
+  it('when an account is suspended and lifted, then the status says since when, and repeats change nothing', async () => {
+    const a = account();
+    expect(await a.status({})).toEqual({ suspendedAt: null });
+    const suspended = await a.setSuspended({ suspended: true });
+    expect(suspended.suspendedAt).toEqual(expect.any(Number));
+    expect(await a.setSuspended({ suspended: true })).toEqual(suspended);
+    expect(await a.setSuspended({ suspended: false })).toEqual({ suspendedAt: null });
+  });
+
+  it('when the host restarts, then keys and status are still there', async () => {
+    const id = `acct_restart_${++n}`;
+    await new AccountClient(host.invoker).of(id).addKey(key(7));
+    await new AccountClient(host.invoker).of(id).setSuspended({ suspended: true });
+    const invoker = await host.restart();
+    const again = new AccountClient(invoker).of(id);
+    expect((await again.keys({})).keys.map((k) => k.apiKeyId)).toEqual(['key_7']);
+    expect((await again.status({})).suspendedAt).toEqual(expect.any(Number));
+  });
+
+  it('when an account holds the most keys it may, then one more is refused', async () => {
+    const a = account();
+    for (let i = 0; i < MAX_KEYS_PER_ACCOUNT; i++) await a.addKey(key(10_000 + i));
+    await expect(a.addKey(key(20_000))).rejects.toMatchObject({ code: 'api_key_limit_reached' });
+  });
+
+  it('when an argument is malformed, then the host refuses it before the actor', async () => {
+    await expect(account().addKey({ ...key(8), hash: 'not-a-hash' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(account().rotateKey({ apiKeyId: 'key_8', successor: { apiKeyId: 'key_9', hash: hash(9), prefix: 'p' }, graceMs: -1 })).rejects.toMatchObject({ code: 'invalid_request' });
+  });
+});

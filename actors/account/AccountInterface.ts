@@ -1,0 +1,87 @@
+// The public API of the Account actor: one per account (the account id is the actor id), the
+// operator's record of the account: its API keys (never a key itself: its SHA-256, a short
+// non-secret prefix, its name, scopes, dates) and whether it is suspended. Turn-based, so keys
+// made, rotated and revoked at once through several gateways are all kept. The gateway keeps,
+// per key and per account, a projection of this record in its key-value store for the request
+// path (services/gateway/accounts/store.ts). Callers depend on this file only; the actor type
+// name "Account" is frozen.
+
+import { z } from 'zod';
+
+export const ACCOUNT_ACTOR_TYPE = 'Account';
+/** Keys an account holds at most, revoked ones included: creating past it is refused with 409. */
+export const MAX_KEYS_PER_ACCOUNT = 1000;
+/** The longest rotation grace: the old key works at most this long beside its successor. */
+export const MAX_ROTATION_GRACE_MS = 30 * 24 * 3600 * 1000;
+
+export interface NewApiKey {
+  apiKeyId: string;
+  /** SHA-256 of the key, hex. */
+  hash: string;
+  /** The key's first characters: enough to recognise it, far too few to use it. */
+  prefix: string;
+  name: string | null;
+  scopes: string[];
+  /** Epoch ms; null: never expires. */
+  expiresAt: number | null;
+}
+
+export interface ApiKeyEntry extends NewApiKey {
+  /** Epoch ms, by the actor's clock. */
+  createdAt: number;
+  /** From when the key is refused (epoch ms; in the future while a rotation's grace runs); null: not revoked. */
+  revokedAt: number | null;
+  /** The key this one was made to replace, and the key made to replace this one. */
+  rotatedFrom: string | null;
+  rotatedTo: string | null;
+}
+
+export interface AccountStatus {
+  /** Epoch ms since when the account is suspended; null: not suspended. */
+  suspendedAt: number | null;
+}
+
+export interface RotateRequest {
+  apiKeyId: string;
+  /** The new key: name, scopes and expiry are the old key's. */
+  successor: Pick<NewApiKey, 'apiKeyId' | 'hash' | 'prefix'>;
+  /** How long the old key keeps working beside the new one. */
+  graceMs: number;
+}
+
+export interface AccountApi {
+  /** Records a new key; a repeat with the same id and hash answers the same entry. */
+  addKey(request: NewApiKey): Promise<ApiKeyEntry>;
+  /** Every key of the account, newest first. */
+  keys(request: Record<string, never>): Promise<{ keys: ApiKeyEntry[] }>;
+  /** One key as it is now; 404 api_key_not_found. */
+  key(request: { apiKeyId: string }): Promise<ApiKeyEntry>;
+  /** From now on the key is refused; an earlier revocation (or a shorter grace) stands. 404 api_key_not_found. */
+  revokeKey(request: { apiKeyId: string }): Promise<ApiKeyEntry>;
+  /** A successor with the old key's name, scopes and expiry; the old key is refused after the grace. 409 api_key_inactive for a revoked or expired key. */
+  rotateKey(request: RotateRequest): Promise<{ old: ApiKeyEntry; successor: ApiKeyEntry }>;
+  status(request: Record<string, never>): Promise<AccountStatus>;
+  /** Suspends (or lifts the suspension); a repeat changes nothing. */
+  setSuspended(request: { suspended: boolean }): Promise<AccountStatus>;
+}
+
+export const ACCOUNT_METHODS = ['addKey', 'keys', 'key', 'revokeKey', 'rotateKey', 'status', 'setSuspended'] as const satisfies readonly (keyof AccountApi)[];
+
+const keyId = z.string().min(1).max(100);
+const keyPart = { apiKeyId: keyId, hash: z.string().regex(/^[0-9a-f]{64}$/), prefix: z.string().min(1).max(32) };
+
+/** Each method's argument, checked by the host before the actor sees it (actors/runtime/args.ts). */
+export const ACCOUNT_ARGS = {
+  addKey: z.looseObject({
+    ...keyPart,
+    name: z.string().max(200).nullable(),
+    scopes: z.array(z.string()),
+    expiresAt: z.number().int().positive().nullable(),
+  }),
+  keys: z.looseObject({}),
+  key: z.looseObject({ apiKeyId: keyId }),
+  revokeKey: z.looseObject({ apiKeyId: keyId }),
+  rotateKey: z.looseObject({ apiKeyId: keyId, successor: z.looseObject(keyPart), graceMs: z.number().int().min(0).max(MAX_ROTATION_GRACE_MS) }),
+  status: z.looseObject({}),
+  setSuspended: z.looseObject({ suspended: z.boolean() }),
+} satisfies Record<(typeof ACCOUNT_METHODS)[number], z.ZodType>;

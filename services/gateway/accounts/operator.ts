@@ -1,0 +1,278 @@
+// The operator's use cases on accounts and API keys (docs/auth.md, "Key lifecycle"): each keeps
+// the Account actor (the record: keys, suspension), the key-value projection the request path
+// reads (services/gateway/accounts/store.ts) and the journals (the account directory, the audit
+// log) in step, in an order where a failure part-way never leaves a key working that the operator
+// was told is refused:
+//
+// - a new key is recorded in its actor before its projection exists (a key that works is always
+//   listed, so always revocable);
+// - a revocation, rotation or suspension is recorded in the actor, then projected; the answer
+//   waits for both, and a failed projection answers 503: the operator repeats the call (each is
+//   idempotent) and the repeat writes it.
+
+import type { AccountClient } from '../../../actors/account/client';
+import type { ApiKeyEntry } from '../../../actors/account/AccountInterface';
+import type { FundsHoldClient } from '../../../actors/funds-hold/client';
+import { DEFAULT_POOL, MEMBER_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
+import type { JournalClient } from '../../../actors/journal/client';
+import { ACCOUNTS_JOURNAL } from '../../../actors/journal/JournalInterface';
+import { GatewayError } from '../../../lib/errors';
+import type { ApiKeyScope } from '../auth/scopes';
+import type { LedgerReader } from '../ledger/reader';
+import type { AuditLog, OperatorAction } from './audit';
+import { hashApiKey, newApiKey, shownPrefix, type Account, type AccountStore, type ApiKeyRecord } from './store';
+
+const POOLS = [DEFAULT_POOL, MEMBER_POOL] as const;
+
+export interface OperatorDeps {
+  accounts: AccountStore;
+  accountActors: AccountClient;
+  journals: JournalClient;
+  funds: FundsHoldClient;
+  ledger: LedgerReader;
+  audit: AuditLog;
+  now?: () => number;
+}
+
+export type KeyState = 'active' | 'expiring' | 'revoked' | 'expired';
+
+/** A key as lists show it: never the key, its hash only inside the actor. */
+export interface KeyView {
+  apiKeyId: string;
+  prefix: string;
+  name: string | null;
+  scopes: string[];
+  state: KeyState;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  rotatedFrom: string | null;
+  rotatedTo: string | null;
+}
+
+export interface CreatedKey {
+  apiKeyId: string;
+  apiKey: string;
+  accountId: string;
+  scopes: string[];
+  name: string | null;
+  prefix: string;
+  createdAt: string;
+  expiresAt: string | null;
+}
+
+export interface AccountSummary {
+  accountId: string;
+  name: string;
+  createdAt: string;
+  suspendedAt: string | null;
+}
+
+const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+const cursorOf = (next: number | null) => (next === null ? null : String(next));
+
+export class AccountOperator {
+  private readonly now: () => number;
+  /** Unlisted keys being recorded (once per key per instance). */
+  private readonly listing = new Set<string>();
+
+  constructor(private readonly deps: OperatorDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  async createAccount(action: OperatorAction, name: string): Promise<Account> {
+    const { accounts, ledger, journals } = this.deps;
+    // Both pools enter the ledger's index first, so reconciliation covers the account from its
+    // creation on; the directory lists it before it exists (a listed id whose record is missing
+    // is left out of the list).
+    const account = await accounts.createAccount(name, async (accountId) => {
+      for (const pool of POOLS) await ledger.register(accountId, pool);
+      await journals.of(ACCOUNTS_JOURNAL).append({ id: accountId, entry: { accountId, name, createdAt: new Date(this.now()).toISOString() } });
+    });
+    await this.deps.audit.record(action, 'account.create', { accountId: account.accountId }, { name });
+    return account;
+  }
+
+  /** The account, or 404 account_not_found. */
+  async existing(accountId: string): Promise<Account> {
+    const account = await this.deps.accounts.getAccount(accountId);
+    if (!account) throw new GatewayError('account_not_found', `no account ${accountId}`);
+    return account;
+  }
+
+  async listAccounts(query: { limit: number; before?: string; name?: string }): Promise<{ items: AccountSummary[]; next: string | null }> {
+    const page = await this.deps.journals.of(ACCOUNTS_JOURNAL).read({
+      limit: query.limit,
+      ...(query.before !== undefined ? { before: Number(query.before) } : {}),
+      ...(query.name !== undefined ? { match: { field: 'name', text: query.name } } : {}),
+    });
+    const items: AccountSummary[] = [];
+    for (const { entry } of page.items) {
+      const account = await this.deps.accounts.getAccount(String(entry.accountId));
+      if (account) items.push(summary(account));
+    }
+    return { items, next: cursorOf(page.next) };
+  }
+
+  async accountDetail(accountId: string): Promise<AccountSummary & { pools: { pool: string; balance: number; held: number; available: number; leased: number }[]; keys: KeyView[] }> {
+    const account = await this.existing(accountId);
+    const pools = [];
+    for (const pool of POOLS) {
+      const balance = await this.deps.funds.of(accountId, pool).getBalance();
+      pools.push({ pool, balance: balance.balance, held: balance.held, available: balance.available, leased: balance.leased });
+    }
+    return { ...summary(account), pools, keys: await this.listKeys(accountId) };
+  }
+
+  async createKey(action: OperatorAction, accountId: string, request: { scopes: ApiKeyScope[]; name?: string; expiresAt?: string }): Promise<CreatedKey> {
+    const account = await this.existing(accountId);
+    const expiresAt = request.expiresAt === undefined ? null : Date.parse(request.expiresAt);
+    if (expiresAt !== null && expiresAt <= this.now()) throw new GatewayError('invalid_request', 'expiresAt must be in the future', { param: 'expiresAt' });
+    const key = newApiKey();
+    const hash = hashApiKey(key.apiKey);
+    await this.deps.accounts.putKeyAccount(key.apiKeyId, account.accountId);
+    const entry = await this.deps.accountActors.of(account.accountId).addKey({
+      apiKeyId: key.apiKeyId, hash, prefix: shownPrefix(key.apiKey), name: request.name ?? null, scopes: request.scopes, expiresAt,
+    });
+    await this.deps.accounts.putApiKey(hash, projection(account.accountId, entry, this.now()));
+    await this.deps.audit.record(action, 'api_key.create', { accountId, apiKeyId: key.apiKeyId }, { name: entry.name, scopes: entry.scopes, expiresAt: iso(expiresAt) });
+    return created(account.accountId, key.apiKey, entry);
+  }
+
+  async listKeys(accountId: string): Promise<KeyView[]> {
+    await this.existing(accountId);
+    const { keys } = await this.deps.accountActors.of(accountId).keys({});
+    const now = this.now();
+    return Promise.all(keys.map(async (entry) => ({
+      apiKeyId: entry.apiKeyId,
+      prefix: entry.prefix,
+      name: entry.name,
+      scopes: entry.scopes,
+      state: stateOf(entry, now),
+      createdAt: iso(entry.createdAt)!,
+      lastUsedAt: iso(await this.deps.accounts.lastUsed(entry.apiKeyId)),
+      expiresAt: iso(entry.expiresAt),
+      revokedAt: iso(entry.revokedAt),
+      rotatedFrom: entry.rotatedFrom,
+      rotatedTo: entry.rotatedTo,
+    })));
+  }
+
+  async revokeKey(action: OperatorAction, apiKeyId: string): Promise<void> {
+    const accountId = await this.keyAccount(apiKeyId);
+    const entry = await this.deps.accountActors.of(accountId).revokeKey({ apiKeyId });
+    await this.project(accountId, entry);
+    await this.deps.audit.record(action, 'api_key.revoke', { accountId, apiKeyId }, { revokedAt: iso(entry.revokedAt) });
+  }
+
+  async rotateKey(action: OperatorAction, apiKeyId: string, graceSeconds: number): Promise<CreatedKey & { replaces: string; oldKeyRefusedFrom: string }> {
+    const accountId = await this.keyAccount(apiKeyId);
+    const key = newApiKey();
+    const hash = hashApiKey(key.apiKey);
+    await this.deps.accounts.putKeyAccount(key.apiKeyId, accountId);
+    const { old, successor } = await this.deps.accountActors.of(accountId).rotateKey({
+      apiKeyId, successor: { apiKeyId: key.apiKeyId, hash, prefix: shownPrefix(key.apiKey) }, graceMs: graceSeconds * 1000,
+    });
+    const now = this.now();
+    await this.deps.accounts.putApiKey(hash, projection(accountId, successor, now));
+    await this.project(accountId, old);
+    await this.deps.audit.record(action, 'api_key.rotate', { accountId, apiKeyId }, { successor: successor.apiKeyId, graceSeconds, oldKeyRefusedFrom: iso(old.revokedAt) });
+    return { ...created(accountId, key.apiKey, successor), replaces: old.apiKeyId, oldKeyRefusedFrom: iso(old.revokedAt)! };
+  }
+
+  async setSuspended(action: OperatorAction, accountId: string, suspended: boolean): Promise<AccountSummary> {
+    const account = await this.existing(accountId);
+    const status = await this.deps.accountActors.of(accountId).setSuspended({ suspended });
+    const next: Account = { ...account, suspendedAt: status.suspendedAt };
+    await this.deps.accounts.putAccount(next);
+    await this.deps.audit.record(action, suspended ? 'account.suspend' : 'account.unsuspend', { accountId }, { suspendedAt: iso(status.suspendedAt) });
+    return summary(next);
+  }
+
+  async debit(action: OperatorAction, accountId: string, request: { amount: number; reference: string; reason: string; pool: string }) {
+    await this.existing(accountId);
+    const outcome = await this.deps.funds.of(accountId, request.pool).debit({ amount: request.amount, reference: request.reference });
+    if (outcome.applied) {
+      await this.deps.audit.record(action, 'account.debit', { accountId }, { pool: request.pool, amount: request.amount, reference: request.reference, reason: request.reason });
+    }
+    return outcome;
+  }
+
+  /**
+   * A key made before keys were listed, seen in use: recorded in its account's actor, so it can be
+   * listed, rotated and revoked like any other. Once per key per instance, never awaited by the
+   * request (a failure is tried again at a later use). Its projection is marked listed before the
+   * actor records it: an operator can only revoke the key once the actor has it, so the
+   * revocation's own projection is always the later write and is never overwritten.
+   */
+  recordUnlisted(apiKey: string, record: ApiKeyRecord): void {
+    const hash = hashApiKey(apiKey);
+    if (this.listing.has(hash)) return;
+    this.listing.add(hash);
+    const { accounts, accountActors } = this.deps;
+    const recordIt = async () => {
+      await accounts.putKeyAccount(record.apiKeyId, record.accountId);
+      await accounts.putApiKey(hash, { ...record, listed: true });
+      try {
+        await accountActors.of(record.accountId).addKey({
+          apiKeyId: record.apiKeyId, hash, prefix: shownPrefix(apiKey), name: record.name ?? null, scopes: record.scopes, expiresAt: record.expiresAt ?? null,
+        });
+      } catch (error) {
+        // Not recorded: unlisted again, so a later use tries again.
+        await accounts.putApiKey(hash, record);
+        throw error;
+      }
+    };
+    recordIt().catch(() => this.listing.delete(hash));
+  }
+
+  /**
+   * Writes a changed key's projection, then reads the key again and writes once more if another
+   * operator call changed it meanwhile: whichever write comes last carries the actor's final
+   * state, so concurrent revocations and rotations of one key cannot leave an older one behind.
+   */
+  private async project(accountId: string, entry: ApiKeyEntry): Promise<void> {
+    await this.deps.accounts.putApiKey(entry.hash, projection(accountId, entry, this.now()));
+    const current = await this.deps.accountActors.of(accountId).key({ apiKeyId: entry.apiKeyId });
+    if (JSON.stringify(current) !== JSON.stringify(entry)) await this.deps.accounts.putApiKey(current.hash, projection(accountId, current, this.now()));
+  }
+
+  private async keyAccount(apiKeyId: string): Promise<string> {
+    const owner = await this.deps.accounts.keyAccount(apiKeyId);
+    if (!owner) throw new GatewayError('api_key_not_found', `no API key ${apiKeyId}`);
+    return owner.accountId;
+  }
+}
+
+function summary(account: Account): AccountSummary {
+  return { accountId: account.accountId, name: account.name, createdAt: account.createdAt, suspendedAt: iso(account.suspendedAt) };
+}
+
+function stateOf(entry: ApiKeyEntry, now: number): KeyState {
+  if (entry.revokedAt !== null && entry.revokedAt <= now) return 'revoked';
+  if (entry.expiresAt !== null && entry.expiresAt <= now) return 'expired';
+  return entry.revokedAt !== null || entry.expiresAt !== null ? 'expiring' : 'active';
+}
+
+/** What the request path reads of a key: the actor's entry, without its hash. */
+function projection(accountId: string, entry: ApiKeyEntry, now: number): ApiKeyRecord {
+  return {
+    apiKeyId: entry.apiKeyId,
+    accountId,
+    createdAt: new Date(entry.createdAt).toISOString(),
+    scopes: entry.scopes as ApiKeyScope[],
+    name: entry.name,
+    expiresAt: entry.expiresAt,
+    // A revocation already in force is refused whatever the reading instance's clock says.
+    revokedAt: entry.revokedAt !== null && entry.revokedAt <= now ? 0 : entry.revokedAt,
+    listed: true,
+  };
+}
+
+function created(accountId: string, apiKey: string, entry: ApiKeyEntry): CreatedKey {
+  return {
+    apiKeyId: entry.apiKeyId, apiKey, accountId, scopes: entry.scopes, name: entry.name,
+    prefix: entry.prefix, createdAt: iso(entry.createdAt)!, expiresAt: iso(entry.expiresAt),
+  };
+}

@@ -1,0 +1,195 @@
+// End-to-end suite of the operator's key and account lifecycle over HTTP, against one or two
+// gateway instances (the Dapr topology runs two, each with its own sidecar and key cache): keys
+// listed without their secret, revoked and refused by every instance within one second, rotated
+// with a grace, expiring; accounts listed, suspended and lifted, debited exactly once; every
+// action in the audit log, which holds no secret.
+
+import { randomUUID } from 'node:crypto';
+import { admin, balance, chat, fundedAccount, hello, image, imageTask, json, picture } from '../support/api';
+import { ADMIN_TOKEN } from '../support/processes';
+import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
+
+export interface KeyLifecycleDeploymentUnderTest {
+  /** Every gateway instance (the same one twice where only one runs). */
+  urls: [string, string];
+  close(): Promise<void>;
+}
+
+/** The bound every instance keeps: a revoked key is refused within it (GATEWAY_API_KEY_CACHE_MS ≤ 1 s). */
+const CACHE_BOUND_MS = 1000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function keyLifecycleSuite(hostName: string, start: () => Promise<KeyLifecycleDeploymentUnderTest>): void {
+  describe(`API key and account lifecycle on the ${hostName} host`, () => {
+    let d: KeyLifecycleDeploymentUnderTest;
+    const openApi = recordAnswers(() => d?.urls[0]);
+    beforeAll(async () => {
+      d = await start();
+    });
+    afterAll(async () => {
+      await d?.close();
+    });
+
+    const operator = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const get = (path: string, base = d.urls[0]) => json(`${base}${path}`, { headers: operator });
+    const del = (path: string, base = d.urls[0]) => json(`${base}${path}`, { method: 'DELETE', headers: operator });
+    const post = (path: string, body: unknown, base = d.urls[0]) => admin(base, path, body);
+    const works = async (apiKey: string) => Promise.all(d.urls.map(async (url) => (await chat(url, apiKey, hello)).status));
+    const keyOf = async (accountId: string, apiKeyId: string) => (await get(`/admin/v1/accounts/${accountId}/api-keys`)).body.items.find((k: { apiKeyId: string }) => k.apiKeyId === apiKeyId);
+
+    it('when a key is made with a name and an expiry, then it is listed with its prefix, scopes and dates, and never with the key itself', async () => {
+      const { accountId } = await fundedAccount(d.urls[0], 1_000_000_000);
+      const expiresAt = new Date(Date.now() + 3600_000).toISOString();
+      const made = await post(`/admin/v1/accounts/${accountId}/api-keys`, { name: 'ci deploy', scopes: ['compat'], expiresAt });
+      expect(made.status).toBe(201);
+      expect(made.body).toMatchObject({ accountId, name: 'ci deploy', scopes: ['compat'], expiresAt, prefix: made.body.apiKey.slice(0, 12) });
+      expect(await works(made.body.apiKey)).toEqual([200, 200]);
+      const list = await get(`/admin/v1/accounts/${accountId}/api-keys`);
+      expect(list.status).toBe(200);
+      expect(list.body.items[0]).toMatchObject({ apiKeyId: made.body.apiKeyId, name: 'ci deploy', scopes: ['compat'], state: 'expiring', expiresAt, revokedAt: null, prefix: made.body.prefix });
+      expect(list.body.items[0].lastUsedAt).not.toBeNull();
+      expect(JSON.stringify(list.body)).not.toContain(made.body.apiKey);
+      expect(list.body.items).toHaveLength(2);
+    });
+
+    it('when a key is revoked through one instance, then every instance refuses it within one second, and a repeat answers the same', async () => {
+      const { accountId, apiKey } = await fundedAccount(d.urls[0], 1_000_000_000);
+      const apiKeyId = (await get(`/admin/v1/accounts/${accountId}/api-keys`)).body.items[0].apiKeyId;
+      // Both instances hold the key in their caches.
+      expect(await works(apiKey)).toEqual([200, 200]);
+      const revoked = await del(`/admin/v1/api-keys/${apiKeyId}`, d.urls[1]);
+      expect(revoked.status).toBe(204);
+      const answeredAt = Date.now();
+      await sleep(CACHE_BOUND_MS + 50 - (Date.now() - answeredAt));
+      for (const url of d.urls) {
+        const refused = await chat(url, apiKey, hello);
+        expect([refused.status, refused.body.error?.code, refused.body.error?.message]).toEqual([401, 'unauthorized', 'this API key has been revoked']);
+      }
+      expect(await keyOf(accountId, apiKeyId)).toMatchObject({ state: 'revoked', revokedAt: expect.any(String) });
+      expect((await del(`/admin/v1/api-keys/${apiKeyId}`)).status).toBe(204);
+      expect(await del('/admin/v1/api-keys/key_nosuchkey')).toMatchObject({ status: 404, body: { error: { code: 'api_key_not_found' } } });
+    });
+
+    it('when a key is rotated with a grace, then the new key works at once with the same scopes, and the old one until the grace ends', async () => {
+      const { accountId } = await fundedAccount(d.urls[0], 1_000_000_000);
+      const old = await post(`/admin/v1/accounts/${accountId}/api-keys`, { name: 'svc', scopes: ['media'] });
+      const rotated = await post(`/admin/v1/api-keys/${old.body.apiKeyId}/rotate`, { graceSeconds: 2 });
+      expect(rotated.status).toBe(201);
+      expect(rotated.body).toMatchObject({ accountId, name: 'svc', scopes: ['media'], replaces: old.body.apiKeyId });
+      const refusedFrom = Date.parse(rotated.body.oldKeyRefusedFrom);
+      expect(refusedFrom).toBeGreaterThan(Date.now());
+      expect(await works(rotated.body.apiKey)).toEqual([200, 200]);
+      expect(await works(old.body.apiKey)).toEqual([200, 200]);
+      expect(await keyOf(accountId, old.body.apiKeyId)).toMatchObject({ state: 'expiring', rotatedTo: rotated.body.apiKeyId });
+      expect(await keyOf(accountId, rotated.body.apiKeyId)).toMatchObject({ state: 'active', rotatedFrom: old.body.apiKeyId });
+      await sleep(refusedFrom - Date.now() + 100);
+      expect(await works(old.body.apiKey)).toEqual([401, 401]);
+      expect(await works(rotated.body.apiKey)).toEqual([200, 200]);
+      const again = await post(`/admin/v1/api-keys/${old.body.apiKeyId}/rotate`, {});
+      expect([again.status, again.body.error?.code]).toEqual([409, 'api_key_inactive']);
+    });
+
+    it('when a key expires, then it is refused like a revoked one; an expiry in the past is refused and makes no key', async () => {
+      const { accountId } = await fundedAccount(d.urls[0], 1_000_000_000);
+      const soon = await post(`/admin/v1/accounts/${accountId}/api-keys`, { expiresAt: new Date(Date.now() + 1500).toISOString() });
+      expect(await works(soon.body.apiKey)).toEqual([200, 200]);
+      await sleep(1600);
+      const refused = await chat(d.urls[1], soon.body.apiKey, hello);
+      expect([refused.status, refused.body.error?.message]).toEqual([401, 'this API key has expired']);
+      expect(await keyOf(accountId, soon.body.apiKeyId)).toMatchObject({ state: 'expired' });
+      const past = await post(`/admin/v1/accounts/${accountId}/api-keys`, { expiresAt: new Date(Date.now() - 1000).toISOString() });
+      expect([past.status, past.body.error?.param]).toEqual([400, 'expiresAt']);
+      expect((await get(`/admin/v1/accounts/${accountId}/api-keys`)).body.items).toHaveLength(2);
+    });
+
+    it('when an account is suspended, then its calls are refused 403 on every instance while a call already running ends and is charged, and lifting it lets calls through again', async () => {
+      const { accountId, apiKey } = await fundedAccount(d.urls[0], 1_000_000_000);
+      expect(await works(apiKey)).toEqual([200, 200]);
+      const running = chat(d.urls[1], apiKey, { ...hello, stream: true }, { headers: { 'x-sim-directive': 'tokens=8;stream-delay=150' } });
+      await sleep(200);
+      const suspended = await post(`/admin/v1/accounts/${accountId}/suspend`, {});
+      expect(suspended).toMatchObject({ status: 200, body: { accountId, suspendedAt: expect.any(String) } });
+      await sleep(CACHE_BOUND_MS + 50);
+      for (const url of d.urls) {
+        const refused = await chat(url, apiKey, hello);
+        expect([refused.status, refused.body.error?.code]).toEqual([403, 'account_suspended']);
+      }
+      const stream = await running;
+      expect(stream.status).toBe(200);
+      expect(String(stream.body)).toContain('[DONE]');
+      const detail = await get(`/admin/v1/accounts/${accountId}`);
+      expect(detail.body).toMatchObject({ accountId, suspendedAt: expect.any(String), keys: [expect.objectContaining({ state: 'active' })] });
+      expect(detail.body.pools.find((p: { pool: string }) => p.pool === 'pool-3')).toMatchObject({ held: 0 });
+      expect((await post(`/admin/v1/accounts/${accountId}/unsuspend`, {})).body).toMatchObject({ suspendedAt: null });
+      await sleep(CACHE_BOUND_MS + 50);
+      expect(await works(apiKey)).toEqual([200, 200]);
+    });
+
+    it('when an operator debits an account, then the balance moves once per reference, never below what is available, and reconciliation stays clean', async () => {
+      const { accountId, apiKey } = await fundedAccount(d.urls[0], 1_000_000);
+      const path = `/admin/v1/accounts/${accountId}/debits`;
+      const first = await post(path, { amount: 300_000, reference: 'fix-1', reason: 'duplicate top-up' });
+      expect(first).toMatchObject({ status: 200, body: { accountId, applied: true, amount: 300_000, balance: 700_000 } });
+      expect((await post(path, { amount: 300_000, reference: 'fix-1', reason: 'duplicate top-up' })).body).toMatchObject({ applied: false, balance: 700_000 });
+      expect(await post(path, { amount: 1, reference: 'fix-1', reason: 'x' })).toMatchObject({ status: 409, body: { error: { code: 'debit_reference_reused' } } });
+      expect(await post(path, { amount: 700_001, reference: 'fix-2', reason: 'too much' })).toMatchObject({ status: 402, body: { error: { code: 'insufficient_funds' } } });
+      expect(await post(path, { amount: 10, reference: 'fix-3' })).toMatchObject({ status: 400, body: { error: { param: 'reason' } } });
+      expect(await balance(d.urls[0], apiKey)).toMatchObject({ balance: 700_000 });
+      let differences: unknown[] = [undefined];
+      for (let i = 0; i < 50 && differences.length > 0; i++) {
+        differences = (await get('/admin/v1/reconciliation')).body.differences.filter((x: { accountId: string }) => x.accountId === accountId);
+        if (differences.length > 0) await sleep(100);
+      }
+      expect(differences).toEqual([]);
+    });
+
+    it('when accounts are listed, then newest come first, a name filter and pages work, and an account shows its pools and keys', async () => {
+      const tag = `team-${randomUUID().slice(0, 8)}`;
+      const made: string[] = [];
+      for (const n of [1, 2, 3]) made.push((await post('/admin/v1/accounts', { name: `${tag} ${n}` })).body.accountId);
+      const firstPage = await get(`/admin/v1/accounts?name=${tag.toUpperCase()}&limit=2`);
+      expect(firstPage.status).toBe(200);
+      expect(firstPage.body.items.map((a: { accountId: string }) => a.accountId)).toEqual([made[2], made[1]]);
+      const rest = await get(`/admin/v1/accounts?name=${tag}&limit=2&before=${firstPage.body.next}`);
+      expect(rest.body.items.map((a: { accountId: string }) => a.accountId)).toEqual([made[0]]);
+      expect((await get('/admin/v1/accounts?limit=0')).status).toBe(400);
+      const detail = await get(`/admin/v1/accounts/${made[0]}`, d.urls[1]);
+      expect(detail.body).toMatchObject({ accountId: made[0], name: `${tag} 1`, suspendedAt: null, keys: [], currency: 'USD', scale: 9 });
+      expect(detail.body.pools.map((p: { pool: string }) => p.pool)).toEqual(['pool-3', 'member']);
+      expect(await get('/admin/v1/accounts/acct_missing')).toMatchObject({ status: 404, body: { error: { code: 'account_not_found' } } });
+    });
+
+    it('when operators act, then each action is in the audit log with who, what, when and the request id, and the log holds no secret', async () => {
+      const { accountId, apiKey } = await fundedAccount(d.urls[0], 5_000);
+      const apiKeyId = (await get(`/admin/v1/accounts/${accountId}/api-keys`)).body.items[0].apiKeyId;
+      const rotated = await post(`/admin/v1/api-keys/${apiKeyId}/rotate`, {});
+      await post(`/admin/v1/accounts/${accountId}/suspend`, {});
+      const audit = await get(`/admin/v1/audit?accountId=${accountId}`, d.urls[1]);
+      expect(audit.status).toBe(200);
+      expect(audit.body.items.map((e: { action: string }) => e.action)).toEqual(['account.suspend', 'api_key.rotate', 'account.credit', 'api_key.create', 'account.create']);
+      for (const entry of audit.body.items) {
+        expect(entry).toMatchObject({ who: expect.stringMatching(/^admin:[0-9a-f]{12}$/), accountId, requestId: expect.any(String), at: expect.any(String) });
+      }
+      const text = JSON.stringify(audit.body);
+      for (const secret of [apiKey, rotated.body.apiKey, ADMIN_TOKEN]) expect(text).not.toContain(secret);
+      const page = await get('/admin/v1/audit?limit=1');
+      expect(page.body.items).toHaveLength(1);
+      expect(page.body.next).toEqual(expect.any(String));
+    });
+
+    it('when a key is rotated or revoked, then its image tasks stay recoverable by that key only while it works', async () => {
+      const { accountId, apiKey } = await fundedAccount(d.urls[0], 100_000_000);
+      const made = await image(d.urls[0], apiKey, picture);
+      expect(made.status).toBe(200);
+      const apiKeyId = (await get(`/admin/v1/accounts/${accountId}/api-keys`)).body.items[0].apiKeyId;
+      const rotated = await post(`/admin/v1/api-keys/${apiKeyId}/rotate`, { graceSeconds: 60 });
+      expect((await imageTask(d.urls[1], apiKey, made.body.taskId)).status).toBe(200);
+      expect((await imageTask(d.urls[1], rotated.body.apiKey, made.body.taskId)).status).toBe(404);
+      await del(`/admin/v1/api-keys/${apiKeyId}`);
+      await sleep(CACHE_BOUND_MS + 50);
+      expect((await imageTask(d.urls[1], apiKey, made.body.taskId)).status).toBe(401);
+    });
+
+    itConformsToOpenApi(openApi);
+  });
+}
