@@ -13,7 +13,7 @@ export type ErrorShape = 'native' | 'openai' | 'anthropic';
 /** The chat wires whose streams report a failure in a frame of their own. */
 export type StreamWire = 'openai' | 'anthropic';
 
-type OpenAiErrorType = 'invalid_request_error' | 'authentication_error' | 'insufficient_quota' | 'permission_error' | 'not_found_error' | 'conflict_error' | 'api_error';
+type OpenAiErrorType = 'rate_limit_error' | 'invalid_request_error' | 'authentication_error' | 'insufficient_quota' | 'permission_error' | 'not_found_error' | 'conflict_error' | 'api_error';
 type AnthropicErrorType = 'invalid_request_error' | 'authentication_error' | 'billing_error' | 'permission_error' | 'not_found_error' | 'request_too_large' | 'rate_limit_error' | 'overloaded_error' | 'timeout_error' | 'api_error';
 
 /** Each code's `type` in the OpenAI and the Anthropic error object (docs/api.md, Errors). */
@@ -35,6 +35,7 @@ export const WIRE_ERROR_TYPE: Record<ErrorCode, { openai: OpenAiErrorType; anthr
   signature_invalid: { openai: 'authentication_error', anthropic: 'authentication_error' },
   signature_stale: { openai: 'authentication_error', anthropic: 'authentication_error' },
   insufficient_funds: { openai: 'insufficient_quota', anthropic: 'billing_error' },
+  spend_limit_exceeded: { openai: 'insufficient_quota', anthropic: 'billing_error' },
   credential_family_mismatch: { openai: 'permission_error', anthropic: 'permission_error' },
   account_suspended: { openai: 'permission_error', anthropic: 'permission_error' },
   compat_disabled: { openai: 'permission_error', anthropic: 'permission_error' },
@@ -62,6 +63,7 @@ export const WIRE_ERROR_TYPE: Record<ErrorCode, { openai: OpenAiErrorType; anthr
   api_key_limit_reached: { openai: 'conflict_error', anthropic: 'invalid_request_error' },
   debit_reference_reused: { openai: 'conflict_error', anthropic: 'invalid_request_error' },
   payload_too_large: { openai: 'invalid_request_error', anthropic: 'request_too_large' },
+  rate_limit_exceeded: { openai: 'rate_limit_error', anthropic: 'rate_limit_error' },
   unsupported_media_type: { openai: 'invalid_request_error', anthropic: 'invalid_request_error' },
   internal_error: { openai: 'api_error', anthropic: 'api_error' },
   provider_error: { openai: 'api_error', anthropic: 'api_error' },

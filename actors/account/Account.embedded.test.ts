@@ -19,6 +19,11 @@ afterAll(async () => {
 });
 
 const account = () => new AccountClient(host.invoker).of(`acct_${++n}`);
+/** Rate windows are whole minutes of the clock: a case that counts starts well inside one. */
+async function awayFromMinuteEdge(): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 3000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}
 const hash = (i: number) => i.toString(16).padStart(64, '0');
 const key = (i: number, extra: Partial<NewApiKey> = {}): NewApiKey => ({ apiKeyId: `key_${i}`, hash: hash(i), prefix: `sk-payg-${i}`, name: null, scopes: [], expiresAt: null, ...extra });
 
@@ -82,6 +87,45 @@ describe('Account actor', () => {
     const a = account();
     for (let i = 0; i < MAX_KEYS_PER_ACCOUNT; i++) await a.addKey(key(10_000 + i));
     await expect(a.addKey(key(20_000))).rejects.toMatchObject({ code: 'api_key_limit_reached' });
+  });
+
+  it('when rates are limited, then calls are counted in the minute window of the actor clock, the tighter of account and key is told, and a refused call counts nothing', async () => {
+    await awayFromMinuteEdge();
+    const a = account();
+    await a.addKey(key(30));
+    await a.setLimits({ limits: { requests_per_minute: 3, tokens_per_minute: 1000 } });
+    expect((await a.setLimits({ apiKeyId: 'key_30', limits: { requests_per_minute: 2 } })).limits).toEqual({ requests_per_minute: 2 });
+    const first = await a.admit({ apiKeyId: 'key_30', tokens: 100 });
+    expect(first).toMatchObject({ admitted: true, requests: { limit: 2, remaining: 1 }, tokens: { limit: 1000, remaining: 900 } });
+    expect(first.requests!.resetAt - first.windowStart).toBe(60_000);
+    expect(await a.admit({ apiKeyId: 'key_30', tokens: 100 })).toMatchObject({ admitted: true, requests: { remaining: 0 } });
+    const refused = await a.admit({ apiKeyId: 'key_30', tokens: 100 });
+    expect(refused).toMatchObject({ admitted: false, refused: { limit: 'requests_per_minute', scope: 'key', retryAfterMs: expect.any(Number) } });
+    // The account still has one request of its three: another credential of the account gets it.
+    expect(await a.admit({ apiKeyId: null, tokens: 100 })).toMatchObject({ admitted: true, requests: { limit: 3, remaining: 0 } });
+    expect(await a.admit({ apiKeyId: null, tokens: 1 })).toMatchObject({ admitted: false, refused: { scope: 'account' } });
+  });
+
+  it('when a call used fewer tokens than admitted, then the correction gives them back within its window', async () => {
+    await awayFromMinuteEdge();
+    const a = account();
+    await a.setLimits({ limits: { tokens_per_minute: 1000 } });
+    const first = await a.admit({ apiKeyId: null, tokens: 900 });
+    expect(await a.admit({ apiKeyId: null, tokens: 200 })).toMatchObject({ admitted: false, refused: { limit: 'tokens_per_minute' } });
+    await a.correctTokens({ apiKeyId: null, windowStart: first.windowStart, delta: -800 });
+    expect(await a.admit({ apiKeyId: null, tokens: 200 })).toMatchObject({ admitted: true, tokens: { remaining: 700 } });
+    // A correction for a window that has passed changes nothing.
+    await a.correctTokens({ apiKeyId: null, windowStart: first.windowStart - 60_000, delta: -300 });
+    expect((await a.admit({ apiKeyId: null, tokens: 0 })).tokens).toMatchObject({ remaining: 700 });
+  });
+
+  it('when a limit is set to null, then it is removed; a rotated key keeps its limits', async () => {
+    const a = account();
+    await a.addKey(key(40));
+    await a.setLimits({ apiKeyId: 'key_40', limits: { spend_total: 500, requests_per_minute: 5 } });
+    expect((await a.setLimits({ apiKeyId: 'key_40', limits: { requests_per_minute: null } })).limits).toEqual({ spend_total: 500 });
+    const { successor } = await a.rotateKey({ apiKeyId: 'key_40', successor: { apiKeyId: 'key_41', hash: hash(41), prefix: 'sk-payg-41' }, graceMs: 0 });
+    expect(successor.limits).toEqual({ spend_total: 500 });
   });
 
   it('when an argument is malformed, then the host refuses it before the actor', async () => {

@@ -1,8 +1,10 @@
 // Account actor: each key under `key:<apiKeyId>` (a change rewrites only its own record), their
-// ids in order of creation under `keys`, the suspension under `status`. Times are the actor's
-// own clock, so every gateway instance sees one revocation time.
+// ids in order of creation under `keys`, the suspension and the account's limits under `status`,
+// the current rate window's counts under `window`. Times are the actor's own clock, so every
+// gateway instance sees one revocation time and one rate window.
 
 import { GatewayError } from '../../lib/errors';
+import { patchLimits, RATE_WINDOW_MS, type Limits, type LimitsPatch, type RateLimitName } from '../../lib/limits';
 import type { ActorContext, ActorInstance } from '../runtime/port';
 import { StateRecord, StateRecords } from '../runtime/state-record';
 import {
@@ -12,10 +14,20 @@ import {
   MAX_KEYS_PER_ACCOUNT,
   type AccountApi,
   type AccountStatus,
+  type Admission,
+  type AdmitRequest,
   type ApiKeyEntry,
+  type RateWindowView,
   type NewApiKey,
   type RotateRequest,
 } from './AccountInterface';
+
+/** What the current rate window has counted: the account's, and each key's. */
+interface RateWindow {
+  start: number;
+  account: { requests: number; tokens: number };
+  keys: Record<string, { requests: number; tokens: number }>;
+}
 
 export class Account implements AccountApi, ActorInstance {
   static readonly actorType = ACCOUNT_ACTOR_TYPE;
@@ -25,11 +37,13 @@ export class Account implements AccountApi, ActorInstance {
   private readonly keyIds: StateRecord<string[]>;
   private readonly entries: StateRecords<ApiKeyEntry>;
   private readonly stored: StateRecord<AccountStatus>;
+  private readonly window: StateRecord<RateWindow>;
 
   constructor(private readonly ctx: ActorContext) {
     this.keyIds = new StateRecord(ctx.state, 'keys', 'no keys');
     this.entries = new StateRecords(ctx.state, 'key:');
     this.stored = new StateRecord(ctx.state, 'status', 'no status');
+    this.window = new StateRecord(ctx.state, 'window', 'no window');
   }
 
   async addKey(request: NewApiKey): Promise<ApiKeyEntry> {
@@ -69,7 +83,7 @@ export class Account implements AccountApi, ActorInstance {
     const refusedSince = Math.min(old.revokedAt ?? Infinity, old.expiresAt ?? Infinity);
     if (refusedSince <= now) throw new GatewayError('api_key_inactive', `API key ${old.apiKeyId} is ${old.revokedAt !== null && old.revokedAt <= now ? 'revoked' : 'expired'}: make a new key instead`);
     const successor = await this.add({
-      ...request.successor, name: old.name, scopes: old.scopes, expiresAt: old.expiresAt,
+      ...request.successor, name: old.name, scopes: old.scopes, expiresAt: old.expiresAt, ...(old.limits ? { limits: old.limits } : {}),
       createdAt: now, revokedAt: null, rotatedFrom: old.apiKeyId, rotatedTo: null,
     });
     // The old key's refusal comes with the grace, unless it was already due earlier.
@@ -86,9 +100,73 @@ export class Account implements AccountApi, ActorInstance {
   async setSuspended(request: { suspended: boolean }): Promise<AccountStatus> {
     const status = await this.status();
     if (request.suspended === (status.suspendedAt !== null)) return status;
-    const next: AccountStatus = { suspendedAt: request.suspended ? this.ctx.now() : null };
+    const next: AccountStatus = { ...status, suspendedAt: request.suspended ? this.ctx.now() : null };
     this.stored.save(next);
     return next;
+  }
+
+  async setLimits(request: { apiKeyId?: string; limits: LimitsPatch }): Promise<{ limits: Limits; entry?: ApiKeyEntry }> {
+    if (request.apiKeyId === undefined) {
+      const status = await this.status();
+      const next = { ...status, limits: patchLimits(status.limits, request.limits) };
+      this.stored.save(next);
+      return { limits: next.limits };
+    }
+    const entry = await this.entry(request.apiKeyId);
+    entry.limits = patchLimits(entry.limits, request.limits);
+    this.entries.set(entry.apiKeyId, entry);
+    return { limits: entry.limits, entry };
+  }
+
+  async admit(request: AdmitRequest): Promise<Admission> {
+    const now = this.ctx.now();
+    const windowStart = now - (now % RATE_WINDOW_MS);
+    const resetAt = windowStart + RATE_WINDOW_MS;
+    const account = (await this.status()).limits ?? {};
+    const key = request.apiKeyId === null ? {} : ((await this.entries.get(request.apiKeyId))?.limits ?? {});
+    const stored = await this.window.load();
+    const window: RateWindow = stored?.start === windowStart ? stored : { start: windowStart, account: { requests: 0, tokens: 0 }, keys: {} };
+    const keyCount = request.apiKeyId === null ? { requests: 0, tokens: 0 } : (window.keys[request.apiKeyId] ?? { requests: 0, tokens: 0 });
+    // Every limit that applies, with what it has counted and what this call adds.
+    const checks = [
+      { scope: 'account' as const, limit: 'requests_per_minute' as const, max: account.requests_per_minute, used: window.account.requests, adds: 1 },
+      { scope: 'key' as const, limit: 'requests_per_minute' as const, max: key.requests_per_minute, used: keyCount.requests, adds: 1 },
+      { scope: 'account' as const, limit: 'tokens_per_minute' as const, max: account.tokens_per_minute, used: window.account.tokens, adds: request.tokens },
+      { scope: 'key' as const, limit: 'tokens_per_minute' as const, max: key.tokens_per_minute, used: keyCount.tokens, adds: request.tokens },
+    ].filter((check): check is typeof check & { max: number } => check.max !== undefined);
+    const over = checks.find((check) => check.used + check.adds > check.max);
+    const admitted = over === undefined;
+    if (admitted) {
+      window.account = { requests: window.account.requests + 1, tokens: window.account.tokens + request.tokens };
+      if (request.apiKeyId !== null) window.keys[request.apiKeyId] = { requests: keyCount.requests + 1, tokens: keyCount.tokens + request.tokens };
+      this.window.save(window);
+    }
+    // The headers tell the tighter of the account's and the key's counts, after this call.
+    const view = (limit: RateLimitName): RateWindowView | undefined => {
+      let tightest: RateWindowView | undefined;
+      for (const check of checks.filter((c) => c.limit === limit)) {
+        const remaining = Math.max(0, check.max - check.used - (admitted ? check.adds : 0));
+        if (!tightest || remaining < tightest.remaining) tightest = { limit: check.max, remaining, resetAt };
+      }
+      return tightest;
+    };
+    const requests = view('requests_per_minute');
+    const tokens = view('tokens_per_minute');
+    return {
+      admitted, windowStart,
+      ...(requests ? { requests } : {}),
+      ...(tokens ? { tokens } : {}),
+      ...(over ? { refused: { limit: over.limit, scope: over.scope, retryAfterMs: resetAt - now } } : {}),
+    };
+  }
+
+  async correctTokens(request: { apiKeyId: string | null; windowStart: number; delta: number }): Promise<void> {
+    const window = await this.window.load();
+    if (!window || window.start !== request.windowStart || request.delta === 0) return;
+    window.account.tokens = Math.max(0, window.account.tokens + request.delta);
+    const key = request.apiKeyId === null ? undefined : window.keys[request.apiKeyId];
+    if (key) key.tokens = Math.max(0, key.tokens + request.delta);
+    this.window.save(window);
   }
 
   async onReminder(): Promise<void> {}

@@ -7,6 +7,7 @@
 // name "Account" is frozen.
 
 import { z } from 'zod';
+import { limitsPatchSchema, type Limits, type LimitsPatch, type RateLimitName } from '../../lib/limits';
 
 export const ACCOUNT_ACTOR_TYPE = 'Account';
 /** Keys an account holds at most, revoked ones included: creating past it is refused with 409. */
@@ -34,11 +35,41 @@ export interface ApiKeyEntry extends NewApiKey {
   /** The key this one was made to replace, and the key made to replace this one. */
   rotatedFrom: string | null;
   rotatedTo: string | null;
+  /** The key's own limits (lib/limits.ts); absent in entries made before limits existed. */
+  limits?: Limits;
 }
 
 export interface AccountStatus {
   /** Epoch ms since when the account is suspended; null: not suspended. */
   suspendedAt: number | null;
+  /** The account's limits, over all its keys and credentials. */
+  limits?: Limits;
+}
+
+/** Where a rate stands in the current window: what the rate-limit headers tell. */
+export interface RateWindowView {
+  limit: number;
+  remaining: number;
+  /** Epoch ms when the window ends and the count starts again. */
+  resetAt: number;
+}
+
+export interface AdmitRequest {
+  /** The key the call comes with (null: an OAuth credential, only the account's limits apply). */
+  apiKeyId: string | null;
+  /** The tokens the call may use at most (its input bound and frozen max_tokens); corrected at settle. */
+  tokens: number;
+}
+
+export interface Admission {
+  admitted: boolean;
+  /** The window the call was counted in (correctTokens names it). */
+  windowStart: number;
+  /** The tighter of the account's and the key's rates, when either is limited. */
+  requests?: RateWindowView;
+  tokens?: RateWindowView;
+  /** Why it was refused: the limit and whose it is, and when to try again. */
+  refused?: { limit: RateLimitName; scope: 'account' | 'key'; retryAfterMs: number };
 }
 
 export interface RotateRequest {
@@ -63,9 +94,15 @@ export interface AccountApi {
   status(request: Record<string, never>): Promise<AccountStatus>;
   /** Suspends (or lifts the suspension); a repeat changes nothing. */
   setSuspended(request: { suspended: boolean }): Promise<AccountStatus>;
+  /** Changes the limits of the account, or of one of its keys (a null removes one); answers them. */
+  setLimits(request: { apiKeyId?: string; limits: LimitsPatch }): Promise<{ limits: Limits; entry?: ApiKeyEntry }>;
+  /** Counts a call against the account's and the key's rates in the current window, or refuses it (nothing counted). */
+  admit(request: AdmitRequest): Promise<Admission>;
+  /** After the call: its real tokens replace the admitted bound, if its window is still the current one. */
+  correctTokens(request: { apiKeyId: string | null; windowStart: number; delta: number }): Promise<void>;
 }
 
-export const ACCOUNT_METHODS = ['addKey', 'keys', 'key', 'revokeKey', 'rotateKey', 'status', 'setSuspended'] as const satisfies readonly (keyof AccountApi)[];
+export const ACCOUNT_METHODS = ['addKey', 'keys', 'key', 'revokeKey', 'rotateKey', 'status', 'setSuspended', 'setLimits', 'admit', 'correctTokens'] as const satisfies readonly (keyof AccountApi)[];
 
 const keyId = z.string().min(1).max(100);
 const keyPart = { apiKeyId: keyId, hash: z.string().regex(/^[0-9a-f]{64}$/), prefix: z.string().min(1).max(32) };
@@ -84,4 +121,7 @@ export const ACCOUNT_ARGS = {
   rotateKey: z.looseObject({ apiKeyId: keyId, successor: z.looseObject(keyPart), graceMs: z.number().int().min(0).max(MAX_ROTATION_GRACE_MS) }),
   status: z.looseObject({}),
   setSuspended: z.looseObject({ suspended: z.boolean() }),
+  setLimits: z.looseObject({ apiKeyId: keyId.optional(), limits: limitsPatchSchema }),
+  admit: z.looseObject({ apiKeyId: keyId.nullable(), tokens: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) }),
+  correctTokens: z.looseObject({ apiKeyId: keyId.nullable(), windowStart: z.number().int().min(0), delta: z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER) }),
 } satisfies Record<(typeof ACCOUNT_METHODS)[number], z.ZodType>;

@@ -23,8 +23,10 @@ import {
   type ReleaseRequest,
   type ReserveRequest,
   type SettleRequest,
+  type SpendScopes,
 } from './FundsHoldInterface';
-import { availableIn, CREDIT_KEY_PREFIX, DEBIT_KEY_PREFIX, EXPIRY_REMINDER, held, leasedRest, type ClosedHold, type FundsState } from './funds-state';
+import { availableIn, CREDIT_KEY_PREFIX, DEBIT_KEY_PREFIX, EXPIRY_REMINDER, held, heldForKey, leasedRest, spentAt, type ClosedHold, type FundsState } from './funds-state';
+import { SPEND_LIMITS } from '../../lib/limits';
 import { LeaseBook } from './lease-book';
 import { StateRecords } from '../runtime/state-record';
 import { costed, mergeProgress, recordLines } from './usage';
@@ -53,12 +55,39 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
         extra: { required: toJsonAmount(amount), available: toJsonAvailable(available) },
       });
     }
+    if (request.spend) this.fitSpend(state, request.spend, amount);
     const expiresAt = this.ctx.now() + request.ttlMs;
-    state.holds[request.holdId] = { amount: storedAmount(amount), expiresAt, requestId: request.requestId, model: request.model, profileId: request.profileId };
+    const keyId = request.spend?.key && request.spend.apiKeyId !== null ? { apiKeyId: request.spend.apiKeyId } : {};
+    state.holds[request.holdId] = { amount: storedAmount(amount), expiresAt, requestId: request.requestId, model: request.model, profileId: request.profileId, ...keyId };
     this.ctx.adjustGauge('holds_open', 1);
     await this.scheduleExpiry(state, this.ctx.now());
     this.save(state);
     return this.outcome(request.holdId, 'open', amount, 0n, state);
+  }
+
+  /**
+   * Refuses a hold that would take a scope past one of its spend limits: what the scope was
+   * charged in the limit's period, plus what it holds open (the account: every open hold and what
+   * leases lock; a key: its own holds), plus this amount.
+   */
+  private fitSpend(state: FundsState, spend: SpendScopes, amount: bigint): void {
+    const now = this.ctx.now();
+    const scopes = [
+      { scope: 'account' as const, limits: spend.account, spent: spentAt(state.spent, now), open: held(state) + leasedRest(state) },
+      ...(spend.apiKeyId !== null && spend.key
+        ? [{ scope: 'key' as const, limits: spend.key, spent: spentAt(state.keySpent?.[spend.apiKeyId], now), open: heldForKey(state, spend.apiKeyId) }]
+        : []),
+    ];
+    for (const { scope, limits, spent, open } of scopes) {
+      for (const name of SPEND_LIMITS) {
+        const limit = limits?.[name];
+        if (limit === undefined || spent[name] + open + amount <= BigInt(limit)) continue;
+        throw new GatewayError('spend_limit_exceeded', `the ${scope}'s ${name} of ${limit} nano-USD would be passed: ${spent[name]} charged and ${open} held in the period, ${amount} asked; nothing is held`, {
+          param: name,
+          extra: { limit: name, scope, value: limit, spent: toJsonAmount(spent[name]), held: toJsonAmount(open), required: toJsonAmount(amount) },
+        });
+      }
+    }
   }
 
   async settle(request: SettleRequest): Promise<HoldOutcome> {
@@ -72,8 +101,7 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
     const { lines, cost } = costed(recorded);
     // Never above the hold: usage beyond the estimate is borne by the platform.
     const charged = request.platformBorne ? 0n : min(cost, amount);
-    const balance = fromStored(state.balance) - charged;
-    state.balance = storedAmount(balance);
+    this.charge(state, charged, hold.apiKeyId);
     this.close(state, request.holdId, 'settle', amount, charged);
     const now = this.ctx.now();
     const common = { accountId: this.accountId, pool: this.pool, holdId: request.holdId, requestId: hold.requestId, model: hold.model, profileId: hold.profileId };

@@ -2,6 +2,7 @@
 // this file only. The actor type name "FundsHold" is frozen: it is the Dapr actor type.
 
 import { z } from 'zod';
+import { SPEND_LIMITS, type SpendLimits } from '../../lib/limits';
 import type { UsageUnit } from '../../lib/events';
 
 export const FUNDS_HOLD_ACTOR_TYPE = 'FundsHold';
@@ -21,6 +22,19 @@ export interface ReserveRequest {
   requestId: string;
   model: string;
   profileId: string;
+  /**
+   * The spend limits the hold must fit (lib/limits.ts): the account's and the calling key's.
+   * What each scope was charged in the period plus what its open holds hold plus this amount
+   * must not pass a limit, else 402 spend_limit_exceeded and nothing is held.
+   */
+  spend?: SpendScopes;
+}
+
+export interface SpendScopes {
+  /** The key the hold is for (null: not an API key): its charge counts against the key's spend. */
+  apiKeyId: string | null;
+  account?: SpendLimits;
+  key?: SpendLimits;
 }
 
 export interface UsageLine {
@@ -197,8 +211,14 @@ export const MAX_RENEWAL_MS = 86_400_000;
 const ttlArg = z.number().int().min(1).max(MAX_RENEWAL_MS);
 const usageLines = z.array(z.looseObject({ unit: z.string(), quantity: z.number(), unitPrice: z.number() }));
 const carved = { holdId: holdIdArg, amount: amountArg, requestId: z.string().optional(), model: z.string().optional(), profileId: z.string().optional() };
+const spendLimitsArg = z.object(Object.fromEntries(SPEND_LIMITS.map((name) => [name, z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional()]))).strict();
+export const spendScopesArg = z.looseObject({ apiKeyId: z.string().min(1).max(100).nullable(), account: spendLimitsArg.optional(), key: spendLimitsArg.optional() });
+
 export const FUNDS_HOLD_ARGS = {
-  reserve: z.looseObject({ holdId: holdIdArg, amount: amountArg, ttlMs: z.number().int().min(1).describe("an image hold outlives its 24-hour deadline: no upper bound here"), requestId: z.string(), model: z.string(), profileId: z.string() }),
+  reserve: z.looseObject({
+    holdId: holdIdArg, amount: amountArg, ttlMs: z.number().int().min(1).describe("an image hold outlives its 24-hour deadline: no upper bound here"), requestId: z.string(), model: z.string(), profileId: z.string(),
+    spend: spendScopesArg.optional(),
+  }),
   settle: z.looseObject({ holdId: holdIdArg, lines: usageLines, platformBorne: z.boolean().optional() }),
   release: z.looseObject({ holdId: holdIdArg, reason: z.string().optional(), asExpiry: z.boolean().optional() }),
   progress: z.looseObject({ holdId: holdIdArg, lines: usageLines, ttlMs: ttlArg }),

@@ -3,7 +3,8 @@
 // own key, and what is held, leased and available. Amounts are stored as decimal strings of
 // nano-USD and computed in BigInt.
 
-import { availableOf, parseAmount, sumOf } from '../../lib/money';
+import { periodStarts, type SpendLimitName } from '../../lib/limits';
+import { availableOf, fromStored, parseAmount, storedAmount, sumOf } from '../../lib/money';
 import type { CarvedHold } from './FundsHoldInterface';
 import type { HoldState } from './transitions';
 import type { RecordedLine } from './usage';
@@ -39,6 +40,15 @@ export interface OpenHold {
   profileId: string;
   /** The usage delivered so far (progress): what expiry charges if the call never settles. */
   progress?: RecordedLine[];
+  /** The key whose spend limits the hold was reserved under (its charge counts against them). */
+  apiKeyId?: string;
+}
+
+/** What a scope (the account, or one key) has been charged: today, this month (UTC, the actor's clock) and in all. */
+export interface SpendCounter {
+  day: { start: number; amount: string };
+  month: { start: number; amount: string };
+  total: string;
 }
 
 export interface ClosedHold {
@@ -60,6 +70,10 @@ export interface FundsState {
   net?: { periodMs: number; dueAt: number } | null;
   /** Open funds leases (absent: none). They expire like holds. */
   leases?: Record<string, OpenLease>;
+  /** What the account has been charged, per period (absent in records from before spend limits: nothing counted yet). */
+  spent?: SpendCounter;
+  /** The same per key, for keys whose holds were reserved under their spend limits. */
+  keySpent?: Record<string, SpendCounter>;
 }
 
 /** A funds lease: `amount` locked for one gateway instance, `charged` of it spent so far. */
@@ -118,4 +132,30 @@ export function carvedMeta(item: CarvedHold): ParsedCarved {
   // Its shape (an object with a holdId of 1 to 200 characters) was checked by the host (FUNDS_HOLD_ARGS).
   const text = (value: unknown) => (typeof value === 'string' ? value : '');
   return { holdId: item.holdId, amount: parseAmount(item.amount), requestId: text(item.requestId), model: text(item.model), profileId: text(item.profileId) };
+}
+
+/** A scope's spend per period at `now` (a past day or month counts nothing). */
+export function spentAt(counter: SpendCounter | undefined, now: number): Record<SpendLimitName, bigint> {
+  const { day, month } = periodStarts(now);
+  return {
+    spend_per_day: counter && counter.day.start === day ? fromStored(counter.day.amount) : 0n,
+    spend_per_month: counter && counter.month.start === month ? fromStored(counter.month.amount) : 0n,
+    spend_total: counter ? fromStored(counter.total) : 0n,
+  };
+}
+
+/** The counter after a charge at `now`. */
+export function withSpend(counter: SpendCounter | undefined, charged: bigint, now: number): SpendCounter {
+  const before = spentAt(counter, now);
+  const { day, month } = periodStarts(now);
+  return {
+    day: { start: day, amount: storedAmount(before.spend_per_day + charged) },
+    month: { start: month, amount: storedAmount(before.spend_per_month + charged) },
+    total: storedAmount(before.spend_total + charged),
+  };
+}
+
+/** What the open holds reserved under one key's spend limits hold. */
+export function heldForKey(state: FundsState, apiKeyId: string): bigint {
+  return sumOf(Object.values(state.holds).filter((hold) => hold.apiKeyId === apiKeyId).map((hold) => hold.amount));
 }

@@ -20,6 +20,7 @@ import {
   NET_REMINDER,
   PLATFORM_BORNE_AFTER_EXPIRY,
   STATE_KEY,
+  withSpend,
   type ClosedHold,
   type FundsState,
   type ParsedCarved,
@@ -43,6 +44,18 @@ export abstract class HoldBook {
     if (separator <= 0) throw new GatewayError('invalid_request', `FundsHold id must be "<account>:<pool>", got "${ctx.actorId}"`);
     this.accountId = ctx.actorId.slice(0, separator);
     this.pool = ctx.actorId.slice(separator + 1);
+  }
+
+  /** Takes a charge off the balance and counts it against the account's spend (and the key's, for a hold reserved under its limits). */
+  protected charge(state: FundsState, charged: bigint, apiKeyId?: string): bigint {
+    const balance = fromStored(state.balance) - charged;
+    state.balance = storedAmount(balance);
+    if (charged > 0n) {
+      const now = this.ctx.now();
+      state.spent = withSpend(state.spent, charged, now);
+      if (apiKeyId !== undefined) (state.keySpent ??= {})[apiKeyId] = withSpend(state.keySpent?.[apiKeyId], charged, now);
+    }
+    return balance;
   }
 
   /** Ends every lease whose time is up; the number ended (lease-book.ts). */
@@ -125,7 +138,7 @@ export abstract class HoldBook {
     const amount = fromStored(hold.amount);
     const { lines, cost } = costed(hold.progress);
     const charged = min(cost, amount);
-    state.balance = storedAmount(fromStored(state.balance) - charged);
+    this.charge(state, charged, hold.apiKeyId);
     this.close(state, holdId, 'expire', amount, charged, { requestId: hold.requestId, model: hold.model, profileId: hold.profileId, lines: hold.progress });
     const now = this.ctx.now();
     const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: hold.requestId, model: hold.model, profileId: hold.profileId };

@@ -120,7 +120,7 @@ export abstract class LeaseBook extends HoldBook {
     const rest = fromStored(lease.amount) - fromStored(lease.charged);
     // Never above the carved hold, never above what the lease has left.
     const charged = platformBorne ? 0n : min(min(cost, meta.amount), rest);
-    state.balance = storedAmount(fromStored(state.balance) - charged);
+    this.charge(state, charged);
     lease.charged = storedAmount(fromStored(lease.charged) + charged);
     delete lease.progress[meta.holdId];
     this.recordEnded(meta.holdId, 'settle', meta.amount, charged);
@@ -174,7 +174,7 @@ export abstract class LeaseBook extends HoldBook {
       const { lines, cost } = costed(record.lines);
       const rest = fromStored(lease.amount) - fromStored(lease.charged);
       const charged = min(min(cost, amount), rest);
-      state.balance = storedAmount(fromStored(state.balance) - charged);
+      this.charge(state, charged);
       lease.charged = storedAmount(fromStored(lease.charged) + charged);
       this.recordEnded(holdId, 'expire', amount, charged, { requestId: record.requestId, model: record.model, profileId: record.profileId, lines: record.lines });
       const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: record.requestId, model: record.model, profileId: record.profileId };

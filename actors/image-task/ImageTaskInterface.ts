@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { IMAGE_UNKNOWN_DEADLINE_MS } from '../../lib/config';
 import type { ImageArtifact, SimDirectives } from '../../providers/port';
+import { spendScopesArg, type SpendScopes } from '../funds-hold/FundsHoldInterface';
 
 export const IMAGE_TASK_ACTOR_TYPE = 'ImageTask';
 export const UNKNOWN_IMAGE_PROFILE = 'UNKNOWN_IMAGE_V1';
@@ -51,6 +52,8 @@ export interface StartRequest {
   /** The hold's own expiry (a backstop): longer than the deadline. */
   holdTtlMs: number;
   call: SentImageCall;
+  /** The spend limits the image's hold must fit (FundsHold's reserve checks them). */
+  spend?: SpendScopes;
 }
 
 export interface Observation {
@@ -131,6 +134,7 @@ export const IMAGE_TASK_ARGS = {
     owner: ownerArg, fingerprint: z.string(), requestId: z.string(), startId: z.string().optional(), model: z.string(), profileId: z.string(),
     price: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), deadlineMs: z.number().int().min(1).max(IMAGE_UNKNOWN_DEADLINE_MS), holdTtlMs: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
     call: z.looseObject({ provider: z.string(), upstreamModel: z.string(), prompt: z.string(), responseFormat: z.enum(['url', 'b64_json']), passthrough: z.record(z.string(), z.unknown()) }),
+    spend: spendScopesArg.optional(),
   }),
   record: z.looseObject({ kind: z.enum(['succeeded', 'failed', 'unresolved']) }),
   finish: z.looseObject({}),

@@ -15,6 +15,7 @@ import type { Drain } from './drain';
 import type { AccountStore } from './accounts/store';
 import type { AccountOperator } from './accounts/operator';
 import type { AuditLog } from './accounts/audit';
+import type { RateAdmission } from './limits/admission';
 import { observeRequests } from './middleware/observe';
 import { requestId } from './middleware/request-id';
 import { adminRoutes } from './routes/admin';
@@ -49,6 +50,8 @@ export interface GatewayDeps {
   /** The operator's use cases on accounts and keys, and the audit log (docs/auth.md). */
   operator: AccountOperator;
   audit: AuditLog;
+  /** Admission of callers under a rate limit (limits/admission.ts). */
+  limits?: RateAdmission;
   logger: Logger;
   actorHost: 'embedded' | 'dapr';
   adminToken?: string;
@@ -121,6 +124,7 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     logger: deps.logger,
     capabilityGates: deps.capabilityGates,
     drain: deps.drain,
+    limits: deps.limits,
   };
   const credentials = { accounts: deps.accounts, oauth: deps.oauth };
   app.use(chatRoutes(chat, deps.accounts));

@@ -25,6 +25,7 @@ import { DaprStateKeyValueStore, LmdbKeyValueStore } from './accounts/kv';
 import { AccountStore } from './accounts/store';
 import { AccountOperator } from './accounts/operator';
 import { AuditLog } from './accounts/audit';
+import { RateAdmission } from './limits/admission';
 import { AccountClient } from '../../actors/account/client';
 import { JournalClient } from '../../actors/journal/client';
 import type { LedgerReader } from './ledger/reader';
@@ -96,7 +97,10 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     holdProgress: config.holdProgress,
     settlements,
   };
+  /** Rate admission by each caller's Account actor (stateless: one per actor invoker). */
+  const rateAdmission = (actors: ActorInvoker) => new RateAdmission(new AccountClient(actors), (error) => logger.warn({ err: error }, 'a rate window token correction failed; the window keeps the bound'));
   const imageService = (actors: ActorInvoker, ledgerHas: (eventId: string) => Promise<boolean>) => new ImageService({
+    limits: rateAdmission(actors),
     catalog,
     providers: new Map([...providers].flatMap(([name, p]) => (p.images ? [[name, p.images] as const] : []))),
     tasks: new ImageTaskClient(actors),
@@ -139,7 +143,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     const audit = new AuditLog(journals);
     const operator = new AccountOperator({ accounts, accountActors: new AccountClient(actors), journals, funds, ledger, audit });
     accounts.unlisted = (apiKey, record) => operator.recordUnlisted(apiKey, record);
-    return { operator, audit };
+    return { operator, audit, limits: rateAdmission(actors) };
   };
 
   if (config.actorHost === 'dapr') {

@@ -3,7 +3,7 @@
 
 import {
   accountAnswer, accountBody, accountDetailAnswer, accountListAnswer, accountSummaryAnswer, apiKeyAnswer, apiKeyBody, apiKeyListAnswer, auditListAnswer,
-  creditAnswer, creditBody, debitBody, reconciliationAnswer, repairAnswer, rotateBody, rotatedKeyAnswer,
+  apiKeyItem, creditAnswer, creditBody, debitBody, limitsBody, reconciliationAnswer, repairAnswer, rotateBody, rotatedKeyAnswer,
 } from './routes/admin-schemas';
 import { BODY_400, BODY_413, BODY_415, CREDENTIAL_400, errorAnswer, jsonSchemaOf, UNAVAILABLE } from './openapi-answers';
 
@@ -23,6 +23,8 @@ export const adminSchemas = {
   AccountList: jsonSchemaOf(accountListAnswer, 'output'),
   AccountDetail: jsonSchemaOf(accountDetailAnswer, 'output'),
   DebitRequest: jsonSchemaOf(debitBody, 'input'),
+  LimitsRequest: jsonSchemaOf(limitsBody, 'input'),
+  ApiKey: jsonSchemaOf(apiKeyItem, 'output'),
   AuditList: jsonSchemaOf(auditListAnswer, 'output'),
   CreditRequest: jsonSchemaOf(creditBody, 'input'),
   Credit: jsonSchemaOf(creditAnswer, 'output'),
@@ -70,6 +72,10 @@ export const adminPaths = {
     get: {
       summary: 'An account: its pools (balance, held, available, leased), its keys and whether it is suspended', security: admin, parameters: [accountId],
       responses: { '200': answer('The account', 'AccountDetail'), ...withoutBody, '404': errorAnswer('account_not_found') },
+    },
+    patch: {
+      summary: "Set the account's limits (over all its keys and credentials): rates kept by its Account actor per minute, spend kept by its FundsHold with open holds counted", security: admin, parameters: [accountId], requestBody: body('LimitsRequest'),
+      responses: { '200': answer('The account with its limits', 'AccountSummary'), ...refusals, '404': errorAnswer('account_not_found') },
     },
   },
   '/admin/v1/accounts/{accountId}/suspend': {
@@ -122,6 +128,10 @@ export const adminPaths = {
     delete: {
       summary: 'Revoke a key: every gateway instance refuses it (401) within one second; a repeat changes nothing', security: admin, parameters: [apiKeyId],
       responses: { '204': { description: 'Revoked' }, ...withoutBody, '404': keyNotFound },
+    },
+    patch: {
+      summary: "Set the key's own limits (the account's apply too); every instance applies them within a second", security: admin, parameters: [apiKeyId], requestBody: body('LimitsRequest'),
+      responses: { '200': answer('The key with its limits', 'ApiKey'), ...refusals, '404': keyNotFound },
     },
   },
   '/admin/v1/api-keys/{apiKeyId}/rotate': {

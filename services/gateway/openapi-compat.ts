@@ -4,7 +4,7 @@
 
 import { COMPAT_GATE } from './compat/gate';
 import { CAPABILITIES } from './capabilities/gates';
-import { BODY_400, BODY_413, BODY_415, chatSuccess, CREDENTIAL_400, UNAVAILABLE } from './openapi-answers';
+import { BODY_400, BODY_413, BODY_415, chatSuccess, CREDENTIAL_400, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
 
 /**
  * Each route's error shape: the gateway's own, OpenAI's on /v1/chat/completions, Anthropic's on
@@ -31,7 +31,8 @@ const chatAnswers = (answer: string, wire: 'openai' | 'anthropic', shape: ErrorS
     '200': chatSuccess(`${answer}; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge lands later)`, wire),
     '400': error(`Invalid input: the limits of the chat route, wire_format_mismatch, wire_translation_inexact (the model is served on the other wire and the request cannot be translated exactly), ${BODY_400}, ${CREDENTIAL_400}`),
     '401': error('Missing or unknown credential'),
-    '402': error('insufficient_funds'),
+    '402': error(`insufficient_funds; ${SPEND_402}`),
+    '429': { ...error(RATE_429), headers: RETRY_AFTER_HEADERS },
     '403': error('credential_family_mismatch, model_not_eligible, capability_gate_closed, account_suspended'),
     '404': error('model_not_found'),
     '413': error(BODY_413),

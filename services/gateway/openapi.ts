@@ -4,7 +4,7 @@
 
 import { adminPaths, adminSchemas, adminSecuritySchemes } from './openapi-admin';
 import { anthropicMessageAnswer, balanceAnswer, imageSucceededAnswer, capabilitiesAnswer, catalogAnswer, chatCompletionAnswer, compatModelListAnswer, entitlementAnswer, openApiAnswer, streamEventAnswer } from './answer-schemas';
-import { BODY_400, BODY_415, chatSuccess, CREDENTIAL_400, jsonSchemaOf, UNAVAILABLE } from './openapi-answers';
+import { BODY_400, BODY_415, chatSuccess, CREDENTIAL_400, jsonSchemaOf, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
 import { errorSchemas } from './error-schemas';
 import { CANONICAL_UUID_HEX } from '../../lib/uuid';
 import { requestSchemas } from './request-schemas';
@@ -70,7 +70,8 @@ export const openApiDocument = {
           '200': chatSuccess('chat.completion, or text/event-stream of chat.completion.chunk; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge is still being settled and lands later)', 'openai'),
           '400': errorResponse(`Invalid input (max_tokens_out_of_range, max_completion_tokens_unsupported, n_unsupported, thinking_budget_invalid, estimate_too_large, wire_format_mismatch, provider_rejected, ${BODY_400}, ${CREDENTIAL_400})`),
           '401': errorResponse('Missing or unknown API key, or a revoked or expired one'),
-          '402': errorResponse('insufficient_funds: the reservation estimate exceeds the available balance'),
+          '402': errorResponse(`insufficient_funds: the reservation estimate exceeds the available balance; ${SPEND_402}`),
+          '429': { ...errorResponse(RATE_429), headers: RETRY_AFTER_HEADERS },
           '403': errorResponse('credential_family_mismatch (OAuth token), model_not_eligible or account_suspended'),
           '404': errorResponse('model_not_found'),
           '413': errorResponse('payload_too_large'),
@@ -97,7 +98,8 @@ export const openApiDocument = {
           '200': { description: 'The image; header x-payg-charged', content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageSucceeded' } } } },
           '400': imageErrorResponse(`status failed (provider_rejected, hold released) with taskId and status; or, without them, invalid input refused before any task or hold (idempotency_key_required, idempotency_key_invalid, n_unsupported, invalid_request, wire_format_mismatch, ${BODY_400}, ${CREDENTIAL_400})`),
           '401': errorResponse('Missing or unknown API key, or a revoked or expired one'),
-          '402': errorResponse('insufficient_funds: the image price exceeds the available balance; no task is created'),
+          '402': errorResponse(`insufficient_funds: the image price exceeds the available balance; no task is created; ${SPEND_402}`),
+          '429': { ...errorResponse(RATE_429), headers: RETRY_AFTER_HEADERS },
           '403': errorResponse('credential_family_mismatch (OAuth token), model_not_eligible or account_suspended'),
           '404': errorResponse('model_not_found'),
           '409': errorResponse('idempotency_key_reused: the key was used with another payload; nothing held, nothing called'),

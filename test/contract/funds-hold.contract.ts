@@ -73,6 +73,24 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
       if (t.host.ledgerBalance) expect(await eventually(() => t.host.ledgerBalance!(accountId), (b) => b === 600)).toBe(600);
     });
 
+    it('when holds are reserved under spend limits, then open holds count against them, a hold past one is refused 402 naming it, and charges count per scope', async () => {
+      const funds = t.client.of(t.account());
+      await funds.credit({ amount: 10_000, reference: 'c' });
+      const spend = { apiKeyId: 'key_a', account: { spend_per_day: 1000 }, key: { spend_total: 600 } };
+      await funds.reserve({ holdId: 'h1', amount: 400, ttlMs: 60_000, ...meta, spend });
+      await expect(funds.reserve({ holdId: 'h2', amount: 300, ttlMs: 60_000, ...meta, spend })).rejects.toMatchObject({ code: 'spend_limit_exceeded', param: 'spend_total', extra: expect.objectContaining({ scope: 'key' }) });
+      // Another key of the account: only the account's day limit applies (400 held of 1000).
+      const other = { apiKeyId: 'key_b', account: { spend_per_day: 1000 } };
+      await funds.reserve({ holdId: 'h3', amount: 600, ttlMs: 60_000, ...meta, spend: other });
+      await expect(funds.reserve({ holdId: 'h4', amount: 1, ttlMs: 60_000, ...meta, spend: other })).rejects.toMatchObject({ code: 'spend_limit_exceeded', param: 'spend_per_day', extra: expect.objectContaining({ scope: 'account' }) });
+      // Settled below the holds: what was not charged is free again, what was charged counts.
+      await funds.settle({ holdId: 'h1', lines: [{ unit: 'TEXT_OUTPUT', quantity: 1, unitPrice: 100 }] });
+      await funds.release({ holdId: 'h3', reason: 'test' });
+      await funds.reserve({ holdId: 'h5', amount: 500, ttlMs: 60_000, ...meta, spend });
+      await expect(funds.reserve({ holdId: 'h6', amount: 1, ttlMs: 60_000, ...meta, spend })).rejects.toMatchObject({ code: 'spend_limit_exceeded', param: 'spend_total' });
+      expect(await funds.getBalance()).toMatchObject({ balance: 9_900, held: 500 });
+    });
+
     it('when a reserve does not fit the available balance, then 402 insufficient_funds and nothing is held', async () => {
       const funds = t.client.of(t.account());
       await funds.credit({ amount: 100, reference: 'c' });

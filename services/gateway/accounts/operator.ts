@@ -17,6 +17,7 @@ import { DEFAULT_POOL, MEMBER_POOL } from '../../../actors/funds-hold/FundsHoldI
 import type { JournalClient } from '../../../actors/journal/client';
 import { ACCOUNTS_JOURNAL } from '../../../actors/journal/JournalInterface';
 import { GatewayError } from '../../../lib/errors';
+import type { Limits, LimitsPatch } from '../../../lib/limits';
 import type { ApiKeyScope } from '../auth/scopes';
 import type { LedgerReader } from '../ledger/reader';
 import type { AuditLog, OperatorAction } from './audit';
@@ -49,6 +50,7 @@ export interface KeyView {
   revokedAt: string | null;
   rotatedFrom: string | null;
   rotatedTo: string | null;
+  limits: Limits;
 }
 
 export interface CreatedKey {
@@ -67,6 +69,7 @@ export interface AccountSummary {
   name: string;
   createdAt: string;
   suspendedAt: string | null;
+  limits: Limits;
 }
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
@@ -156,7 +159,27 @@ export class AccountOperator {
       revokedAt: iso(entry.revokedAt),
       rotatedFrom: entry.rotatedFrom,
       rotatedTo: entry.rotatedTo,
+      limits: entry.limits ?? {},
     })));
+  }
+
+  /** Changes a key's limits (a null removes one): in its actor, then in its projection. */
+  async setKeyLimits(action: OperatorAction, apiKeyId: string, patch: LimitsPatch): Promise<KeyView> {
+    const accountId = await this.keyAccount(apiKeyId);
+    const { entry } = await this.deps.accountActors.of(accountId).setLimits({ apiKeyId, limits: patch });
+    await this.project(accountId, entry!);
+    await this.deps.audit.record(action, 'api_key.limits', { accountId, apiKeyId }, { limits: entry!.limits });
+    return (await this.listKeys(accountId)).find((key) => key.apiKeyId === apiKeyId)!;
+  }
+
+  /** Changes the account's limits: in its actor, then in its projection. */
+  async setAccountLimits(action: OperatorAction, accountId: string, patch: LimitsPatch): Promise<AccountSummary> {
+    const account = await this.existing(accountId);
+    const { limits } = await this.deps.accountActors.of(accountId).setLimits({ limits: patch });
+    const next: Account = { ...account, limits };
+    await this.deps.accounts.putAccount(next);
+    await this.deps.audit.record(action, 'account.limits', { accountId }, { limits });
+    return summary(next);
   }
 
   async revokeKey(action: OperatorAction, apiKeyId: string): Promise<void> {
@@ -246,7 +269,7 @@ export class AccountOperator {
 }
 
 function summary(account: Account): AccountSummary {
-  return { accountId: account.accountId, name: account.name, createdAt: account.createdAt, suspendedAt: iso(account.suspendedAt) };
+  return { accountId: account.accountId, name: account.name, createdAt: account.createdAt, suspendedAt: iso(account.suspendedAt), limits: account.limits ?? {} };
 }
 
 function stateOf(entry: ApiKeyEntry, now: number): KeyState {
@@ -267,6 +290,7 @@ function projection(accountId: string, entry: ApiKeyEntry, now: number): ApiKeyR
     // A revocation already in force is refused whatever the reading instance's clock says.
     revokedAt: entry.revokedAt !== null && entry.revokedAt <= now ? 0 : entry.revokedAt,
     listed: true,
+    ...(entry.limits && Object.keys(entry.limits).length > 0 ? { limits: entry.limits } : {}),
   };
 }
 

@@ -4,6 +4,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { API_KEY_CACHE_MAX_MS } from '../../../lib/config';
 import type { ApiKeyScope } from '../auth/scopes';
+import type { Limits } from '../../../lib/limits';
 import { FreshCache } from './fresh-cache';
 
 export interface Account {
@@ -12,6 +13,8 @@ export interface Account {
   createdAt: string;
   /** Epoch ms since when the account is suspended (its calls refused 403); absent or null: not suspended. */
   suspendedAt?: number | null;
+  /** The account's limits (lib/limits.ts); absent: none. */
+  limits?: Limits;
 }
 
 /**
@@ -29,6 +32,8 @@ export interface ApiKeyRecord {
   revokedAt?: number | null;
   /** Recorded in its account's Account actor (listed, revocable by id). Keys made before keys were listed are recorded at their first use. */
   listed?: boolean;
+  /** The key's own limits; absent: none. */
+  limits?: Limits;
 }
 
 /** Keys stored before scopes existed have none. */

@@ -2,6 +2,7 @@
 // call frozen (max_tokens), the reservation estimate. Everything that can refuse a request
 // before anything is held happens here.
 
+import type { RateAdmission } from '../limits/admission';
 import { requireEligible, type Catalog, type ResolvedProfile } from '../../../catalog/catalog';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import type { UsageLine } from '../../../actors/funds-hold/FundsHoldInterface';
@@ -34,6 +35,8 @@ export interface ChatDeps {
   logger: Logger;
   /** Calls in flight, aborted when a graceful shutdown times out (./drain.ts). */
   drain?: Drain;
+  /** Rate limits: the caller's Account actor admits each call of a caller that has one (../limits/admission.ts). */
+  limits?: RateAdmission;
   /** What the capability gates decide per deployment: configured providers, accepted delivery channels. */
   capabilityGates: { providers: ReadonlySet<string>; accepted: ReadonlySet<Capability> };
 }
@@ -60,6 +63,8 @@ export interface PreparedChat {
   estimate: number;
   prices: { input: number; output: number };
   inputBytes: number;
+  /** The frozen max_tokens sent upstream. */
+  maxTokens: number;
 }
 
 export type AnyWire = InboundWire<unknown, StreamPiece>;
@@ -82,7 +87,7 @@ export function prepareChat<R, P extends StreamPiece>(deps: ChatDeps, wire: Inbo
   const upstream = upstreamFor(resolved, adapters, parsed.call(maxTokens, resolved.profile.upstream_model, input.directives));
   const prices = { input: resolved.model.prices.TEXT_INPUT ?? 0, output };
   const estimate = reservationEstimate(input.bodyBytes, maxTokens, prices.input, prices.output);
-  return { resolved, parsed, upstream, estimate, prices, inputBytes: input.bodyBytes };
+  return { resolved, parsed, upstream, estimate, prices, inputBytes: input.bodyBytes, maxTokens };
 }
 
 export function usageLines(prices: PreparedChat['prices'], usage: TokenUsage): UsageLine[] {

@@ -16,6 +16,7 @@ import { DEFAULT_PROGRESS, HoldProgress } from './hold-progress';
 import { prepareChat, usageLines, type AnyWire, type ChatDeps, type ChatInput, type PreparedChat } from './prepare';
 import { billed, modelCallSpan, openProviderCall, SETTLE_WAIT_MS, within, type HoldHandle } from './provider-call';
 import { streamFrames } from './stream';
+import { spendOf } from '../limits/admission';
 import type { InboundWire, StreamPiece } from './wires';
 
 export async function runChat<R, P extends StreamPiece>(deps: ChatDeps, wire: InboundWire<R, P>, input: ChatInput): Promise<UseCaseAnswer> {
@@ -25,7 +26,10 @@ export async function runChat<R, P extends StreamPiece>(deps: ChatDeps, wire: In
 
 /** From the reservation on: the request has passed every check. */
 export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, input: ChatInput): Promise<UseCaseAnswer> {
-  const funds = (deps.leases ?? deps.funds).of(input.caller.accountId, input.pool);
+  // Over a rate: refused here, before anything is held. Under a spend limit: the hold is the actor's, never a lease's.
+  const admitted = await deps.limits?.admit(input.caller, tokenBound(chat), wire.wire === 'anthropic-messages' ? 'anthropic' : 'openai');
+  const spend = spendOf(input.caller);
+  const funds = (spend ? deps.funds : (deps.leases ?? deps.funds)).of(input.caller.accountId, input.pool);
   const holdId = randomUUID();
   // Listening before the reservation: a client gone while it was made is seen below.
   const abort = new AbortController();
@@ -41,12 +45,18 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
     input.signal?.removeEventListener('abort', clientLeft);
   };
   try {
-    await funds.reserve({ holdId, amount: chat.estimate, ttlMs: deps.holdTtlMs, requestId: input.requestId, model: chat.resolved.model.id, profileId: chat.resolved.profile.profile_id });
+    await funds.reserve({
+      holdId, amount: chat.estimate, ttlMs: deps.holdTtlMs, requestId: input.requestId, model: chat.resolved.model.id, profileId: chat.resolved.profile.profile_id,
+      ...(spend ? { spend } : {}),
+    });
   } catch (error) {
     ended();
     throw error;
   }
-  const headers: Record<string, string> = input.capabilities.length > 0 ? { 'x-payg-capabilities': input.capabilities.join(', ') } : {};
+  const headers: Record<string, string> = {
+    ...(admitted?.headers ?? {}),
+    ...(input.capabilities.length > 0 ? { 'x-payg-capabilities': input.capabilities.join(', ') } : {}),
+  };
   // The deadline covers the whole call, a stream to its last chunk.
   const { signal, clear } = deadline(abort, deps.providerTimeoutMs);
   clearDeadline = clear;
@@ -56,11 +66,13 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
     progress,
     release: (reason) => {
       progress.stop();
+      admitted?.correct(0);
       return funds.release({ holdId, reason }).catch((error) => deps.logger.error({ err: error, holdId }, 'release failed; the hold expires by itself'));
     },
     settle: async (usage) => {
       progress.stop();
       const settled = await deps.settlements.run(holdId, () => funds.settle({ holdId, lines: usageLines(chat.prices, usage) }), () => progress.renew());
+      admitted?.correct(usage.inputTokens + usage.outputTokens);
       billed(usage);
       return settled;
     },
@@ -83,6 +95,11 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
     throw error;
   }
   return { kind: 'stream', headers, frames: streamFrames(deps, wire, chat, signal, hold, pieces, span, ended) };
+}
+
+/** The tokens a call is counted for at admission: its input estimated at 4 bytes a token, and its frozen max_tokens. */
+function tokenBound(chat: PreparedChat): number {
+  return Math.ceil(chat.inputBytes / 4) + chat.maxTokens;
 }
 
 /** A JSON answer: the provider's whole answer, charged; x-payg-charged when the settle lands in time. */

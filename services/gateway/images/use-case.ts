@@ -19,6 +19,8 @@ import { deadline, shuttingDown } from '../deadline';
 import type { Drain } from '../drain';
 import { checkBodySize } from '../chat/limits';
 import { reply, type ImageReply } from './answer';
+import { spendOf, type RateAdmission } from '../limits/admission';
+import type { Caller } from '../middleware/auth';
 import { imageTaskId, parseIdempotencyKey, parseImageBody, requestFingerprint } from './request';
 
 export interface ImageSettings {
@@ -42,6 +44,8 @@ export interface ImageDeps {
   logger: Logger;
   /** The graceful shutdown: a request still waiting at its timeout is answered 503 with its taskId. */
   drain?: Drain;
+  /** Rate limits (../limits/admission.ts): an image request counts one request and no tokens. */
+  limits?: RateAdmission;
 }
 
 export interface GenerateInput {
@@ -49,6 +53,8 @@ export interface GenerateInput {
   body: unknown;
   bodyBytes: number;
   caller: Owner;
+  /** The credential's caller, for its limits (a request under a rate limit is admitted first; a spend limit goes to the hold). */
+  limited?: Caller;
   requestId: string;
   idempotencyKey: string | string[] | undefined;
   directives?: SimDirectives;
@@ -84,9 +90,12 @@ export class ImageService {
     const request = parseImageBody(input.body);
     const price = requireEligible(resolved.model, 'IMAGE');
 
+    const admitted = input.limited ? await deps.limits?.admit(input.limited, 0, 'openai') : null;
+    const spend = input.limited ? spendOf(input.limited) : undefined;
     const taskId = imageTaskId(input.caller.accountId, input.caller.apiKeyId, idempotencyKey);
     const task = deps.tasks.of(taskId);
     const started = await task.start({
+      ...(spend ? { spend } : {}),
       owner: input.caller,
       fingerprint: requestFingerprint(input.modelId, input.body, input.directives),
       requestId: input.requestId,
@@ -102,7 +111,8 @@ export class ImageService {
     const view = started.role === 'owner'
       ? await this.callProvider(task, started.task, provider)
       : await this.awaitOwner(task, started.task, input.caller);
-    return reply(view);
+    const answer = reply(view);
+    return admitted ? { ...answer, headers: { ...admitted.headers, ...answer.headers } } : answer;
   }
 
   /** GET …/images/tasks/{taskId}: the owner's view, advanced as far as can be determined now. */

@@ -7,7 +7,8 @@ import { timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { GatewayError } from '../../../lib/errors';
 import { operatorId } from '../accounts/audit';
-import type { AccountStore } from '../accounts/store';
+import type { Account, AccountStore } from '../accounts/store';
+import type { Limits } from '../../../lib/limits';
 import type { OAuthVerifier } from '../auth/oauth';
 
 export type CredentialFamily = 'api_key' | 'oauth';
@@ -20,6 +21,8 @@ export interface Caller {
   /** The token's subject, set for the OAuth family. */
   subject?: string;
   scopes: ReadonlySet<string>;
+  /** The key's and the account's limits (lib/limits.ts), as the projection read with the credential says. */
+  limits?: { account?: Limits; key?: Limits };
 }
 
 declare module 'express-serve-static-core' {
@@ -105,16 +108,24 @@ async function apiKeyCaller(accounts: AccountStore, apiKey: string): Promise<Cal
   const now = Date.now();
   if (record.revokedAt != null && record.revokedAt <= now) throw new GatewayError('unauthorized', 'this API key has been revoked');
   if (record.expiresAt != null && record.expiresAt <= now) throw new GatewayError('unauthorized', 'this API key has expired');
-  await refuseSuspended(accounts, record.accountId);
+  const account = await refuseSuspended(accounts, record.accountId);
   if (record.listed !== true) accounts.unlisted?.(apiKey, record);
   accounts.noteUse(record.apiKeyId);
-  return { family: 'api_key', accountId: record.accountId, apiKeyId: record.apiKeyId, scopes: new Set(record.scopes) };
+  const limits = limitsOf(account?.limits, record.limits);
+  return { family: 'api_key', accountId: record.accountId, apiKeyId: record.apiKeyId, scopes: new Set(record.scopes), ...(limits ? { limits } : {}) };
+}
+
+function limitsOf(account: Limits | undefined, key: Limits | undefined): Caller['limits'] {
+  const some = (limits: Limits | undefined) => limits !== undefined && Object.keys(limits).length > 0;
+  if (!some(account) && !some(key)) return undefined;
+  return { ...(some(account) ? { account } : {}), ...(some(key) ? { key } : {}) };
 }
 
 /** A suspended account's calls are refused, whatever the credential (its open holds end as they would). */
-async function refuseSuspended(accounts: AccountStore, accountId: string): Promise<void> {
+async function refuseSuspended(accounts: AccountStore, accountId: string): Promise<Account | undefined> {
   const account = await accounts.findAccount(accountId);
   if (account?.suspendedAt != null) throw new GatewayError('account_suspended', 'this account is suspended; ask the operator');
+  return account;
 }
 
 async function oauthCaller(deps: CredentialDeps, token: string, alsoApiKeys: boolean): Promise<Caller> {
@@ -126,8 +137,9 @@ async function oauthCaller(deps: CredentialDeps, token: string, alsoApiKeys: boo
   const principal = await deps.oauth.verify(token);
   // A token for an account this gateway does not hold is as good as an unknown credential.
   if (!(await deps.accounts.findAccount(principal.accountId))) throw new GatewayError('unauthorized', 'the token names no account of this gateway');
-  await refuseSuspended(deps.accounts, principal.accountId);
-  return { family: 'oauth', accountId: principal.accountId, subject: principal.subject, scopes: new Set(principal.scopes) };
+  const account = await refuseSuspended(deps.accounts, principal.accountId);
+  const limits = limitsOf(account?.limits, undefined);
+  return { family: 'oauth', accountId: principal.accountId, subject: principal.subject, scopes: new Set(principal.scopes), ...(limits ? { limits } : {}) };
 }
 
 export function credentialAuth(deps: CredentialDeps, options: CredentialOptions): RequestHandler {

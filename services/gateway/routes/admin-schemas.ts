@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { DEFAULT_POOL, MEMBER_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import { MAX_ROTATION_GRACE_MS } from '../../../actors/account/AccountInterface';
 import { API_KEY_SCOPES } from '../auth/scopes';
+import { limitsPatchSchema, limitsSchema } from '../../../lib/limits';
 
 const nanoUsd = z.number().int().max(Number.MAX_SAFE_INTEGER);
 
@@ -14,6 +15,9 @@ export const apiKeyBody = z.object({
   scopes: z.array(z.string().max(64)).max(32).optional().describe(`Any of: ${API_KEY_SCOPES.join(', ')}`),
   name: z.string().trim().min(1).max(200).optional().describe('A label for the operator; not secret'),
   expiresAt: z.iso.datetime({ offset: true }).optional().describe('From then on the key is refused (401), like a revoked one; must be in the future'),
+}).strict();
+export const limitsBody = z.object({
+  limits: limitsPatchSchema.describe('Each limit a positive integer (spend in nano-USD); null removes it; an absent one is kept'),
 }).strict();
 /** Routes that take no body (an empty JSON object is accepted) and routes that take no query. */
 export const noBody = z.object({}).strict();
@@ -42,7 +46,10 @@ export const creditBody = z.object({
 
 const isoTime = z.string().describe('ISO 8601 time');
 export const accountAnswer = z.object({ accountId: z.string(), name: z.string(), createdAt: isoTime });
-export const accountSummaryAnswer = accountAnswer.extend({ suspendedAt: isoTime.nullable().describe('null: not suspended') });
+export const accountSummaryAnswer = accountAnswer.extend({
+  suspendedAt: isoTime.nullable().describe('null: not suspended'),
+  limits: limitsSchema.describe("The account's limits over all its keys and credentials (nano-USD for spend)"),
+});
 export const accountListAnswer = z.object({
   items: z.array(accountSummaryAnswer).describe('Newest first'),
   next: z.string().nullable().describe('Pass as `before` for the next page; null: no more'),
@@ -74,6 +81,7 @@ export const apiKeyItem = z.object({
   revokedAt: isoTime.nullable().describe('From when the key is refused (in the future during a rotation grace)'),
   rotatedFrom: z.string().nullable(),
   rotatedTo: z.string().nullable(),
+  limits: limitsSchema.describe("The key's own limits (the account's apply too)"),
 });
 export const apiKeyListAnswer = z.object({ items: z.array(apiKeyItem).describe('Newest first; never the keys themselves') });
 export const poolAnswer = z.object({ pool: z.string(), balance: nanoUsd, held: nanoUsd, available: nanoUsd, leased: nanoUsd });

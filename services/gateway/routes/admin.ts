@@ -4,7 +4,7 @@
 import { Router, type Request } from 'express';
 import type { z } from 'zod';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
-import { accountBody, accountListQuery, apiKeyBody, auditQuery, creditBody, debitBody, noBody, noQuery, rotateBody } from './admin-schemas';
+import { accountBody, accountListQuery, apiKeyBody, auditQuery, creditBody, debitBody, limitsBody, noBody, noQuery, rotateBody } from './admin-schemas';
 import type { AccountOperator } from '../accounts/operator';
 import type { AuditLog, OperatorAction } from '../accounts/audit';
 import { GatewayError } from '../../../lib/errors';
@@ -61,6 +61,16 @@ export function adminRoutes(options: AdminDeps): Router {
   router.get('/admin/v1/accounts/:accountId', async (req, res) => {
     parse(noQuery, req.query);
     res.json({ currency: CURRENCY, scale: SCALE, ...(await operator.accountDetail(req.params.accountId as string)) });
+  });
+
+  router.patch('/admin/v1/accounts/:accountId', async (req, res) => {
+    const { limits } = parse(limitsBody, req.body);
+    res.json(await operator.setAccountLimits(actionOf(req), req.params.accountId as string, limits));
+  });
+
+  router.patch('/admin/v1/api-keys/:apiKeyId', async (req, res) => {
+    const { limits } = parse(limitsBody, req.body);
+    res.json(await operator.setKeyLimits(actionOf(req), req.params.apiKeyId as string, limits));
   });
 
   router.post('/admin/v1/accounts/:accountId/suspend', async (req, res) => {

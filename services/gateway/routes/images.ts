@@ -21,6 +21,7 @@ export function imageRoutes(images: ImageService, accounts: AccountStore, maxBod
       body: req.body,
       bodyBytes: req.bodyBytes,
       caller: apiKeyOwner(req.caller),
+      limited: req.caller,
       requestId: req.requestId,
       idempotencyKey: req.headers['idempotency-key'],
       directives: directivesOf(req),

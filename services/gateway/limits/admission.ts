@@ -1,0 +1,92 @@
+// The limits on the request path (docs/auth.md, "Limits"). A caller whose key or account has a
+// rate limit is admitted by its Account actor before anything is held (one actor call; callers
+// without one skip it), and its answer carries the rate-limit headers of its wire; over a rate
+// it is refused 429 rate_limit_exceeded with Retry-After. A caller with a spend limit reserves on
+// its FundsHold actor directly (never from a funds lease, which the actor would not see), with
+// the limits the actor checks.
+
+import type { AccountClient } from '../../../actors/account/client';
+import type { Admission, RateWindowView } from '../../../actors/account/AccountInterface';
+import type { SpendScopes } from '../../../actors/funds-hold/FundsHoldInterface';
+import { GatewayError } from '../../../lib/errors';
+import { hasRateLimits, spendLimitsOf, type Limits } from '../../../lib/limits';
+import type { Caller } from '../middleware/auth';
+
+/** Whose headers an answer carries: the OpenAI SDK's names, or the Anthropic API's. */
+export type RateHeaderStyle = 'openai' | 'anthropic';
+
+/** A call admitted under a rate limit: its headers, and the correction of its token count once it is known. */
+export interface Admitted {
+  headers: Record<string, string>;
+  /** The tokens the call really used (input + output): the window counts them instead of the bound. */
+  correct(actualTokens: number): void;
+}
+
+const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
+
+function windowHeaders(kind: 'requests' | 'tokens', view: RateWindowView | undefined, style: RateHeaderStyle, now: number): Record<string, string> {
+  if (!view) return {};
+  if (style === 'anthropic') {
+    return {
+      [`anthropic-ratelimit-${kind}-limit`]: String(view.limit),
+      [`anthropic-ratelimit-${kind}-remaining`]: String(view.remaining),
+      [`anthropic-ratelimit-${kind}-reset`]: new Date(view.resetAt).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    };
+  }
+  return {
+    [`x-ratelimit-limit-${kind}`]: String(view.limit),
+    [`x-ratelimit-remaining-${kind}`]: String(view.remaining),
+    [`x-ratelimit-reset-${kind}`]: `${seconds(view.resetAt - now)}s`,
+  };
+}
+
+/** The rate-limit headers of an admission (both windows that apply), in the wire's style. */
+export function rateHeaders(admission: Admission, style: RateHeaderStyle, now = Date.now()): Record<string, string> {
+  return { ...windowHeaders('requests', admission.requests, style, now), ...windowHeaders('tokens', admission.tokens, style, now) };
+}
+
+/** The caller's limits (from the projection its credential was read with). */
+export function limitsOf(caller: Caller): { account?: Limits; key?: Limits } {
+  return caller.limits ?? {};
+}
+
+/** The spend limits a reservation must fit, or undefined when neither the account nor the key has one. */
+export function spendOf(caller: Caller): SpendScopes | undefined {
+  const { account, key } = limitsOf(caller);
+  const accountSpend = spendLimitsOf(account);
+  const keySpend = spendLimitsOf(key);
+  if (!accountSpend && !keySpend) return undefined;
+  return { apiKeyId: caller.apiKeyId ?? null, ...(accountSpend ? { account: accountSpend } : {}), ...(keySpend ? { key: keySpend } : {}) };
+}
+
+export class RateAdmission {
+  constructor(private readonly accounts: AccountClient, private readonly onCorrectionFailed: (error: unknown) => void = () => undefined) {}
+
+  /**
+   * Counts the call against the caller's rates, or refuses it (429, nothing counted); null when
+   * neither its key nor its account has a rate limit. `tokens`: the most the call may use.
+   */
+  async admit(caller: Caller, tokens: number, style: RateHeaderStyle): Promise<Admitted | null> {
+    const { account, key } = limitsOf(caller);
+    if (!hasRateLimits(account) && !hasRateLimits(key)) return null;
+    const apiKeyId = caller.apiKeyId ?? null;
+    const actor = this.accounts.of(caller.accountId);
+    const admission = await actor.admit({ apiKeyId, tokens });
+    const headers = rateHeaders(admission, style);
+    if (!admission.admitted) {
+      const { limit, scope, retryAfterMs } = admission.refused!;
+      throw new GatewayError('rate_limit_exceeded', `the ${scope}'s ${limit} is reached; try again in ${seconds(retryAfterMs)} s`, {
+        param: limit,
+        headers: { ...headers, 'retry-after': String(seconds(retryAfterMs)), 'retry-after-ms': String(Math.max(0, retryAfterMs)) },
+      });
+    }
+    return {
+      headers,
+      correct: (actualTokens) => {
+        const delta = actualTokens - tokens;
+        if (delta === 0 || admission.tokens === undefined) return;
+        actor.correctTokens({ apiKeyId, windowStart: admission.windowStart, delta }).catch(this.onCorrectionFailed);
+      },
+    };
+  }
+}

@@ -1,0 +1,166 @@
+// End-to-end suite of limits per key and per account over HTTP, against one or two gateway
+// instances: rates counted by the account's Account actor in minute windows (429 with Retry-After
+// and the rate-limit headers each SDK reads, on both wires), spend limits kept by FundsHold with
+// open holds counted (402, nothing held), exact under 1,000 concurrent calls, and the official
+// OpenAI and Anthropic SDKs retrying a 429 by its Retry-After.
+
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { admin, balance, chat, fundedAccount, hello, json } from '../support/api';
+import { ADMIN_TOKEN } from '../support/processes';
+import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
+import { COMPAT_TEST_ENV } from './compat.suite';
+
+/** The deployment needs the compatibility routes on (the Anthropic SDK's /v1/messages). */
+export const LIMITS_TEST_ENV = { GATEWAY_COMPAT_ENABLED: COMPAT_TEST_ENV.GATEWAY_COMPAT_ENABLED };
+
+export interface LimitsDeploymentUnderTest {
+  /** Every gateway instance (the same one twice where only one runs). */
+  urls: [string, string];
+  close(): Promise<void>;
+}
+
+const CACHE_BOUND_MS = 1000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+/** Rate windows are whole minutes of the actor's clock (this machine's): a case that counts starts inside one with `needMs` left. */
+async function insideOneWindow(needMs: number): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < needMs) await sleep(left + 100);
+}
+
+export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploymentUnderTest>): void {
+  describe(`limits per key and per account on the ${hostName} host`, () => {
+    let d: LimitsDeploymentUnderTest;
+    const openApi = recordAnswers(() => d?.urls[0]);
+    beforeAll(async () => {
+      d = await start();
+    });
+    afterAll(async () => {
+      await d?.close();
+    });
+
+    const patch = (path: string, body: unknown) =>
+      json(`${d.urls[0]}${path}`, { method: 'PATCH', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    async function limitedKey(limits: Record<string, number>, options: { amount?: number; scopes?: string[]; account?: Record<string, number> } = {}) {
+      const { accountId } = await fundedAccount(d.urls[0], options.amount ?? 1_000_000_000);
+      const key = await admin(d.urls[0], `/admin/v1/accounts/${accountId}/api-keys`, options.scopes ? { scopes: options.scopes } : {});
+      const set = await patch(`/admin/v1/api-keys/${key.body.apiKeyId}`, { limits });
+      expect(set).toMatchObject({ status: 200, body: { apiKeyId: key.body.apiKeyId, limits } });
+      if (options.account) expect(await patch(`/admin/v1/accounts/${accountId}`, { limits: options.account })).toMatchObject({ status: 200, body: { limits: options.account } });
+      // Every instance reads the new limits within its cache bound.
+      await sleep(CACHE_BOUND_MS + 50);
+      return { accountId, apiKeyId: key.body.apiKeyId as string, apiKey: key.body.apiKey as string };
+    }
+
+    it('when a key is over its requests per minute, then 429 rate_limit_exceeded with Retry-After, and every answer under the limit tells the window', async () => {
+      await insideOneWindow(15_000);
+      const { apiKey } = await limitedKey({ requests_per_minute: 3 });
+      const answers = [];
+      for (let i = 0; i < 4; i++) answers.push(await chat(d.urls[i % 2], apiKey, hello));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429]);
+      expect(answers.map((a) => a.headers.get('x-ratelimit-remaining-requests'))).toEqual(['2', '1', '0', '0']);
+      expect(answers[0].headers.get('x-ratelimit-limit-requests')).toBe('3');
+      expect(answers[0].headers.get('x-ratelimit-reset-requests')).toMatch(/^\d+s$/);
+      const refused = answers[3];
+      expect(refused.body.error).toMatchObject({ code: 'rate_limit_exceeded', param: 'requests_per_minute' });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+      expect(await balance(d.urls[0], apiKey)).toMatchObject({ held: 0 });
+    });
+
+    it('when tokens per minute are limited, then a call counts its bound at admission and its real tokens after, so the next call fits', async () => {
+      await insideOneWindow(20_000);
+      const { apiKey } = await limitedKey({}, { account: { tokens_per_minute: 400 } });
+      const body = { ...hello, max_tokens: 300 };
+      const first = await chat(d.urls[0], apiKey, body, { headers: { 'x-sim-directive': 'tokens=5' } });
+      expect(first.status).toBe(200);
+      expect(Number(first.headers.get('x-ratelimit-remaining-tokens'))).toBeLessThan(100);
+      // The correction lands after the settle: the second call fits once it has.
+      let second = await chat(d.urls[1], apiKey, body, { headers: { 'x-sim-directive': 'tokens=5' } });
+      for (let i = 0; i < 20 && second.status === 429; i++) {
+        await sleep(100);
+        second = await chat(d.urls[1], apiKey, body, { headers: { 'x-sim-directive': 'tokens=5' } });
+      }
+      expect(second.status).toBe(200);
+      const tooBig = await chat(d.urls[0], apiKey, { ...hello, max_tokens: 1000 });
+      expect([tooBig.status, tooBig.body.error?.param]).toEqual([429, 'tokens_per_minute']);
+    });
+
+    it('when a call would pass a spend limit, then 402 spend_limit_exceeded naming it and nothing is held; removing the limit lets calls through', async () => {
+      const { apiKey, apiKeyId } = await limitedKey({ spend_total: 150_000 });
+      const statuses: number[] = [];
+      for (let i = 0; i < 10; i++) statuses.push((await chat(d.urls[i % 2], apiKey, { ...hello, max_tokens: 100 }, { headers: { 'x-sim-directive': 'tokens=100' } })).status);
+      const refused = await chat(d.urls[0], apiKey, { ...hello, max_tokens: 100 });
+      expect(refused).toMatchObject({ status: 402, body: { error: { code: 'spend_limit_exceeded', param: 'spend_total' } } });
+      const spent = 1_000_000_000 - (await balance(d.urls[0], apiKey)).balance;
+      expect(spent).toBeLessThanOrEqual(150_000);
+      expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
+      expect(await balance(d.urls[0], apiKey)).toMatchObject({ held: 0 });
+      expect((await patch(`/admin/v1/api-keys/${apiKeyId}`, { limits: { spend_total: null } })).body.limits).toEqual({});
+      await sleep(CACHE_BOUND_MS + 50);
+      expect((await chat(d.urls[1], apiKey, hello)).status).toBe(200);
+    });
+
+    it('when 1,000 calls race through the instances, then no more are admitted than the request limit and no more is charged than the spend limit', async () => {
+      await insideOneWindow(25_000);
+      const rate = await limitedKey({}, { account: { requests_per_minute: 100 } });
+      const spend = await limitedKey({}, { account: { spend_per_day: 300_000 } });
+      const race = (key: string) => Promise.all(Array.from({ length: 1000 }, (_, i) => chat(d.urls[i % 2], key, { ...hello, max_tokens: 20 }, { headers: { 'x-sim-directive': 'tokens=20' } })));
+      const [rated, spent] = await Promise.all([race(rate.apiKey), race(spend.apiKey)]);
+      expect(rated.filter((r) => r.status === 200)).toHaveLength(100);
+      for (const r of rated.filter((x) => x.status !== 200)) expect([r.status, r.body.error?.code]).toEqual([429, 'rate_limit_exceeded']);
+      for (const r of spent.filter((x) => x.status !== 200)) expect([r.status, r.body.error?.code]).toEqual([402, 'spend_limit_exceeded']);
+      const charged = spent.filter((r) => r.status === 200).reduce((sum, r) => sum + Number(r.headers.get('x-payg-charged') ?? 0), 0);
+      const after = await balance(d.urls[0], spend.apiKey);
+      expect(after.held).toBe(0);
+      expect(1_000_000_000 - after.balance).toBeLessThanOrEqual(300_000);
+      expect(1_000_000_000 - after.balance).toBeGreaterThanOrEqual(charged);
+    });
+
+    it('when the limits are read, then the key and the account show them, and a bad limit is refused naming it', async () => {
+      const { accountId, apiKeyId } = await limitedKey({ tokens_per_minute: 5000 }, { account: { spend_per_month: 7 } });
+      const detail = await json(`${d.urls[1]}/admin/v1/accounts/${accountId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      expect(detail.body).toMatchObject({ limits: { spend_per_month: 7 } });
+      expect(detail.body.keys.find((k: { apiKeyId: string }) => k.apiKeyId === apiKeyId)).toMatchObject({ limits: { tokens_per_minute: 5000 } });
+      expect(await patch(`/admin/v1/api-keys/${apiKeyId}`, { limits: { requests_per_minute: 0 } })).toMatchObject({ status: 400, body: { error: { param: 'limits.requests_per_minute' } } });
+      expect(await patch(`/admin/v1/api-keys/${apiKeyId}`, { limits: { per_hour: 1 } })).toMatchObject({ status: 400 });
+      expect(await patch('/admin/v1/api-keys/key_none', { limits: {} })).toMatchObject({ status: 404, body: { error: { code: 'api_key_not_found' } } });
+    });
+
+    it('when the official SDKs get a 429, then they wait its Retry-After and their retry is served (OpenAI wire headers; the Anthropic shape and headers on /v1/messages)', async () => {
+      const openaiKey = await limitedKey({ requests_per_minute: 1 }, { scopes: ['compat'] });
+      const anthropicKey = await limitedKey({ requests_per_minute: 1 }, { scopes: ['compat'] });
+      // Both keys spend their one request near the end of a window; the SDKs' calls are refused and retried in the next.
+      const left = 60_000 - (Date.now() % 60_000);
+      await sleep(left >= 3000 ? left - 4000 : left + 56_000);
+      expect((await chat(d.urls[0], openaiKey.apiKey, hello)).status).toBe(200);
+      const direct = await json(`${d.urls[1]}/v1/messages`, {
+        method: 'POST', headers: { 'x-api-key': anthropicKey.apiKey, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: 'sim-chat', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(direct.status).toBe(200);
+      expect(direct.headers.get('anthropic-ratelimit-requests-remaining')).toBe('0');
+      const refusedMessage = await json(`${d.urls[1]}/v1/messages`, {
+        method: 'POST', headers: { 'x-api-key': anthropicKey.apiKey, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: 'sim-chat', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(refusedMessage.status).toBe(429);
+      expect(refusedMessage.body).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
+      expect(refusedMessage.headers.get('anthropic-ratelimit-requests-limit')).toBe('1');
+      expect(refusedMessage.headers.get('retry-after')).toEqual(expect.any(String));
+      const openai = new OpenAI({ baseURL: `${d.urls[0]}/v1`, apiKey: openaiKey.apiKey, maxRetries: 2 });
+      const anthropic = new Anthropic({ baseURL: d.urls[1], apiKey: anthropicKey.apiKey, maxRetries: 2 });
+      const started = Date.now();
+      const [completion, message] = await Promise.all([
+        openai.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }], max_tokens: 8 }),
+        anthropic.messages.create({ model: 'sim-chat', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }),
+      ]);
+      expect(completion.object).toBe('chat.completion');
+      expect(message.type).toBe('message');
+      // Served in the next window: they waited for it rather than failing.
+      expect(Date.now() - started).toBeLessThan(20_000);
+    }, 120_000);
+
+    itConformsToOpenApi(openApi);
+  });
+}
