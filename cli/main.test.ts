@@ -64,6 +64,8 @@ describe('the key and account lifecycle commands', () => {
       ['api-keys', 'revoke', 'key_1'],
       ['api-keys', 'rotate', 'key_1', '--grace-seconds', '60'],
       ['audit', '--account', 'acct_1'],
+      ['api-keys', 'limits', 'key_1', '--requests-per-minute', '60', '--spend-total', 'none'],
+      ['accounts', 'limits', 'acct_1', '--spend-per-day', '2000000000'],
     ];
     for (const args of runs) expect(await runCli(args, cli)).toBe(0);
     expect(cli.sent).toEqual([
@@ -77,6 +79,8 @@ describe('the key and account lifecycle commands', () => {
       { url: 'http://gw.test/admin/v1/api-keys/key_1', body: undefined, method: 'DELETE' },
       { url: 'http://gw.test/admin/v1/api-keys/key_1/rotate', body: { graceSeconds: 60 } },
       { url: 'http://gw.test/admin/v1/audit?accountId=acct_1', body: undefined, method: 'GET' },
+      { url: 'http://gw.test/admin/v1/api-keys/key_1', body: { limits: { requests_per_minute: 60, spend_total: null } }, method: 'PATCH' },
+      { url: 'http://gw.test/admin/v1/accounts/acct_1', body: { limits: { spend_per_day: 2000000000 } }, method: 'PATCH' },
     ]);
   });
 
@@ -89,6 +93,9 @@ describe('the key and account lifecycle commands', () => {
       ['api-keys', 'revoke'],
       ['accounts', 'list', '--account', 'acct_1'],
       ['api-keys', 'create', 'acct_1', '--name', 'a', '--name', 'b'],
+      ['api-keys', 'limits', 'key_1'],
+      ['api-keys', 'limits', 'key_1', '--spend-total', 'lots'],
+      ['accounts', 'limits', 'acct_1', '--per-hour', '5'],
     ]) expect(await runCli(args, cli)).toBe(2);
     expect(cli.sent).toEqual([]);
   });

@@ -7,6 +7,8 @@
 //   npm run cli -- api-keys list <accountId>
 //   npm run cli -- api-keys revoke <apiKeyId>
 //   npm run cli -- api-keys rotate <apiKeyId> [--grace-seconds <n>]
+//   npm run cli -- api-keys limits <apiKeyId> | accounts limits <accountId>
+//                  [--requests-per-minute <n|none>] [--tokens-per-minute …] [--spend-per-day …] [--spend-per-month …] [--spend-total …]
 //   npm run cli -- credits add <accountId> <amount> <reference> [--pool member]
 //   npm run cli -- orders create <accountId> <amount>   (a top-up order, paid through checkout)
 //   npm run cli -- audit [--account <accountId>] [--limit <n>] [--before <cursor>]
@@ -17,6 +19,7 @@
 import '../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { DEFAULT_PORTS } from '../lib/config';
 import { API_KEY_SCOPES } from '../services/gateway/auth/scopes';
+import { LIMIT_NAMES } from '../lib/limits';
 import { reconcileCommand } from './reconcile';
 
 export interface CliIo {
@@ -50,7 +53,7 @@ function parse(words: string[]): Parsed | undefined {
 }
 
 interface Call {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   path: string;
   body?: unknown;
 }
@@ -67,6 +70,22 @@ function query(flags: Map<string, string[]>, names: Record<string, string>): str
   const text = params.toString();
   return text === '' ? '' : `?${text}`;
 }
+
+/** `--requests-per-minute 60 --spend-total none` as a limits change: a number sets, `none` removes. */
+const LIMIT_FLAGS = LIMIT_NAMES.map((name) => name.replaceAll('_', '-'));
+function limitsOf(flags: Map<string, string[]>): Record<string, number | null> | undefined {
+  const limits: Record<string, number | null> = {};
+  for (const [flag, [value]] of flags) {
+    const number = amountOf(value);
+    if (value !== 'none' && number === undefined) return undefined;
+    limits[flag.replaceAll('-', '_')] = value === 'none' ? null : number!;
+  }
+  return Object.keys(limits).length > 0 ? limits : undefined;
+}
+const limitsCall = (path: string) => ({ args, flags }: Parsed): Call | undefined => {
+  const limits = limitsOf(flags);
+  return limits ? { method: 'PATCH', path: `${path}/${id(args[0]!)}`, body: { limits } } : undefined;
+};
 
 /**
  * Each command: the flags it takes (a flag not listed is a usage error; `scope` may repeat), how
@@ -99,6 +118,8 @@ const COMMANDS: Record<string, { flags: string[]; args: number; call: (p: Parsed
       },
     }),
   },
+  'accounts limits': { flags: LIMIT_FLAGS, args: 1, call: limitsCall('/admin/v1/accounts') },
+  'api-keys limits': { flags: LIMIT_FLAGS, args: 1, call: limitsCall('/admin/v1/api-keys') },
   'api-keys list': { flags: [], args: 1, call: ({ args }) => ({ method: 'GET', path: `/admin/v1/accounts/${id(args[0]!)}/api-keys` }) },
   'api-keys revoke': { flags: [], args: 1, call: ({ args }) => ({ method: 'DELETE', path: `/admin/v1/api-keys/${id(args[0]!)}` }) },
   'api-keys rotate': {
@@ -136,6 +157,7 @@ const USAGE = `usage:
   api-keys list <accountId>
   api-keys revoke <apiKeyId>
   api-keys rotate <apiKeyId> [--grace-seconds <n>]
+  api-keys limits <apiKeyId> | accounts limits <accountId>   [--${LIMIT_FLAGS.join(' <n|none>] [--')} <n|none>]
   credits add <accountId> <amount> <reference> [--pool member]
   orders create <accountId> <amount>
   audit [--account <accountId>] [--limit <n>] [--before <cursor>]

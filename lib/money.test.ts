@@ -1,4 +1,4 @@
-import { allocateInOrder, availableOf, chatEstimate, lineCost, sumOf, toJsonAvailable } from './money';
+import { allocateInOrder, availableOf, chatEstimate, lineCost, MoneyError, plus, rest, sumOf, toJsonAvailable } from './money';
 
 describe('money', () => {
   it('when a total covers every part, then each share is its part', () => {
@@ -26,5 +26,14 @@ describe('money computed in one place', () => {
   it('when a chat estimate passes 2^53−1, then there is none (the route refuses estimate_too_large)', () => {
     expect(chatEstimate(100, 16, 100, 400)).toBe(100n * 100n + 16n * 400n);
     expect(chatEstimate(Number.MAX_SAFE_INTEGER, 1, 2, 0)).toBeNull();
+  });
+});
+
+describe('plus and rest (amounts kept as JSON numbers)', () => {
+  it('when amounts are added and taken, then the result is exact, and a result past 2^53-1 is refused', () => {
+    expect(plus(2, 3)).toBe(5);
+    expect(rest(100, 30, 50)).toBe(20);
+    expect(rest(10, 30)).toBe(-20);
+    expect(() => plus(Number.MAX_SAFE_INTEGER, 1)).toThrow(MoneyError);
   });
 });

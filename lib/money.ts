@@ -77,6 +77,18 @@ export function sumOf(amounts: Iterable<number | string | bigint>): Amount {
   return total;
 }
 
+/** a + b for amounts kept as JSON numbers (a running total, a lease's bookkeeping): exact, or refused past 2^53−1. */
+export function plus(a: number, b: number): number {
+  const sum = a + b;
+  if (!Number.isSafeInteger(sum)) throw new MoneyError('amount exceeds 2^53-1');
+  return sum;
+}
+
+/** What is left of `amount` once each of `takings` is taken (may be negative), for amounts kept as JSON numbers. */
+export function rest(amount: number, ...takings: number[]): number {
+  return takings.reduce((left, taken) => plus(left, -taken), amount);
+}
+
 /** What a balance leaves free once every lock on it (holds, leases) is taken: may be negative. */
 export function availableOf(balance: number | string | bigint, ...locked: Amount[]): Amount {
   return locked.reduce((left, lock) => left - lock, BigInt(balance));

@@ -161,17 +161,12 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     const funds = this.fundsOf(task.owner);
     // The deadline no longer matters; were the unregistering lost, the reminder finds a final phase.
     const unregister = () => this.ctx.reminders.unregister(`${DEADLINE_REMINDER}@${task.deadlineAt}`).catch(() => undefined);
-    if (task.outcome.kind === 'failed') {
-      await this.stored.move(task, 'release', async () => {
-        await funds.release({ holdId: task.holdId, reason: 'provider_rejected' });
-        await unregister();
-      });
-    } else {
-      await this.stored.move(task, 'settle', async () => {
-        task.charged = storedAmount((await this.settleOrBear(task, funds)).charged);
-        await unregister();
-      });
-    }
+    const failed = task.outcome.kind === 'failed';
+    await this.stored.move(task, failed ? 'release' : 'settle', async () => {
+      if (failed) await funds.release({ holdId: task.holdId, reason: 'provider_rejected' });
+      else task.charged = storedAmount((await this.settleOrBear(task, funds)).charged);
+      await unregister();
+    });
     return task;
   }
 

@@ -2,7 +2,7 @@
 // (Σ balanceDelta, exact), beside the running total the store keeps. Read as of one moment per
 // account: the totals first, then exactly the bill rows they count.
 
-import { toJsonAmount } from '../../lib/money';
+import { sumOf, toJsonAmount } from '../../lib/money';
 import { EXPORT_CHUNK_ROWS } from './console';
 import type { BillEntry, LedgerStore } from './entries';
 
@@ -20,7 +20,8 @@ export async function ledgerBalance(store: LedgerStore, accountId: string, pool:
   const totals = await store.account(accountId, pool);
   let sum = 0n;
   for (let newest = totals.bills; newest >= 1; newest -= EXPORT_CHUNK_ROWS) {
-    for (const row of await store.rows('billing', accountId, pool, newest - EXPORT_CHUNK_ROWS + 1, newest)) sum += BigInt((row as BillEntry).balanceDelta);
+    const rows = await store.rows('billing', accountId, pool, newest - EXPORT_CHUNK_ROWS + 1, newest);
+    sum += sumOf(rows.map((row) => (row as BillEntry).balanceDelta));
   }
   return { accountId, pool, balance: toJsonAmount(sum), runningTotal: totals.balance, bills: totals.bills };
 }

@@ -5,6 +5,7 @@
 // (a row; positions from 1 in append order, so a reverse key range reads newest first) and
 // `totals\0<account>\0<pool>`.
 
+import { plus } from '../../lib/money';
 import type { EventEnvelope, Topic } from '../../lib/events';
 import type { LocalDb } from '../../lib/local-db';
 import { toRows, type AccountLedgerView, type BillEntry, type LedgerAccount, type LedgerRow, type LedgerStore } from './entries';
@@ -95,7 +96,7 @@ export class LmdbLedgerStore implements LedgerStore {
     const totals = this.totals(accountId, pool);
     const rows = toRows(event);
     if (event.topic === 'billing') {
-      totals.balance += (rows[0] as BillEntry).balanceDelta;
+      totals.balance = plus(totals.balance, (rows[0] as BillEntry).balanceDelta);
       ledger.putSync(rowKey('billing', accountId, pool, ++totals.bills), rows[0]);
     } else {
       totals.usage += 1;

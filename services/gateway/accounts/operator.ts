@@ -17,11 +17,14 @@ import { DEFAULT_POOL, MEMBER_POOL } from '../../../actors/funds-hold/FundsHoldI
 import type { JournalClient } from '../../../actors/journal/client';
 import { ACCOUNTS_JOURNAL } from '../../../actors/journal/JournalInterface';
 import { GatewayError } from '../../../lib/errors';
-import type { Limits, LimitsPatch } from '../../../lib/limits';
+import type { LimitsPatch } from '../../../lib/limits';
 import type { ApiKeyScope } from '../auth/scopes';
 import type { LedgerReader } from '../ledger/reader';
 import type { AuditLog, OperatorAction } from './audit';
 import { hashApiKey, newApiKey, shownPrefix, type Account, type AccountStore, type ApiKeyRecord } from './store';
+import { created, iso, projection, stateOf, summary, type AccountSummary, type CreatedKey, type KeyView } from './key-views';
+
+export type { AccountSummary, CreatedKey, KeyState, KeyView } from './key-views';
 
 const POOLS = [DEFAULT_POOL, MEMBER_POOL] as const;
 
@@ -35,44 +38,6 @@ export interface OperatorDeps {
   now?: () => number;
 }
 
-export type KeyState = 'active' | 'expiring' | 'revoked' | 'expired';
-
-/** A key as lists show it: never the key, its hash only inside the actor. */
-export interface KeyView {
-  apiKeyId: string;
-  prefix: string;
-  name: string | null;
-  scopes: string[];
-  state: KeyState;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-  revokedAt: string | null;
-  rotatedFrom: string | null;
-  rotatedTo: string | null;
-  limits: Limits;
-}
-
-export interface CreatedKey {
-  apiKeyId: string;
-  apiKey: string;
-  accountId: string;
-  scopes: string[];
-  name: string | null;
-  prefix: string;
-  createdAt: string;
-  expiresAt: string | null;
-}
-
-export interface AccountSummary {
-  accountId: string;
-  name: string;
-  createdAt: string;
-  suspendedAt: string | null;
-  limits: Limits;
-}
-
-const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
 const cursorOf = (next: number | null) => (next === null ? null : String(next));
 
 export class AccountOperator {
@@ -266,37 +231,4 @@ export class AccountOperator {
     if (!owner) throw new GatewayError('api_key_not_found', `no API key ${apiKeyId}`);
     return owner.accountId;
   }
-}
-
-function summary(account: Account): AccountSummary {
-  return { accountId: account.accountId, name: account.name, createdAt: account.createdAt, suspendedAt: iso(account.suspendedAt), limits: account.limits ?? {} };
-}
-
-function stateOf(entry: ApiKeyEntry, now: number): KeyState {
-  if (entry.revokedAt !== null && entry.revokedAt <= now) return 'revoked';
-  if (entry.expiresAt !== null && entry.expiresAt <= now) return 'expired';
-  return entry.revokedAt !== null || entry.expiresAt !== null ? 'expiring' : 'active';
-}
-
-/** What the request path reads of a key: the actor's entry, without its hash. */
-function projection(accountId: string, entry: ApiKeyEntry, now: number): ApiKeyRecord {
-  return {
-    apiKeyId: entry.apiKeyId,
-    accountId,
-    createdAt: new Date(entry.createdAt).toISOString(),
-    scopes: entry.scopes as ApiKeyScope[],
-    name: entry.name,
-    expiresAt: entry.expiresAt,
-    // A revocation already in force is refused whatever the reading instance's clock says.
-    revokedAt: entry.revokedAt !== null && entry.revokedAt <= now ? 0 : entry.revokedAt,
-    listed: true,
-    ...(entry.limits && Object.keys(entry.limits).length > 0 ? { limits: entry.limits } : {}),
-  };
-}
-
-function created(accountId: string, apiKey: string, entry: ApiKeyEntry): CreatedKey {
-  return {
-    apiKeyId: entry.apiKeyId, apiKey, accountId, scopes: entry.scopes, name: entry.name,
-    prefix: entry.prefix, createdAt: iso(entry.createdAt)!, expiresAt: iso(entry.expiresAt),
-  };
 }

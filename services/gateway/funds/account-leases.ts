@@ -8,6 +8,7 @@
 // rest; a charge is never above its carve), so spend never exceeds a lease, and a lease never
 // exceeds what was available when it was granted: no overdraw, however many instances lease.
 
+import { plus, rest } from '../../../lib/money';
 import { randomUUID } from 'node:crypto';
 import type {
   CarvedHold,
@@ -94,7 +95,7 @@ export class AccountLeases {
       const lease = this.leases.find((l) => this.fits(l, request.amount));
       if (lease) return this.carve(lease, request);
       if (this.now() < this.refusedUntil) break;
-      for (const l of this.leases) if (!l.draining && l.granted - l.charged - l.carved < request.amount) this.drain(l);
+      for (const l of this.leases) if (!l.draining && rest(l.granted, l.charged, l.carved) < request.amount) this.drain(l);
       const opened = await this.open(request.amount);
       // Refused with less available than this call's hold: the actor's answer to a call that was
       // waiting for it, as fresh as a reserve of its own would have been (no second turn to say 402).
@@ -165,12 +166,12 @@ export class AccountLeases {
 
   /** A carve needs room, a lease whose last batch reached the actor, known to live half its ttl more. */
   private fits(lease: Lease, amount: number): boolean {
-    return lease.confirmed && !lease.draining && !lease.ended && lease.granted - lease.charged - lease.carved >= amount && lease.renewedUntil - this.now() >= this.settings.ttlMs / 2;
+    return lease.confirmed && !lease.draining && !lease.ended && rest(lease.granted, lease.charged, lease.carved) >= amount && lease.renewedUntil - this.now() >= this.settings.ttlMs / 2;
   }
 
   private carve(lease: Lease, request: ReserveRequest): HoldOutcome {
     const hold: CarvedHold = { holdId: request.holdId, amount: request.amount, requestId: request.requestId, model: request.model, profileId: request.profileId };
-    lease.carved += request.amount;
+    lease.carved = plus(lease.carved, request.amount);
     lease.holds += 1;
     lease.lastUsedAt = this.now();
     this.carves.set(request.holdId, { lease, hold });
@@ -181,8 +182,8 @@ export class AccountLeases {
   private ended(carve: Carve, charged: number): void {
     if (this.carves.get(carve.hold.holdId) !== carve) return;
     this.carves.delete(carve.hold.holdId);
-    carve.lease.carved -= carve.hold.amount;
-    carve.lease.charged += charged;
+    carve.lease.carved = rest(carve.lease.carved, carve.hold.amount);
+    carve.lease.charged = plus(carve.lease.charged, charged);
     carve.lease.holds -= 1;
     // Idle counts from the last call's end: a lease is returned only after a quiet idleMs.
     carve.lease.lastUsedAt = this.now();

@@ -1,0 +1,79 @@
+// What the operator's answers show of keys and accounts, and what the request path reads of a
+// key (its projection): built from the Account actor's entries, never with a key or its hash.
+
+import type { ApiKeyEntry } from '../../../actors/account/AccountInterface';
+import type { Limits } from '../../../lib/limits';
+import type { ApiKeyScope } from '../auth/scopes';
+import type { Account, ApiKeyRecord } from './store';
+
+export type KeyState = 'active' | 'expiring' | 'revoked' | 'expired';
+
+/** A key as lists show it: never the key, its hash only inside the actor. */
+export interface KeyView {
+  apiKeyId: string;
+  prefix: string;
+  name: string | null;
+  scopes: string[];
+  state: KeyState;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  rotatedFrom: string | null;
+  rotatedTo: string | null;
+  limits: Limits;
+}
+
+export interface CreatedKey {
+  apiKeyId: string;
+  apiKey: string;
+  accountId: string;
+  scopes: string[];
+  name: string | null;
+  prefix: string;
+  createdAt: string;
+  expiresAt: string | null;
+}
+
+export interface AccountSummary {
+  accountId: string;
+  name: string;
+  createdAt: string;
+  suspendedAt: string | null;
+  limits: Limits;
+}
+
+export const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+
+export function summary(account: Account): AccountSummary {
+  return { accountId: account.accountId, name: account.name, createdAt: account.createdAt, suspendedAt: iso(account.suspendedAt), limits: account.limits ?? {} };
+}
+
+export function stateOf(entry: ApiKeyEntry, now: number): KeyState {
+  if (entry.revokedAt !== null && entry.revokedAt <= now) return 'revoked';
+  if (entry.expiresAt !== null && entry.expiresAt <= now) return 'expired';
+  return entry.revokedAt !== null || entry.expiresAt !== null ? 'expiring' : 'active';
+}
+
+/** What the request path reads of a key: the actor's entry, without its hash. */
+export function projection(accountId: string, entry: ApiKeyEntry, now: number): ApiKeyRecord {
+  return {
+    apiKeyId: entry.apiKeyId,
+    accountId,
+    createdAt: new Date(entry.createdAt).toISOString(),
+    scopes: entry.scopes as ApiKeyScope[],
+    name: entry.name,
+    expiresAt: entry.expiresAt,
+    // A revocation already in force is refused whatever the reading instance's clock says.
+    revokedAt: entry.revokedAt !== null && entry.revokedAt <= now ? 0 : entry.revokedAt,
+    listed: true,
+    ...(entry.limits && Object.keys(entry.limits).length > 0 ? { limits: entry.limits } : {}),
+  };
+}
+
+export function created(accountId: string, apiKey: string, entry: ApiKeyEntry): CreatedKey {
+  return {
+    apiKeyId: entry.apiKeyId, apiKey, accountId, scopes: entry.scopes, name: entry.name,
+    prefix: entry.prefix, createdAt: iso(entry.createdAt)!, expiresAt: iso(entry.expiresAt),
+  };
+}
