@@ -51,6 +51,8 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
     });
   } catch (error) {
     ended();
+    // Refused (402, 503): the call will use no tokens.
+    admitted?.correct(0);
     throw error;
   }
   const headers: Record<string, string> = {

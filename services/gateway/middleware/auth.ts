@@ -136,8 +136,8 @@ async function oauthCaller(deps: CredentialDeps, token: string, alsoApiKeys: boo
   }
   const principal = await deps.oauth.verify(token);
   // A token for an account this gateway does not hold is as good as an unknown credential.
-  if (!(await deps.accounts.findAccount(principal.accountId))) throw new GatewayError('unauthorized', 'the token names no account of this gateway');
   const account = await refuseSuspended(deps.accounts, principal.accountId);
+  if (!account) throw new GatewayError('unauthorized', 'the token names no account of this gateway');
   const limits = limitsOf(account?.limits, undefined);
   return { family: 'oauth', accountId: principal.accountId, subject: principal.subject, scopes: new Set(principal.scopes), ...(limits ? { limits } : {}) };
 }
