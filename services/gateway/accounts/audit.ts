@@ -3,7 +3,7 @@
 // written before the action's answer is sent, and never hold a secret: no key, no token, no
 // hash (the details each action records are chosen in operator.ts and the routes).
 
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { JournalClient } from '../../../actors/journal/client';
 import { AUDIT_JOURNAL } from '../../../actors/journal/JournalInterface';
 
@@ -32,9 +32,12 @@ export function operatorId(token: string): string {
 export class AuditLog {
   constructor(private readonly journals: JournalClient, private readonly now: () => number = Date.now) {}
 
-  /** One entry per action of a request (a retried call under the same request id is kept once). */
+  /**
+   * One entry per action. Its id is made here, once: a retry of the append (daprd's) repeats it and
+   * is kept once, while two requests never share one (a request id may come from the client).
+   */
   async record(action: OperatorAction, what: string, target: { accountId?: string; apiKeyId?: string }, details: Record<string, unknown>): Promise<void> {
-    const id = `${action.requestId}:${what}:${target.apiKeyId ?? target.accountId ?? ''}`;
+    const id = randomUUID();
     const entry: AuditEntry = {
       id,
       at: new Date(this.now()).toISOString(),
