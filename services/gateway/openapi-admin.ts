@@ -58,6 +58,7 @@ const paging = [
 const optionalBody = (name: string) => ({ required: false, content: json(name) });
 const emptyBody = { required: false, content: { 'application/json': { schema: { type: 'object', additionalProperties: false } } } };
 const keyNotFound = errorAnswer('api_key_not_found: no key with this id');
+const accountNotFound = errorAnswer('account_not_found');
 
 export const adminPaths = {
   '/admin/v1/accounts': {
@@ -71,23 +72,23 @@ export const adminPaths = {
   '/admin/v1/accounts/{accountId}': {
     get: {
       summary: 'An account: its pools (balance, held, available, leased), its keys and whether it is suspended', security: admin, parameters: [accountId],
-      responses: { '200': answer('The account', 'AccountDetail'), ...withoutBody, '404': errorAnswer('account_not_found') },
+      responses: { '200': answer('The account', 'AccountDetail'), ...withoutBody, '404': accountNotFound },
     },
     patch: {
       summary: "Set the account's limits (over all its keys and credentials): rates kept by its Account actor per minute, spend kept by its FundsHold with open holds counted", security: admin, parameters: [accountId], requestBody: body('LimitsRequest'),
-      responses: { '200': answer('The account with its limits', 'AccountSummary'), ...refusals, '404': errorAnswer('account_not_found') },
+      responses: { '200': answer('The account with its limits', 'AccountSummary'), ...refusals, '404': accountNotFound },
     },
   },
   '/admin/v1/accounts/{accountId}/suspend': {
     post: {
       summary: "Suspend the account: its calls are refused 403 account_suspended on every instance within a second; its calls already running end and are charged as usual", security: admin, parameters: [accountId], requestBody: emptyBody,
-      responses: { '200': answer('The account, suspendedAt set (a repeat changes nothing)', 'AccountSummary'), ...refusals, '404': errorAnswer('account_not_found') },
+      responses: { '200': answer('The account, suspendedAt set (a repeat changes nothing)', 'AccountSummary'), ...refusals, '404': accountNotFound },
     },
   },
   '/admin/v1/accounts/{accountId}/unsuspend': {
     post: {
       summary: 'Lift a suspension', security: admin, parameters: [accountId], requestBody: emptyBody,
-      responses: { '200': answer('The account, suspendedAt null', 'AccountSummary'), ...refusals, '404': errorAnswer('account_not_found') },
+      responses: { '200': answer('The account, suspendedAt null', 'AccountSummary'), ...refusals, '404': accountNotFound },
     },
   },
   '/admin/v1/accounts/{accountId}/debits': {
@@ -96,7 +97,7 @@ export const adminPaths = {
       responses: {
         '200': answer('The debit and the balance after it', 'Credit'), ...refusals,
         '402': errorAnswer('insufficient_funds: the amount exceeds what is available (balance less open holds and leases); nothing moved'),
-        '404': errorAnswer('account_not_found'),
+        '404': accountNotFound,
         '409': errorAnswer('debit_reference_reused: the reference was applied before with another amount; nothing moved'),
       },
     },
@@ -104,24 +105,24 @@ export const adminPaths = {
   '/admin/v1/accounts/{accountId}/api-keys': {
     get: {
       summary: "The account's keys, newest first: never the keys themselves", security: admin, parameters: [accountId],
-      responses: { '200': answer('The keys', 'ApiKeyList'), ...withoutBody, '404': errorAnswer('account_not_found') },
+      responses: { '200': answer('The keys', 'ApiKeyList'), ...withoutBody, '404': accountNotFound },
     },
     post: {
       summary: 'Create an API key for the account; the key is shown once', security: admin, parameters: [accountId], requestBody: body('ApiKeyRequest'),
-      responses: { '201': answer('The key', 'ApiKeyCreated'), ...refusals, '400': errorAnswer(`invalid_scope (unknown or repeated), invalid_request, ${BODY_400}, ${CREDENTIAL_400}`), '404': errorAnswer('account_not_found') },
+      responses: { '201': answer('The key', 'ApiKeyCreated'), ...refusals, '400': errorAnswer(`invalid_scope (unknown or repeated), invalid_request, ${BODY_400}, ${CREDENTIAL_400}`), '404': accountNotFound },
     },
   },
   '/admin/v1/accounts/{accountId}/credits': {
     post: {
       summary: 'Credit a pool of the account, idempotent by reference', security: admin, parameters: [accountId], requestBody: body('CreditRequest'),
-      responses: { '200': answer('The credit and the balance after it', 'Credit'), ...refusals, '404': errorAnswer('account_not_found'), '409': errorAnswer('credit_reference_reused: the reference was applied before with another amount; nothing moved') },
+      responses: { '200': answer('The credit and the balance after it', 'Credit'), ...refusals, '404': accountNotFound, '409': errorAnswer('credit_reference_reused: the reference was applied before with another amount; nothing moved') },
     },
   },
   '/admin/v1/accounts/{accountId}/orders': {
     post: {
       summary: 'A top-up order made by an operator: paid and fulfilled like the owner’s own', security: admin, parameters: [accountId],
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/OrderRequest' } } } },
-      responses: { '201': answer('The order, status created', 'Order'), ...refusals, '400': errorAnswer(`invalid_request, idempotency_key_invalid, ${BODY_400}, ${CREDENTIAL_400}`), '404': errorAnswer('account_not_found'), '409': errorAnswer('idempotency_key_reused') },
+      responses: { '201': answer('The order, status created', 'Order'), ...refusals, '400': errorAnswer(`invalid_request, idempotency_key_invalid, ${BODY_400}, ${CREDENTIAL_400}`), '404': accountNotFound, '409': errorAnswer('idempotency_key_reused') },
     },
   },
   '/admin/v1/api-keys/{apiKeyId}': {

@@ -1,7 +1,7 @@
 // What the operator's answers show of keys and accounts, and what the request path reads of a
 // key (its projection): built from the Account actor's entries, never with a key or its hash.
 
-import type { ApiKeyEntry } from '../../../actors/account/AccountInterface';
+import type { AccountStatus, ApiKeyEntry } from '../../../actors/account/AccountInterface';
 import type { Limits } from '../../../lib/limits';
 import type { ApiKeyScope } from '../auth/scopes';
 import type { Account, ApiKeyRecord } from './store';
@@ -53,6 +53,30 @@ export function stateOf(entry: ApiKeyEntry, now: number): KeyState {
   if (entry.revokedAt !== null && entry.revokedAt <= now) return 'revoked';
   if (entry.expiresAt !== null && entry.expiresAt <= now) return 'expired';
   return entry.revokedAt !== null || entry.expiresAt !== null ? 'expiring' : 'active';
+}
+
+/** A key as lists show it; `lastUsed` from the key-value store (epoch ms, or null). */
+export function keyView(entry: ApiKeyEntry, lastUsed: number | null, now: number): KeyView {
+  return {
+    apiKeyId: entry.apiKeyId,
+    prefix: entry.prefix,
+    name: entry.name,
+    scopes: entry.scopes,
+    state: stateOf(entry, now),
+    createdAt: iso(entry.createdAt)!,
+    lastUsedAt: iso(lastUsed),
+    expiresAt: iso(entry.expiresAt),
+    revokedAt: iso(entry.revokedAt),
+    rotatedFrom: entry.rotatedFrom,
+    rotatedTo: entry.rotatedTo,
+    limits: entry.limits ?? {},
+  };
+}
+
+/** What the request path reads of an account: its record, with the suspension and limits of its actor's status. */
+export function accountProjection(account: Account, status: AccountStatus): Account {
+  const { suspendedAt: _suspendedAt, limits: _limits, ...rest } = account;
+  return { ...rest, suspendedAt: status.suspendedAt, ...(status.limits ? { limits: status.limits } : {}) };
 }
 
 /** What the request path reads of a key: the actor's entry, without its hash. */

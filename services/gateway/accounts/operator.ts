@@ -11,7 +11,7 @@
 //   idempotent) and the repeat writes it.
 
 import type { AccountClient } from '../../../actors/account/client';
-import type { ApiKeyEntry } from '../../../actors/account/AccountInterface';
+import type { AccountStatus, ApiKeyEntry } from '../../../actors/account/AccountInterface';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import { DEFAULT_POOL, MEMBER_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import type { JournalClient } from '../../../actors/journal/client';
@@ -22,7 +22,7 @@ import type { ApiKeyScope } from '../auth/scopes';
 import type { LedgerReader } from '../ledger/reader';
 import type { AuditLog, OperatorAction } from './audit';
 import { hashApiKey, newApiKey, shownPrefix, type Account, type AccountStore, type ApiKeyRecord } from './store';
-import { created, iso, projection, stateOf, summary, type AccountSummary, type CreatedKey, type KeyView } from './key-views';
+import { accountProjection, created, iso, keyView, projection, summary, type AccountSummary, type CreatedKey, type KeyView } from './key-views';
 
 export type { AccountSummary, CreatedKey, KeyState, KeyView } from './key-views';
 
@@ -112,20 +112,7 @@ export class AccountOperator {
     await this.existing(accountId);
     const { keys } = await this.deps.accountActors.of(accountId).keys({});
     const now = this.now();
-    return Promise.all(keys.map(async (entry) => ({
-      apiKeyId: entry.apiKeyId,
-      prefix: entry.prefix,
-      name: entry.name,
-      scopes: entry.scopes,
-      state: stateOf(entry, now),
-      createdAt: iso(entry.createdAt)!,
-      lastUsedAt: iso(await this.deps.accounts.lastUsed(entry.apiKeyId)),
-      expiresAt: iso(entry.expiresAt),
-      revokedAt: iso(entry.revokedAt),
-      rotatedFrom: entry.rotatedFrom,
-      rotatedTo: entry.rotatedTo,
-      limits: entry.limits ?? {},
-    })));
+    return Promise.all(keys.map(async (entry) => keyView(entry, await this.deps.accounts.lastUsed(entry.apiKeyId), now)));
   }
 
   /** Changes a key's limits (a null removes one): in its actor, then in its projection. */
@@ -134,17 +121,16 @@ export class AccountOperator {
     const { entry } = await this.deps.accountActors.of(accountId).setLimits({ apiKeyId, limits: patch });
     await this.project(accountId, entry!);
     await this.deps.audit.record(action, 'api_key.limits', { accountId, apiKeyId }, { limits: entry!.limits });
-    return (await this.listKeys(accountId)).find((key) => key.apiKeyId === apiKeyId)!;
+    return keyView(entry!, await this.deps.accounts.lastUsed(apiKeyId), this.now());
   }
 
   /** Changes the account's limits: in its actor, then in its projection. */
   async setAccountLimits(action: OperatorAction, accountId: string, patch: LimitsPatch): Promise<AccountSummary> {
     const account = await this.existing(accountId);
     const { limits } = await this.deps.accountActors.of(accountId).setLimits({ limits: patch });
-    const next: Account = { ...account, limits };
-    await this.deps.accounts.putAccount(next);
+    const projected = await this.projectAccount(account);
     await this.deps.audit.record(action, 'account.limits', { accountId }, { limits });
-    return summary(next);
+    return summary(projected);
   }
 
   async revokeKey(action: OperatorAction, apiKeyId: string): Promise<void> {
@@ -172,10 +158,9 @@ export class AccountOperator {
   async setSuspended(action: OperatorAction, accountId: string, suspended: boolean): Promise<AccountSummary> {
     const account = await this.existing(accountId);
     const status = await this.deps.accountActors.of(accountId).setSuspended({ suspended });
-    const next: Account = { ...account, suspendedAt: status.suspendedAt };
-    await this.deps.accounts.putAccount(next);
+    const projected = await this.projectAccount(account, status);
     await this.deps.audit.record(action, suspended ? 'account.suspend' : 'account.unsuspend', { accountId }, { suspendedAt: iso(status.suspendedAt) });
-    return summary(next);
+    return summary(projected);
   }
 
   async debit(action: OperatorAction, accountId: string, request: { amount: number; reference: string; reason: string; pool: string }) {
@@ -224,6 +209,21 @@ export class AccountOperator {
     await this.deps.accounts.putApiKey(entry.hash, projection(accountId, entry, this.now()));
     const current = await this.deps.accountActors.of(accountId).key({ apiKeyId: entry.apiKeyId });
     if (JSON.stringify(current) !== JSON.stringify(entry)) await this.deps.accounts.putApiKey(current.hash, projection(accountId, current, this.now()));
+  }
+
+  /**
+   * The account's projection from its actor's status (suspension and limits together), written,
+   * then checked against the status once more like a key's: a suspension and a limits change made
+   * at once through two instances both end up in it. `status`: the actor's answer, if at hand.
+   */
+  private async projectAccount(account: Account, status?: AccountStatus): Promise<Account> {
+    const actor = this.deps.accountActors.of(account.accountId);
+    const first = status ?? await actor.status({});
+    await this.deps.accounts.putAccount(accountProjection(account, first));
+    const current = await actor.status({});
+    const projected = accountProjection(account, current);
+    if (JSON.stringify(current) !== JSON.stringify(first)) await this.deps.accounts.putAccount(projected);
+    return projected;
   }
 
   private async keyAccount(apiKeyId: string): Promise<string> {
