@@ -71,7 +71,9 @@ export abstract class LeaseBook extends HoldBook {
       settle: settles.map((item) => ({ item, meta: carvedMeta(item), lines: recordLines(item.lines) })),
       release: releases.map((item) => ({ item, meta: carvedMeta(item) })),
     };
-    const state = await this.load();
+    // Each item's `closed:` record is read up front, all at once (on Dapr one round trip to the
+    // store per item, side by side instead of one after another), beside the funds record.
+    const [state] = await Promise.all([this.load(), ...[...checked.progress, ...checked.settle, ...checked.release].map(({ meta }) => this.closedHold(meta.holdId))]);
     const lease = state.leases?.[request.leaseId];
     const ended = lease ? undefined : await this.closedLeases.get(request.leaseId);
     if (!lease && !ended) throw new GatewayError('hold_not_found', `no lease ${request.leaseId}`);
