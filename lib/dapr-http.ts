@@ -3,9 +3,9 @@
 
 import { Pool, type Dispatcher } from 'undici';
 import { GatewayError } from './errors';
-import type { EventEnvelope } from './events';
-import { currentContext, propagationHeaders, traceparentOf } from './request-context';
-import { messagingAttributes, SpanKind, traced } from './tracing';
+import type { EventBatchMessage, EventEnvelope } from './events';
+import { propagationHeaders } from './request-context';
+import { batchAttributes, linkTo, SpanKind, tracedRoot } from './tracing';
 
 export class DaprSidecar {
   private readonly pool: Pool;
@@ -62,16 +62,17 @@ export class DaprSidecar {
   }
 
   /**
-   * Publishes one event (resolved once pub/sub has taken it), in a producer span when traced. The
-   * envelope names the publish in `traceparent`, so the consumer can link its span to it even
-   * though daprd's delivery arrives under daprd's own span.
+   * Publishes a batch of one topic's events as one pub/sub message, `{ events: [...] }` (resolved
+   * once pub/sub has taken it): one publish, one stream entry and one delivery for the lot. The
+   * send is a producer span of its own trace (the batch serves many requests), linked to each
+   * event's publish span, whose context the event carries in `traceparent`; daprd's spans of the
+   * publish and of the delivery hang under it.
    */
-  publish(pubsub: string, event: EventEnvelope): Promise<void> {
-    return traced(`publish ${event.topic}`, { kind: SpanKind.PRODUCER, attributes: messagingAttributes('publish', event.topic, event.id) }, async () => {
-      const context = currentContext();
-      const sent = context ? { ...event, traceparent: traceparentOf(context) } : event;
-      const { status, json } = await this.request('POST', `/v1.0/publish/${pubsub}/${encodeURIComponent(event.topic)}`, sent);
-      if (status !== 204 && status !== 200) throw new Error(`publish to ${event.topic} failed with ${status}: ${JSON.stringify(json)}`);
+  publishBatch(pubsub: string, topic: string, events: readonly EventEnvelope[]): Promise<void> {
+    const links = events.flatMap((event) => linkTo(event.traceparent));
+    return tracedRoot(`send ${topic}`, { kind: SpanKind.PRODUCER, links, attributes: batchAttributes('send', topic, events.length) }, async () => {
+      const { status, json } = await this.request('POST', `/v1.0/publish/${pubsub}/${encodeURIComponent(topic)}`, { events } satisfies EventBatchMessage);
+      if (status !== 204 && status !== 200) throw new Error(`publish to ${topic} failed with ${status}: ${JSON.stringify(json)}`);
     });
   }
 

@@ -55,6 +55,21 @@ export const envelopeSchema = z.object({
   traceparent: z.string().optional(),
 });
 
+/**
+ * The most events one pub/sub message carries. The actors' outbox publishes what it has ready as
+ * one message per topic, `{ events }` (each event still checked on its own by the ledger); 250
+ * events of a few hundred bytes stay well inside the ledger's 1 MB body limit.
+ */
+export const MAX_EVENTS_PER_MESSAGE = 250;
+
+/** A pub/sub message carrying a batch of one topic's events. */
+export interface EventBatchMessage {
+  events: readonly EventEnvelope[];
+}
+
+/** The batch off the wire: its events are checked one by one (a bad one is dropped alone). */
+export const eventBatchMessageSchema = z.object({ events: z.array(z.unknown()).min(1).max(MAX_EVENTS_PER_MESSAGE) });
+
 export interface EventEnvelope<T = BillingData | UsageData> {
   id: string;
   topic: Topic;

@@ -6,10 +6,12 @@
 //
 //   gateway  HTTP server span ─┬─ actor call (FundsHold/reserve …)   ─ daprd ─ actors app server span ─ state, publish
 //                              ├─ provider call (GenAI attributes)
-//                              └─ …                                     publish ─ daprd ─ ledger consume (linked)
+//                              └─ …                                     publish ─ ledger consume (one per event)
+//   actors   send (a batch of events, its own trace, linked to each publish) ─ daprd ─ ledger delivery
 //
 // W3C trace context goes along every call to a sidecar (lib/dapr-http.ts) and in each event's
-// envelope, so daprd's own spans and the ledger's consume span join the request's trace.
+// envelope, so daprd's own spans join the trace of the call that made them, and the ledger's
+// consume of an event joins the trace of the request that emitted it (docs/observability.md).
 
 import {
   ROOT_CONTEXT,
@@ -27,7 +29,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { NodeSDK, tracing as sdkTrace } from '@opentelemetry/sdk-node';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { EventEmitter } from 'node:events';
-import { contextFromHeaders, currentContext, parseTraceparent, runRequest, runWithContext, type ParsedTraceparent, type RequestContext } from './request-context';
+import { contextFromHeaders, currentContext, detached, parseTraceparent, runRequest, runWithContext, type ParsedTraceparent, type RequestContext } from './request-context';
 
 export { SpanKind };
 
@@ -136,7 +138,31 @@ export function endSpan(span: Span | undefined, error?: unknown, attributes?: At
 export function traced<R>(name: string, options: SpanOptions, body: () => Promise<R>): Promise<R> {
   if (!tracer) return body();
   const parent = currentContext();
-  const span = tracer.startSpan(name, options, parentContext(parent));
+  return runInSpan(tracer.startSpan(name, options, parentContext(parent)), parent, body);
+}
+
+/**
+ * Runs `body` in a span that starts a trace of its own, outside whatever request is current (a
+ * batch that serves many requests belongs to none of them; `links` name them). Untraced: `body()`
+ * outside any request.
+ */
+export function tracedRoot<R>(name: string, options: SpanOptions, body: () => Promise<R>): Promise<R> {
+  if (!tracer) return detached(body);
+  return runInSpan(tracer.startSpan(name, options, ROOT_CONTEXT), undefined, body);
+}
+
+/**
+ * Runs `body` in a span whose parent is the one `traceparent` names (a message's publish span, so
+ * its consumption joins the trace of the request that made it), or the current request's when
+ * the traceparent is absent or invalid.
+ */
+export function tracedFrom<R>(traceparent: unknown, name: string, options: SpanOptions, body: () => Promise<R>): Promise<R> {
+  if (!tracer) return body();
+  const parent = currentContext();
+  return runInSpan(tracer.startSpan(name, options, parentContext(parseTraceparent(traceparent) ?? parent)), parent, body);
+}
+
+function runInSpan<R>(span: Span, parent: RequestContext | undefined, body: () => Promise<R>): Promise<R> {
   return runWithContext(withinSpan(parent, span), body).then(
     (result) => {
       span.end();
@@ -202,6 +228,11 @@ export function endModelCall(span: Span | undefined, usage: { inputTokens: numbe
 /** Attributes of a publish or consume of one event. */
 export function messagingAttributes(operation: 'publish' | 'process', topic: string, eventId: string): Attributes {
   return { 'messaging.system': 'dapr', 'messaging.operation.type': operation, 'messaging.destination.name': topic, 'messaging.message.id': eventId };
+}
+
+/** Attributes of a send or a delivery of a batch of events (one pub/sub message). */
+export function batchAttributes(operation: 'send' | 'receive', topic: string, count: number): Attributes {
+  return { 'messaging.system': 'dapr', 'messaging.operation.type': operation, 'messaging.destination.name': topic, 'messaging.batch.message_count': count };
 }
 
 /**

@@ -6,7 +6,7 @@ import '../../lib/node-version'; // first: stops on Node older than 24 with the 
 import { CommunicationProtocolEnum, DaprClient, LogLevel } from '@dapr/dapr';
 import ActorRuntime from '@dapr/dapr/actors/runtime/ActorRuntime';
 import { DEFAULT_PORTS, loadConfig } from '../../lib/config';
-import type { EventEnvelope } from '../../lib/events';
+import type { EventEnvelope, Topic } from '../../lib/events';
 import { DaprSidecar } from '../../lib/dapr-http';
 import { createLogger } from '../../lib/logger';
 import { runMain, stopOnSignals } from '../../lib/app-main';
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const logger = createLogger('actors', config.logLevel);
   if (startTracing('actors')) logger.info('trace export on (OTLP)');
   const sidecar = new DaprSidecar(config.dapr.host, config.dapr.httpPort);
-  const publish = (event: EventEnvelope) => sidecar.publish(PUBSUB_NAME, event);
+  const publish = (topic: Topic, events: readonly EventEnvelope[]) => sidecar.publishBatch(PUBSUB_NAME, topic, events);
   // The SDK's client is what its actors register reminders through.
   const client = new DaprClient({ daprHost: config.dapr.host, daprPort: String(config.dapr.httpPort), communicationProtocol: CommunicationProtocolEnum.HTTP, logger: { level: LogLevel.Warn } });
   const runtime = ActorRuntime.getInstanceByDaprClient(client);

@@ -9,7 +9,7 @@ import { FundsHold } from '../funds-hold/FundsHold';
 import { DaprSidecar } from '../../lib/dapr-http';
 import { billingEvent, type EventEnvelope } from '../../lib/events';
 import { passes } from '../../test/support/eventually';
-import { startFakeSidecar, type FakeSidecar } from '../../test/support/fake-dapr-sidecar';
+import { startFakeSidecar, storedOutbox, type FakeSidecar } from '../../test/support/fake-dapr-sidecar';
 import { daprActorClass, type DaprPublisher } from './dapr-host';
 import type { OutboxLedger } from './dapr-outbox';
 import type { ActorCallResult } from './port';
@@ -29,7 +29,7 @@ describe('the Dapr host adapter, its stored outbox', () => {
   let client: DaprSidecar;
   let sdk: DaprClient;
   const ACTOR = 'FundsHold/acct_ob:pool-3';
-  const index = () => (sidecar.store.get(`${ACTOR}/__outbox:ids`) as string[] | undefined) ?? [];
+  const index = () => storedOutbox(sidecar, ACTOR);
   const eventKeys = () => [...sidecar.store.keys()].filter((key) => key.startsWith(`${ACTOR}/__outbox:event:`)).sort();
 
   beforeEach(async () => {
@@ -57,23 +57,24 @@ describe('the Dapr host adapter, its stored outbox', () => {
     return new Adapter(sdk, new ActorId('acct_ob:pool-3')) as unknown as Actor;
   };
 
-  it('when events stay unconfirmed turn after turn, then each turn writes only its own events and the index, never the earlier events again', async () => {
+  it('when events stay unconfirmed turn after turn, then each turn writes only its own events, its own ids and the list of segments, never the earlier events or ids again', async () => {
     const { ledger } = fakeLedger();
     const actor = actorOn(async () => undefined, ledger);
     for (let i = 0; i < 60; i++) expect(await actor.credit({ amount: 1000, reference: `r${i}` })).toMatchObject({ ok: true });
     expect(index()).toHaveLength(60);
     expect(eventKeys()).toHaveLength(60);
-    // The 60th turn: its event, the index of 60 short ids and the funds record. With the whole
-    // outbox rewritten it carried all 60 events (over 20 KB).
+    // The 60th turn: its event, its segment, the list of 60 segment numbers and the funds record.
+    // With the whole outbox rewritten it carried all 60 events (over 20 KB); with a flat index of
+    // ids, all 60 ids (~40 bytes each).
     const first = sidecar.transactionBytes[0];
     const last = sidecar.transactionBytes[sidecar.transactionBytes.length - 1];
-    expect(last).toBeLessThan(first + 60 * 40);
+    expect(last).toBeLessThan(first + 60 * 4);
   });
 
   it('when the ledger confirms events, then their keys leave with them from the index, in one transaction', async () => {
     const { ledger, take } = fakeLedger();
     const published: EventEnvelope[] = [];
-    const actor = actorOn(async (event) => void published.push(event), ledger);
+    const actor = actorOn(async (_topic, events) => void published.push(...events), ledger);
     for (let i = 0; i < 3; i++) await actor.credit({ amount: 1000, reference: `c${i}` });
     await passes(async () => expect(published).toHaveLength(3));
     for (const event of published.slice(0, 2)) take(event);
@@ -87,7 +88,7 @@ describe('the Dapr host adapter, its stored outbox', () => {
     sidecar.store.set(`${ACTOR}/__outbox`, old);
     const { ledger, take } = fakeLedger();
     const published: string[] = [];
-    const actor = actorOn(async (event) => void published.push(event.id), ledger);
+    const actor = actorOn(async (_topic, events) => void published.push(...events.map((event) => event.id)), ledger);
     expect(await actor.credit({ amount: 1000, reference: 'new' })).toMatchObject({ ok: true });
     expect(sidecar.store.has(`${ACTOR}/__outbox`)).toBe(false);
     expect(index().slice(0, 2)).toEqual(['old-1', 'old-2']);
@@ -100,6 +101,26 @@ describe('the Dapr host adapter, its stored outbox', () => {
     expect(eventKeys()).toEqual([]);
   });
 
+  it('when the stored outbox is a flat index of ids (the layout before segments), then its events are published, the index moves to a segment in the next turn, and the events leave once confirmed', async () => {
+    const old = [1, 2].map((n) => billingEvent(`flat-${n}`, 0, { kind: 'credit', accountId: 'acct_ob', pool: 'pool-3', balanceDelta: n, amount: n, reference: `flat-${n}` }));
+    sidecar.store.set(`${ACTOR}/__outbox:ids`, old.map((event) => event.id));
+    for (const event of old) sidecar.store.set(`${ACTOR}/__outbox:event:${event.id}`, event);
+    const { ledger, take } = fakeLedger();
+    const published: string[] = [];
+    const actor = actorOn(async (_topic, events) => void published.push(...events.map((event) => event.id)), ledger);
+    expect(await actor.credit({ amount: 1000, reference: 'new' })).toMatchObject({ ok: true });
+    expect(sidecar.store.has(`${ACTOR}/__outbox:ids`)).toBe(false);
+    expect(sidecar.store.get(`${ACTOR}/__outbox:segments`)).toEqual([0, 1]);
+    expect(index().slice(0, 2)).toEqual(['flat-1', 'flat-2']);
+    expect(eventKeys()).toHaveLength(3);
+    await passes(async () => expect([...published].sort()).toEqual([...index()].sort()));
+    for (const id of index()) take({ id } as EventEnvelope);
+    await actor.receiveReminder({ name: await round(), data: null });
+    expect(index()).toEqual([]);
+    expect(sidecar.store.get(`${ACTOR}/__outbox:segments`)).toEqual([]);
+    expect([...sidecar.store.keys()].filter((key) => key.startsWith(`${ACTOR}/__outbox`))).toEqual([`${ACTOR}/__outbox:segments`]);
+  });
+
   it('when an activation dies with its events committed but not published, then the next activation publishes each stored event once, and the ledger gets every one', async () => {
     const { ledger, held, take } = fakeLedger();
     // The first activation's pub/sub never takes anything (it dies before it could).
@@ -110,9 +131,11 @@ describe('the Dapr host adapter, its stored outbox', () => {
 
     // The next activation (the actors app restarted): a fresh adapter over the same state.
     const published: string[] = [];
-    const next = actorOn(async (event) => {
-      published.push(event.id);
-      take(event);
+    const next = actorOn(async (_topic, events) => {
+      for (const event of events) {
+        published.push(event.id);
+        take(event);
+      }
     }, ledger);
     // Its first turn repeats a credit already applied: nothing new, and every stored event goes out.
     expect(await next.credit({ amount: 1000, reference: 'd4' })).toMatchObject({ ok: true, result: { applied: false } });

@@ -10,29 +10,41 @@ import type { Logger } from 'pino';
 import type { DaprSidecar } from '../../lib/dapr-http';
 import { toGatewayError } from '../../lib/errors';
 import { faultPoint } from '../../lib/fault-points';
-import type { EventEnvelope } from '../../lib/events';
+import { MAX_EVENTS_PER_MESSAGE, type EventEnvelope, type Topic } from '../../lib/events';
+import { currentContext, traceparentOf, type RequestContext } from '../../lib/request-context';
+import { endSpan, messagingAttributes, SpanKind, startSpan, withinSpan } from '../../lib/tracing';
 import { metrics } from '../../lib/metrics';
 import { DaprActorInvoker } from './dapr-invoker';
-import { daprOutboxLedger, OutboxTracker, type OutboxChange, type OutboxLedger } from './dapr-outbox';
+import { daprOutboxLedger, idsOf, OutboxTracker, type OutboxChange, type OutboxLedger } from './dapr-outbox';
 import { Activation, actorReminderName, DELETED, freshReminderName, type Instance, type KernelHost } from './kernel';
 import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorCallResult, type ActorClass, type OutboxDelivery, type OutboxPending } from './port';
 import { checkArgument } from './args';
 
 /**
- * The stored outbox: each event under its own key, beside the index of their ids, so a turn
- * writes its own events and a small index instead of every unconfirmed event again (at c=32 the
- * whole outbox was 25-120 KB per turn). `__outbox`, the whole outbox as one array, is how earlier
- * versions stored it: still read, and moved to this layout by the next turn that commits.
+ * The stored outbox: each event under its own key, beside the index of their ids in segments (one
+ * per turn that added events, and the list of their numbers; dapr-outbox.ts), so a turn writes
+ * its own events, its own ids and a short list instead of every unconfirmed event or id again.
+ * Earlier versions stored the whole outbox as one array (`__outbox`), then the ids as one flat
+ * index (`__outbox:ids`): both are still read, and moved to this layout by the next turn that
+ * commits.
  */
-const OUTBOX_IDS_KEY = '__outbox:ids';
+const OUTBOX_SEGMENTS_KEY = '__outbox:segments';
+const outboxSegmentKey = (n: number) => `__outbox:segment:${n}`;
 const OUTBOX_EVENT_PREFIX = '__outbox:event:';
+const FLAT_INDEX_KEY = '__outbox:ids';
 const LEGACY_OUTBOX_KEY = '__outbox';
 const outboxEventKey = (id: string) => OUTBOX_EVENT_PREFIX + id;
+/** The segment an earlier layout's ids are read into (real segments are numbered from 1). */
+const EARLIER_LAYOUT_SEGMENT = 0;
 /** Confirmation rounds of the outbox, each under a fresh name (`__outbox~retry@<ms>`, kernel.ts). */
 const OUTBOX_REMINDER = '__outbox';
 const RETRY_MS = 2000;
 
-export type DaprPublisher = (event: EventEnvelope) => Promise<void>;
+/**
+ * Hands a batch of one topic's events to pub/sub as one message (at most MAX_EVENTS_PER_MESSAGE),
+ * resolved once pub/sub has taken it. Each event names its own publish span in `traceparent`.
+ */
+export type DaprPublisher = (topic: Topic, events: readonly EventEnvelope[]) => Promise<void>;
 
 interface ReminderPayload {
   name: string;
@@ -60,6 +72,25 @@ export function decodeReminderData(data: unknown): unknown {
   return data;
 }
 
+/** A committed event picked for publishing, with the context of the turn that picked it. */
+interface PickedEvent {
+  event: EventEnvelope;
+  context: RequestContext | undefined;
+}
+
+/** The pub/sub messages that carry `picked`: by topic, at most MAX_EVENTS_PER_MESSAGE events each, in their order. */
+export function messagesOf(picked: readonly PickedEvent[]): PickedEvent[][] {
+  const byTopic = new Map<Topic, PickedEvent[][]>();
+  for (const item of picked) {
+    const messages = byTopic.get(item.event.topic) ?? [];
+    byTopic.set(item.event.topic, messages);
+    const last = messages.at(-1);
+    if (last && last.length < MAX_EVENTS_PER_MESSAGE) last.push(item);
+    else messages.push([item]);
+  }
+  return [...byTopic.values()].flat();
+}
+
 /** Builds the AbstractActor subclass Dapr registers for `cls`; its name is `cls.actorType`. */
 export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar: DaprSidecar, logger?: Logger, ledger: OutboxLedger = daprOutboxLedger(sidecar, 'ledger'), outboxConfirmMs?: number): new (client: DaprClient, id: ActorId) => AbstractActor {
   const actors = new DaprActorInvoker(sidecar);
@@ -74,12 +105,21 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     /** The turn under way is a confirmation round (publishes again what is due). */
     private resend = false;
     /** The stored outbox's ids as the turn under way commits them, and what it changes. */
-    private outboxAfterTurn: string[] = [];
+    private outboxAfterTurn: readonly string[] = [];
     private outboxChange: { change: OutboxChange | undefined; added: EventEnvelope[] } = { change: undefined, added: [] };
+    /**
+     * The index's segments as stored, by number: read once (not through the activation's cache,
+     * which would keep a marker for every segment ever deleted), then kept current by the commits;
+     * forgotten when a commit fails (its outcome in the store is unknown).
+     */
+    private readonly segmentIds = new Map<number, readonly string[]>();
     /** The events of the stored outbox this activation has in memory (the others are read when needed). */
     private readonly outboxEvents = new Map<string, EventEnvelope>();
-    /** Ids of committed events picked for publishing, not yet handed to pub/sub (publishOutbox). */
-    private readonly toPublish = new Set<string>();
+    /**
+     * Ids of committed events picked for publishing, not yet handed to pub/sub (publishOutbox),
+     * each with the context of the turn that picked it (its publish span goes under that turn).
+     */
+    private readonly toPublish = new Map<string, RequestContext | undefined>();
     /** How many events the last committed outbox holds (a confirmation round is due while any). */
     private outboxSize = 0;
     /** The publishing under way, outside the turns (one at a time per activation). */
@@ -113,31 +153,41 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
         // The outbox joins the turn's writes: the turn's events under their keys, the confirmed
         // ones' keys removed, and the index of what is left.
         prepare: async (_activation, turn) => {
-          const { ids, legacy } = await this.storedOutbox();
-          let change = this.outbox.next(ids, turn.events);
-          if (legacy.length > 0) {
-            // Moved to the per-event layout (the same unconfirmed events, in the same transaction).
-            change ??= { ids, removed: [] };
-            for (const event of legacy) if (change.ids.includes(event.id)) turn.writes.set(outboxEventKey(event.id), event);
-            turn.writes.set(LEGACY_OUTBOX_KEY, DELETED);
+          const stored = await this.storedOutbox();
+          const change = this.outbox.next(stored.segments, turn.events, stored.earlier ? new Set([EARLIER_LAYOUT_SEGMENT]) : undefined);
+          if (stored.earlier) {
+            // Moved to the segmented layout (the same unconfirmed events, in the same transaction).
+            const kept = new Set(change ? idsOf(change.segments) : []);
+            for (const event of stored.earlier.events) if (kept.has(event.id)) turn.writes.set(outboxEventKey(event.id), event);
+            for (const key of stored.earlier.keys) turn.writes.set(key, DELETED);
           }
           if (change) {
             for (const event of turn.events) turn.writes.set(outboxEventKey(event.id), event);
             for (const id of change.removed) turn.writes.set(outboxEventKey(id), DELETED);
-            turn.writes.set(OUTBOX_IDS_KEY, change.ids);
+            for (const [n, ids] of change.writes) turn.writes.set(outboxSegmentKey(n), ids ?? DELETED);
+            if (change.listChanged) turn.writes.set(OUTBOX_SEGMENTS_KEY, [...change.segments.keys()]);
           }
-          this.outboxAfterTurn = change?.ids ?? ids;
+          this.outboxAfterTurn = idsOf(change?.segments ?? stored.segments);
           this.outboxChange = { change, added: turn.events };
         },
         commit: async (_activation, { turn }) => {
           if (turn.writes.size > 0) {
             const operations = [...turn.writes].map(([key, value]) =>
               value === DELETED ? { operation: 'delete', request: { key } } : { operation: 'upsert', request: { key, value } });
-            const { status, json } = await sidecar.request('POST', this.statePath(), operations);
-            if (status !== 204 && status !== 200) throw new Error(`actor state transaction failed with ${status}: ${JSON.stringify(json)}`);
+            try {
+              const { status, json } = await sidecar.request('POST', this.statePath(), operations);
+              if (status !== 204 && status !== 200) throw new Error(`actor state transaction failed with ${status}: ${JSON.stringify(json)}`);
+            } catch (error) {
+              this.segmentIds.clear();
+              throw error;
+            }
           }
           this.outbox.committed();
           const { change, added } = this.outboxChange;
+          if (change) {
+            this.segmentIds.clear();
+            for (const [n, ids] of change.segments) this.segmentIds.set(n, ids);
+          }
           for (const id of change?.removed ?? []) this.outboxEvents.delete(id);
           for (const event of added) this.outboxEvents.set(event.id, event);
           // Committed: whatever happens from here on, the events are safe in the stored outbox.
@@ -181,18 +231,33 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     }
 
     /**
-     * The stored outbox's ids (both read once per activation, then kept current by its turns), and
-     * the events still in the earlier layout's one array (kept in memory until moved).
+     * The stored outbox's index, read through the activation's cache (kept current by its turns),
+     * and what an earlier layout still holds: its ids as segment 0, its events (one array, kept in
+     * memory until moved) and the keys the move deletes.
      */
-    private async storedOutbox(): Promise<{ ids: string[]; legacy: EventEnvelope[] }> {
-      const index = await this.activation.read(OUTBOX_IDS_KEY);
-      const ids = Array.isArray(index) ? (index as string[]) : [];
-      const old = await this.activation.read(LEGACY_OUTBOX_KEY);
-      const legacy = Array.isArray(old) ? (old as EventEnvelope[]) : [];
-      if (legacy.length === 0) return { ids, legacy };
-      for (const event of legacy) this.outboxEvents.set(event.id, event);
-      const known = new Set(ids);
-      return { ids: [...ids, ...legacy.map((event) => event.id).filter((id) => !known.has(id))], legacy };
+    private async storedOutbox(): Promise<{ segments: Map<number, readonly string[]>; earlier?: { events: EventEnvelope[]; keys: string[] } }> {
+      // The earlier layouts' keys beside the list (all three cached, absent ones too, after the first turn).
+      const [list, flat, old] = await Promise.all([OUTBOX_SEGMENTS_KEY, FLAT_INDEX_KEY, LEGACY_OUTBOX_KEY].map((key) => this.activation.read(key)));
+      const numbers = Array.isArray(list) ? (list as number[]) : [];
+      await Promise.all(numbers.filter((n) => !this.segmentIds.has(n)).map(async (n) => {
+        const ids = await this.activation.read(outboxSegmentKey(n), false);
+        this.segmentIds.set(n, Array.isArray(ids) ? (ids as string[]) : []);
+      }));
+      const segments = new Map<number, readonly string[]>(numbers.map((n) => [n, this.segmentIds.get(n) ?? []]));
+      if (!Array.isArray(flat) && !Array.isArray(old)) return { segments };
+      const events = Array.isArray(old) ? (old as EventEnvelope[]) : [];
+      for (const event of events) this.outboxEvents.set(event.id, event);
+      const known = new Set(idsOf(segments));
+      const ids = [...new Set([...(Array.isArray(flat) ? (flat as string[]) : []), ...events.map((event) => event.id)])].filter((id) => !known.has(id));
+      return {
+        segments: new Map([[EARLIER_LAYOUT_SEGMENT, ids], ...segments]),
+        earlier: { events, keys: [...(Array.isArray(flat) ? [FLAT_INDEX_KEY] : []), ...(Array.isArray(old) ? [LEGACY_OUTBOX_KEY] : [])] },
+      };
+    }
+
+    /** Every id the stored outbox holds. */
+    private async storedIds(): Promise<string[]> {
+      return idsOf((await this.storedOutbox()).segments);
     }
 
     /** A stored outbox event, from memory or from its key (undefined: it has left the outbox). */
@@ -210,10 +275,11 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     }
 
     /** Picks what is due from the committed outbox (dapr-outbox.ts) and publishes it in the background. */
-    private publishAfterTurn(pending: string[], resend: boolean): void {
+    private publishAfterTurn(pending: readonly string[], resend: boolean): void {
+      const context = currentContext();
       for (const id of this.outbox.due(pending, resend)) {
         this.outbox.sent(id);
-        this.toPublish.add(id);
+        this.toPublish.set(id, context);
       }
       this.outboxSize = pending.length;
       this.publishing ??= this.publishOutbox().finally(() => (this.publishing = undefined));
@@ -221,34 +287,51 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
 
     /**
      * Publishes what was picked until nothing is left, and makes sure a confirmation round is
-     * coming while the outbox holds anything. Never throws: the turn has committed, the next round
-     * retries what failed. Only touches this activation's bookkeeping, never its state.
+     * coming while the outbox holds anything. What was picked meanwhile goes together: one
+     * message per topic (and per MAX_EVENTS_PER_MESSAGE events), so under load one publish, one
+     * stream entry and one delivery carry many events. Never throws: the turn has committed, the
+     * next round retries what failed. Only touches this activation's bookkeeping, never its state.
      */
     private async publishOutbox(): Promise<void> {
       for (;;) {
-        const batch = [...this.toPublish];
+        const picked = [...this.toPublish];
         this.toPublish.clear();
-        await Promise.all(batch.map(async (id) => {
-          let event: EventEnvelope | undefined;
+        const loaded = await Promise.all(picked.map(async ([id, context]) => {
           try {
-            event = await this.outboxEvent(id);
+            const event = await this.outboxEvent(id);
+            return event ? [{ event, context }] : []; // none: confirmed and gone meanwhile
           } catch {
             this.outbox.unsent(id); // read again by the next turn or round
-            return;
-          }
-          if (!event) return; // confirmed and gone meanwhile
-          try {
-            metrics.eventPublished(event.topic);
-            // Resolved only when daprd answered 2xx: pub/sub has taken the event, which is not
-            // yet the ledger storing it (the confirmation round asks the ledger).
-            await publish(event);
-            metrics.eventAcknowledged(event.topic);
-          } catch {
-            this.outbox.unsent(id); // sent again by the next turn or round
+            return [];
           }
         }));
+        await Promise.all(messagesOf(loaded.flat()).map((message) => this.publishMessage(message)));
         await this.scheduleConfirmation();
         if (this.toPublish.size === 0) return;
+      }
+    }
+
+    /**
+     * One message: each event gets its publish span under the turn that picked it (its context
+     * travels in the event), the message goes as one send. Taken by pub/sub: each event counts
+     * as acknowledged; refused: each goes again with the next turn or round.
+     */
+    private async publishMessage(message: readonly PickedEvent[]): Promise<void> {
+      const spans = message.map(({ event, context }) => startSpan(`publish ${event.topic}`, { kind: SpanKind.PRODUCER, attributes: messagingAttributes('publish', event.topic, event.id) }, context));
+      const events = message.map(({ event, context }, i) => {
+        const span = spans[i];
+        metrics.eventPublished(event.topic);
+        return span ? { ...event, traceparent: traceparentOf(withinSpan(context, span)) } : event;
+      });
+      try {
+        // Resolved only when daprd answered 2xx: pub/sub has taken the message, which is not
+        // yet the ledger storing its events (the confirmation round asks the ledger).
+        await publish(message[0].event.topic, events);
+        for (const { event } of message) metrics.eventAcknowledged(event.topic);
+        for (const span of spans) endSpan(span);
+      } catch (error) {
+        for (const { event } of message) this.outbox.unsent(event.id); // sent again by the next turn or round
+        for (const span of spans) endSpan(span, error);
       }
     }
 
@@ -272,7 +355,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
 
     /** A confirmation round: the ledger names the stored events, they leave the outbox, the rest go again. */
     private async confirmOutbox(): Promise<void> {
-      const { ids } = await this.storedOutbox();
+      const ids = await this.storedIds();
       if (ids.length === 0) return;
       try {
         this.outbox.confirm(await ledger.stored(ids));
@@ -284,7 +367,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     /** Host-level read for reconciliation: the events this actor emitted that the ledger lacks. */
     async [OUTBOX_PENDING_METHOD](): Promise<ActorCallResult<unknown>> {
       return this.run(async () => {
-        const { ids } = await this.storedOutbox();
+        const ids = await this.storedIds();
         const held = ids.length > 0 ? await ledger.stored(ids) : new Set<string>();
         this.outbox.confirm(held);
         return { events: await this.outboxEventsOf(ids.filter((id) => !held.has(id))) } satisfies OutboxPending;
@@ -294,7 +377,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     /** Host-level repair: the outbox goes straight to the ledger (idempotent by id); what it holds leaves the outbox. */
     async [OUTBOX_DELIVER_METHOD](): Promise<ActorCallResult<unknown>> {
       return this.run(async () => {
-        const stored = await this.outboxEventsOf((await this.storedOutbox()).ids);
+        const stored = await this.outboxEventsOf(await this.storedIds());
         const held = stored.length > 0 ? await ledger.deliver(stored) : new Set<string>();
         this.outbox.confirm(held);
         return { delivered: stored.filter((event) => held.has(event.id)).map((event) => event.id), pending: stored.filter((event) => !held.has(event.id)).map((event) => event.id) } satisfies OutboxDelivery;

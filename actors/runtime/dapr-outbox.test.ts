@@ -1,21 +1,40 @@
 import { billingEvent } from '../../lib/events';
-import { OUTBOX_CONFIRM_FIRST_MS, OUTBOX_CONFIRM_MAX_MS, OutboxTracker } from './dapr-outbox';
+import { idsOf, OUTBOX_CONFIRM_FIRST_MS, OUTBOX_CONFIRM_MAX_MS, OutboxTracker } from './dapr-outbox';
 
 const event = (n: number) => billingEvent(`e${n}`, 0, { kind: 'credit', accountId: 'a', pool: 'pool-3', balanceDelta: n, amount: n, reference: `r${n}` });
 
 describe('the Dapr outbox kept until the ledger confirms', () => {
   it('when events are published, then they stay in the stored outbox until the ledger confirms them, and only those leave', () => {
     const tracker = new OutboxTracker(() => 0);
-    const stored = tracker.next([], [event(1), event(2)])!;
-    expect(stored).toEqual({ ids: ['e1', 'e2'], removed: [] });
-    for (const id of tracker.due(stored.ids, false)) tracker.sent(id);
+    const first = tracker.next(new Map(), [event(1), event(2)])!;
+    expect(first).toEqual({ segments: new Map([[1, ['e1', 'e2']]]), writes: new Map([[1, ['e1', 'e2']]]), listChanged: true, removed: [] });
+    for (const id of tracker.due(idsOf(first.segments), false)) tracker.sent(id);
     // Published is not confirmed: a turn with no events leaves the outbox as it is.
-    expect(tracker.next(stored.ids, [])).toBeUndefined();
+    expect(tracker.next(first.segments, [])).toBeUndefined();
     tracker.confirm(['e2']);
-    // The index keeps the others; the confirmed event's own key is removed.
-    expect(tracker.next(stored.ids, [event(3)])).toEqual({ ids: ['e1', 'e3'], removed: ['e2'] });
-    expect(tracker.next(stored.ids, [])).toEqual({ ids: ['e1'], removed: ['e2'] });
+    // The thinned segment is written again, the turn's events are a new segment; the confirmed event's own key is removed.
+    expect(tracker.next(first.segments, [event(3)])).toEqual({ segments: new Map([[1, ['e1']], [2, ['e3']]]), writes: new Map([[1, ['e1']], [2, ['e3']]]), listChanged: true, removed: ['e2'] });
+    // Without new events the list of segments is unchanged.
+    expect(tracker.next(first.segments, [])).toEqual({ segments: new Map([[1, ['e1']]]), writes: new Map([[1, ['e1']]]), listChanged: false, removed: ['e2'] });
     tracker.committed();
+  });
+
+  it('when every id of a segment is confirmed, then the segment is deleted and leaves the list; a turn writes only its own ids however long the outbox', () => {
+    const tracker = new OutboxTracker(() => 0);
+    const stored = new Map([[1, ['e1', 'e2']], [2, ['e3']], [3, Array.from({ length: 1000 }, (_, i) => `old${i}`)]]);
+    tracker.confirm(['e1', 'e2']);
+    const change = tracker.next(stored, [event(4)])!;
+    expect(change.writes).toEqual(new Map([[1, undefined], [4, ['e4']]]));
+    expect([...change.segments.keys()]).toEqual([2, 3, 4]);
+    expect(change.removed).toEqual(['e1', 'e2']);
+  });
+
+  it('when the outbox was read from an earlier layout (segment 0), then that segment is written whatever changes, and not deleted (it was never stored) once emptied', () => {
+    const tracker = new OutboxTracker(() => 0);
+    const earlier = new Map([[0, ['x1', 'x2']]]);
+    expect(tracker.next(earlier, [], new Set([0]))).toEqual({ segments: new Map([[0, ['x1', 'x2']]]), writes: new Map([[0, ['x1', 'x2']]]), listChanged: true, removed: [] });
+    tracker.confirm(['x1', 'x2']);
+    expect(tracker.next(earlier, [event(1)], new Set([0]))).toEqual({ segments: new Map([[1, ['e1']]]), writes: new Map([[1, ['e1']]]), listChanged: true, removed: ['x1', 'x2'] });
   });
 
   it('when a turn runs, then only events not yet published go out; a confirmation round also sends again those published a round ago', () => {

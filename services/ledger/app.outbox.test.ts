@@ -1,6 +1,7 @@
 // The ledger app's routes for the actors' outbox and reconciliation, in process on LMDB: which
 // events it has stored (one batched call), direct appends (idempotent by id), and the account
-// index that makes an account without money rows part of reconciliation.
+// index that makes an account without money rows part of reconciliation; pub/sub deliveries of
+// one event and of a batch of them.
 
 import { mkdtempSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -68,5 +69,41 @@ describe('ledger routes of the outbox and reconciliation', () => {
     expect(await listed()).toEqual([{ accountId: 'acct_reg', pool: 'pool-3', balance: 0, runningTotal: 0, bills: 0 }]);
     await call('POST', '/events/append', { events: [credit('acct_reg', 'first', 900)] });
     expect(await listed()).toEqual([{ accountId: 'acct_reg', pool: 'pool-3', balance: 900, runningTotal: 900, bills: 1 }]);
+  });
+
+  it('when a delivery carries a batch of events, then each is stored once in its order, a poisoned one is dropped alone, and the same batch again changes nothing', async () => {
+    const events = [credit('acct_b1', 'x', 700), credit('acct_b1', 'y', 300), credit('acct_b1', 'z', 50)];
+    const batch = { events: [events[0], { id: 'poisoned', topic: 'billing' }, events[1], events[2]] };
+    expect(await call('POST', '/events/billing', { data: batch })).toEqual({ status: 200, body: { status: 'SUCCESS' } });
+    expect(await call('POST', '/events/billing', { data: batch })).toEqual({ status: 200, body: { status: 'SUCCESS' } });
+    expect((await call('POST', '/events/stored', { ids: [...events.map((e) => e.id), 'poisoned'] })).body).toEqual({ stored: events.map((e) => e.id) });
+    expect((await call('GET', '/accounts/acct_b1/pools/pool-3')).body).toMatchObject({ balance: 1050, bills: 3 });
+    const rows = (await call('GET', '/accounts/acct_b1/pools/pool-3/bills/page?size=10')).body;
+    expect(rows.items.map((row: { reference: string }) => row.reference)).toEqual(['z', 'y', 'x']);
+  });
+
+  it('when a batch is empty or not a batch, then it is taken as one event and dropped, storing nothing', async () => {
+    for (const data of [{ events: [] }, { events: 'x' }]) expect((await call('POST', '/events/billing', { data })).body).toEqual({ status: 'DROP' });
+  });
+});
+
+describe('a batch delivery whose store fails', () => {
+  it('when one of its events cannot be stored, then the whole delivery asks to be retried (the stored ones are duplicates then)', async () => {
+    const stored: string[] = [];
+    const store = { append: async (event: { id: string }) => {
+      if (event.id.endsWith(':bad')) throw new Error('store down');
+      stored.push(event.id);
+      return 'appended';
+    } } as unknown as ConstructorParameters<typeof LmdbLedgerStore>[0] & Parameters<typeof createLedgerApp>[0];
+    const failing = createLedgerApp(store).listen(0, '127.0.0.1');
+    await new Promise((resolve) => failing.once('listening', resolve));
+    try {
+      const events = [credit('acct_f1', 'ok'), credit('acct_f1', 'bad')];
+      const response = await fetch(`http://127.0.0.1:${(failing.address() as AddressInfo).port}/events/billing`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data: { events } }) });
+      expect(await response.json()).toEqual({ status: 'RETRY' });
+      expect(stored).toEqual([events[0].id]);
+    } finally {
+      await new Promise((resolve) => failing.close(resolve));
+    }
   });
 });

@@ -7,16 +7,16 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { errorResponder } from '../../lib/error-responder';
 import { GatewayError, toGatewayError } from '../../lib/errors';
-import { TOPICS } from '../../lib/events';
+import { eventBatchMessageSchema, TOPICS } from '../../lib/events';
 import { serveMetrics } from '../../lib/metrics';
-import { linkTo, messagingAttributes, requestContext, SpanKind, traced } from '../../lib/tracing';
+import { linkTo, linkToContext, messagingAttributes, requestContext, SpanKind, traced, tracedFrom } from '../../lib/tracing';
 import { sendStream } from '../../lib/http-stream';
 import { ledgerBalances } from './balances';
 import { exportItems, readPage } from './console';
 import { CONSOLE_KINDS, parseExportQuery, parsePageQuery, type ConsoleKind } from './console-query';
 import type { LedgerStore } from './entries';
 import { exportHeaders, exportStream } from './export-format';
-import { createEventHandler } from './subscriber';
+import { createEventHandler, type DeliveryStatus } from './subscriber';
 
 export const PUBSUB_NAME = 'pubsub';
 
@@ -51,19 +51,33 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
   });
 
   app.post('/events/:topic', async (req, res) => {
-    // Dapr wraps our envelope in a CloudEvent; its `data` is the envelope.
+    // Dapr wraps what was published in a CloudEvent; its `data` is what the actors sent: a batch
+    // of events (`{ events }`), or one envelope (how earlier versions published).
     const body = req.body as { data?: unknown } | undefined;
-    const event = body && typeof body === 'object' && 'data' in body ? body.data : body;
+    const data = body && typeof body === 'object' && 'data' in body ? body.data : body;
     const { topic } = req.params;
-    const id = typeof (event as { id?: unknown } | undefined)?.id === 'string' ? (event as { id: string }).id : '';
-    // Under daprd's delivery span, linked to the publish the envelope names.
-    const status = await traced(`process ${topic}`, {
-      kind: SpanKind.CONSUMER,
-      links: linkTo((event as { traceparent?: unknown } | undefined)?.traceparent),
-      attributes: messagingAttributes('process', topic, id),
-    }, () => handleEvent(event));
+    const batch = eventBatchMessageSchema.safeParse(data);
+    const status = batch.success ? await handleBatch(topic, batch.data.events) : await handleOne(topic, data);
     res.status(200).json({ status });
   });
+
+  /** One envelope: consumed under daprd's delivery span, linked to the publish it names. */
+  function handleOne(topic: string, event: unknown): Promise<DeliveryStatus> {
+    return traced(`process ${topic}`, { kind: SpanKind.CONSUMER, links: linkTo(traceparentIn(event)), attributes: messagingAttributes('process', topic, idOf(event)) }, () => handleEvent(event));
+  }
+
+  /**
+   * A batch: each event is appended on its own (idempotently by id; a poisoned one is dropped
+   * alone), all sent to the store at once, in their order. Each consumption joins the trace of
+   * the request that made the event (under the publish span it names), linked to this delivery.
+   * The delivery is retried when any event could not be stored: the stored ones are duplicates then.
+   */
+  async function handleBatch(topic: string, events: readonly unknown[]): Promise<DeliveryStatus> {
+    const links = linkToContext();
+    const outcomes = await Promise.all(events.map((event) =>
+      tracedFrom(traceparentIn(event), `process ${topic}`, { kind: SpanKind.CONSUMER, links, attributes: messagingAttributes('process', topic, idOf(event)) }, () => handleEvent(event))));
+    return outcomes.includes('RETRY') ? 'RETRY' : 'SUCCESS';
+  }
 
   // Whether an event has been appended: the acknowledgment a late image artifact waits for.
   app.get('/events/:eventId', async (req, res) => {
@@ -137,4 +151,14 @@ function consoleKind(value: string | undefined): ConsoleKind {
 
 async function* balanceLines(store: LedgerStore): AsyncGenerator<string> {
   for await (const balance of ledgerBalances(store)) yield `${JSON.stringify(balance)}\n`;
+}
+
+/** The id an event says it has ('' when it has none: it is dropped as poisoned). */
+function idOf(event: unknown): string {
+  const id = typeof event === 'object' && event !== null ? (event as { id?: unknown }).id : undefined;
+  return typeof id === 'string' ? id : '';
+}
+
+function traceparentIn(event: unknown): unknown {
+  return typeof event === 'object' && event !== null ? (event as { traceparent?: unknown }).traceparent : undefined;
 }

@@ -109,9 +109,34 @@ export function tracingSuite(name: string, start: () => Promise<TracedDeployment
         expect(publish.service).toBe(actors);
         expect(consume.service).toBe(ledger);
         expect(ancestors(spans, publish).map((s) => s.spanId)).toContain(calls.find((c) => c.attributes['dapr.actor.method'] === 'settle')!.spanId);
-        expect(consume.links).toEqual([{ traceId, spanId: publish.spanId }]);
         expect(consume.attributes).toMatchObject({ 'messaging.destination.name': topic, 'messaging.message.id': publish.attributes['messaging.message.id'] });
         expect(ancestors(spans, consume).map((s) => s.spanId)).toContain(publish.spanId);
+        if (!d.sidecarSpans) {
+          expect(consume.links).toEqual([{ traceId, spanId: publish.spanId }]);
+          continue;
+        }
+        // On Dapr events travel in batches: the consume sits under its publish, in this trace, and
+        // links to the ledger's delivery, whose own trace starts at the batch's send (linked to
+        // the publish) and holds daprd's spans of the publish and the delivery.
+        expect(consume.parentSpanId).toBe(publish.spanId);
+        expect(consume.links).toHaveLength(1);
+        const [delivery] = consume.links;
+        expect(delivery.traceId).not.toBe(traceId);
+        const batchTrace = (all: ReceivedSpan[]) => all.filter((x) => x.traceId === delivery.traceId);
+        await d.receiver.waitFor((all) => batchTrace(all).some((x) => x.spanId === delivery.spanId) && batchTrace(all).some((x) => x.name === `send ${topic}`), 20_000).catch(() => undefined);
+        const batch = batchTrace(d.receiver.spans());
+        if (process.env.TRACE_TREE_OUT) appendFileSync(process.env.TRACE_TREE_OUT, `${spanTree(batch)}\n\n`);
+        const served = batch.find((x) => x.spanId === delivery.spanId)!;
+        expect(served).toMatchObject({ service: ledger, name: `POST /events/${topic}`, kind: KIND.server });
+        const send = batch.find((x) => x.name === `send ${topic}`)!;
+        expect(send).toMatchObject({ service: actors, kind: KIND.producer });
+        expect(send.parentSpanId).toBeFalsy();
+        expect(send.links).toContainEqual({ traceId, spanId: publish.spanId });
+        expect(send.attributes).toMatchObject({ 'messaging.destination.name': topic, 'messaging.operation.type': 'send' });
+        expect(send.attributes['messaging.batch.message_count']).toBeGreaterThanOrEqual(1);
+        const hops = ancestors(batch, served);
+        expect(hops.map((x) => x.spanId)).toContain(send.spanId);
+        expect(d.sidecarSpans(hops.slice(0, hops.findIndex((x) => x.spanId === send.spanId))).length).toBeGreaterThan(0);
       }
 
       if (d.sidecarSpans) {

@@ -20,6 +20,12 @@ export interface FakeSidecar {
   close(): Promise<void>;
 }
 
+/** The ids an actor's stored outbox holds (`actor`: `<type>/<id>`): each segment's, in the order of the list of segments. */
+export function storedOutbox(sidecar: FakeSidecar, actor: string): string[] {
+  const segments = (sidecar.store.get(`${actor}/__outbox:segments`) as number[] | undefined) ?? [];
+  return segments.flatMap((n) => (sidecar.store.get(`${actor}/__outbox:segment:${n}`) as string[] | undefined) ?? []);
+}
+
 export async function startFakeSidecar(): Promise<FakeSidecar> {
   const store = new Map<string, unknown>();
   const reminders: string[] = [];
