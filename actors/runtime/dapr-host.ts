@@ -358,8 +358,9 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       const ids = await this.storedIds();
       if (ids.length === 0) return;
       try {
-        this.outbox.confirm(await ledger.stored(ids));
+        this.outbox.answered(ids, await ledger.stored(ids));
       } catch (error) {
+        this.outbox.answered(ids, undefined);
         logger?.warn({ err: (error as Error).message, actorType: cls.actorType, actorId: this.getActorId().getId(), pending: ids.length }, 'ledger not asked; outbox events published again');
       }
     }

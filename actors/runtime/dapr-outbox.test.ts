@@ -49,13 +49,37 @@ describe('the Dapr outbox kept until the ledger confirms', () => {
     expect(tracker.due(pending, true)).toEqual(['e1', 'e2']);
   });
 
-  it('when events stay unconfirmed round after round, then the pause doubles up to its bound, and starts short again once none is left', () => {
-    const tracker = new OutboxTracker(() => 0);
-    const pauses = Array.from({ length: 7 }, () => tracker.nextDelay(3));
+  it('when the ledger lacks events published a round ago, round after round, then the pause doubles up to its bound, and starts short again once none is left', () => {
+    let now = 0;
+    const tracker = new OutboxTracker(() => now);
+    tracker.sent('old');
+    now += OUTBOX_CONFIRM_FIRST_MS;
+    const pauses = Array.from({ length: 7 }, () => {
+      tracker.answered(['old'], new Set());
+      return tracker.nextDelay(3);
+    });
     expect(pauses).toEqual([1, 2, 4, 8, 15, 15, 15].map((s) => s * 1000));
     expect(Math.max(...pauses)).toBe(OUTBOX_CONFIRM_MAX_MS);
     expect(tracker.nextDelay(0)).toBe(0);
     expect(tracker.nextDelay(1)).toBe(OUTBOX_CONFIRM_FIRST_MS);
+    // A ledger that cannot be asked counts as lagging too.
+    tracker.answered(['old'], undefined);
+    expect(tracker.nextDelay(1)).toBe(2000);
+  });
+
+  it('when every event published a round ago is stored and only newer ones are not yet, then the pause stays the first one (a steady load is not an outage)', () => {
+    let now = 0;
+    const tracker = new OutboxTracker(() => now);
+    const delays: number[] = [];
+    for (let round = 0; round < 6; round++) {
+      tracker.sent(`e${round}`);
+      now += OUTBOX_CONFIRM_FIRST_MS;
+      tracker.sent(`fresh${round}`); // published just before the round: still in transit
+      tracker.answered([`e${round}`, `fresh${round}`], new Set([`e${round}`]));
+      delays.push(tracker.nextDelay(1));
+      tracker.committed();
+    }
+    expect(delays).toEqual(Array(6).fill(OUTBOX_CONFIRM_FIRST_MS));
   });
 
   it('when the first round is moved (test mode), then the rounds start there', () => {

@@ -75,8 +75,15 @@ export function idsOf(segments: OutboxSegments): string[] {
 export class OutboxTracker {
   private readonly sentAt = new Map<string, number>();
   private readonly confirmed = new Set<string>();
-  /** Confirmation rounds in a row that left events unconfirmed. */
+  /** Confirmation rounds in a row that found the ledger lagging. */
   private rounds = 0;
+  /**
+   * Whether the last round found the ledger lagging: an event it was asked about, published a
+   * whole first pause before, was not stored (or the ledger could not be asked). Events published
+   * since the last round and not stored yet are merely in transit: under a steady load there are
+   * always some, and backing off for them would let the outbox grow to 15 s of events.
+   */
+  private lagging = false;
   /** Whether a confirmation reminder is registered (as far as this activation knows). */
   scheduled = false;
 
@@ -123,6 +130,17 @@ export class OutboxTracker {
     for (const id of ids) this.confirmed.add(id);
   }
 
+  /** A confirmation round's answer: the ledger holds `held` among `asked` (undefined: it could not be asked). */
+  answered(asked: readonly string[], held: ReadonlySet<string> | undefined): void {
+    if (!held) {
+      this.lagging = true;
+      return;
+    }
+    this.confirm(held);
+    const before = this.now() - this.firstMs;
+    this.lagging = asked.some((id) => !held.has(id) && (this.sentAt.get(id) ?? Infinity) <= before);
+  }
+
   /**
    * What to publish now: events this activation has not published yet (this turn's, or all of a
    * fresh activation's) and, on a confirmation round, those published at least a round ago.
@@ -145,12 +163,14 @@ export class OutboxTracker {
     this.sentAt.delete(id);
   }
 
-  /** The pause before the next round: doubled for each round that left events unconfirmed; 0 (and reset) for none. */
+  /**
+   * The pause before the next round: the first pause while the ledger keeps up, doubled for each
+   * round in a row that found it lagging (an outage: what it misses is sent again at a bounded
+   * rate); 0 (and reset) when the outbox is empty.
+   */
   nextDelay(pending: number): number {
-    if (pending === 0) {
-      this.rounds = 0;
-      return 0;
-    }
+    if (pending === 0 || !this.lagging) this.rounds = 0;
+    if (pending === 0) return 0;
     const delay = Math.min(Math.max(OUTBOX_CONFIRM_MAX_MS, this.firstMs), this.firstMs * 2 ** this.rounds);
     this.rounds = Math.min(this.rounds + 1, 16);
     return delay;
