@@ -10,7 +10,7 @@ CACHE_ROOT="${GATEWAY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/payg-gateway}"
 BUILD_DIR="$CACHE_ROOT/dapr-v$DAPR_VERSION"
 BINARIES=(daprd placement scheduler)
 # Bump when the recipe below changes: a source tree or binaries from another recipe are rebuilt.
-RECIPE="payg-1"
+RECIPE="payg-2"
 
 log() { printf '[dapr-runtime] %s\n' "$*" >&2; }
 
@@ -55,6 +55,9 @@ DURABLETASK_TO="github.com/dapr/durabletask-go@v0.12.1"
 DURABLETASK_SUMS="github.com/dapr/durabletask-go v0.12.1 h1:CIqG2HJGnU7kRtHICuRSSSO9RdHax99HdvHEaxRGE04=
 github.com/dapr/durabletask-go v0.12.1/go.mod h1:+8ABEQn9JvRPRvPr1QNVxdkdLPgJgpJwcpie5ZDt7nk="
 PULSAR_FILES=(cmd/daprd/components/pubsub_pulsar.go cmd/daprd/components/pubsub_pulsar_test.go)
+# Fixes of upstream bugs this project meets, applied in name order (docs/dapr-runtime.md says
+# what each fixes and why).
+PATCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/dapr-patches"
 
 mkdir -p "$BUILD_DIR"
 # One build at a time (parallel test runs); whoever waited finds the finished build.
@@ -86,6 +89,10 @@ if [ "$(cat "$src/.payg-recipe" 2>/dev/null)" != "$RECIPE" ]; then
     rm -f "${PULSAR_FILES[@]}"
     go mod edit -replace "$DURABLETASK_FROM=$DURABLETASK_TO"
     printf '%s\n' "$DURABLETASK_SUMS" >> go.sum
+    for fix in "$PATCH_DIR"/*.patch; do
+      log "applying $(basename "$fix")"
+      patch -p1 --forward --batch --quiet < "$fix" || { log "$(basename "$fix") does not apply to Dapr v$DAPR_VERSION"; exit 1; }
+    done
     echo "$RECIPE" > .payg-recipe
   )
   mv "$src.tmp" "$src"
