@@ -123,7 +123,8 @@ export function tracingSuite(name: string, start: () => Promise<TracedDeployment
         const [delivery] = consume.links;
         expect(delivery.traceId).not.toBe(traceId);
         const batchTrace = (all: ReceivedSpan[]) => all.filter((x) => x.traceId === delivery.traceId);
-        await d.receiver.waitFor((all) => batchTrace(all).some((x) => x.spanId === delivery.spanId) && batchTrace(all).some((x) => x.name === `send ${topic}`), 20_000).catch(() => undefined);
+        // daprd exports its spans every few seconds: wait until the delivery's trace is whole.
+        await d.receiver.waitFor((all) => batchTrace(all).some((x) => x.spanId === delivery.spanId) && batchTrace(all).some((x) => x.name === `send ${topic}`) && orphans(batchTrace(all)).length === 0, 20_000).catch(() => undefined);
         const batch = batchTrace(d.receiver.spans());
         if (process.env.TRACE_TREE_OUT) appendFileSync(process.env.TRACE_TREE_OUT, `${spanTree(batch)}\n\n`);
         const served = batch.find((x) => x.spanId === delivery.spanId)!;
