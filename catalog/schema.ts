@@ -30,6 +30,12 @@ const pricingStatus = z.record(z.string(), z.string());
 
 export const pricesSchema = z.object({
   TEXT_INPUT: amount.optional(),
+  /** Prompt tokens read from the provider's prompt cache; unpriced: billed as TEXT_INPUT. */
+  TEXT_INPUT_CACHE_READ: amount.optional(),
+  /** Prompt tokens written to the prompt cache (default lifetime); unpriced: billed as TEXT_INPUT. */
+  TEXT_INPUT_CACHE_WRITE: amount.optional(),
+  /** Prompt tokens written to the prompt cache for one hour; unpriced: billed as TEXT_INPUT_CACHE_WRITE. */
+  TEXT_INPUT_CACHE_WRITE_1H: amount.optional(),
   TEXT_OUTPUT: amount.optional(),
   IMAGE: amount.optional(),
   SECOND: amount.optional(),

@@ -11,7 +11,12 @@ const safeInt = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SA
 
 export const BILLING_KINDS = ['credit', 'debit', 'hold', 'charge', 'release', 'platform_borne'] as const;
 export type BillingKind = (typeof BILLING_KINDS)[number];
-export const USAGE_UNITS = ['TEXT_INPUT', 'TEXT_OUTPUT', 'IMAGE', 'SECOND'] as const;
+/**
+ * What a usage line bills. The TEXT_INPUT_CACHE_* units are prompt tokens the provider read from
+ * or wrote to its prompt cache (TEXT_INPUT is then the rest of the prompt); a write for one hour
+ * is priced apart from the default (five-minute) one, as Anthropic bills it.
+ */
+export const USAGE_UNITS = ['TEXT_INPUT', 'TEXT_INPUT_CACHE_READ', 'TEXT_INPUT_CACHE_WRITE', 'TEXT_INPUT_CACHE_WRITE_1H', 'TEXT_OUTPUT', 'IMAGE', 'SECOND'] as const;
 export type UsageUnit = (typeof USAGE_UNITS)[number];
 
 /** A billing event's data: what the ledger checks off the wire and what the actors emit. */

@@ -43,6 +43,13 @@ const tokensBilled = new Counter({
   registers: [registry],
 });
 
+const unpricedTokens = new Counter({
+  name: 'payg_unpriced_tokens_total',
+  help: 'Tokens of settled chats in a unit their model does not price, billed at the unit it refines (docs/money.md), by unit',
+  labelNames: ['unit'] as const,
+  registers: [registry],
+});
+
 const imagesBilled = new Counter({
   name: 'payg_images_billed_total',
   help: 'Images settled with a charge',
@@ -124,8 +131,11 @@ export const metrics = {
     httpRequests.inc({ family, method: methodLabel(method), status: String(status) });
     httpDuration.observe({ family }, seconds);
   },
-  tokensBilled(unit: Extract<UsageUnit, 'TEXT_INPUT' | 'TEXT_OUTPUT'>, quantity: number): void {
+  tokensBilled(unit: UsageUnit, quantity: number): void {
     if (quantity > 0) tokensBilled.inc({ unit }, quantity);
+  },
+  unpricedTokens(unit: UsageUnit, quantity: number): void {
+    if (quantity > 0) unpricedTokens.inc({ unit }, quantity);
   },
   imageBilled(): void {
     imagesBilled.inc();

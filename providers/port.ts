@@ -59,8 +59,25 @@ export interface ChatCall {
 }
 
 export interface TokenUsage {
+  /** Every prompt token the model read: uncached, read from the prompt cache, written to it. */
   inputTokens: number;
   outputTokens: number;
+  /** Of inputTokens: read from the provider's prompt cache (absent: none). */
+  cacheReadTokens?: number;
+  /** Of inputTokens: written to the prompt cache for its default lifetime (absent: none). */
+  cacheWriteTokens?: number;
+  /** Of inputTokens: written to the prompt cache for one hour (absent: none). */
+  cacheWrite1hTokens?: number;
+}
+
+/** The prompt-cache counts of a usage, only those above zero (the way the adapters report them). */
+export function withCacheCounts<T extends TokenUsage>(usage: T, read: number, write: number, write1h: number): T {
+  return { ...usage, ...(read > 0 ? { cacheReadTokens: read } : {}), ...(write > 0 ? { cacheWriteTokens: write } : {}), ...(write1h > 0 ? { cacheWrite1hTokens: write1h } : {}) };
+}
+
+/** The prompt tokens that were neither read from nor written to the prompt cache. */
+export function uncachedInput(usage: TokenUsage): number {
+  return Math.max(0, usage.inputTokens - (usage.cacheReadTokens ?? 0) - (usage.cacheWriteTokens ?? 0) - (usage.cacheWrite1hTokens ?? 0));
 }
 
 export interface ChatCompletion {

@@ -2,11 +2,11 @@
 // record keeps them as decimal strings (exact in any JSON state store).
 
 import { GatewayError } from '../../lib/errors';
-import type { UsageUnit } from '../../lib/events';
+import { USAGE_UNITS, type UsageUnit } from '../../lib/events';
 import { lineCost, parseAmount, toJsonAmount } from '../../lib/money';
 import type { UsageLine } from './FundsHoldInterface';
 
-const UNITS: ReadonlySet<string> = new Set<UsageUnit>(['TEXT_INPUT', 'TEXT_OUTPUT', 'IMAGE', 'SECOND']);
+const UNITS: ReadonlySet<string> = new Set<UsageUnit>(USAGE_UNITS);
 
 /** A line as stored on a hold: quantity and unit price as decimal strings. */
 export interface RecordedLine {

@@ -42,6 +42,18 @@ async function until(condition: () => boolean, ms = 2000): Promise<void> {
   }
 }
 
+/** The usage the adapter reads from an answer whose usage object is `usage`. */
+async function usageOfAnswer(usage: unknown): Promise<unknown> {
+  const server = await rawServer(jsonReply({ id: 'msg_1', type: 'message', content: [], usage }));
+  const p = rawProvider(server);
+  try {
+    return (await p.create(call())).usage;
+  } finally {
+    await p.close();
+    server.close();
+  }
+}
+
 describe('AnthropicMessagesProvider.create', () => {
   it('when the upstream answers JSON, then the message comes back as received with its usage', async () => {
     const result = await provider.create(call());
@@ -68,14 +80,14 @@ describe('AnthropicMessagesProvider.create', () => {
     expect(upstream.lastMessagesBody).toEqual({ messages, model: 'claude-up', max_tokens: 5 });
   });
 
-  it('when the usage holds cache counts, then they are part of the input', async () => {
+  it('when the usage holds cache counts, then they are part of the input and said apart (a write without its lifetime split is of the default lifetime)', async () => {
     const usage = { input_tokens: 3, cache_creation_input_tokens: 10, cache_read_input_tokens: 100, output_tokens: 2 };
-    const server = await rawServer(jsonReply({ id: 'msg_1', type: 'message', content: [], usage }));
-    const p = rawProvider(server);
-    const result = await p.create(call());
-    await p.close();
-    server.close();
-    expect(result.usage).toEqual({ inputTokens: 113, outputTokens: 2 });
+    expect(await usageOfAnswer(usage)).toEqual({ inputTokens: 113, outputTokens: 2, cacheReadTokens: 100, cacheWriteTokens: 10 });
+  });
+
+  it('when the usage splits its cache writes by lifetime, then the one-hour writes are said apart; null counts are none', async () => {
+    const usage = { input_tokens: 5, cache_creation_input_tokens: 30, cache_read_input_tokens: null, cache_creation: { ephemeral_5m_input_tokens: 10, ephemeral_1h_input_tokens: 20 }, output_tokens: 1 };
+    expect(await usageOfAnswer(usage)).toEqual({ inputTokens: 35, outputTokens: 1, cacheWriteTokens: 10, cacheWrite1hTokens: 20 });
   });
 
   it('when the answer has no usage, then it is a protocol error', async () => {
@@ -156,7 +168,7 @@ describe('AnthropicMessagesProvider.stream', () => {
     const events = await collect(await p.stream(call()));
     await p.close();
     server.close();
-    expect(events.map((e) => e.usage)).toEqual([{ inputTokens: 7, outputTokens: 1 }, undefined, { inputTokens: 10, outputTokens: 4 }, undefined]);
+    expect(events.map((e) => e.usage)).toEqual([{ inputTokens: 7, outputTokens: 1 }, undefined, { inputTokens: 10, outputTokens: 4, cacheReadTokens: 1 }, undefined]);
   });
 
   it.each([

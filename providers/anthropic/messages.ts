@@ -12,7 +12,7 @@ import { ProviderError, type MessagesCall, type MessagesProvider, type MessagesR
 import { failedRead, OpenAiClient, readJsonObject, type ResponseBody } from '../openai/client';
 import { asObject, asOptionalObject, badShape, type Json } from '../openai/shape';
 import { SseDataReader } from '../openai/sse';
-import { anthropicUsage, inputTokensOf, streamError } from './wire';
+import { anthropicInput, anthropicUsage, streamError } from './wire';
 
 export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
 
@@ -111,20 +111,21 @@ async function* readEvents(body: ResponseBody, signal: AbortSignal, state: ReadS
  * when it does not).
  */
 class StreamUsage {
-  private input: number | undefined;
+  private input: Omit<TokenUsage, 'outputTokens'> | undefined;
 
   read(event: MessagesStreamEvent): MessagesStreamEvent {
     if (event.event === 'message_start') {
       const usage = anthropicUsage(asObject(event.data.message, 'message_start message').usage) ?? badShape('message_start usage');
-      this.input = usage.inputTokens;
+      const { outputTokens: _opening, ...input } = usage;
+      this.input = input;
       return { ...event, usage };
     }
     if (event.event === 'message_delta') {
       const data = asOptionalObject(event.data.usage);
       const output = data?.output_tokens;
-      const input = inputTokensOf(data) ?? this.input;
+      const input = anthropicInput(data) ?? this.input;
       if (typeof output !== 'number' || input === undefined) badShape('message_delta usage');
-      const usage: TokenUsage = { inputTokens: input, outputTokens: output };
+      const usage: TokenUsage = { ...input, outputTokens: output };
       return { ...event, usage };
     }
     return event;

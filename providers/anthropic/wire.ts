@@ -2,27 +2,47 @@
 // stream's error event, and the events of a one-text-block answer (the only answer the
 // simulated provider and the chat-to-messages translation ever produce).
 
-import { ProviderError, type MessagesStreamEvent, type TokenUsage } from '../port';
+import { ProviderError, uncachedInput, withCacheCounts, type MessagesStreamEvent, type TokenUsage } from '../port';
 import { asOptionalObject, type Json } from '../openai/shape';
 
 /**
- * Anthropic counts cached prompt tokens apart from `input_tokens`; all of them were read
- * by the model, so the gateway's input is their sum. Undefined when input_tokens or
+ * Anthropic counts cached prompt tokens apart from `input_tokens`: `cache_read_input_tokens`
+ * (read from the prompt cache) and `cache_creation_input_tokens` (written to it; split by
+ * lifetime in `cache_creation.ephemeral_5m_input_tokens` / `ephemeral_1h_input_tokens` when
+ * present, else all of the default lifetime). All of them were read by the model: the gateway's
+ * input is their sum, with the cache counts beside it. Undefined when input_tokens or
  * output_tokens is missing.
  */
 export function anthropicUsage(value: unknown): TokenUsage | undefined {
   const usage = asOptionalObject(value);
   const output = usage?.output_tokens;
-  const input = inputTokensOf(usage);
+  const input = anthropicInput(usage);
   if (input === undefined || typeof output !== 'number') return undefined;
-  return { inputTokens: input, outputTokens: output };
+  return { ...input, outputTokens: output };
 }
 
-/** input_tokens plus the cache counts present (they are null or absent when unused). */
-export function inputTokensOf(usage: Json | undefined): number | undefined {
-  const input = usage?.input_tokens;
-  if (typeof input !== 'number') return undefined;
-  return input + count(usage?.cache_creation_input_tokens) + count(usage?.cache_read_input_tokens);
+/** The prompt counts of a usage object (null or absent cache counts: none); undefined without input_tokens. */
+export function anthropicInput(usage: Json | undefined): Omit<TokenUsage, 'outputTokens'> | undefined {
+  const uncached = usage?.input_tokens;
+  if (typeof uncached !== 'number') return undefined;
+  const read = count(usage?.cache_read_input_tokens);
+  const split = asOptionalObject(usage?.cache_creation);
+  const write1h = count(split?.ephemeral_1h_input_tokens);
+  const written = Math.max(count(usage?.cache_creation_input_tokens), count(split?.ephemeral_5m_input_tokens) + write1h);
+  const { outputTokens: _none, ...input } = withCacheCounts({ inputTokens: uncached + read + written, outputTokens: 0 }, read, written - write1h, write1h);
+  return input;
+}
+
+/** The usage object Anthropic would write for `usage`: the uncached prompt apart from the cache counts. */
+export function anthropicUsageJson(usage: TokenUsage): Json {
+  const json: Json = { input_tokens: uncachedInput(usage), output_tokens: usage.outputTokens };
+  const written = (usage.cacheWriteTokens ?? 0) + (usage.cacheWrite1hTokens ?? 0);
+  if (written > 0) {
+    json.cache_creation_input_tokens = written;
+    json.cache_creation = { ephemeral_5m_input_tokens: usage.cacheWriteTokens ?? 0, ephemeral_1h_input_tokens: usage.cacheWrite1hTokens ?? 0 };
+  }
+  if (usage.cacheReadTokens) json.cache_read_input_tokens = usage.cacheReadTokens;
+  return json;
 }
 
 function count(value: unknown): number {

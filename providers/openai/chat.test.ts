@@ -46,6 +46,16 @@ describe('OpenAiChatProvider.complete', () => {
     expect(upstream.lastBody).toEqual({ temperature: 0.5, model: 'up-model', messages, max_tokens: 5 });
   });
 
+  it('when the upstream read part of the prompt from its cache, then that part is said apart, on JSON and on streams', async () => {
+    const p = providerWith({ 'x-upstream-behaviour': 'cache-read=40' });
+    const prompt = Math.ceil(JSON.stringify(messages).length / 4) + 40;
+    expect((await p.complete(call())).usage).toEqual({ inputTokens: prompt, outputTokens: 5, cacheReadTokens: 40 });
+    const chunks: ChatStreamChunk[] = [];
+    for await (const chunk of await p.stream(call({ maxTokens: 2 }))) chunks.push(chunk);
+    expect(chunks.at(-1)!.usage).toEqual({ inputTokens: prompt, outputTokens: 2, cacheReadTokens: 40 });
+    await p.close();
+  });
+
   it('when the upstream answers 400, then the call is rejected with its status and message', async () => {
     const p = providerWith({ 'x-upstream-behaviour': 'status=400' });
     const error = await rejection(p.complete(call()));

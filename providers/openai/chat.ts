@@ -2,7 +2,7 @@
 // HTTP client of its provider entry (./client.ts: the pool, headers and failure mapping,
 // shared with the images adapter of the same entry).
 
-import { ProviderError, type ChatCall, type ChatCompletion, type ChatProvider, type ChatStreamChunk, type TokenUsage } from '../port';
+import { ProviderError, withCacheCounts, type ChatCall, type ChatCompletion, type ChatProvider, type ChatStreamChunk, type TokenUsage } from '../port';
 import { failedRead, OpenAiAdapter, readJsonObject, type OpenAiAdapterOptions, type ResponseBody } from './client';
 import { asArray, asObject, asOptionalObject, badShape, type Json } from './shape';
 import { SseDataReader } from './sse';
@@ -121,10 +121,23 @@ function hasFinishReason(c: ChatStreamChunk): boolean {
   return Array.isArray(choices) && typeof asOptionalObject(choices[0])?.finish_reason === 'string';
 }
 
+/** The usage object OpenAI would write for `usage` (the cached part of the prompt in its details). */
+export function openAiUsageJson(usage: TokenUsage): Json {
+  const { inputTokens, outputTokens } = usage;
+  const json: Json = { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens };
+  if (usage.cacheReadTokens) json.prompt_tokens_details = { cached_tokens: usage.cacheReadTokens };
+  return json;
+}
+
+/**
+ * OpenAI's usage: `prompt_tokens` counts every prompt token, `prompt_tokens_details.cached_tokens`
+ * the part read from the prompt cache (OpenAI bills no cache writes).
+ */
 function toUsage(value: unknown): TokenUsage | undefined {
   const usage = asOptionalObject(value);
   const input = usage?.prompt_tokens;
   const output = usage?.completion_tokens;
   if (typeof input !== 'number' || typeof output !== 'number') return undefined;
-  return { inputTokens: input, outputTokens: output };
+  const cached = asOptionalObject(usage?.prompt_tokens_details)?.cached_tokens;
+  return withCacheCounts({ inputTokens: input, outputTokens: output }, typeof cached === 'number' ? Math.min(cached, input) : 0, 0, 0);
 }

@@ -10,12 +10,11 @@
 
 import { asOptionalObject } from '../openai/shape';
 import type { ChatCompletion, ChatStreamChunk, MessagesResult, MessagesStreamEvent, TokenUsage } from '../port';
-import { messageDelta, messageStart, messageStop, ping, textBlockStart, textBlockStop, textDelta, textMessage } from '../anthropic/wire';
+import { anthropicUsageJson, messageDelta, messageStart, messageStop, ping, textBlockStart, textBlockStop, textDelta, textMessage } from '../anthropic/wire';
 import { brokenAnswer, messageIdOf, translatedStream } from './stream';
 
 export function completionToMessagesResult(completion: ChatCompletion, upstreamModel: string): MessagesResult {
-  const { inputTokens, outputTokens } = completion.usage;
-  const usage = { input_tokens: inputTokens, output_tokens: outputTokens };
+  const usage = anthropicUsageJson(completion.usage);
   const stopReason = stopReasonOf(completion.finishReason);
   return { message: textMessage(messageIdOf(completion.id), upstreamModel, completion.content, stopReason, usage), usage: completion.usage };
 }
@@ -55,7 +54,7 @@ async function* events(chunks: AsyncIterable<ChatStreamChunk>, model: string): A
   }
   if (stopReason === undefined) throw brokenAnswer('stream ended before the answer finished');
   yield textBlockStop();
-  const counts = usage ? { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens } : { input_tokens: 0, output_tokens: deltas };
+  const counts = usage ? anthropicUsageJson(usage) : { input_tokens: 0, output_tokens: deltas };
   yield messageDelta(stopReason, counts, usage);
   yield messageStop();
 }

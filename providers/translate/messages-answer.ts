@@ -3,6 +3,7 @@
 // thinking were refused, so any other content is the upstream breaking the contract.
 
 import { streamError } from '../anthropic/wire';
+import { openAiUsageJson } from '../openai/chat';
 import { asOptionalObject, type Json } from '../openai/shape';
 import type { ChatCompletion, ChatStreamChunk, MessagesResult, MessagesStreamEvent, TokenUsage } from '../port';
 import { brokenAnswer, chatIdOf, nowSeconds, translatedStream } from './stream';
@@ -47,9 +48,7 @@ async function* chunks(events: AsyncIterable<MessagesStreamEvent>, model: string
   };
   const usageChunk = (): ChatStreamChunk => {
     if (!usage) throw brokenAnswer('stream finished without usage');
-    const { inputTokens, outputTokens } = usage;
-    const totals = { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens };
-    return { chunk: chunk([], { usage: totals }), outputDelta: '', usage };
+    return { chunk: chunk([], { usage: openAiUsageJson(usage) }), outputDelta: '', usage };
   };
   for await (const event of events) {
     const data = event.data;

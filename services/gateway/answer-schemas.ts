@@ -20,7 +20,7 @@ const catalogEntry = z.looseObject({
   capabilities_profile_id: z.string(),
   capabilities: stringList,
   pricing_status: z.record(z.string(), z.string()).describe('Per priced operation: ready, not_offered, unknown, …'),
-  prices: z.record(z.string(), nanoUsd).describe('nano-USD per unit'),
+  prices: z.record(z.string(), nanoUsd).describe('nano-USD per unit, by unit: TEXT_INPUT, TEXT_INPUT_CACHE_READ, TEXT_INPUT_CACHE_WRITE, TEXT_INPUT_CACHE_WRITE_1H, TEXT_OUTPUT, IMAGE, SECOND (and the capability operations); a prompt-cache unit absent here is billed at the unit it refines'),
   free_contract: z.boolean(),
   limits: z.looseObject({ max_tokens: z.number().int().optional(), output_budget: z.number().int().optional() }),
   profiles: z.array(z.looseObject({

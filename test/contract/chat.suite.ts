@@ -215,6 +215,79 @@ export function chatSuite(hostName: string, start: () => Promise<DeploymentUnder
       expect(events[events.length - 1]).toBe('[DONE]');
     });
 
+    describe('prompt-cache units (upstreams reporting cached prompt tokens)', () => {
+      type UsageRow = { unit: string; quantity: number; unitPrice: number; cost: number; charged: number; requestId: string };
+      /** The usage rows of a fresh account's one call, by unit, once the ledger has them. */
+      const rowsOf = async (apiKey: string, units: number): Promise<Record<string, UsageRow>> => {
+        const page = await eventually(
+          () => json(`${d.url}/api/distribution/api-credit/usage/page?size=100`, { headers: { authorization: `Bearer ${apiKey}` } }),
+          (r) => r.body.items?.length === units,
+        );
+        return Object.fromEntries((page.body.items as UsageRow[]).map((row) => [row.unit, row]));
+      };
+      const post = (model: string, path: 'chat' | 'chat/anthropic', apiKey: string, body: unknown) =>
+        json(`${d.url}/api/open/v1/models/${model}/${path}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: JSON.stringify(body) });
+      const quantities = (rows: Record<string, UsageRow>) => Object.fromEntries(Object.entries(rows).map(([unit, row]) => [unit, [row.quantity, row.unitPrice]]));
+      const chargedOf = (rows: Record<string, UsageRow>) => Object.values(rows).reduce((sum, row) => sum + row.charged, 0);
+
+      it('when an OpenAI upstream read part of the prompt from its cache, then that part is billed at the cache-read price and the answer says how much was cached', async () => {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const answer = await post('cached-chat', 'chat', apiKey, { ...hello, max_tokens: 4 });
+        expect(answer.status).toBe(200);
+        expect(answer.body.usage).toMatchObject({ prompt_tokens_details: { cached_tokens: 40 }, completion_tokens: 4 });
+        const rows = await rowsOf(apiKey, 3);
+        expect(quantities(rows)).toEqual({ TEXT_INPUT: [answer.body.usage.prompt_tokens - 40, 1000], TEXT_INPUT_CACHE_READ: [40, 100], TEXT_OUTPUT: [4, 4000] });
+        for (const row of Object.values(rows)) expect(row.cost).toBe(row.quantity * row.unitPrice);
+        expect(Number(answer.headers.get('x-payg-charged'))).toBe(chargedOf(rows));
+      });
+
+      it('when an Anthropic upstream read from and wrote to its cache, then each is billed at its unit (one-hour writes apart), on its own wire and translated to OpenAI\'s', async () => {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const answer = await post('cached-anthropic-chat', 'chat/anthropic', apiKey, { ...hello, max_tokens: 4 });
+        expect(answer.status).toBe(200);
+        expect(answer.body.usage).toMatchObject({ cache_read_input_tokens: 100, cache_creation_input_tokens: 50, cache_creation: { ephemeral_5m_input_tokens: 30, ephemeral_1h_input_tokens: 20 }, output_tokens: 4 });
+        const rows = await rowsOf(apiKey, 5);
+        expect(quantities(rows)).toEqual({
+          TEXT_INPUT: [answer.body.usage.input_tokens, 1000], TEXT_INPUT_CACHE_READ: [100, 100], TEXT_INPUT_CACHE_WRITE: [30, 1250], TEXT_INPUT_CACHE_WRITE_1H: [20, 2000], TEXT_OUTPUT: [4, 4000],
+        });
+        expect(Number(answer.headers.get('x-payg-charged'))).toBe(chargedOf(rows));
+
+        // The same upstream answering an OpenAI-wire request: the cached part in the answer's details.
+        const other = await fundedAccount(d.url, 10_000_000);
+        const translated = await post('cached-anthropic-chat', 'chat', other.apiKey, { ...hello, max_tokens: 4 });
+        expect(translated.status).toBe(200);
+        expect(translated.body.usage).toMatchObject({ prompt_tokens_details: { cached_tokens: 100 }, completion_tokens: 4 });
+        const translatedRows = await rowsOf(other.apiKey, 5);
+        expect(translated.body.usage.prompt_tokens).toBe(translatedRows.TEXT_INPUT.quantity + 150);
+        expect(Number(translated.headers.get('x-payg-charged'))).toBe(chargedOf(translatedRows));
+      });
+
+      it('when an Anthropic stream reports cache counts, then the stream is billed by unit like the JSON answer', async () => {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const streamed = await fetch(`${d.url}/api/open/v1/models/cached-anthropic-chat/chat/anthropic`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+          body: JSON.stringify({ ...hello, stream: true, max_tokens: 3 }),
+        });
+        expect(streamed.status).toBe(200);
+        await streamed.text();
+        const rows = await rowsOf(apiKey, 5);
+        expect(Object.fromEntries(Object.entries(quantities(rows)).filter(([unit]) => unit !== 'TEXT_INPUT'))).toEqual({
+          TEXT_INPUT_CACHE_READ: [100, 100], TEXT_INPUT_CACHE_WRITE: [30, 1250], TEXT_INPUT_CACHE_WRITE_1H: [20, 2000], TEXT_OUTPUT: [3, 4000],
+        });
+      });
+
+      it('when the model does not price the cache units, then cache tokens are billed at its input price, never more', async () => {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const answer = await post('cache-unpriced-chat', 'chat/anthropic', apiKey, { ...hello, max_tokens: 4 });
+        expect(answer.status).toBe(200);
+        const rows = await rowsOf(apiKey, 5);
+        expect(quantities(rows)).toEqual({
+          TEXT_INPUT: [answer.body.usage.input_tokens, 100], TEXT_INPUT_CACHE_READ: [100, 100], TEXT_INPUT_CACHE_WRITE: [30, 100], TEXT_INPUT_CACHE_WRITE_1H: [20, 100], TEXT_OUTPUT: [4, 400],
+        });
+      });
+    });
+
     it('when 40 chats race on a balance that covers at most 5, then at most 5 succeed, the rest 402, and balance = credits − Σ charges = ledger', async () => {
       // Each chat produces its full 1,000 output tokens: it reserves ≈406,000 and is charged ≈401,000,
       // so the balance covers at most 5 chats however the 40 interleave.

@@ -17,7 +17,11 @@
 // Header `x-upstream-behaviour` (";" or "," separated): status=<code>, hang,
 // delay=<ms> (before answering), break-after=<n> (chat and messages streams: destroy the
 // socket after n events; images: after n bytes of the body), chunk-delay=<ms> (streams:
-// between events), wrong-format (images: answer the form not asked for).
+// between events), wrong-format (images: answer the form not asked for), cache-read=<n>,
+// cache-write=<n>, cache-write-1h=<n> (chat and messages: prompt tokens reported as read from
+// or written to the prompt cache: OpenAI's prompt_tokens_details.cached_tokens, included in
+// prompt_tokens; Anthropic's cache_read_input_tokens, cache_creation_input_tokens and
+// cache_creation, beside input_tokens).
 //
 // CLI: `node dist/test/support/upstream.js` listens on PORT (default 9100).
 
@@ -68,6 +72,10 @@ interface Behaviour {
   delayMs?: number;
   chunkDelayMs?: number;
   wrongFormat?: boolean;
+  /** Prompt tokens reported as read from / written to the prompt cache (chat and messages). */
+  cacheRead?: number;
+  cacheWrite?: number;
+  cacheWrite1h?: number;
 }
 
 type JsonBody = Record<string, unknown>;
@@ -221,7 +229,11 @@ function respond(res: ServerResponse, body: Record<string, unknown>, behaviour: 
   const tokens = Math.max(0, Math.min(maxTokens, headerTokens));
   const finishReason = headerTokens > maxTokens ? 'length' : 'stop';
   const promptTokens = Math.ceil(Buffer.byteLength(JSON.stringify(body.messages ?? [])) / 4);
-  const usage = { prompt_tokens: promptTokens, completion_tokens: tokens, total_tokens: promptTokens + tokens };
+  const cached = behaviour.cacheRead ?? 0;
+  const usage = {
+    prompt_tokens: promptTokens + cached, completion_tokens: tokens, total_tokens: promptTokens + cached + tokens,
+    ...(cached > 0 ? { prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 } } : {}),
+  };
   const id = `chatcmpl-up-${++sequence}`;
   const created = Math.floor(Date.now() / 1000);
   const model = typeof body.model === 'string' ? body.model : 'unknown';
@@ -263,6 +275,18 @@ function writeOneByOne(res: ServerResponse, events: string[], behaviour: Behavio
   step();
 }
 
+/** Anthropic's cache counts of a usage object, when a cache behaviour was asked: written split by lifetime, read apart (beside input_tokens). */
+function anthropicCache(behaviour: Behaviour): JsonBody {
+  const write = behaviour.cacheWrite ?? 0;
+  const write1h = behaviour.cacheWrite1h ?? 0;
+  if (behaviour.cacheRead === undefined && behaviour.cacheWrite === undefined && behaviour.cacheWrite1h === undefined) return {};
+  return {
+    cache_creation_input_tokens: write + write1h,
+    cache_read_input_tokens: behaviour.cacheRead ?? 0,
+    cache_creation: { ephemeral_5m_input_tokens: write, ephemeral_1h_input_tokens: write1h },
+  };
+}
+
 /** Refuses what Anthropic refuses before anything else: no max_tokens, no messages. */
 function checkMessagesRequest(body: JsonBody): void {
   if (!Number.isInteger(body.max_tokens) || (body.max_tokens as number) < 1) throw new Error('max_tokens: Field required');
@@ -280,11 +304,11 @@ function respondMessages(res: ServerResponse, body: JsonBody, behaviour: Behavio
   const message = { id, type: 'message', role: 'assistant', model, content: [] as unknown[], stop_reason: null as string | null, stop_sequence: null };
   if (body.stream !== true) {
     const content = [{ type: 'text', text: words(tokens) }];
-    return sendJson(res, 200, { ...message, content, stop_reason: stopReason, usage: { input_tokens: inputTokens, output_tokens: tokens } });
+    return sendJson(res, 200, { ...message, content, stop_reason: stopReason, usage: { ...anthropicCache(behaviour), input_tokens: inputTokens, output_tokens: tokens } });
   }
   const event = (data: JsonBody): string => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`;
   const events = [
-    event({ type: 'message_start', message: { ...message, usage: { input_tokens: inputTokens, output_tokens: 1 } } }),
+    event({ type: 'message_start', message: { ...message, usage: { ...anthropicCache(behaviour), input_tokens: inputTokens, output_tokens: 1 } } }),
     event({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
     event({ type: 'ping' }),
   ];
@@ -359,7 +383,8 @@ const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
   529: 'overloaded_error',
 };
 
-const STREAMS_ONLY = new Set(['chunk-delay']);
+// Behaviours of the chat and messages routes only (STREAMS_ONLY: refused on images).
+const STREAMS_ONLY = new Set(['chunk-delay', 'cache-read', 'cache-write', 'cache-write-1h']);
 const IMAGES_ONLY = new Set(['wrong-format']);
 
 function parseBehaviour(header: string | string[] | undefined, route: 'chat' | 'images' | 'messages'): Behaviour {
@@ -376,6 +401,9 @@ function parseBehaviour(header: string | string[] | undefined, route: 'chat' | '
     else if (name === 'break-after') behaviour.breakAfter = parseCount(name, value ?? '');
     else if (name === 'delay') behaviour.delayMs = parseCount(name, value ?? '');
     else if (name === 'chunk-delay') behaviour.chunkDelayMs = parseCount(name, value ?? '');
+    else if (name === 'cache-read') behaviour.cacheRead = parseCount(name, value ?? '');
+    else if (name === 'cache-write') behaviour.cacheWrite = parseCount(name, value ?? '');
+    else if (name === 'cache-write-1h') behaviour.cacheWrite1h = parseCount(name, value ?? '');
     else throw new Error(`unknown x-upstream-behaviour "${part.trim()}"`);
   }
   return behaviour;

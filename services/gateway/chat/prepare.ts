@@ -5,10 +5,9 @@
 import type { RateAdmission } from '../limits/admission';
 import { requireEligible, type Catalog, type ResolvedProfile } from '../../../catalog/catalog';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
-import type { UsageLine } from '../../../actors/funds-hold/FundsHoldInterface';
 import { GatewayError } from '../../../lib/errors';
 import type { Logger } from 'pino';
-import type { SimDirectives, TokenUsage } from '../../../providers/port';
+import type { SimDirectives } from '../../../providers/port';
 import { requireCapability, type Capability } from '../capabilities/gates';
 import type { Drain } from '../drain';
 import type { FundsSource } from '../funds/leased-funds';
@@ -16,6 +15,7 @@ import type { Caller } from '../middleware/auth';
 import type { ProgressEvery } from './hold-progress';
 import { checkBodySize, checkThinkingBudget, effectiveMaxTokens, rejectUnsupported, reservationEstimate } from './limits';
 import type { PendingSettlements } from './pending-settlements';
+import { chatPrices, promptPriceBound, type ChatPrices } from './prices';
 import { upstreamFor, type ChatAdapters, type Upstream } from './upstream';
 import type { InboundWire, ParsedChat, StreamPiece } from './wires';
 
@@ -61,7 +61,7 @@ export interface PreparedChat {
   parsed: ParsedChat;
   upstream: Upstream;
   estimate: number;
-  prices: { input: number; output: number };
+  prices: ChatPrices;
   inputBytes: number;
   /** The frozen max_tokens sent upstream. */
   maxTokens: number;
@@ -85,15 +85,9 @@ export function prepareChat<R, P extends StreamPiece>(deps: ChatDeps, wire: Inbo
   checkThinkingBudget(parsed.thinking, maxTokens);
   const output = requireEligible(resolved.model, 'TEXT_OUTPUT');
   const upstream = upstreamFor(resolved, adapters, parsed.call(maxTokens, resolved.profile.upstream_model, input.directives));
-  const prices = { input: resolved.model.prices.TEXT_INPUT ?? 0, output };
-  const estimate = reservationEstimate(input.bodyBytes, maxTokens, prices.input, prices.output);
+  const prices = chatPrices(resolved.model, output);
+  const estimate = reservationEstimate(input.bodyBytes, maxTokens, promptPriceBound(prices), prices.output);
   return { resolved, parsed, upstream, estimate, prices, inputBytes: input.bodyBytes, maxTokens };
 }
 
-export function usageLines(prices: PreparedChat['prices'], usage: TokenUsage): UsageLine[] {
-  return [
-    { unit: 'TEXT_INPUT', quantity: usage.inputTokens, unitPrice: prices.input },
-    { unit: 'TEXT_OUTPUT', quantity: usage.outputTokens, unitPrice: prices.output },
-  ];
-}
 

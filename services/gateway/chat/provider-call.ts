@@ -51,11 +51,6 @@ export function modelCallSpan(chat: PreparedChat) {
   return startModelCall('chat', chat.upstream.wire === 'anthropic-messages' ? 'anthropic' : 'openai', chat.resolved.profile.upstream_model, chat.resolved.profile.provider);
 }
 
-export function billed(usage: TokenUsage): void {
-  metrics.tokensBilled('TEXT_INPUT', usage.inputTokens);
-  metrics.tokensBilled('TEXT_OUTPUT', usage.outputTokens);
-}
-
 /**
  * Opens the provider call under its span: a call that cannot be opened releases the hold and is
  * answered as the provider's error.

@@ -13,8 +13,9 @@ import type { TokenUsage } from '../../../providers/port';
 import { deadline } from '../deadline';
 import type { UseCaseAnswer } from '../http/answer';
 import { DEFAULT_PROGRESS, HoldProgress } from './hold-progress';
-import { prepareChat, usageLines, type AnyWire, type ChatDeps, type ChatInput, type PreparedChat } from './prepare';
-import { billed, modelCallSpan, openProviderCall, SETTLE_WAIT_MS, within, type HoldHandle } from './provider-call';
+import { prepareChat, type AnyWire, type ChatDeps, type ChatInput, type PreparedChat } from './prepare';
+import { billed, usageLines } from './prices';
+import { modelCallSpan, openProviderCall, SETTLE_WAIT_MS, within, type HoldHandle } from './provider-call';
 import { streamFrames } from './stream';
 import { spendOf } from '../limits/admission';
 import type { InboundWire, StreamPiece } from './wires';
@@ -75,7 +76,7 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
       progress.stop();
       const settled = await deps.settlements.run(holdId, () => funds.settle({ holdId, lines: usageLines(chat.prices, usage) }), () => progress.renew());
       admitted?.correct(usage.inputTokens + usage.outputTokens);
-      billed(usage);
+      billed(chat.prices, usage);
       return settled;
     },
   };

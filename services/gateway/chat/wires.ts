@@ -8,6 +8,7 @@ import { streamErrorFrame } from '../../../lib/error-responder';
 import type { GatewayError } from '../../../lib/errors';
 import type { ChatCompletion, ChatStreamChunk, MessagesResult, MessagesStreamEvent, SimDirectives, TokenUsage } from '../../../providers/port';
 import { chunksToMessagesEvents, completionToMessagesResult, messagesEventsToChunks, messagesResultToCompletion } from '../../../providers/translate';
+import { openAiUsageJson } from '../../../providers/openai/chat';
 import { parseChatBody, parseMessagesBody, passthroughOf } from './request';
 import type { InboundCall, Upstream } from './upstream';
 
@@ -102,14 +103,13 @@ export const openAiWire: InboundWire<ChatCompletion, ChatStreamChunk> = {
   },
   answer: {
     json(completion, modelId) {
-      const { inputTokens, outputTokens } = completion.usage;
       return {
         id: completion.id,
         object: 'chat.completion',
         created: completion.created,
         model: modelId,
         choices: [{ index: 0, message: { role: 'assistant', content: completion.content }, finish_reason: completion.finishReason }],
-        usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
+        usage: openAiUsageJson(completion.usage),
       };
     },
     frame(piece, modelId, parsed) {

@@ -15,8 +15,9 @@ import { GatewayError } from '../../../lib/errors';
 import { linearBackoff, retry } from '../../../lib/retry';
 import { endModelCall } from '../../../lib/tracing';
 import type { ChatStreamChunk } from '../../../providers/port';
-import { usageLines, type ChatDeps, type PreparedChat } from '../chat/prepare';
-import { billed, modelCallSpan, toGatewayProviderError } from '../chat/provider-call';
+import type { ChatDeps, PreparedChat } from '../chat/prepare';
+import { billed, usageLines } from '../chat/prices';
+import { modelCallSpan, toGatewayProviderError } from '../chat/provider-call';
 import { tallyStream, type StreamTally } from '../chat/stream';
 import { DEFAULT_PROGRESS, HoldProgress } from '../chat/hold-progress';
 import { retryable } from '../chat/pending-settlements';
@@ -97,7 +98,7 @@ export async function carryRun(deps: RunDeps, ticket: RunTicket): Promise<void> 
 async function finish(ticket: RunTicket, request: FinishRunRequest, logger: Logger): Promise<void> {
   try {
     const outcome = await ticket.session.finishRun(request);
-    if (request.usage && outcome.charged > 0) billed(request.usage);
+    if (request.usage && outcome.charged > 0) billed(ticket.chat.prices, request.usage);
   } catch (error) {
     if (retryable(error)) throw error;
     logger.error({ err: error }, 'the end of the run was refused; its lease fails it and ends its hold');

@@ -1,0 +1,62 @@
+// A chat's usage lines by unit: the uncached prompt, each prompt-cache count at its own price or,
+// unpriced, at the price of the unit it refines (counted in payg_unpriced_tokens_total), and the
+// output; the reservation estimate's prompt price bounds every prompt token's.
+
+import type { CatalogModel } from '../../../catalog/catalog';
+import { registry } from '../../../lib/metrics';
+import { billed, chatPrices, promptPriceBound, usageLines } from './prices';
+
+const model = (prices: CatalogModel['prices']) => ({ prices }) as CatalogModel;
+const priced = chatPrices(model({ TEXT_INPUT: 1000, TEXT_INPUT_CACHE_READ: 100, TEXT_INPUT_CACHE_WRITE: 1250, TEXT_INPUT_CACHE_WRITE_1H: 2000, TEXT_OUTPUT: 4000 }), 4000);
+const inputOnly = chatPrices(model({ TEXT_INPUT: 1000, TEXT_OUTPUT: 4000 }), 4000);
+const usage = { inputTokens: 200, outputTokens: 7, cacheReadTokens: 100, cacheWriteTokens: 30, cacheWrite1hTokens: 20 };
+
+async function counted(name: string, unit: string): Promise<number> {
+  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
+  return (metric?.values.find((v) => v.labels.unit === unit)?.value as number | undefined) ?? 0;
+}
+
+describe('a chat\'s usage lines', () => {
+  it('when the prompt was partly read from and written to the cache, then each part is its own line at its own price', () => {
+    expect(usageLines(priced, usage)).toEqual([
+      { unit: 'TEXT_INPUT', quantity: 50, unitPrice: 1000 },
+      { unit: 'TEXT_INPUT_CACHE_READ', quantity: 100, unitPrice: 100 },
+      { unit: 'TEXT_INPUT_CACHE_WRITE', quantity: 30, unitPrice: 1250 },
+      { unit: 'TEXT_INPUT_CACHE_WRITE_1H', quantity: 20, unitPrice: 2000 },
+      { unit: 'TEXT_OUTPUT', quantity: 7, unitPrice: 4000 },
+    ]);
+  });
+
+  it('when no prompt token touched the cache, then the lines are the prompt and the output, as before cache units', () => {
+    expect(usageLines(priced, { inputTokens: 12, outputTokens: 3 })).toEqual([
+      { unit: 'TEXT_INPUT', quantity: 12, unitPrice: 1000 },
+      { unit: 'TEXT_OUTPUT', quantity: 3, unitPrice: 4000 },
+    ]);
+  });
+
+  it('when the model prices no cache unit, then cache tokens are billed at the unit they refine: TEXT_INPUT, the one-hour write at the write price first', () => {
+    expect(usageLines(inputOnly, usage).map((line) => [line.unit, line.unitPrice])).toEqual([
+      ['TEXT_INPUT', 1000], ['TEXT_INPUT_CACHE_READ', 1000], ['TEXT_INPUT_CACHE_WRITE', 1000], ['TEXT_INPUT_CACHE_WRITE_1H', 1000], ['TEXT_OUTPUT', 4000],
+    ]);
+    const writeOnly = chatPrices(model({ TEXT_INPUT: 1000, TEXT_INPUT_CACHE_WRITE: 1250, TEXT_OUTPUT: 4000 }), 4000);
+    expect(usageLines(writeOnly, usage).find((line) => line.unit === 'TEXT_INPUT_CACHE_WRITE_1H')?.unitPrice).toBe(1250);
+  });
+
+  it('when a cache count is larger than the prompt (a provider\'s inconsistent report), then the uncached prompt is zero, never negative', () => {
+    expect(usageLines(priced, { inputTokens: 10, outputTokens: 0, cacheReadTokens: 40 })[0]).toEqual({ unit: 'TEXT_INPUT', quantity: 0, unitPrice: 1000 });
+  });
+
+  it('when the estimate prices the prompt, then it uses the highest price any prompt token can be billed at', () => {
+    expect(promptPriceBound(priced)).toBe(2000);
+    expect(promptPriceBound(inputOnly)).toBe(1000);
+  });
+
+  it('when a chat is settled, then its tokens are counted per unit, and those of an unpriced cache unit also as unpriced', async () => {
+    const before = { read: await counted('payg_unpriced_tokens_total', 'TEXT_INPUT_CACHE_READ'), billed: await counted('payg_tokens_billed_total', 'TEXT_INPUT_CACHE_READ') };
+    billed(priced, usage);
+    expect(await counted('payg_unpriced_tokens_total', 'TEXT_INPUT_CACHE_READ')).toBe(before.read);
+    billed(inputOnly, usage);
+    expect(await counted('payg_unpriced_tokens_total', 'TEXT_INPUT_CACHE_READ')).toBe(before.read + 100);
+    expect(await counted('payg_tokens_billed_total', 'TEXT_INPUT_CACHE_READ')).toBe(before.billed + 200);
+  });
+});
