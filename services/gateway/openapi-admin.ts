@@ -122,7 +122,7 @@ export const adminPaths = {
     post: {
       summary: 'A top-up order made by an operator: paid and fulfilled like the owner’s own', security: admin, parameters: [accountId],
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/OrderRequest' } } } },
-      responses: { '201': answer('The order, status created', 'Order'), ...refusals, '400': errorAnswer(`invalid_request, idempotency_key_invalid, ${BODY_400}, ${CREDENTIAL_400}`), '404': accountNotFound, '409': errorAnswer('idempotency_key_reused') },
+      responses: { '201': answer('The order, status created; header x-payg-replayed: true when the Idempotency-Key named an existing order', 'Order'), ...refusals, '400': errorAnswer(`invalid_request, idempotency_key_invalid, ${BODY_400}, ${CREDENTIAL_400}`), '404': accountNotFound, '409': errorAnswer('idempotency_key_reused') },
     },
   },
   '/admin/v1/api-keys/{apiKeyId}': {

@@ -28,7 +28,7 @@ const gateDescription = `Gated (x-gate: compat). Usable only once the shared com
 const chatAnswers = (answer: string, wire: 'openai' | 'anthropic', shape: ErrorShape = 'gateway') => {
   const error = shapedAnswer(shape);
   return {
-    '200': chatSuccess(`${answer}; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge lands later)`, wire),
+    '200': chatSuccess(`${answer}; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge lands later); a stream sends its charge before its end as the SSE comment line \`: x-payg-charged <nano-USD>\``, wire),
     '400': error(`Invalid input: the limits of the chat route, wire_format_mismatch, wire_translation_inexact (the model is served on the other wire and the request cannot be translated exactly), ${BODY_400}, ${CREDENTIAL_400}`),
     '401': error('Missing or unknown credential'),
     '402': error(`insufficient_funds; ${SPEND_402}`),

@@ -34,7 +34,7 @@ export const orderPaths = {
       parameters: [idempotencyKey],
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/OrderRequest' } } } },
       responses: {
-        '201': orderAnswer('The order, status created'),
+        '201': orderAnswer('The order, status created; header x-payg-replayed: true when the Idempotency-Key named an existing order (the same order again)'),
         '400': errorAnswer(`invalid_request (amount not an integer from 1 to 10,000 USD in nano-USD, unknown field), idempotency_key_invalid, ${BODY_400}, ${CREDENTIAL_400}`),
         '401': errorAnswer('Missing or unknown credential'),
         '403': errorAnswer('credential_family_mismatch (OAuth token) or account_suspended'),

@@ -67,7 +67,7 @@ export const openApiDocument = {
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Model id or profile id (OpenAI-wire profile)' }],
         requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ChatRequest' } } } },
         responses: {
-          '200': chatSuccess('chat.completion, or text/event-stream of chat.completion.chunk; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge is still being settled and lands later)', 'openai'),
+          '200': chatSuccess('chat.completion, or text/event-stream of chat.completion.chunk; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge is still being settled and lands later); a stream sends its charge before its end as the SSE comment line `: x-payg-charged <nano-USD>`', 'openai'),
           '400': errorResponse(`Invalid input (max_tokens_out_of_range, max_completion_tokens_unsupported, n_unsupported, thinking_budget_invalid, estimate_too_large, wire_format_mismatch, provider_rejected, ${BODY_400}, ${CREDENTIAL_400})`),
           '401': errorResponse('Missing or unknown API key, or a revoked or expired one'),
           '402': errorResponse(`insufficient_funds: the reservation estimate exceeds the available balance; ${SPEND_402}`),
@@ -95,7 +95,7 @@ export const openApiDocument = {
         ],
         requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageRequest' } } } },
         responses: {
-          '200': { description: 'The image; header x-payg-charged', content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageSucceeded' } } } },
+          '200': { description: 'The image; header x-payg-charged; header x-payg-replayed: true when the Idempotency-Key named an existing task (its one charge, nothing new)', content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageSucceeded' } } } },
           '400': imageErrorResponse(`status failed (provider_rejected, hold released) with taskId and status; or, without them, invalid input refused before any task or hold (idempotency_key_required, idempotency_key_invalid, n_unsupported, invalid_request, wire_format_mismatch, ${BODY_400}, ${CREDENTIAL_400})`),
           '401': errorResponse('Missing or unknown API key, or a revoked or expired one'),
           '402': errorResponse(`insufficient_funds: the image price exceeds the available balance; no task is created; ${SPEND_402}`),

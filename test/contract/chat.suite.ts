@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { balance, chat, fundedAccount, hello, json } from '../support/api';
 import { eventually } from '../support/eventually';
 import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
-import { sseData } from '../support/sse';
+import { sseComments, sseData } from '../support/sse';
 
 export interface DeploymentUnderTest {
   url: string;
@@ -213,6 +213,30 @@ export function chatSuite(hostName: string, start: () => Promise<DeploymentUnder
       });
       const events = await sse(streamed);
       expect(events[events.length - 1]).toBe('[DONE]');
+    });
+
+    it('when a stream is charged, then its charge comes before its end as an SSE comment (`: x-payg-charged <n>`) on both wires, equal to its usage rows', async () => {
+      for (const path of ['chat', 'chat/anthropic']) {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const response = await fetch(`${d.url}/api/open/v1/models/sim-chat/${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+          body: JSON.stringify({ ...hello, stream: true, max_tokens: 3 }),
+        });
+        const text = await response.text();
+        const comments = sseComments(text);
+        expect(comments).toHaveLength(1);
+        const charged = Number(/^ ?x-payg-charged (\d+)$/.exec(comments[0])?.[1]);
+        expect(charged).toBeGreaterThan(0);
+        // Nothing but the wire's end after it.
+        const after = text.slice(text.indexOf(': x-payg-charged'));
+        expect(after.replace(/^: x-payg-charged \d+\n\n/, '')).toBe(path === 'chat' ? 'data: [DONE]\n\n' : '');
+        const rows = await eventually(
+          () => json(`${d.url}/api/distribution/api-credit/usage/page?size=100`, { headers: { authorization: `Bearer ${apiKey}` } }),
+          (r) => r.body.items?.length === 2,
+        );
+        expect(rows.body.items.reduce((sum: number, row: { charged: number }) => sum + row.charged, 0)).toBe(charged);
+      }
     });
 
     describe('prompt-cache units (upstreams reporting cached prompt tokens)', () => {

@@ -102,6 +102,8 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
       const retry = await image(d.url, apiKey, { response_format: 'b64_json', prompt: 'a red square' }, { key: `"${key}"` });
       expect(retry.status).toBe(200);
       expect(retry.body).toEqual(first.body);
+      // A replay: the task's one charge again, nothing new (checked by the ledger below).
+      expect([first.headers.get('x-payg-replayed'), retry.headers.get('x-payg-replayed'), retry.headers.get('x-payg-charged')]).toEqual([null, 'true', String(PRICE)]);
       const asUrl = await image(d.url, apiKey, { prompt: 'a blue square' });
       expect(asUrl.status).toBe(200);
       expect(asUrl.body.data[0].url).toMatch(/^data:image\/png;base64,/);
@@ -195,7 +197,7 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
       expect((await balance(d.url, apiKey)).held).toBe(PRICE);
 
       const retry = await image(d.url, apiKey, picture, { key, model: 'hanging-upstream-image' });
-      expect([retry.status, retry.body.taskId]).toEqual([503, taskId]);
+      expect([retry.status, retry.body.taskId, retry.headers.get('x-payg-replayed')]).toEqual([503, taskId, 'true']);
       expect((await imageTask(d.url, apiKey, taskId, 'hanging-upstream-image')).status).toBe(503);
       // Another key of the same owner, another owner, another model path, an unknown id: nothing.
       for (const [k, id, model] of [[otherKey, taskId, 'hanging-upstream-image'], [stranger.apiKey, taskId, 'hanging-upstream-image'], [apiKey, taskId, 'sim-image'], [apiKey, randomUUID(), 'hanging-upstream-image'], [apiKey, 'not-a-task', 'hanging-upstream-image']]) {

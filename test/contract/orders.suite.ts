@@ -136,6 +136,8 @@ export function orderSuite(hostName: string, start: () => Promise<OrderDeploymen
       const again = await createOrder(d.url, apiKey, { amount: AMOUNT }, { 'idempotency-key': `"${key}"` });
       expect([first.status, again.status]).toEqual([201, 201]);
       expect(again.body).toEqual(first.body);
+      // The retry says it is a replay; the first answer does not.
+      expect([first.headers.get('x-payg-replayed'), again.headers.get('x-payg-replayed')]).toEqual([null, 'true']);
       const other = await createOrder(d.url, apiKey, { amount: AMOUNT + 1 }, { 'idempotency-key': key });
       expect([other.status, other.body.error.code]).toEqual([409, 'idempotency_key_reused']);
       const secondKey = await apiKeyFor(d.url, accountId);

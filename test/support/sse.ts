@@ -17,6 +17,13 @@ export function sseData(text: string): string[] {
   return sseEvents(text).map((event) => event.data);
 }
 
+/** The comment lines of a whole SSE body (the text after ':'), in order. */
+export function sseComments(text: string): string[] {
+  const comments: string[] = [];
+  createParser({ onEvent: () => undefined, onComment: (comment) => comments.push(comment) }).feed(text);
+  return comments;
+}
+
 /** Reads an SSE body incrementally: each chunk's decoded text in, complete events handed to `onEvent`. */
 export function sseReader(onEvent: (event: SseEvent) => void): { feed(text: string): void } {
   return createParser({ onEvent });

@@ -50,6 +50,11 @@ export class StreamCount<P extends StreamPiece> {
   }
 }
 
+/** The stream's charge in nano-USD, sent before its end: `: x-payg-charged <n>`. */
+export function chargeComment(charged: number): string {
+  return `: x-payg-charged ${charged}\n\n`;
+}
+
 /** Reads a stream to its end (or break), handing each piece to `relay`, and counts what it produced. */
 export async function tallyStream<P extends StreamPiece>(wire: InboundWire<unknown, P>, chat: PreparedChat, pieces: AsyncIterable<P>, relay: (piece: P) => void): Promise<StreamTally> {
   const count = new StreamCount(wire, chat);
@@ -96,8 +101,11 @@ export async function* streamFrames(deps: { logger: Logger }, wire: AnyWire, cha
     if (!produced) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
     else {
       // The end waits a little for the charge; a settle still pending then lands after it.
-      const settling = hold.settle(produced).catch((error) => deps.logger.error({ err: error, holdId: hold.holdId }, 'settle refused; the hold ended otherwise'));
-      await within(settling, SETTLE_WAIT_MS);
+      const settling = hold.settle(produced).then(({ charged }) => charged, (error) => void deps.logger.error({ err: error, holdId: hold.holdId }, 'settle refused; the hold ended otherwise'));
+      const charged = await within(settling, SETTLE_WAIT_MS);
+      // The charge, as the JSON answer's x-payg-charged says it: an SSE comment line, which SSE
+      // clients (the official SDKs among them) skip.
+      if (charged !== undefined) yield { text: chargeComment(charged) };
     }
     // A provider failure counts whether or not anyone still listens.
     const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;

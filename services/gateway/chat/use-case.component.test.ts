@@ -87,14 +87,16 @@ describe('the chat use case, in process', () => {
     expect(after.balance).toBeLessThan(1_000_000_000);
   });
 
-  it('when the Anthropic wire streams, then the frames are its events, message_stop last', async () => {
+  it('when the Anthropic wire streams, then the frames are its events, message_stop last, then the charge as a comment', async () => {
     const accountId = await funded(1_000_000_000);
     const answer = await runChat(deps, anthropicWire, input(accountId, { ...hello, stream: true }, { directives: parseSimDirectives('tokens=3') }));
     // The wire's own end is empty: message_stop is the provider's last event, relayed.
     const frames = (await read(answer)).filter((frame) => frame !== '');
     expect(frames[0]).toMatch(/^event: message_start\n/);
-    expect(frames.at(-1)).toMatch(/^event: message_stop\n/);
-    expect((await balance(accountId)).held).toBe(0);
+    expect(frames.at(-2)).toMatch(/^event: message_stop\n/);
+    const { balance: left, held } = await balance(accountId);
+    expect(held).toBe(0);
+    expect(frames.at(-1)).toBe(`: x-payg-charged ${1_000_000_000 - left}\n\n`);
   });
 
   it('when the client leaves mid-stream, then the stream stops, no end is sent, and only what was produced is charged', async () => {

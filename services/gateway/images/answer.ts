@@ -23,8 +23,12 @@ function imageData(view: ImageTaskView) {
   };
 }
 
-export function reply(view: ImageTaskView): ImageReply {
-  const headers = { 'x-payg-charged': String(view.charged) };
+/**
+ * `replayed`: the answer of a request whose Idempotency-Key named a task that already existed
+ * (`x-payg-replayed: true`): it charges nothing new, x-payg-charged is the task's one charge.
+ */
+export function reply(view: ImageTaskView, replayed = false): ImageReply {
+  const headers: Record<string, string> = { 'x-payg-charged': String(view.charged), ...(replayed ? { 'x-payg-replayed': 'true' } : {}) };
   const common = { taskId: view.taskId, status: view.status, model: view.model };
   if (view.artifact) {
     const late = view.status === 'unknown' ? { resolution: IMAGE_UNKNOWN_RESOLVED, late_artifact: true } : {};

@@ -111,7 +111,7 @@ export class ImageService {
     const view = started.role === 'owner'
       ? await this.callProvider(task, started.task, provider)
       : await this.awaitOwner(task, started.task, input.caller);
-    const answer = reply(view);
+    const answer = reply(view, started.role === 'existing');
     return admitted ? { ...answer, headers: { ...admitted.headers, ...answer.headers } } : answer;
   }
 

@@ -52,12 +52,13 @@ export interface CallbackReceipt {
 export class OrderService {
   constructor(private readonly deps: OrderDeps) {}
 
-  async create(input: CreateOrderInput): Promise<OrderView> {
+  /** The order, and whether it already existed (a retry with the same Idempotency-Key: a replay). */
+  async create(input: CreateOrderInput): Promise<{ order: OrderView; replayed: boolean }> {
     const { amount } = parseOrderBody(input.body);
     const key = input.idempotencyKey === undefined ? undefined : parseIdempotencyKey(input.idempotencyKey);
     const orderId = orderIdFor(input.accountId, input.scope, key);
     const outcome = await this.deps.orders.of(orderId).create({ accountId: input.accountId, amount, createdBy: input.createdBy });
-    return outcome.order;
+    return { order: outcome.order, replayed: !outcome.created };
   }
 
   /** The caller's own order; another account's, an unknown or a malformed id: the same 404. */

@@ -131,9 +131,9 @@ export function adminRoutes(options: AdminDeps): Router {
   // A top-up order made by an operator: paid and fulfilled like the owner's own (docs/orders.md).
   router.post('/admin/v1/accounts/:accountId/orders', async (req, res) => {
     const account = await existing(req.params.accountId as string);
-    const order = await options.orders.create({ accountId: account.accountId, createdBy: 'operator', scope: 'operator', body: req.body, idempotencyKey: req.headers['idempotency-key'] });
+    const { order, replayed } = await options.orders.create({ accountId: account.accountId, createdBy: 'operator', scope: 'operator', body: req.body, idempotencyKey: req.headers['idempotency-key'] });
     await audit.record(actionOf(req), 'order.create', { accountId: account.accountId }, { orderId: order.orderId, amount: order.amount });
-    sendOrder(res, 201, order);
+    sendOrder(res, 201, order, replayed);
   });
 
   // Every ledger account's balance recomputed from its bill rows against its FundsHold actor;

@@ -18,7 +18,9 @@ import { SIGNATURE_HEADER } from '../orders/signature';
 const ORDER_BODY_LIMIT = 64 * 1024;
 
 /** The order as every order route shows it: amounts in nano-USD (scale 9). */
-export function sendOrder(res: Response, status: number, order: OrderView): void {
+/** An order's answer; a replayed creation (same Idempotency-Key) says so in `x-payg-replayed: true`. */
+export function sendOrder(res: Response, status: number, order: OrderView, replayed = false): void {
+  if (replayed) res.set('x-payg-replayed', 'true');
   res.status(status).json({ ...order, scale: SCALE });
 }
 
@@ -27,7 +29,7 @@ export function orderRoutes(orders: OrderService, credentials: { accounts: Accou
   // Console routes take both families (docs/auth.md): neither moves a call to another pool.
   const auth = credentialAuth(credentials, { accept: ['api_key', 'oauth'] });
   router.post('/api/consumer/orders', auth, jsonBody(ORDER_BODY_LIMIT), async (req, res) => {
-    const order = await orders.create({
+    const { order, replayed } = await orders.create({
       accountId: req.caller.accountId,
       createdBy: 'console',
       // An Idempotency-Key is scoped to the credential that sent it.
@@ -35,7 +37,7 @@ export function orderRoutes(orders: OrderService, credentials: { accounts: Accou
       body: req.body,
       idempotencyKey: req.headers['idempotency-key'],
     });
-    sendOrder(res, 201, order);
+    sendOrder(res, 201, order, replayed);
   });
   router.get('/api/consumer/orders/:orderId', auth, async (req, res) => {
     sendOrder(res, 200, await orders.get(req.caller.accountId, req.params.orderId as string));
