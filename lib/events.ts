@@ -43,7 +43,11 @@ export const usageDataSchema = z.object({
   requestId: z.string(),
   model: z.string(),
   profileId: z.string(),
-  lines: z.array(z.object({ unit: z.enum(USAGE_UNITS), quantity: safeInt.nonnegative(), unitPrice: safeInt.nonnegative(), cost: safeInt.nonnegative() })),
+  lines: z.array(z.object({
+    unit: z.enum(USAGE_UNITS), quantity: safeInt.nonnegative(), unitPrice: safeInt.nonnegative(), cost: safeInt.nonnegative(),
+    /** TEXT_OUTPUT: how many of the quantity were reasoning tokens. */
+    reasoningTokens: safeInt.nonnegative().optional(),
+  })),
   /** What the customer is charged for these lines (may be 0 when the platform bears the cost). */
   charged: safeInt.nonnegative(),
 });

@@ -68,6 +68,8 @@ export interface TokenUsage {
   cacheWriteTokens?: number;
   /** Of inputTokens: written to the prompt cache for one hour (absent: none). */
   cacheWrite1hTokens?: number;
+  /** Of outputTokens: reasoning tokens, when the provider says (absent: not said, or none). */
+  reasoningTokens?: number;
 }
 
 /** The prompt-cache counts of a usage, only those above zero (the way the adapters report them). */

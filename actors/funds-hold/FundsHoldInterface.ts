@@ -41,6 +41,8 @@ export interface UsageLine {
   unit: UsageUnit;
   quantity: number;
   unitPrice: number;
+  /** TEXT_OUTPUT only: how many of the quantity were reasoning tokens (billed as output, recorded apart). */
+  reasoningTokens?: number;
 }
 
 export interface SettleRequest {

@@ -13,6 +13,8 @@ export interface RecordedLine {
   unit: UsageUnit;
   quantity: string;
   unitPrice: string;
+  /** Of the quantity (TEXT_OUTPUT): reasoning tokens. */
+  reasoningTokens?: string;
 }
 
 export interface CostedLine {
@@ -20,6 +22,7 @@ export interface CostedLine {
   quantity: number;
   unitPrice: number;
   cost: number;
+  reasoningTokens?: number;
 }
 
 /** Checks and records request lines (a bad line is refused, nothing changes). */
@@ -29,7 +32,14 @@ export function recordLines(lines: unknown): RecordedLine[] {
     if (typeof line !== 'object' || line === null || typeof line.unit !== 'string' || !UNITS.has(line.unit)) {
       throw new GatewayError('invalid_request', `lines[${i}].unit must be one of ${[...UNITS].join(', ')}`, { param: `lines[${i}].unit` });
     }
-    return { unit: line.unit, quantity: parseAmount(line.quantity).toString(), unitPrice: parseAmount(line.unitPrice).toString() };
+    const quantity = parseAmount(line.quantity);
+    const recorded: RecordedLine = { unit: line.unit, quantity: quantity.toString(), unitPrice: parseAmount(line.unitPrice).toString() };
+    if (line.reasoningTokens === undefined) return recorded;
+    const reasoning = parseAmount(line.reasoningTokens);
+    if (line.unit !== 'TEXT_OUTPUT' || reasoning > quantity) {
+      throw new GatewayError('invalid_request', `lines[${i}].reasoningTokens is a part of a TEXT_OUTPUT line's quantity`, { param: `lines[${i}].reasoningTokens` });
+    }
+    return { ...recorded, reasoningTokens: reasoning.toString() };
   });
 }
 
@@ -39,7 +49,8 @@ export function costed(lines: readonly RecordedLine[]): { lines: CostedLine[]; c
   const out = lines.map((line) => {
     const each = lineCost(line.quantity, line.unitPrice);
     cost += each;
-    return { unit: line.unit, quantity: toJsonAmount(BigInt(line.quantity)), unitPrice: toJsonAmount(BigInt(line.unitPrice)), cost: toJsonAmount(each) };
+    const out: CostedLine = { unit: line.unit, quantity: toJsonAmount(BigInt(line.quantity)), unitPrice: toJsonAmount(BigInt(line.unitPrice)), cost: toJsonAmount(each) };
+    return line.reasoningTokens === undefined ? out : { ...out, reasoningTokens: toJsonAmount(BigInt(line.reasoningTokens)) };
   });
   return { lines: out, cost };
 }
@@ -54,7 +65,8 @@ export function mergeProgress(older: readonly RecordedLine[] | undefined, newer:
   for (const line of newer) {
     const before = byUnit.get(line.unit);
     const quantity = before && BigInt(before.quantity) > BigInt(line.quantity) ? before.quantity : line.quantity;
-    byUnit.set(line.unit, { unit: line.unit, quantity, unitPrice: line.unitPrice });
+    const reasoning = [before?.reasoningTokens, line.reasoningTokens].filter((r): r is string => r !== undefined).map(BigInt).reduce((a, b) => (a > b ? a : b), -1n);
+    byUnit.set(line.unit, { unit: line.unit, quantity, unitPrice: line.unitPrice, ...(reasoning >= 0n ? { reasoningTokens: reasoning.toString() } : {}) });
   }
   return [...byUnit.values()];
 }

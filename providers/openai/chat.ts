@@ -126,12 +126,14 @@ export function openAiUsageJson(usage: TokenUsage): Json {
   const { inputTokens, outputTokens } = usage;
   const json: Json = { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens };
   if (usage.cacheReadTokens) json.prompt_tokens_details = { cached_tokens: usage.cacheReadTokens };
+  if (usage.reasoningTokens) json.completion_tokens_details = { reasoning_tokens: usage.reasoningTokens };
   return json;
 }
 
 /**
  * OpenAI's usage: `prompt_tokens` counts every prompt token, `prompt_tokens_details.cached_tokens`
- * the part read from the prompt cache (OpenAI bills no cache writes).
+ * the part read from the prompt cache (OpenAI bills no cache writes); `completion_tokens` every
+ * output token, `completion_tokens_details.reasoning_tokens` the reasoning part of it.
  */
 function toUsage(value: unknown): TokenUsage | undefined {
   const usage = asOptionalObject(value);
@@ -139,5 +141,7 @@ function toUsage(value: unknown): TokenUsage | undefined {
   const output = usage?.completion_tokens;
   if (typeof input !== 'number' || typeof output !== 'number') return undefined;
   const cached = asOptionalObject(usage?.prompt_tokens_details)?.cached_tokens;
-  return withCacheCounts({ inputTokens: input, outputTokens: output }, typeof cached === 'number' ? Math.min(cached, input) : 0, 0, 0);
+  const reasoning = asOptionalObject(usage?.completion_tokens_details)?.reasoning_tokens;
+  const counted = withCacheCounts({ inputTokens: input, outputTokens: output }, typeof cached === 'number' ? Math.min(cached, input) : 0, 0, 0);
+  return typeof reasoning === 'number' && reasoning > 0 ? { ...counted, reasoningTokens: Math.min(reasoning, output) } : counted;
 }

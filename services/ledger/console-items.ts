@@ -37,6 +37,7 @@ export const usageItemSchema = z.object({
   taskId: taskId.optional(),
   model: z.string(),
   profileId: z.string(),
+  reasoningTokens: z.number().int().optional().describe('TEXT_OUTPUT: how many of the quantity were reasoning tokens (billed as output, as providers bill them)'),
 });
 
 /** An item of the console: a ledger row without the account and pool (always the caller's), with the image task. */

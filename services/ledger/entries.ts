@@ -53,6 +53,7 @@ export function toRows(event: EventEnvelope): LedgerRow[] {
       occurredAt: event.occurredAt,
       accountId, pool, holdId, requestId, model, profileId,
       unit: line.unit, quantity: line.quantity, unitPrice: line.unitPrice, cost: line.cost,
+      ...(line.reasoningTokens !== undefined ? { reasoningTokens: line.reasoningTokens } : {}),
       charged: toJsonAmount(shares[i]),
       platformBorne,
     };

@@ -32,8 +32,8 @@ describe('export formats', () => {
   it('when usage is exported as CSV, then booleans read true/false and amounts are exact integers', async () => {
     const csv = await text(exportStream('usage', 'csv', chunksOf([usage])));
     expect(csv.split('\n')).toEqual([
-      'id,occurredAt,unit,quantity,unitPrice,cost,charged,platformBorne,holdId,requestId,taskId,model,profileId',
-      'img:t1:late-artifact:usage:IMAGE,2025-03-01T10:00:00.000Z,IMAGE,1,40000000,40000000,0,true,img:t1,req-1,t1,sim-image,p-1',
+      'id,occurredAt,unit,quantity,unitPrice,cost,charged,platformBorne,holdId,requestId,taskId,model,profileId,reasoningTokens',
+      'img:t1:late-artifact:usage:IMAGE,2025-03-01T10:00:00.000Z,IMAGE,1,40000000,40000000,0,true,img:t1,req-1,t1,sim-image,p-1,',
       '',
     ]);
   });

@@ -240,7 +240,7 @@ export function chatSuite(hostName: string, start: () => Promise<DeploymentUnder
     });
 
     describe('prompt-cache units (upstreams reporting cached prompt tokens)', () => {
-      type UsageRow = { unit: string; quantity: number; unitPrice: number; cost: number; charged: number; requestId: string };
+      type UsageRow = { unit: string; quantity: number; unitPrice: number; cost: number; charged: number; requestId: string; reasoningTokens?: number };
       /** The usage rows of a fresh account's one call, by unit, once the ledger has them. */
       const rowsOf = async (apiKey: string, units: number): Promise<Record<string, UsageRow>> => {
         const page = await eventually(
@@ -254,13 +254,19 @@ export function chatSuite(hostName: string, start: () => Promise<DeploymentUnder
       const quantities = (rows: Record<string, UsageRow>) => Object.fromEntries(Object.entries(rows).map(([unit, row]) => [unit, [row.quantity, row.unitPrice]]));
       const chargedOf = (rows: Record<string, UsageRow>) => Object.values(rows).reduce((sum, row) => sum + row.charged, 0);
 
-      it('when an OpenAI upstream read part of the prompt from its cache, then that part is billed at the cache-read price and the answer says how much was cached', async () => {
+      it('when an OpenAI upstream read part of the prompt from its cache and reasoned, then the cached part is billed at the cache-read price, the reasoning as output (recorded apart), and the answer says both', async () => {
         const { apiKey } = await fundedAccount(d.url, 10_000_000);
         const answer = await post('cached-chat', 'chat', apiKey, { ...hello, max_tokens: 4 });
         expect(answer.status).toBe(200);
-        expect(answer.body.usage).toMatchObject({ prompt_tokens_details: { cached_tokens: 40 }, completion_tokens: 4 });
+        expect(answer.body.usage).toMatchObject({ prompt_tokens_details: { cached_tokens: 40 }, completion_tokens: 4, completion_tokens_details: { reasoning_tokens: 2 } });
         const rows = await rowsOf(apiKey, 3);
         expect(quantities(rows)).toEqual({ TEXT_INPUT: [answer.body.usage.prompt_tokens - 40, 1000], TEXT_INPUT_CACHE_READ: [40, 100], TEXT_OUTPUT: [4, 4000] });
+        expect([rows.TEXT_OUTPUT.reasoningTokens, rows.TEXT_INPUT.reasoningTokens]).toEqual([2, undefined]);
+        const csv = await fetch(`${d.url}/api/distribution/api-credit/usage/export`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) => r.text());
+        const [header, ...lines] = csv.trim().split('\n');
+        const column = header.split(',').indexOf('reasoningTokens');
+        expect(column).toBeGreaterThan(0);
+        expect(lines.map((line) => line.split(',')[column]).sort()).toEqual(['', '', '2']);
         for (const row of Object.values(rows)) expect(row.cost).toBe(row.quantity * row.unitPrice);
         expect(Number(answer.headers.get('x-payg-charged'))).toBe(chargedOf(rows));
       });

@@ -30,7 +30,7 @@ export function writeTestCatalog(path: string, upstreamUrl: string, options: Tes
       pricing_status: { ...chat.pricing_status, AGENT_RUN: 'ready', SIGNATURE: 'ready', EVIDENCE: 'ready', MEDIA: 'ready' },
       prices: { ...chat.prices, AGENT_RUN: 1000, SIGNATURE: 10, EVIDENCE: 10, MEDIA: 10 } },
     // Upstreams that report prompt-cache counts (test/support/upstream.ts): OpenAI 40 cached
-    // tokens; Anthropic 100 read, 30 written for 5 minutes, 20 for an hour. Priced per unit, and
+    // tokens (and 2 of the output as reasoning); Anthropic 100 read, 30 written for 5 minutes, 20 for an hour. Priced per unit, and
     // the same Anthropic model without cache prices.
     { ...chat, id: 'cached-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e03', provider: 'local-openai-cached', upstream_model: 'up-model' }], prices: CACHE_PRICES },
     { ...chat, id: 'cached-anthropic-chat', profiles: [{ ...chat.profiles[1], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e04', provider: 'local-anthropic-cached', upstream_model: 'up-claude' }], prices: CACHE_PRICES },
@@ -47,7 +47,7 @@ export function writeTestCatalog(path: string, upstreamUrl: string, options: Tes
   );
   base.providers['local-openai'] = { kind: 'openai', baseUrl: upstreamUrl };
   base.providers['local-anthropic'] = { kind: 'anthropic', baseUrl: upstreamUrl };
-  base.providers['local-openai-cached'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'cache-read=40' } };
+  base.providers['local-openai-cached'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'cache-read=40,reasoning=2' } };
   base.providers['local-anthropic-cached'] = { kind: 'anthropic', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'cache-read=100,cache-write=30,cache-write-1h=20' } };
   base.providers['local-openai-slow'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'delay=400' } };
   base.providers['local-openai-hang'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'hang' } };

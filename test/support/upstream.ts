@@ -21,7 +21,8 @@
 // cache-write=<n>, cache-write-1h=<n> (chat and messages: prompt tokens reported as read from
 // or written to the prompt cache: OpenAI's prompt_tokens_details.cached_tokens, included in
 // prompt_tokens; Anthropic's cache_read_input_tokens, cache_creation_input_tokens and
-// cache_creation, beside input_tokens).
+// cache_creation, beside input_tokens), reasoning=<n> (chat: that many of the output tokens
+// reported as completion_tokens_details.reasoning_tokens).
 //
 // CLI: `node dist/test/support/upstream.js` listens on PORT (default 9100).
 
@@ -76,6 +77,8 @@ interface Behaviour {
   cacheRead?: number;
   cacheWrite?: number;
   cacheWrite1h?: number;
+  /** Output tokens reported as reasoning (chat). */
+  reasoning?: number;
 }
 
 type JsonBody = Record<string, unknown>;
@@ -233,6 +236,7 @@ function respond(res: ServerResponse, body: Record<string, unknown>, behaviour: 
   const usage = {
     prompt_tokens: promptTokens + cached, completion_tokens: tokens, total_tokens: promptTokens + cached + tokens,
     ...(cached > 0 ? { prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 } } : {}),
+    ...(behaviour.reasoning ? { completion_tokens_details: { reasoning_tokens: Math.min(behaviour.reasoning, tokens), audio_tokens: 0 } } : {}),
   };
   const id = `chatcmpl-up-${++sequence}`;
   const created = Math.floor(Date.now() / 1000);
@@ -384,7 +388,7 @@ const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
 };
 
 // Behaviours of the chat and messages routes only (STREAMS_ONLY: refused on images).
-const STREAMS_ONLY = new Set(['chunk-delay', 'cache-read', 'cache-write', 'cache-write-1h']);
+const STREAMS_ONLY = new Set(['chunk-delay', 'cache-read', 'cache-write', 'cache-write-1h', 'reasoning']);
 const IMAGES_ONLY = new Set(['wrong-format']);
 
 function parseBehaviour(header: string | string[] | undefined, route: 'chat' | 'images' | 'messages'): Behaviour {
@@ -404,6 +408,7 @@ function parseBehaviour(header: string | string[] | undefined, route: 'chat' | '
     else if (name === 'cache-read') behaviour.cacheRead = parseCount(name, value ?? '');
     else if (name === 'cache-write') behaviour.cacheWrite = parseCount(name, value ?? '');
     else if (name === 'cache-write-1h') behaviour.cacheWrite1h = parseCount(name, value ?? '');
+    else if (name === 'reasoning') behaviour.reasoning = parseCount(name, value ?? '');
     else throw new Error(`unknown x-upstream-behaviour "${part.trim()}"`);
   }
   return behaviour;

@@ -27,6 +27,11 @@ describe('a chat\'s usage lines', () => {
     ]);
   });
 
+  it('when the provider said how many output tokens were reasoning, then the output line carries the count, billed as output', () => {
+    expect(usageLines(priced, { inputTokens: 12, outputTokens: 9, reasoningTokens: 5 }).at(-1)).toEqual({ unit: 'TEXT_OUTPUT', quantity: 9, unitPrice: 4000, reasoningTokens: 5 });
+    expect(usageLines(priced, { inputTokens: 12, outputTokens: 3, reasoningTokens: 5 }).at(-1)).toEqual({ unit: 'TEXT_OUTPUT', quantity: 3, unitPrice: 4000, reasoningTokens: 3 });
+  });
+
   it('when no prompt token touched the cache, then the lines are the prompt and the output, as before cache units', () => {
     expect(usageLines(priced, { inputTokens: 12, outputTokens: 3 })).toEqual([
       { unit: 'TEXT_INPUT', quantity: 12, unitPrice: 1000 },

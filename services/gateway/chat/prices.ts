@@ -55,7 +55,8 @@ const CACHE_COUNTS: readonly [CacheUnit, (usage: TokenUsage) => number | undefin
 
 /**
  * The lines of a chat's usage: the uncached prompt as TEXT_INPUT, each cache count above zero at
- * its unit, the output as TEXT_OUTPUT. The same counts always give the same lines (a progress
+ * its unit, the output as TEXT_OUTPUT (reasoning included, as providers bill it; the line says how
+ * many were reasoning when the provider did). The same counts always give the same lines (a progress
  * record and the settle agree unit by unit).
  */
 export function usageLines(prices: ChatPrices, usage: TokenUsage): UsageLine[] {
@@ -64,7 +65,8 @@ export function usageLines(prices: ChatPrices, usage: TokenUsage): UsageLine[] {
     const quantity = count(usage) ?? 0;
     if (quantity > 0) lines.push({ unit, quantity, unitPrice: cachePrice(prices, unit) });
   }
-  lines.push({ unit: 'TEXT_OUTPUT', quantity: usage.outputTokens, unitPrice: prices.output });
+  const reasoning = Math.min(usage.reasoningTokens ?? 0, usage.outputTokens);
+  lines.push({ unit: 'TEXT_OUTPUT', quantity: usage.outputTokens, unitPrice: prices.output, ...(reasoning > 0 ? { reasoningTokens: reasoning } : {}) });
   return lines;
 }
 
