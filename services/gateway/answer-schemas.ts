@@ -63,14 +63,17 @@ export const anthropicMessageAnswer = z.looseObject({
   usage: z.looseObject({ input_tokens: z.number().int(), output_tokens: z.number().int() }),
 });
 
-/** GET /v1/models in the OpenAI shape, or the Anthropic one (chosen by the request's anthropic-version or x-api-key). */
+const openAiModel = z.object({ id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string() });
+const anthropicModel = z.object({ type: z.literal('model'), id: z.string(), display_name: z.string(), created_at: z.string() });
+
+/** GET /v1/models in the OpenAI shape, or the Anthropic one (chosen by the request's anthropic-version). */
 export const compatModelListAnswer = z.union([
-  z.object({ object: z.literal('list'), data: z.array(z.object({ id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string() })) }),
-  z.object({
-    data: z.array(z.object({ type: z.literal('model'), id: z.string(), display_name: z.string(), created_at: z.string() })),
-    has_more: z.boolean(), first_id: z.string().nullable(), last_id: z.string().nullable(),
-  }),
+  z.object({ object: z.literal('list'), data: z.array(openAiModel) }),
+  z.object({ data: z.array(anthropicModel), has_more: z.boolean(), first_id: z.string().nullable(), last_id: z.string().nullable() }),
 ]);
+
+/** GET /v1/models/{id}: one entry of that list, in the same shape. */
+export const compatModelAnswer = z.union([openAiModel, anthropicModel]);
 
 /** GET /api/distribution/api-credit/balance: a pool's balance view in USD at scale 9. */
 export const balanceAnswer = z.object({

@@ -89,6 +89,22 @@ export const compatPaths = {
       },
     },
   },
+  '/v1/models/{id}': {
+    get: {
+      summary: 'One model behind the compatibility gate, as the OpenAI or (with anthropic-version) the Anthropic models API describes it',
+      description: gateDescription, 'x-gate': 'compat',
+      security: apiKeyOrX,
+      parameters: [modelParameter('Model id')],
+      responses: {
+        '200': { description: 'The model, in the shape of the list\'s entries', content: { 'application/json': { schema: { $ref: '#/components/schemas/CompatModel' } } } },
+        '400': shapedAnswer('either')(CREDENTIAL_400),
+        '401': shapedAnswer('either')('Missing or unknown API key'),
+        '403': shapedAnswer('either')('The gate is closed (its code names the condition) , credential_family_mismatch or account_suspended'),
+        '404': shapedAnswer('either')('model_not_found: no such model, or not one the chat routes serve (withdrawn, not priced)'),
+        '503': shapedAnswer('either')(UNAVAILABLE),
+      },
+    },
+  },
   '/v1/chat/completions': {
     post: {
       summary: 'OpenAI chat completions, model in the body; errors in the OpenAI shape',

@@ -34,6 +34,7 @@ export const ROUTES = {
   'GET /api/open/v1/models/:id/images/tasks/:taskId': open('open'),
 
   'GET /v1/models': open('compat'),
+  'GET /v1/models/:id': open('compat'),
   'POST /v1/chat/completions': open('compat'),
   'POST /v1/messages': open('compat'),
 

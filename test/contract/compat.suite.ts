@@ -316,6 +316,9 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         for await (const model of client.models.list()) models.push(model.id);
         expect(models).toEqual(expect.arrayContaining(['sim-chat', 'upstream-chat', 'upstream-anthropic-chat']));
         expect(models).not.toContain('unpriced-chat');
+        expect(await client.models.retrieve('sim-chat')).toEqual({ id: 'sim-chat', object: 'model', created: 0, owned_by: 'payg-gateway' });
+        await expect(client.models.retrieve('unpriced-chat')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+        await expect(client.models.retrieve('no-such-model')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
         const completion = await client.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'hello' }], max_tokens: 4 });
         expect(completion.choices[0].message.content).toBe('tok0 tok1 tok2 tok3');
         expect(completion.usage?.completion_tokens).toBe(4);
@@ -344,6 +347,8 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         const models = [];
         for await (const model of client.models.list()) models.push(model.id);
         expect(models).toEqual(expect.arrayContaining(['sim-chat', 'upstream-anthropic-chat']));
+        expect(await client.models.retrieve('upstream-anthropic-chat')).toMatchObject({ type: 'model', id: 'upstream-anthropic-chat', created_at: new Date(0).toISOString() });
+        await expect(client.models.retrieve('no-such-model')).rejects.toBeInstanceOf(Anthropic.NotFoundError);
         const message = await client.messages.create({ model: 'sim-chat', max_tokens: 4, messages: [{ role: 'user', content: 'hello' }] });
         expect(message.content).toEqual([{ type: 'text', text: 'tok0 tok1 tok2 tok3' }]);
         expect(message.usage.output_tokens).toBe(4);

@@ -1,5 +1,6 @@
 // The standard-compatibility routes, usable only once the shared gate passes (../compat/gate.ts):
 //   GET  /v1/models            OpenAI list, or Anthropic's when the request carries anthropic-version
+//   GET  /v1/models/{id}       one model of that list, in the same shape (404 model_not_found otherwise)
 //   POST /v1/chat/completions  OpenAI chat-completions wire, model named in the body
 //   POST /v1/messages          Anthropic Messages wire, model named in the body (x-api-key taken)
 // Behind the gate they are the open chat routes: same limits, holds and pool-3 billing.
@@ -8,6 +9,7 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { errorResponder, type ErrorShape } from '../../../lib/error-responder';
+import { GatewayError } from '../../../lib/errors';
 import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import { CHAT_WIRES, eligibility, type Catalog, type CatalogModel } from '../../../catalog/catalog';
 import type { AccountStore } from '../accounts/store';
@@ -30,12 +32,17 @@ function servedModels(catalog: Catalog): CatalogModel[] {
   return catalog.models().filter((m) => m.profiles.some((p) => (CHAT_WIRES as readonly string[]).includes(p.wire_format)) && eligibility(m, 'TEXT_OUTPUT').eligible);
 }
 
+/** One model as the OpenAI or the Anthropic models API describes it. */
+function modelEntry(m: CatalogModel, shape: ErrorShape) {
+  return shape === 'anthropic'
+    ? { type: 'model', id: m.id, display_name: m.display_name ?? m.id, created_at: new Date(CATALOG_EPOCH).toISOString() }
+    : { id: m.id, object: 'model', created: CATALOG_EPOCH, owned_by: 'payg-gateway' };
+}
+
 function modelList(models: CatalogModel[], shape: ErrorShape) {
-  if (shape === 'anthropic') {
-    const data = models.map((m) => ({ type: 'model', id: m.id, display_name: m.display_name ?? m.id, created_at: new Date(CATALOG_EPOCH).toISOString() }));
-    return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
-  }
-  return { object: 'list', data: models.map((m) => ({ id: m.id, object: 'model', created: CATALOG_EPOCH, owned_by: 'payg-gateway' })) };
+  const data = models.map((m) => modelEntry(m, shape));
+  if (shape === 'anthropic') return { data, has_more: false, first_id: models[0]?.id ?? null, last_id: models.at(-1)?.id ?? null };
+  return { object: 'list', data };
 }
 
 export function compatRoutes(deps: ChatDeps & { gate: CompatGate }, accounts: AccountStore, logger: Logger): Router {
@@ -47,6 +54,13 @@ export function compatRoutes(deps: ChatDeps & { gate: CompatGate }, accounts: Ac
     deps.gate.admit(req.caller);
     await deps.gate.admitAccount(req.caller);
     res.json(modelList(servedModels(deps.catalog), listShape(req)));
+  });
+  router.get('/v1/models/:id', auth, async (req, res) => {
+    deps.gate.admit(req.caller);
+    await deps.gate.admitAccount(req.caller);
+    const model = servedModels(deps.catalog).find((m) => m.id === req.params.id);
+    if (!model) throw new GatewayError('model_not_found', `no model ${String(req.params.id)} behind the compatibility routes`);
+    res.json(modelEntry(model, listShape(req)));
   });
   router.use('/v1/models', errorResponder({ logger, shapeOf: listShape }));
 
