@@ -12,46 +12,42 @@ import type { UsageUnit } from '../../../lib/events';
 import { metrics } from '../../../lib/metrics';
 import { uncachedInput, type TokenUsage } from '../../../providers/port';
 
+type CacheUnit = 'TEXT_INPUT_CACHE_READ' | 'TEXT_INPUT_CACHE_WRITE' | 'TEXT_INPUT_CACHE_WRITE_1H';
+
 export interface ChatPrices {
   input: number;
   output: number;
-  /** The catalog's own prices of the prompt-cache units; absent: not priced (billed by the rule above). */
-  cacheRead?: number;
-  cacheWrite?: number;
-  cacheWrite1h?: number;
+  /** The catalog's own prices of the prompt-cache units it prices; the others are billed by the rule above. */
+  cache: Partial<Record<CacheUnit, number>>;
 }
 
-type CacheUnit = 'TEXT_INPUT_CACHE_READ' | 'TEXT_INPUT_CACHE_WRITE' | 'TEXT_INPUT_CACHE_WRITE_1H';
+/** Each prompt-cache unit: its count in a usage, and the cache unit it refines (none: TEXT_INPUT). */
+const CACHE_UNITS: readonly { unit: CacheUnit; count: (usage: TokenUsage) => number | undefined; refines?: CacheUnit }[] = [
+  { unit: 'TEXT_INPUT_CACHE_READ', count: (usage) => usage.cacheReadTokens },
+  { unit: 'TEXT_INPUT_CACHE_WRITE', count: (usage) => usage.cacheWriteTokens },
+  { unit: 'TEXT_INPUT_CACHE_WRITE_1H', count: (usage) => usage.cacheWrite1hTokens, refines: 'TEXT_INPUT_CACHE_WRITE' },
+];
 
 /** The model's prices for a chat whose output price has been checked eligible. */
 export function chatPrices(model: CatalogModel, output: number): ChatPrices {
-  const { TEXT_INPUT, TEXT_INPUT_CACHE_READ, TEXT_INPUT_CACHE_WRITE, TEXT_INPUT_CACHE_WRITE_1H } = model.prices;
-  return {
-    input: TEXT_INPUT ?? 0,
-    output,
-    ...(TEXT_INPUT_CACHE_READ !== undefined ? { cacheRead: TEXT_INPUT_CACHE_READ } : {}),
-    ...(TEXT_INPUT_CACHE_WRITE !== undefined ? { cacheWrite: TEXT_INPUT_CACHE_WRITE } : {}),
-    ...(TEXT_INPUT_CACHE_WRITE_1H !== undefined ? { cacheWrite1h: TEXT_INPUT_CACHE_WRITE_1H } : {}),
-  };
+  const cache: ChatPrices['cache'] = {};
+  for (const { unit } of CACHE_UNITS) {
+    const price = model.prices[unit];
+    if (price !== undefined) cache[unit] = price;
+  }
+  return { input: model.prices.TEXT_INPUT ?? 0, output, cache };
 }
 
-/** What a prompt token of each cache unit is billed at: its own price, else the rule above. */
+/** What a prompt token of a cache unit is billed at: its own price, else the price of the unit it refines. */
 function cachePrice(prices: ChatPrices, unit: CacheUnit): number {
-  if (unit === 'TEXT_INPUT_CACHE_READ') return prices.cacheRead ?? prices.input;
-  if (unit === 'TEXT_INPUT_CACHE_WRITE') return prices.cacheWrite ?? prices.input;
-  return prices.cacheWrite1h ?? prices.cacheWrite ?? prices.input;
+  const refines = CACHE_UNITS.find((c) => c.unit === unit)?.refines;
+  return prices.cache[unit] ?? (refines ? cachePrice(prices, refines) : prices.input);
 }
 
 /** The highest price any prompt token may be billed at: what the reservation estimate prices the prompt at. */
 export function promptPriceBound(prices: ChatPrices): number {
-  return Math.max(prices.input, cachePrice(prices, 'TEXT_INPUT_CACHE_READ'), cachePrice(prices, 'TEXT_INPUT_CACHE_WRITE'), cachePrice(prices, 'TEXT_INPUT_CACHE_WRITE_1H'));
+  return Math.max(prices.input, ...CACHE_UNITS.map(({ unit }) => cachePrice(prices, unit)));
 }
-
-const CACHE_COUNTS: readonly [CacheUnit, (usage: TokenUsage) => number | undefined][] = [
-  ['TEXT_INPUT_CACHE_READ', (usage) => usage.cacheReadTokens],
-  ['TEXT_INPUT_CACHE_WRITE', (usage) => usage.cacheWriteTokens],
-  ['TEXT_INPUT_CACHE_WRITE_1H', (usage) => usage.cacheWrite1hTokens],
-];
 
 /**
  * The lines of a chat's usage: the uncached prompt as TEXT_INPUT, each cache count above zero at
@@ -61,7 +57,7 @@ const CACHE_COUNTS: readonly [CacheUnit, (usage: TokenUsage) => number | undefin
  */
 export function usageLines(prices: ChatPrices, usage: TokenUsage): UsageLine[] {
   const lines: UsageLine[] = [{ unit: 'TEXT_INPUT', quantity: uncachedInput(usage), unitPrice: prices.input }];
-  for (const [unit, count] of CACHE_COUNTS) {
+  for (const { unit, count } of CACHE_UNITS) {
     const quantity = count(usage) ?? 0;
     if (quantity > 0) lines.push({ unit, quantity, unitPrice: cachePrice(prices, unit) });
   }
@@ -74,15 +70,10 @@ export function usageLines(prices: ChatPrices, usage: TokenUsage): UsageLine[] {
 export function billed(prices: ChatPrices, usage: TokenUsage): void {
   for (const line of usageLines(prices, usage)) {
     metrics.tokensBilled(line.unit, line.quantity);
-    if (isCacheUnit(line.unit) && !ownPrice(prices, line.unit)) metrics.unpricedTokens(line.unit, line.quantity);
+    if (isCacheUnit(line.unit) && prices.cache[line.unit] === undefined) metrics.unpricedTokens(line.unit, line.quantity);
   }
 }
 
 function isCacheUnit(unit: UsageUnit): unit is CacheUnit {
-  return unit === 'TEXT_INPUT_CACHE_READ' || unit === 'TEXT_INPUT_CACHE_WRITE' || unit === 'TEXT_INPUT_CACHE_WRITE_1H';
-}
-
-function ownPrice(prices: ChatPrices, unit: CacheUnit): boolean {
-  const own = { TEXT_INPUT_CACHE_READ: prices.cacheRead, TEXT_INPUT_CACHE_WRITE: prices.cacheWrite, TEXT_INPUT_CACHE_WRITE_1H: prices.cacheWrite1h }[unit];
-  return own !== undefined;
+  return CACHE_UNITS.some((c) => c.unit === unit);
 }
