@@ -5,7 +5,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { GatewayError } from './errors';
 import type { EventBatchMessage, EventEnvelope } from './events';
 import { propagationHeaders } from './request-context';
-import { batchAttributes, linkTo, SpanKind, tracedRoot } from './tracing';
+import { batchSendAttributes, linkTo, SpanKind, tracedRoot } from './tracing';
 
 export class DaprSidecar {
   private readonly pool: Pool;
@@ -70,7 +70,7 @@ export class DaprSidecar {
    */
   publishBatch(pubsub: string, topic: string, events: readonly EventEnvelope[]): Promise<void> {
     const links = events.flatMap((event) => linkTo(event.traceparent));
-    return tracedRoot(`send ${topic}`, { kind: SpanKind.PRODUCER, links, attributes: batchAttributes('send', topic, events.length) }, async () => {
+    return tracedRoot(`send ${topic}`, { kind: SpanKind.PRODUCER, links, attributes: batchSendAttributes(topic, events.length) }, async () => {
       const { status, json } = await this.request('POST', `/v1.0/publish/${pubsub}/${encodeURIComponent(topic)}`, { events } satisfies EventBatchMessage);
       if (status !== 204 && status !== 200) throw new Error(`publish to ${topic} failed with ${status}: ${JSON.stringify(json)}`);
     });

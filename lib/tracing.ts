@@ -230,9 +230,9 @@ export function messagingAttributes(operation: 'publish' | 'process', topic: str
   return { 'messaging.system': 'dapr', 'messaging.operation.type': operation, 'messaging.destination.name': topic, 'messaging.message.id': eventId };
 }
 
-/** Attributes of a send or a delivery of a batch of events (one pub/sub message). */
-export function batchAttributes(operation: 'send' | 'receive', topic: string, count: number): Attributes {
-  return { 'messaging.system': 'dapr', 'messaging.operation.type': operation, 'messaging.destination.name': topic, 'messaging.batch.message_count': count };
+/** Attributes of the send of a batch of events (one pub/sub message). */
+export function batchSendAttributes(topic: string, count: number): Attributes {
+  return { 'messaging.system': 'dapr', 'messaging.operation.type': 'send', 'messaging.destination.name': topic, 'messaging.batch.message_count': count };
 }
 
 /**

@@ -73,7 +73,7 @@ export interface TokenUsage {
 }
 
 /** The prompt-cache counts of a usage, only those above zero (the way the adapters report them). */
-export function withCacheCounts<T extends TokenUsage>(usage: T, read: number, write: number, write1h: number): T {
+export function withCacheCounts<T extends Pick<TokenUsage, 'inputTokens'>>(usage: T, read: number, write: number, write1h: number): T & Pick<TokenUsage, 'cacheReadTokens' | 'cacheWriteTokens' | 'cacheWrite1hTokens'> {
   return { ...usage, ...(read > 0 ? { cacheReadTokens: read } : {}), ...(write > 0 ? { cacheWriteTokens: write } : {}), ...(write1h > 0 ? { cacheWrite1hTokens: write1h } : {}) };
 }
 

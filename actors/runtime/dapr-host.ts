@@ -231,8 +231,9 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     }
 
     /**
-     * The stored outbox's index, read through the activation's cache (kept current by its turns),
-     * and what an earlier layout still holds: its ids as segment 0, its events (one array, kept in
+     * The stored outbox's index (the list of segments through the activation's cache, each
+     * segment's ids from `segmentIds`; both kept current by the turns), and what an earlier
+     * layout still holds: its ids as segment 0, its events (one array, kept in
      * memory until moved) and the keys the move deletes.
      */
     private async storedOutbox(): Promise<{ segments: Map<number, readonly string[]>; earlier?: { events: EventEnvelope[]; keys: string[] } }> {

@@ -29,8 +29,7 @@ export function anthropicInput(usage: Json | undefined): Omit<TokenUsage, 'outpu
   const split = asOptionalObject(usage?.cache_creation);
   const write1h = count(split?.ephemeral_1h_input_tokens);
   const written = Math.max(count(usage?.cache_creation_input_tokens), count(split?.ephemeral_5m_input_tokens) + write1h);
-  const { outputTokens: _none, ...input } = withCacheCounts({ inputTokens: uncached + read + written, outputTokens: 0 }, read, written - write1h, write1h);
-  return input;
+  return withCacheCounts({ inputTokens: uncached + read + written }, read, written - write1h, write1h);
 }
 
 /** The usage object Anthropic would write for `usage`: the uncached prompt apart from the cache counts. */

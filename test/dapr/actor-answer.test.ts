@@ -10,14 +10,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { repoRoot } from '../../topology/binaries';
+import { fixtureApp } from '../support/processes';
 import { resolveDaprBinaries, startTopology, type RunningTopology } from '../../topology/topology';
 
 // The first run on a machine may build the Dapr runtime from source (scripts/dapr-runtime.sh).
 const BUILD_TIMEOUT_MS = 45 * 60_000;
 jest.setTimeout(120_000);
-
-const fixture = (name: string) => ({ command: process.execPath, args: [join(repoRoot(), 'dist', 'topology', 'fixtures', name)] });
 
 describe('an actor answer whose body comes after its headers (Dapr)', () => {
   let topology: RunningTopology;
@@ -29,9 +27,9 @@ describe('an actor answer whose body comes after its headers (Dapr)', () => {
       daprBinDir: await resolveDaprBinaries(),
       actorTypes: ['FundsHold'],
       apps: {
-        actors: fixture('split-answer-actors-app.js'),
-        ledger: fixture('probe-http-app.js'),
-        gateway: fixture('probe-http-app.js'),
+        actors: fixtureApp('split-answer-actors-app.js'),
+        ledger: fixtureApp('probe-http-app.js'),
+        gateway: fixtureApp('probe-http-app.js'),
       },
     });
   }, BUILD_TIMEOUT_MS);

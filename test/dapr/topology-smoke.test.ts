@@ -6,7 +6,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { repoRoot } from '../../topology/binaries';
+import { fixtureApp } from '../support/processes';
 import { portIsFree } from '../../topology/ports';
 import { resolveDaprBinaries, startTopology, type RunningTopology } from '../../topology/topology';
 import { eventually } from '../support/eventually';
@@ -14,8 +14,6 @@ import { eventually } from '../support/eventually';
 // The first run on a machine may build the Dapr runtime from source (scripts/dapr-runtime.sh).
 const BUILD_TIMEOUT_MS = 45 * 60_000;
 jest.setTimeout(120_000);
-
-const fixture = (name: string) => ({ command: process.execPath, args: [join(repoRoot(), 'dist', 'topology', 'fixtures', name)] });
 
 async function daprPost(port: number, path: string, body?: unknown): Promise<{ status: number; text: string }> {
   const res = await fetch(`http://127.0.0.1:${port}${path}`, {
@@ -42,9 +40,9 @@ describe('topology runner with fixture apps', () => {
       gatewayInstances: 2,
       actorTypes: ['TopologyProbe'],
       apps: {
-        actors: fixture('probe-actors-app.js'),
-        ledger: fixture('probe-http-app.js'),
-        gateway: fixture('probe-http-app.js'),
+        actors: fixtureApp('probe-actors-app.js'),
+        ledger: fixtureApp('probe-http-app.js'),
+        gateway: fixtureApp('probe-http-app.js'),
       },
     });
   });

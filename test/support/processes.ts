@@ -6,6 +6,11 @@ import { join } from 'node:path';
 import { repoRoot } from '../../topology/binaries';
 
 export const ROOT = repoRoot(__dirname);
+
+/** A throwaway app of topology/fixtures (built to dist/), as the topology runner starts an app in its place. */
+export function fixtureApp(name: string): { command: string; args: string[] } {
+  return { command: process.execPath, args: [join(ROOT, 'dist', 'topology', 'fixtures', name)] };
+}
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
 export async function freePort(): Promise<number> {
