@@ -6,9 +6,13 @@ import { CANONICAL_UUID } from '../lib/uuid';
 export const PRICED_OPERATIONS = ['TEXT_OUTPUT', 'IMAGE', 'SECOND'] as const;
 /** The operations behind the capability gates' price condition (docs/capabilities.md). */
 export const CAPABILITY_OPERATIONS = ['AGENT_RUN', 'SIGNATURE', 'EVIDENCE', 'MEDIA'] as const;
-export type PricedOperation = (typeof PRICED_OPERATIONS)[number] | (typeof CAPABILITY_OPERATIONS)[number];
+/**
+ * TEXT_INPUT is priced as an operation of its own where it is the whole bill (embeddings); a chat
+ * bills it beside TEXT_OUTPUT, whose status gates the chat.
+ */
+export type PricedOperation = (typeof PRICED_OPERATIONS)[number] | (typeof CAPABILITY_OPERATIONS)[number] | 'TEXT_INPUT';
 
-export const WIRE_FORMATS = ['openai-chat', 'anthropic-messages', 'openai-images'] as const;
+export const WIRE_FORMATS = ['openai-chat', 'anthropic-messages', 'openai-images', 'openai-embeddings'] as const;
 export type WireFormat = (typeof WIRE_FORMATS)[number];
 
 const uuid = z.string().regex(CANONICAL_UUID, 'must be a lowercase UUID');

@@ -202,3 +202,47 @@ export interface MessagesStreamEvent {
 export interface MessagesProvider extends StreamingProvider<MessagesCall, MessagesStreamEvent> {
   create(call: MessagesCall): Promise<MessagesResult>;
 }
+
+// ---- Embeddings -------------------------------------------------------------------------
+
+/** One embeddings request's input, as the OpenAI wire allows it: text(s) or token-id array(s). */
+export type EmbeddingsInput = string | string[] | number[] | number[][];
+
+/** How the vectors come back: JSON numbers, or each vector's little-endian float32 bytes in base64. */
+export type EmbeddingsEncoding = 'float' | 'base64';
+
+/** One embeddings call (POST /v1/embeddings), as the gateway asks an adapter for it. */
+export interface EmbeddingsCall {
+  /** The upstream's own model name (from the catalog profile). */
+  upstreamModel: string;
+  input: EmbeddingsInput;
+  encodingFormat: EmbeddingsEncoding;
+  /** The vectors' length, when the request names one. */
+  dimensions?: number;
+  /** Other request fields passed through unchanged (user). */
+  passthrough: Record<string, unknown>;
+  directives?: SimDirectives;
+  signal: AbortSignal;
+}
+
+/** The input's items, one vector each: a text, or one array of token ids. */
+export function embeddingItems(input: EmbeddingsInput): (string | number[])[] {
+  if (typeof input === 'string') return [input];
+  if (input.length > 0 && typeof input[0] === 'number') return [input as number[]];
+  return input as (string | number[])[];
+}
+
+export interface EmbeddingsResult {
+  /** One vector per input, in input order: numbers (float) or a base64 string (base64), as asked. */
+  vectors: (number[] | string)[];
+  /** The prompt tokens the upstream counted (outputTokens is always 0: an embedding produces none). */
+  usage: TokenUsage;
+}
+
+export interface EmbeddingsProvider {
+  readonly name: string;
+  /** The largest request body the upstream accepts, bytes. */
+  readonly maxBodyBytes: number;
+  embed(call: EmbeddingsCall): Promise<EmbeddingsResult>;
+  close?(): Promise<void>;
+}

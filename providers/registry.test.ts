@@ -81,16 +81,17 @@ describe('createProvider', () => {
     await Promise.all([sim.close(), up.close()]);
   });
 
-  it('when an openai entry calls chat and then images, then both calls share one connection', async () => {
+  it('when an openai entry calls chat, images and embeddings, then the calls share one connection', async () => {
     const upstream = await startUpstream();
     const up = createProvider({ kind: 'openai', name: 'up', baseUrl: upstream.url, connections: 1 }, {});
     const signal = new AbortController().signal;
     await chatOf(up).complete({ upstreamModel: 'm', messages: [{ role: 'user', content: 'hi' }], maxTokens: 1, passthrough: {}, signal });
     const image = { taskId: 't1', upstreamModel: 'm', prompt: 'a cat', responseFormat: 'b64_json' as const, passthrough: {}, sentAt: Date.now(), signal };
     await imagesOf(up).generate(image);
+    await adapter(up.embeddings).embed({ upstreamModel: 'm', input: 'a cat', encodingFormat: 'float', passthrough: {}, signal });
     await up.close();
     await upstream.close();
-    expect([upstream.requests, upstream.imageRequests, upstream.connections]).toEqual([1, 1, 1]);
+    expect([upstream.requests, upstream.imageRequests, upstream.embeddingsRequests, upstream.connections]).toEqual([1, 1, 1, 1]);
   });
 
   it('when the provider is closed, then neither adapter can call any more', async () => {
@@ -178,12 +179,12 @@ describe('anthropic entries', () => {
 
 describe('providerServes', () => {
   it.each([
-    ['simulated', { kind: 'simulated' as const }, [true, true, true]],
-    ['openai', { kind: 'openai' as const, baseUrl: 'http://127.0.0.1:1/v1' }, [true, false, true]],
-    ['anthropic', { kind: 'anthropic' as const, baseUrl: 'http://127.0.0.1:1/v1' }, [false, true, false]],
+    ['simulated', { kind: 'simulated' as const }, [true, true, true, true]],
+    ['openai', { kind: 'openai' as const, baseUrl: 'http://127.0.0.1:1/v1' }, [true, false, true, true]],
+    ['anthropic', { kind: 'anthropic' as const, baseUrl: 'http://127.0.0.1:1/v1' }, [false, true, false, false]],
   ])('when the entry is %s, then it serves the wires it has adapters for', async (name, entry, serves) => {
     const provider = createProvider({ ...entry, name }, {});
-    const wires = ['openai-chat', 'anthropic-messages', 'openai-images'] as const;
+    const wires = ['openai-chat', 'anthropic-messages', 'openai-images', 'openai-embeddings'] as const;
     expect(wires.map((wire) => providerServes(provider, wire))).toEqual(serves);
     await provider.close();
   });

@@ -2,17 +2,19 @@
 // The catalog file's `providers` map ({ "<name>": { "kind": … } }) is checked with
 // providerConfigSchema at start-up; each entry becomes one Provider named by its key,
 // holding the adapters of the wires its kind serves (docs/providers.md), which share the
-// entry's connections: simulated serves all three wires, openai the OpenAI chat and images
-// wires, anthropic the Anthropic Messages wire.
+// entry's connections: simulated serves all four wires, openai the OpenAI chat, images and
+// embeddings wires, anthropic the Anthropic Messages wire.
 
 import { z } from 'zod';
 import type { WireFormat } from '../catalog/schema';
 import { AnthropicMessagesProvider } from './anthropic/messages';
 import { OpenAiChatProvider } from './openai/chat';
 import { OpenAiClient } from './openai/client';
+import { OpenAiEmbeddingsProvider } from './openai/embeddings';
 import { OpenAiImageProvider } from './openai/images';
-import type { ChatProvider, ImageProvider, MessagesProvider } from './port';
+import type { ChatProvider, EmbeddingsProvider, ImageProvider, MessagesProvider } from './port';
 import { SimulatedChatProvider } from './simulated/chat';
+import { SimulatedEmbeddingsProvider } from './simulated/embeddings';
 import { SimulatedImageProvider } from './simulated/images';
 import { SimulatedMessagesProvider } from './simulated/messages';
 import { HARD_BODY_LIMIT } from '../lib/config';
@@ -90,6 +92,7 @@ export interface Provider {
   readonly chat?: ChatProvider;
   readonly messages?: MessagesProvider;
   readonly images?: ImageProvider;
+  readonly embeddings?: EmbeddingsProvider;
   /** Frees the entry's kept-alive connections (all its adapters'), at shutdown. */
   close(): Promise<void>;
 }
@@ -103,6 +106,8 @@ export function providerServes(provider: Provider, wire: WireFormat): boolean {
       return provider.messages !== undefined;
     case 'openai-images':
       return provider.images !== undefined;
+    case 'openai-embeddings':
+      return provider.embeddings !== undefined;
   }
 }
 
@@ -117,6 +122,7 @@ export function createProvider(config: ProviderConfig, env: Env = process.env): 
         chat: new SimulatedChatProvider(options),
         messages: new SimulatedMessagesProvider(options),
         images: new SimulatedImageProvider(options),
+        embeddings: new SimulatedEmbeddingsProvider(options),
         close: async () => undefined,
       };
     }
@@ -129,7 +135,13 @@ export function createProvider(config: ProviderConfig, env: Env = process.env): 
         connections: config.connections,
         headers: config.headers,
       });
-      return { name, chat: new OpenAiChatProvider({ client }), images: new OpenAiImageProvider({ client }), close: () => client.close() };
+      return {
+        name,
+        chat: new OpenAiChatProvider({ client }),
+        images: new OpenAiImageProvider({ client }),
+        embeddings: new OpenAiEmbeddingsProvider({ client }),
+        close: () => client.close(),
+      };
     }
     case 'anthropic': {
       const messages = new AnthropicMessagesProvider({

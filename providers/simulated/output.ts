@@ -22,7 +22,7 @@ export interface SimCall {
 }
 
 /** Abort, rejection, failure and hang: all before any output, first that applies. */
-export async function beforeOutput(call: SimCall): Promise<void> {
+export async function beforeOutput(call: Omit<SimCall, 'maxTokens'>): Promise<void> {
   const d = call.directives ?? {};
   if (call.signal.aborted) throw abortedCallError(call.signal);
   if (d.reject) throw new ProviderError('rejected', 'simulated rejection', 400);

@@ -14,10 +14,16 @@
 // Anthropic's event sequence (message_start, content_block_start, ping, one
 // content_block_delta per word, content_block_stop, message_delta, message_stop). It refuses,
 // with 400 and Anthropic's error body as Anthropic does, a missing max_tokens or messages.
+// POST /v1/embeddings answers one vector per input item (a string, or an array of token ids),
+// the simulated provider's (`dimensions` long, default 8; the same item, the same vector), as
+// numbers, or base64 float32 with encoding_format "base64"; usage.prompt_tokens by the simulated
+// provider's rule (providers/simulated/embeddings.ts). It refuses, with 400 as OpenAI does, a
+// missing or empty input and an unknown encoding_format.
 // Header `x-upstream-behaviour` (";" or "," separated): status=<code>, hang,
 // delay=<ms> (before answering), break-after=<n> (chat and messages streams: destroy the
-// socket after n events; images: after n bytes of the body), chunk-delay=<ms> (streams:
-// between events), wrong-format (images: answer the form not asked for), cache-read=<n>,
+// socket after n events; images and embeddings: after n bytes of the body), chunk-delay=<ms>
+// (streams: between events), wrong-format (images and embeddings: answer the form not asked
+// for), cache-read=<n>,
 // cache-write=<n>, cache-write-1h=<n> (chat and messages: prompt tokens reported as read from
 // or written to the prompt cache: OpenAI's prompt_tokens_details.cached_tokens, included in
 // prompt_tokens; Anthropic's cache_read_input_tokens, cache_creation_input_tokens and
@@ -28,6 +34,8 @@
 
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { embeddingItems, type EmbeddingsInput } from '../../providers/port';
+import { float32Base64, simItemTokens, simVector } from '../../providers/simulated/embeddings';
 import { solidPng } from '../../providers/simulated/png';
 
 export interface UpstreamOptions {
@@ -64,6 +72,10 @@ export interface Upstream {
   lastMessagesHeaders: IncomingHttpHeaders | undefined;
   /** Messages requests whose client went away before the answer was complete. */
   messagesClientAborts: number;
+  /** Embeddings requests received. */
+  embeddingsRequests: number;
+  /** The parsed body of the last embeddings request. */
+  lastEmbeddingsBody: unknown;
 }
 
 interface Behaviour {
@@ -87,6 +99,8 @@ const DEFAULT_TOKENS = 16;
 const CHAT_PATH = '/v1/chat/completions';
 const IMAGES_PATH = '/v1/images/generations';
 const MESSAGES_PATH = '/v1/messages';
+const EMBEDDINGS_PATH = '/v1/embeddings';
+const EMBEDDING_DIMENSIONS = 8;
 const FILE_PATH = /^\/files\/\d+\.png$/;
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
 const IMAGE = solidPng(8, 8, [0x33, 0x66, 0x99]);
@@ -109,6 +123,8 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
     lastMessagesBody: undefined,
     lastMessagesHeaders: undefined,
     messagesClientAborts: 0,
+    embeddingsRequests: 0,
+    lastEmbeddingsBody: undefined,
     close,
   };
   let origin = '';
@@ -116,6 +132,7 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
     if (req.method === 'POST' && req.url === CHAT_PATH) return readBody(req, (raw) => chat(req, res, raw));
     if (req.method === 'POST' && req.url === IMAGES_PATH) return readBody(req, (raw) => images(req, res, raw));
     if (req.method === 'POST' && req.url === MESSAGES_PATH) return readBody(req, (raw) => messages(req, res, raw));
+    if (req.method === 'POST' && req.url === EMBEDDINGS_PATH) return readBody(req, (raw) => embeddings(req, res, raw));
     if (req.method === 'GET' && FILE_PATH.test(req.url ?? '')) return sendPng(res);
     sendError(res, 404, 'not found');
   });
@@ -149,18 +166,8 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
   function images(req: IncomingMessage, res: ServerResponse, raw: string): void {
     upstream.imageRequests++;
     upstream.lastImageHeaders = req.headers;
-    const body = parseBody(res, raw);
-    if (!body) return;
-    upstream.lastImageBody = body;
-    let behaviour: Behaviour;
-    try {
-      behaviour = parseBehaviour(req.headers['x-upstream-behaviour'], 'images');
-      checkImageRequest(body);
-    } catch (error) {
-      return sendError(res, 400, (error as Error).message);
-    }
     const n = upstream.imageRequests;
-    schedule(res, behaviour, () => upstream.imageClientAborts++, () => respondImage(res, body, behaviour, `${origin}/files/${n}.png`));
+    oneBody(req, res, raw, 'images', checkImageRequest, (body) => (upstream.lastImageBody = body), () => upstream.imageClientAborts++, (body, behaviour) => respondImage(res, body, behaviour, `${origin}/files/${n}.png`));
   }
 
   function messages(req: IncomingMessage, res: ServerResponse, raw: string): void {
@@ -181,6 +188,11 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
     schedule(res, behaviour, () => upstream.messagesClientAborts++, () => respondMessages(res, body, behaviour, headerTokens));
   }
 
+  function embeddings(req: IncomingMessage, res: ServerResponse, raw: string): void {
+    upstream.embeddingsRequests++;
+    oneBody(req, res, raw, 'embeddings', checkEmbeddingsRequest, (body) => (upstream.lastEmbeddingsBody = body), () => undefined, (body, behaviour) => respondEmbeddings(res, body, behaviour));
+  }
+
   function close(): Promise<void> {
     return new Promise((resolve) => {
       server.close(() => resolve());
@@ -196,6 +208,21 @@ function readBody(req: IncomingMessage, done: (raw: string) => void): void {
 }
 
 type SendError = (res: ServerResponse, status: number, message: string) => void;
+
+/** A route answering one JSON body (images, embeddings): its body recorded, behaviour and request checked (else 400), then answered. */
+function oneBody(req: IncomingMessage, res: ServerResponse, raw: string, route: 'images' | 'embeddings', check: (body: JsonBody) => void, record: (body: JsonBody) => void, countAbort: () => void, answer: (body: JsonBody, behaviour: Behaviour) => void): void {
+  const body = parseBody(res, raw);
+  if (!body) return;
+  record(body);
+  let behaviour: Behaviour;
+  try {
+    behaviour = parseBehaviour(req.headers['x-upstream-behaviour'], route);
+    check(body);
+  } catch (error) {
+    return sendError(res, 400, (error as Error).message);
+  }
+  schedule(res, behaviour, countAbort, () => answer(body, behaviour));
+}
 
 /** The JSON object of a request body, or undefined once a 400 has been sent for it. */
 function parseBody(res: ServerResponse, raw: string, fail: SendError = sendError): JsonBody | undefined {
@@ -344,10 +371,38 @@ function respondImage(res: ServerResponse, body: JsonBody, behaviour: Behaviour,
   const b64 = (body.response_format === 'b64_json') !== (behaviour.wrongFormat === true);
   const json = { created: Math.floor(Date.now() / 1000), data: [b64 ? { b64_json: IMAGE_BASE64 } : { url }] };
   if (behaviour.breakAfter === undefined) return sendJson(res, 200, json);
-  // The full length is announced, part of it sent, then the upstream breaks the connection.
+  sendBroken(res, json, behaviour.breakAfter);
+}
+
+/** Refuses what OpenAI's embeddings endpoint refuses: no input, an empty one, an unknown encoding. */
+function checkEmbeddingsRequest(body: JsonBody): void {
+  const input = body.input;
+  const empty = (item: unknown) => (typeof item === 'string' || Array.isArray(item)) && item.length === 0;
+  if (input === undefined || empty(input) || (Array.isArray(input) && input.some(empty))) throw new Error("'input' must not be empty");
+  const format = body.encoding_format;
+  if (format !== undefined && format !== 'float' && format !== 'base64') throw new Error(`encoding_format must be "float" or "base64", got ${JSON.stringify(format)}`);
+}
+
+function respondEmbeddings(res: ServerResponse, body: JsonBody, behaviour: Behaviour): void {
+  if (res.destroyed || sentStatus(res, behaviour)) return;
+  const items = embeddingItems(body.input as EmbeddingsInput);
+  const dimensions = typeof body.dimensions === 'number' ? body.dimensions : EMBEDDING_DIMENSIONS;
+  const base64 = (body.encoding_format === 'base64') !== (behaviour.wrongFormat === true);
+  const data = items.map((item, index) => {
+    const vector = simVector(item, dimensions);
+    return { object: 'embedding', index, embedding: base64 ? float32Base64(vector) : vector };
+  });
+  const promptTokens = items.reduce((sum, item) => sum + simItemTokens(item), 0);
+  const json = { object: 'list', data, model: typeof body.model === 'string' ? body.model : 'unknown', usage: { prompt_tokens: promptTokens, total_tokens: promptTokens } };
+  if (behaviour.breakAfter === undefined) return sendJson(res, 200, json);
+  sendBroken(res, json, behaviour.breakAfter);
+}
+
+/** The full length is announced, `bytes` of the body sent, then the upstream breaks the connection. */
+function sendBroken(res: ServerResponse, json: unknown, bytes: number): void {
   const text = Buffer.from(JSON.stringify(json));
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': text.length });
-  res.write(text.subarray(0, behaviour.breakAfter), () => res.socket?.destroy());
+  res.write(text.subarray(0, bytes), () => res.socket?.destroy());
 }
 
 function sendPng(res: ServerResponse): void {
@@ -387,18 +442,19 @@ const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
   529: 'overloaded_error',
 };
 
-// Behaviours of the chat and messages routes only (STREAMS_ONLY: refused on images).
+// Behaviours of the chat and messages routes only (STREAMS_ONLY: refused on images and embeddings).
 const STREAMS_ONLY = new Set(['chunk-delay', 'cache-read', 'cache-write', 'cache-write-1h', 'reasoning']);
-const IMAGES_ONLY = new Set(['wrong-format']);
+// Behaviours of the routes answering one JSON body of vectors or images (refused on chat and messages).
+const ONE_BODY_ONLY = new Set(['wrong-format']);
 
-function parseBehaviour(header: string | string[] | undefined, route: 'chat' | 'images' | 'messages'): Behaviour {
+function parseBehaviour(header: string | string[] | undefined, route: 'chat' | 'images' | 'messages' | 'embeddings'): Behaviour {
   const behaviour: Behaviour = {};
   if (typeof header !== 'string') return behaviour;
   for (const part of header.split(/[;,]/)) {
     const [rawName, value] = part.split('=', 2);
     const name = rawName.trim();
     if (name === '') continue;
-    if ((route === 'images' ? STREAMS_ONLY : IMAGES_ONLY).has(name)) throw new Error(`x-upstream-behaviour "${name}" does not apply to ${route}`);
+    if ((route === 'images' || route === 'embeddings' ? STREAMS_ONLY : ONE_BODY_ONLY).has(name)) throw new Error(`x-upstream-behaviour "${name}" does not apply to ${route}`);
     if (name === 'hang' && value === undefined) behaviour.hang = true;
     else if (name === 'wrong-format' && value === undefined) behaviour.wrongFormat = true;
     else if (name === 'status') behaviour.status = parseCount(name, value ?? '');
