@@ -55,8 +55,8 @@ export function modelCallSpan(chat: PreparedChat) {
  * Opens the provider call under its span: a call that cannot be opened releases the hold and is
  * answered as the provider's error.
  */
-export async function openProviderCall<T>(chat: PreparedChat, hold: HoldHandle, signal: AbortSignal, open: () => Promise<T>): Promise<{ opened: T; span: ReturnType<typeof modelCallSpan> }> {
-  const span = modelCallSpan(chat);
+export async function openProviderCall<T>(startSpan: () => ReturnType<typeof modelCallSpan>, hold: HoldHandle, signal: AbortSignal, open: () => Promise<T>): Promise<{ opened: T; span: ReturnType<typeof modelCallSpan> }> {
+  const span = startSpan();
   try {
     return { opened: await open(), span };
   } catch (error) {

@@ -1,0 +1,134 @@
+// A provider call under a hold, whatever it serves (a chat, embeddings): the rate admission, the
+// reservation of its estimate on the account's FundsHold of the route's pool (or its lease), the
+// drain tracking, the deadline, the client's departure, and the hold the call ends by settling for
+// its usage (retried until it lands, ./pending-settlements.ts) or by releasing. And the JSON answer
+// of such a call: the provider's whole answer, charged, x-payg-charged when the settle lands in time.
+
+import { randomUUID } from 'node:crypto';
+import type { UsageLine } from '../../../actors/funds-hold/FundsHoldInterface';
+import { endModelCall } from '../../../lib/tracing';
+import type { TokenUsage } from '../../../providers/port';
+import { deadline } from '../deadline';
+import type { JsonAnswer } from '../http/answer';
+import { spendOf, type RateHeaderStyle } from '../limits/admission';
+import { DEFAULT_PROGRESS, HoldProgress } from './hold-progress';
+import type { ChatDeps, ChatInput } from './prepare';
+import { openProviderCall, SETTLE_WAIT_MS, within, type HoldHandle, type modelCallSpan } from './provider-call';
+
+/** What a call holds for and how its usage is billed, known once the request passed every check. */
+export interface HeldCallTerms {
+  estimate: number;
+  /** The most tokens the call may use: what a rate limit counts at admission. */
+  tokenBound: number;
+  /** Whose rate-limit headers the answer carries. */
+  rateStyle: RateHeaderStyle;
+  modelId: string;
+  profileId: string;
+  /** The usage lines of the provider's counts (the same counts always give the same lines). */
+  lines(usage: TokenUsage): UsageLine[];
+  /** The metrics of a settled call. */
+  billed(usage: TokenUsage): void;
+}
+
+export interface HeldCall {
+  hold: HoldHandle;
+  /** Fires at the deadline, at the drain's timeout, or when the client has gone. */
+  signal: AbortSignal;
+  /** The answer's headers so far (rate limits, granted capabilities). */
+  headers: Record<string, string>;
+  /** The call is over: no deadline, no drain tracking, no listener left behind. */
+  ended(): void;
+}
+
+/** Admits the call, reserves its estimate and opens its hold; refused (429, 402, 503): nothing is held. */
+export async function openHeldCall(deps: ChatDeps, input: ChatInput, terms: HeldCallTerms): Promise<HeldCall> {
+  // Over a rate: refused here, before anything is held. Under a spend limit: the hold is the actor's, never a lease's.
+  const admitted = await deps.limits?.admit(input.caller, terms.tokenBound, terms.rateStyle);
+  const spend = spendOf(input.caller);
+  const funds = (spend ? deps.funds : (deps.leases ?? deps.funds)).of(input.caller.accountId, input.pool);
+  const holdId = randomUUID();
+  // Listening before the reservation: a client gone while it was made is seen below.
+  const abort = new AbortController();
+  const untrack = deps.drain?.track(abort);
+  const clientLeft = () => abort.abort(input.signal?.reason ?? new Error('client disconnected'));
+  if (input.signal?.aborted) clientLeft();
+  else input.signal?.addEventListener('abort', clientLeft, { once: true });
+  let clearDeadline = () => {};
+  const ended = () => {
+    untrack?.();
+    clearDeadline();
+    input.signal?.removeEventListener('abort', clientLeft);
+  };
+  try {
+    await funds.reserve({
+      holdId, amount: terms.estimate, ttlMs: deps.holdTtlMs, requestId: input.requestId, model: terms.modelId, profileId: terms.profileId,
+      ...(spend ? { spend } : {}),
+    });
+  } catch (error) {
+    ended();
+    // Refused (402, 503): the call will use no tokens.
+    admitted?.correct(0);
+    throw error;
+  }
+  const headers: Record<string, string> = {
+    ...(admitted?.headers ?? {}),
+    ...(input.capabilities.length > 0 ? { 'x-payg-capabilities': input.capabilities.join(', ') } : {}),
+  };
+  // The deadline covers the whole call, a stream to its last chunk.
+  const { signal, clear } = deadline(abort, deps.providerTimeoutMs);
+  clearDeadline = clear;
+  const progress = new HoldProgress(funds, holdId, terms.lines, deps.holdTtlMs, deps.holdProgress ?? DEFAULT_PROGRESS, deps.logger);
+  const hold: HoldHandle = {
+    holdId,
+    progress,
+    release: (reason) => {
+      progress.stop();
+      admitted?.correct(0);
+      return funds.release({ holdId, reason }).catch((error) => deps.logger.error({ err: error, holdId }, 'release failed; the hold expires by itself'));
+    },
+    settle: async (usage) => {
+      progress.stop();
+      const settled = await deps.settlements.run(holdId, () => funds.settle({ holdId, lines: terms.lines(usage) }), () => progress.renew());
+      admitted?.correct(usage.inputTokens + usage.outputTokens);
+      terms.billed(usage);
+      return settled;
+    },
+  };
+  return { hold, signal, headers, ended };
+}
+
+/** How a JSON call is made and told: the provider call, the usage its result reports, the body. */
+export interface JsonCall<R> {
+  span: () => ReturnType<typeof modelCallSpan>;
+  call: (signal: AbortSignal) => Promise<R>;
+  usage: (result: R) => TokenUsage;
+  body: (result: R) => unknown;
+}
+
+/**
+ * A JSON answer: the provider's whole answer, charged; x-payg-charged when the settle lands in
+ * time. A call that fails or whose outcome is unknown (timeout) releases its hold: nothing of it
+ * reached the client. The call is ended whatever happens.
+ */
+export async function completeHeld<R>(deps: Pick<ChatDeps, 'logger'>, held: HeldCall, json: JsonCall<R>): Promise<JsonAnswer> {
+  const { hold, signal } = held;
+  try {
+    // Renewals only while the provider works: a JSON answer is delivered whole or not at all.
+    const { opened: result, span } = await openProviderCall(json.span, hold, signal, () => json.call(signal)).finally(() => hold.progress.stop());
+    let usage: TokenUsage;
+    try {
+      usage = json.usage(result);
+    } catch (error) {
+      endModelCall(span, undefined, error);
+      throw error;
+    }
+    endModelCall(span, usage);
+    // The answer waits a little for its charge; a settle still pending then goes on without it.
+    const settling = hold.settle(usage);
+    const settled = await within(settling, SETTLE_WAIT_MS);
+    if (!settled) settling.catch((error) => deps.logger.error({ err: error, holdId: hold.holdId }, 'settle refused after the answer was sent'));
+    return { kind: 'json', headers: settled ? { ...held.headers, 'x-payg-charged': String(settled.charged) } : held.headers, body: json.body(result) };
+  } finally {
+    held.ended();
+  }
+}
