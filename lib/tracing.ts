@@ -213,7 +213,7 @@ export function untracedPath(path: string): boolean {
  * A model call under the current request, named and described by the GenAI semantic
  * conventions (operation, system, request model); `endModelCall` adds the token counts.
  */
-export function startModelCall(operation: 'chat' | 'generate_content', system: string, requestModel: string, provider: string, extra: Attributes = {}): Span | undefined {
+export function startModelCall(operation: 'chat' | 'generate_content' | 'embeddings', system: string, requestModel: string, provider: string, extra: Attributes = {}): Span | undefined {
   if (!tracer) return undefined;
   return startSpan(`${operation} ${requestModel}`, {
     kind: SpanKind.CLIENT,

@@ -75,6 +75,14 @@ export const compatModelListAnswer = z.union([
 /** GET /v1/models/{id}: one entry of that list, in the same shape. */
 export const compatModelAnswer = z.union([openAiModel, anthropicModel]);
 
+/** POST /v1/embeddings: one vector per input item, numbers or base64 float32 as asked, and the prompt tokens billed. */
+export const embeddingsAnswer = z.object({
+  object: z.literal('list'),
+  data: z.array(z.object({ object: z.literal('embedding'), index: z.number().int(), embedding: z.union([z.array(z.number()), z.string().describe('base64 of the float32 values, little-endian')]) })),
+  model: z.string(),
+  usage: z.object({ prompt_tokens: z.number().int().describe('Billed as TEXT_INPUT'), total_tokens: z.number().int() }),
+});
+
 /** GET /api/distribution/api-credit/balance: a pool's balance view in USD at scale 9. */
 export const balanceAnswer = z.object({
   currency: z.string(), scale: z.number().int(),

@@ -9,7 +9,6 @@ import type { ActorOutboxClient } from '../../actors/runtime/outbox-client';
 import type { Catalog } from '../../catalog/catalog';
 import type { OAuthVerifier } from './auth/oauth';
 import type { Capability } from './capabilities/gates';
-import type { ChatAdapters } from './chat/upstream';
 import { CompatGate } from './compat/gate';
 import type { Drain } from './drain';
 import type { AccountStore } from './accounts/store';
@@ -22,6 +21,7 @@ import { adminRoutes } from './routes/admin';
 import { catalogRoutes } from './routes/catalog';
 import { chatRoutes } from './routes/chat';
 import { compatRoutes } from './routes/compat';
+import type { EmbeddingsAdapters } from './embeddings/use-case';
 import { memberRoutes } from './routes/member';
 import { consoleRoutes } from './routes/console';
 import { imageRoutes } from './routes/images';
@@ -39,7 +39,7 @@ import type { WorkspaceIndexClient } from '../../actors/workspace-index/client';
 
 export interface GatewayDeps {
   catalog: Catalog;
-  providers: ReadonlyMap<string, ChatAdapters>;
+  providers: ReadonlyMap<string, EmbeddingsAdapters>;
   funds: FundsHoldClient;
   /** Funds leases for the chat path (GATEWAY_FUNDS_LEASE); undefined: per-request holds. */
   leases?: LeasedFunds;

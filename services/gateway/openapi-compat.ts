@@ -25,11 +25,11 @@ const capabilitiesHeader = {
   description: `Capabilities this call uses (${CAPABILITIES.join(', ')}), comma separated. Each is refused with 403 capability_gate_closed, naming its gate, until its source, scopes, price and delivery gates all pass; a granted call echoes them in X-Payg-Capabilities.`,
 };
 const gateDescription = `Gated (x-gate: compat). Usable only once the shared compatibility gate passes; its conditions, in order, each refusing with 403 and its own code: ${COMPAT_GATE.map((c) => `${c.condition} → ${c.code} (${c.requires})`).join('; ')}. Behind the gate: the same limits, holds and pool-3 billing as the open chat routes.`;
-const chatAnswers = (answer: string, wire: 'openai' | 'anthropic', shape: ErrorShape = 'gateway') => {
+/** The refusals and failures of a call made under a hold, in the route's error shape; `invalid`: its 400s. */
+const heldCallErrors = (invalid: string, shape: ErrorShape) => {
   const error = shapedAnswer(shape);
   return {
-    '200': chatSuccess(`${answer}; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge lands later); a stream sends its charge before its end as the SSE comment line \`: x-payg-charged <nano-USD>\``, wire),
-    '400': error(`Invalid input: the limits of the chat route, wire_format_mismatch, wire_translation_inexact (the model is served on the other wire and the request cannot be translated exactly), ${BODY_400}, ${CREDENTIAL_400}`),
+    '400': error(invalid),
     '401': error('Missing or unknown credential'),
     '402': error(`insufficient_funds; ${SPEND_402}`),
     '429': { ...error(RATE_429), headers: RETRY_AFTER_HEADERS },
@@ -42,6 +42,10 @@ const chatAnswers = (answer: string, wire: 'openai' | 'anthropic', shape: ErrorS
     '504': error('provider_timeout'),
   };
 };
+const chatAnswers = (answer: string, wire: 'openai' | 'anthropic', shape: ErrorShape = 'gateway') => ({
+  '200': chatSuccess(`${answer}; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge lands later); a stream sends its charge before its end as the SSE comment line \`: x-payg-charged <nano-USD>\``, wire),
+  ...heldCallErrors(`Invalid input: the limits of the chat route, wire_format_mismatch, wire_translation_inexact (the model is served on the other wire and the request cannot be translated exactly), ${BODY_400}, ${CREDENTIAL_400}`, shape),
+});
 
 export const compatSecuritySchemes = {
   oauth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'OAuth member/business access token, verified against the configured issuer, audience and JWKS' },
@@ -123,6 +127,20 @@ export const compatPaths = {
       parameters: [capabilitiesHeader],
       requestBody: messagesBody,
       responses: chatAnswers('Anthropic message, or its event stream', 'anthropic', 'anthropic'),
+    },
+  },
+  '/v1/embeddings': {
+    post: {
+      summary: 'OpenAI embeddings, model in the body, billed per prompt token (TEXT_INPUT) from pool-3; errors in the OpenAI shape',
+      description: `${gateDescription} An embeddings model passes model_price with an eligible TEXT_INPUT price. The hold is the input's UTF-8 bytes plus its token ids at the TEXT_INPUT price; the charge, usage.prompt_tokens at that price.`,
+      'x-gate': 'compat',
+      security: [{ apiKey: [] }],
+      parameters: [capabilitiesHeader],
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/EmbeddingsRequest' } } } },
+      responses: {
+        '200': { description: 'The embeddings; header x-payg-charged when the settle landed within 5 s (absent: the charge lands later)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Embeddings' } } } },
+        ...heldCallErrors(`Invalid input: invalid_request naming the field (an empty or malformed input, more than 2048 inputs, an unknown field), wire_format_mismatch (the model has no embeddings profile), estimate_too_large, provider_rejected, ${BODY_400}, ${CREDENTIAL_400}`, 'openai'),
+      },
     },
   },
   '/api/member/v1/entitlement': {

@@ -5,6 +5,7 @@
 
 import { z } from 'zod';
 import { chatBodySchema, messagesBodySchema } from './chat/request';
+import { embeddingsBodySchema, embeddingsInputSchema } from './embeddings/request';
 import { MAX_TOKENS_CEILING } from './chat/limits';
 import { imageBodySchema } from './images/request';
 import { callbackBody, orderBody } from './orders/request';
@@ -27,10 +28,18 @@ const imageRequest = imageBodySchema.extend({
   size: z.string().optional().describe('Passed to the provider as given, like the other OpenAI image fields (quality, style, user).'),
 }).describe('OpenAI images wire, one image. The same Idempotency-Key with a different body (or model path) conflicts.');
 
+const embeddingsRequest = embeddingsBodySchema.extend({
+  input: embeddingsInputSchema.describe('A text, texts, an array of token ids, or arrays of token ids; never empty. Held for at most its UTF-8 bytes plus its token ids, billed per prompt token.'),
+  encoding_format: z.enum(['float', 'base64']).default('float'),
+}).describe('OpenAI embeddings wire. Other fields are refused.')
+  // A real model of the default catalog: the fuzzer's examples reach the money path.
+  .meta({ examples: [{ model: 'sim-embed', input: ['hello', 'world'], encoding_format: 'base64', dimensions: 8 }] });
+
 export const requestSchemas = {
   ChatRequest: jsonSchemaOf(chatRequest, 'input'),
   MessagesRequest: jsonSchemaOf(messagesRequest, 'input'),
   ImageRequest: jsonSchemaOf(imageRequest, 'input'),
+  EmbeddingsRequest: jsonSchemaOf(embeddingsRequest, 'input'),
   OrderRequest: jsonSchemaOf(orderBody.describe('Top-up amount in nano-USD (1 USD = 1e9); at most 10,000 USD'), 'input'),
   CheckoutEvent: jsonSchemaOf(callbackBody, 'input'),
 };

@@ -37,6 +37,7 @@ export const ROUTES = {
   'GET /v1/models/:id': open('compat'),
   'POST /v1/chat/completions': open('compat'),
   'POST /v1/messages': open('compat'),
+  'POST /v1/embeddings': open('compat'),
 
   'GET /api/member/v1/entitlement': open('member'),
   'POST /api/member/v1/models/:id/chat': open('member'),
@@ -107,6 +108,7 @@ export const FAMILY_PREFIXES: readonly (readonly [string, RouteInfo['family']])[
   ['/api/open/v1/models', 'open'],
   ['/v1/chat', 'compat'],
   ['/v1/messages', 'compat'],
+  ['/v1/embeddings', 'compat'],
   ['/v1/models', 'compat'],
   ['/v1/sessions', 'prototype'],
   ['/v1/workspaces', 'prototype'],

@@ -29,6 +29,8 @@ export interface CompatDeployment {
 }
 
 const PRICE = { input: 100, output: 400 };
+/** sim-embed's TEXT_INPUT price (catalog/default-catalog.json), nano-USD per prompt token. */
+const EMBED_PRICE = 20;
 const cost = (input: number, output: number) => input * PRICE.input + output * PRICE.output;
 
 async function sseEvents(response: Response): Promise<SseEvent[]> {
@@ -436,6 +438,119 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         const other = await memberAccount(1_000_000, 0);
         const hidden = await json(`${d.url}/api/consumer/orders/${order.body.orderId}`, { headers: bearer(other.token) });
         expect(hidden.status).toBe(404);
+      });
+    });
+
+    // ---- 7. Embeddings, billed per prompt token ---------------------------------------------------
+
+    describe('POST /v1/embeddings', () => {
+      type UsageRow = { unit: string; quantity: number; unitPrice: number; charged: number };
+      const usageRows = (apiKey: string, count: number) => eventually(
+        () => json(`${d.url}/api/distribution/api-credit/usage/page?size=100`, { headers: bearer(apiKey) }),
+        (r) => r.body.items?.length === count,
+      ).then((r) => r.body.items as UsageRow[]);
+      const sdk = (key: string, headers: Record<string, string> = {}) => new OpenAI({ baseURL: `${d.url}/v1`, apiKey: key, maxRetries: 0, defaultHeaders: headers });
+      /** A base64 vector's float32 values (little-endian). */
+      const floats = (base64: string) => {
+        const bytes = Buffer.from(base64, 'base64');
+        return Array.from({ length: bytes.length / 4 }, (_, i) => bytes.readFloatLE(i * 4));
+      };
+
+      it('openai: when texts are embedded, then one vector each comes back and exactly usage.prompt_tokens × TEXT_INPUT is charged, from pool-3', async () => {
+        const { accountId, apiKey, compatKey } = await compatAccount(10_000_000);
+        const { data: answer, response } = await sdk(compatKey).embeddings.create({ model: 'sim-embed', input: ['hello', 'wörld'], encoding_format: 'float' }).withResponse();
+        expect(answer.model).toBe('sim-embed');
+        expect(answer.data.map((e) => [e.index, e.embedding.length])).toEqual([[0, 16], [1, 16]]);
+        expect(Math.hypot(...answer.data[0].embedding)).toBeCloseTo(1, 5);
+        // The simulated provider's count: ceil(5 / 4) + ceil(6 / 4) prompt tokens.
+        expect(answer.usage).toEqual({ prompt_tokens: 4, total_tokens: 4 });
+        const charged = 4 * EMBED_PRICE;
+        expect(Number(response.headers.get('x-payg-charged'))).toBe(charged);
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000 - charged, held: 0 });
+        const [row] = await usageRows(apiKey, 1);
+        expect(row).toMatchObject({ unit: 'TEXT_INPUT', quantity: 4, unitPrice: EMBED_PRICE, charged });
+        await eventually(() => d.ledgerBalance(accountId, 'pool-3'), (b) => b === 10_000_000 - charged);
+      });
+
+      it('openai: when base64 is asked, or left to the SDK (which asks base64 and decodes), then the vectors are the float ones', async () => {
+        const { compatKey } = await compatAccount();
+        const client = sdk(compatKey);
+        const float = await client.embeddings.create({ model: 'sim-embed', input: 'a lighthouse', encoding_format: 'float', dimensions: 8 });
+        const base64 = await client.embeddings.create({ model: 'sim-embed', input: 'a lighthouse', encoding_format: 'base64', dimensions: 8 });
+        const decoded = await client.embeddings.create({ model: 'sim-embed', input: 'a lighthouse', dimensions: 8 });
+        expect(float.data[0].embedding).toHaveLength(8);
+        expect(typeof base64.data[0].embedding).toBe('string');
+        expect(floats(base64.data[0].embedding as unknown as string)).toEqual(float.data[0].embedding);
+        expect(decoded.data[0].embedding).toEqual(float.data[0].embedding);
+      });
+
+      it('when token arrays are embedded, then each array is a vector and its ids are its prompt tokens', async () => {
+        const { apiKey, compatKey } = await compatAccount(10_000_000);
+        const { data: answer, response } = await sdk(compatKey).embeddings.create({ model: 'sim-embed', input: [[1, 2, 3], [4]], encoding_format: 'float' }).withResponse();
+        expect(answer.data).toHaveLength(2);
+        expect(answer.usage.prompt_tokens).toBe(4);
+        expect(Number(response.headers.get('x-payg-charged'))).toBe(4 * EMBED_PRICE);
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000 - 4 * EMBED_PRICE, held: 0 });
+      });
+
+      it('when the model is served by the OpenAI adapter, then its /v1/embeddings is called and its usage.prompt_tokens is billed', async () => {
+        const { apiKey, compatKey } = await compatAccount(10_000_000);
+        const before = d.upstream.embeddingsRequests;
+        const { data: answer, response } = await sdk(compatKey).embeddings.create({ model: 'upstream-embed', input: ['one', 'two'], encoding_format: 'base64', user: 'u-7' }).withResponse();
+        expect(d.upstream.embeddingsRequests).toBe(before + 1);
+        expect(d.upstream.lastEmbeddingsBody).toEqual({ model: 'up-embed', input: ['one', 'two'], encoding_format: 'base64', user: 'u-7' });
+        expect(answer.data.map((e) => floats(e.embedding as unknown as string).length)).toEqual([8, 8]);
+        expect(answer.model).toBe('upstream-embed');
+        const charged = answer.usage.prompt_tokens * EMBED_PRICE;
+        expect(charged).toBeGreaterThan(0);
+        expect(Number(response.headers.get('x-payg-charged'))).toBe(charged);
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000 - charged, held: 0 });
+      });
+
+      it('when a request is refused or the provider fails, then the SDK raises the typed error and no money moves', async () => {
+        const { apiKey, compatKey } = await compatAccount(10_000_000);
+        const client = sdk(compatKey);
+        const refusals: [Promise<unknown>, unknown, Record<string, unknown>][] = [
+          [client.embeddings.create({ model: 'sim-embed', input: '' }), OpenAI.BadRequestError, { code: 'invalid_request', param: 'input' }],
+          [client.embeddings.create({ model: 'sim-embed', input: ['ok', ''] }), OpenAI.BadRequestError, { code: 'invalid_request', param: 'input.1' }],
+          [client.embeddings.create({ model: 'sim-embed', input: 'x', encoding_format: 'int8' as 'float' }), OpenAI.BadRequestError, { code: 'invalid_request', param: 'encoding_format' }],
+          [client.embeddings.create({ model: 'sim-chat', input: 'x' }), OpenAI.BadRequestError, { code: 'wire_format_mismatch' }],
+          [client.embeddings.create({ model: 'unpriced-embed', input: 'x' }), OpenAI.PermissionDeniedError, { code: 'compat_model_not_eligible' }],
+          [client.embeddings.create({ model: 'no-such-model', input: 'x' }), OpenAI.NotFoundError, { code: 'model_not_found' }],
+          [client.embeddings.create({ model: 'sim-embed', input: 'x', dimensions: 4096 }), OpenAI.BadRequestError, { code: 'provider_rejected' }],
+          [sdk(compatKey, { 'x-sim-directive': 'fail-before-output' }).embeddings.create({ model: 'sim-embed', input: 'x' }), OpenAI.InternalServerError, { status: 502, code: 'provider_error' }],
+          [sdk(apiKey).embeddings.create({ model: 'sim-embed', input: 'x' }), OpenAI.PermissionDeniedError, { code: 'compat_scope_required' }],
+        ];
+        for (const [call, type, fields] of refusals) {
+          await expect(call).rejects.toBeInstanceOf(type);
+          await expect(call).rejects.toMatchObject(fields);
+        }
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000, held: 0 });
+      });
+
+      it('when the input\'s bound costs more than is available, then 402 insufficient_funds and nothing is held', async () => {
+        // 100 nano-USD: a 10-byte text is held at 10 × 20 = 200 before the provider counts it.
+        const { apiKey, compatKey } = await compatAccount(100);
+        const refused = sdk(compatKey).embeddings.create({ model: 'sim-embed', input: '0123456789' });
+        await expect(refused).rejects.toMatchObject({ status: 402, code: 'insufficient_funds' });
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 100, held: 0 });
+        const fits = await sdk(compatKey).embeddings.create({ model: 'sim-embed', input: '01234' }).withResponse();
+        expect(fits.response.headers.get('x-payg-charged')).toBe(String(2 * EMBED_PRICE));
+      });
+
+      it('when models are listed, then the OpenAI list has the eligible embeddings models and the Anthropic list does not', async () => {
+        const { compatKey } = await compatAccount();
+        const ids = [];
+        for await (const model of sdk(compatKey).models.list()) ids.push(model.id);
+        expect(ids).toEqual(expect.arrayContaining(['sim-embed', 'upstream-embed', 'sim-chat']));
+        expect(ids).not.toContain('unpriced-embed');
+        expect(await sdk(compatKey).models.retrieve('sim-embed')).toEqual({ id: 'sim-embed', object: 'model', created: 0, owned_by: 'payg-gateway' });
+        const anthropic = new Anthropic({ baseURL: d.url, apiKey: compatKey, maxRetries: 0 });
+        const claudeIds = [];
+        for await (const model of anthropic.models.list()) claudeIds.push(model.id);
+        expect(claudeIds).toContain('sim-chat');
+        expect(claudeIds).not.toContain('sim-embed');
+        await expect(anthropic.models.retrieve('sim-embed')).rejects.toBeInstanceOf(Anthropic.NotFoundError);
       });
     });
 

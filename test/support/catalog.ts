@@ -1,7 +1,7 @@
 // A test catalog: the default models plus models served over real HTTP by the local upstream
-// (OpenAI adapter and Anthropic adapter, one wire each), a model that is not eligible (ready
-// without a price), and models whose profile offers the gated capabilities (with and without
-// their prices).
+// (OpenAI adapter and Anthropic adapter, one wire each; an embeddings model on the OpenAI
+// adapter), models that are not eligible (ready without a price; an embeddings price not
+// ready), and models whose profile offers the gated capabilities (with and without their prices).
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -44,6 +44,13 @@ export function writeTestCatalog(path: string, upstreamUrl: string, options: Tes
     // The same upstream, never answering: the task stays unresolved until its deadline.
     { ...image, id: 'hanging-upstream-image', profiles: imageProfile('9c1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e23', 'local-openai-hang') },
     { ...image, id: 'unpriced-image', profiles: imageProfile('9c1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e24', 'sim'), prices: {} },
+  );
+  const embed = base.models.find((m: { id: string }) => m.id === 'sim-embed');
+  base.models.push(
+    // sim-embed served over real HTTP by the local upstream's /v1/embeddings (OpenAI adapter).
+    { ...embed, id: 'upstream-embed', profiles: [{ ...embed.profiles[0], profile_id: '9c1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e31', provider: 'local-openai', upstream_model: 'up-embed' }] },
+    // Priced, but its TEXT_INPUT price is not ready: not eligible.
+    { ...embed, id: 'unpriced-embed', profiles: [{ ...embed.profiles[0], profile_id: '9c1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e32' }], pricing_status: { ...embed.pricing_status, TEXT_INPUT: 'pending' } },
   );
   base.providers['local-openai'] = { kind: 'openai', baseUrl: upstreamUrl };
   base.providers['local-anthropic'] = { kind: 'anthropic', baseUrl: upstreamUrl };

@@ -1,15 +1,17 @@
 // The one gate in front of the standard-compatibility routes (/v1/models, /v1/chat/completions,
-// /v1/messages). Its conditions are data, checked in this order; the first that fails refuses
+// /v1/messages, /v1/embeddings). Its conditions are data, checked in this order; the first that fails refuses
 // the request with 403 and its own code, so a client learns exactly what to fix:
 //   deployment  the operator enabled the routes (GATEWAY_COMPAT_ENABLED=true)
 //   scope       the API key carries the "compat" scope
-//   model_price the model asked for has an eligible TEXT_OUTPUT price (status ready, explicit price)
+//   model_price the model asked for has an eligible price of what the route bills (status ready,
+//               explicit price): TEXT_OUTPUT for a chat, TEXT_INPUT for embeddings
 //   funded      the account's available pool-3 balance is above zero
 // Behind the gate the routes bill pool-3 exactly like the open routes (docs/compat.md).
 
 import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import { eligibility, type CatalogModel } from '../../../catalog/catalog';
+import type { PricedOperation } from '../../../catalog/schema';
 import { GatewayError, type ErrorCode } from '../../../lib/errors';
 import type { Caller } from '../middleware/auth';
 
@@ -28,7 +30,7 @@ export interface CompatConditionSpec {
 export const COMPAT_GATE: readonly CompatConditionSpec[] = [
   { condition: 'deployment', code: 'compat_disabled', requires: 'the deployment enables the compatibility routes (GATEWAY_COMPAT_ENABLED=true)', decidedBy: 'deployment' },
   { condition: 'scope', code: 'compat_scope_required', requires: `the API key carries the "${COMPAT_SCOPE}" scope`, decidedBy: 'credential' },
-  { condition: 'model_price', code: 'compat_model_not_eligible', requires: 'the model has an eligible TEXT_OUTPUT price (status ready with an explicit price)', decidedBy: 'model' },
+  { condition: 'model_price', code: 'compat_model_not_eligible', requires: 'the model has an eligible price (status ready with an explicit price) of what the route bills: TEXT_OUTPUT for a chat, TEXT_INPUT for embeddings', decidedBy: 'model' },
   { condition: 'funded', code: 'compat_account_unfunded', requires: 'the account has an available pool-3 balance above zero', decidedBy: 'account' },
 ];
 
@@ -50,9 +52,9 @@ export class CompatGate {
     if (!caller.scopes.has(COMPAT_SCOPE)) refuse('scope', `this API key does not carry the "${COMPAT_SCOPE}" scope`);
   }
 
-  /** The model's condition. */
-  admitModel(model: CatalogModel): void {
-    const price = eligibility(model, 'TEXT_OUTPUT');
+  /** The model's condition, for the operation the route bills. */
+  admitModel(model: CatalogModel, operation: PricedOperation = 'TEXT_OUTPUT'): void {
+    const price = eligibility(model, operation);
     if (!price.eligible) refuse('model_price', `model ${model.id}: ${price.reason}`);
   }
 
@@ -67,7 +69,7 @@ export class CompatGate {
 export function compatReadiness(enabled: boolean, models: readonly CatalogModel[]) {
   return {
     path_prefix: '/v1',
-    routes: ['GET /v1/models', 'GET /v1/models/{id}', 'POST /v1/chat/completions', 'POST /v1/messages'],
+    routes: ['GET /v1/models', 'GET /v1/models/{id}', 'POST /v1/chat/completions', 'POST /v1/messages', 'POST /v1/embeddings'],
     funding_pool: DEFAULT_POOL,
     open: enabled,
     conditions: COMPAT_GATE.map((c) => ({
@@ -76,6 +78,11 @@ export function compatReadiness(enabled: boolean, models: readonly CatalogModel[
       requires: c.requires,
       state: c.decidedBy === 'deployment' ? (enabled ? 'passes' : 'fails') : `checked per call (${c.decidedBy})`,
     })),
-    eligible_models: models.filter((m) => eligibility(m, 'TEXT_OUTPUT').eligible).map((m) => m.id),
+    eligible_models: models.filter((m) => eligibility(m, 'TEXT_OUTPUT').eligible || servesEmbeddings(m)).map((m) => m.id),
   };
+}
+
+/** Whether the embeddings route serves the model: an embeddings profile and an eligible TEXT_INPUT price. */
+export function servesEmbeddings(model: CatalogModel): boolean {
+  return model.profiles.some((p) => p.wire_format === 'openai-embeddings') && eligibility(model, 'TEXT_INPUT').eligible;
 }

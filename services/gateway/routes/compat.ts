@@ -3,6 +3,7 @@
 //   GET  /v1/models/{id}       one model of that list, in the same shape (404 model_not_found otherwise)
 //   POST /v1/chat/completions  OpenAI chat-completions wire, model named in the body
 //   POST /v1/messages          Anthropic Messages wire, model named in the body (x-api-key taken)
+//   POST /v1/embeddings        OpenAI embeddings wire, billed per prompt token (../embeddings/)
 // Behind the gate they are the open chat routes: same limits, holds and pool-3 billing.
 // Errors use the OpenAI and Anthropic shapes so the official SDKs raise their typed errors.
 
@@ -13,11 +14,12 @@ import { GatewayError } from '../../../lib/errors';
 import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import { CHAT_WIRES, eligibility, type Catalog, type CatalogModel } from '../../../catalog/catalog';
 import type { AccountStore } from '../accounts/store';
-import type { CompatGate } from '../compat/gate';
-import { prepareChat, type ChatDeps } from '../chat/prepare';
+import { servesEmbeddings, type CompatGate } from '../compat/gate';
+import { prepareChat } from '../chat/prepare';
 import { runPrepared } from '../chat/use-case';
 import { requireBodyModel } from '../chat/request';
 import { anthropicWire, openAiWire, type InboundWire, type StreamPiece } from '../chat/wires';
+import { prepareEmbeddings, runEmbeddings, type EmbeddingsDeps } from '../embeddings/use-case';
 import { apiKeyAuth } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
 import { chatInput } from '../http/chat-input';
@@ -28,8 +30,10 @@ const CATALOG_EPOCH = 0;
 
 const listShape = (req: Request): ErrorShape => (req.headers['anthropic-version'] !== undefined ? 'anthropic' : 'openai');
 
-function servedModels(catalog: Catalog): CatalogModel[] {
-  return catalog.models().filter((m) => m.profiles.some((p) => (CHAT_WIRES as readonly string[]).includes(p.wire_format)) && eligibility(m, 'TEXT_OUTPUT').eligible);
+/** The models a client of the list's shape can call: chat models, and for OpenAI's also embeddings models. */
+function servedModels(catalog: Catalog, shape: ErrorShape): CatalogModel[] {
+  const chats = (m: CatalogModel) => m.profiles.some((p) => (CHAT_WIRES as readonly string[]).includes(p.wire_format)) && eligibility(m, 'TEXT_OUTPUT').eligible;
+  return catalog.models().filter((m) => chats(m) || (shape === 'openai' && servesEmbeddings(m)));
 }
 
 /** One model as the OpenAI or the Anthropic models API describes it. */
@@ -45,7 +49,7 @@ function modelList(models: CatalogModel[], shape: ErrorShape) {
   return { object: 'list', data };
 }
 
-export function compatRoutes(deps: ChatDeps & { gate: CompatGate }, accounts: AccountStore, logger: Logger): Router {
+export function compatRoutes(deps: EmbeddingsDeps & { gate: CompatGate }, accounts: AccountStore, logger: Logger): Router {
   const router = Router();
   const auth = apiKeyAuth(accounts, { allowXApiKey: true });
   const body = jsonBody(deps.maxBodyBytes);
@@ -53,12 +57,12 @@ export function compatRoutes(deps: ChatDeps & { gate: CompatGate }, accounts: Ac
   router.get('/v1/models', auth, async (req, res) => {
     deps.gate.admit(req.caller);
     await deps.gate.admitAccount(req.caller);
-    res.json(modelList(servedModels(deps.catalog), listShape(req)));
+    res.json(modelList(servedModels(deps.catalog, listShape(req)), listShape(req)));
   });
   router.get('/v1/models/:id', auth, async (req, res) => {
     deps.gate.admit(req.caller);
     await deps.gate.admitAccount(req.caller);
-    const model = servedModels(deps.catalog).find((m) => m.id === req.params.id);
+    const model = servedModels(deps.catalog, listShape(req)).find((m) => m.id === req.params.id);
     if (!model) throw new GatewayError('model_not_found', `no model ${String(req.params.id)} behind the compatibility routes`);
     res.json(modelEntry(model, listShape(req)));
   });
@@ -80,5 +84,13 @@ export function compatRoutes(deps: ChatDeps & { gate: CompatGate }, accounts: Ac
   router.use('/v1/chat/completions', errorResponder({ logger, shapeOf: () => 'openai' }));
   router.post('/v1/messages', auth, admitted, body, handle(anthropicWire));
   router.use('/v1/messages', errorResponder({ logger, shapeOf: () => 'anthropic' }));
+  router.post('/v1/embeddings', auth, admitted, body, async (req, res) => {
+    const input = chatInput(req, requireBodyModel(req.body), DEFAULT_POOL, res);
+    deps.gate.admitModel(deps.catalog.resolve(input.modelId, 'openai-embeddings').model, 'TEXT_INPUT');
+    const prepared = prepareEmbeddings(deps, input);
+    await deps.gate.admitAccount(req.caller);
+    await respond(res, await runEmbeddings(deps, prepared, input));
+  });
+  router.use('/v1/embeddings', errorResponder({ logger, shapeOf: () => 'openai' }));
   return router;
 }
