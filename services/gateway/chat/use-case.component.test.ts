@@ -3,50 +3,29 @@
 // answer read as data: a JSON answer with its charge header, a stream's frames and the charge
 // after them, a client that leaves, refusals that move no money.
 
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pino from 'pino';
-import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
-import { loadConfig } from '../../../lib/config';
 import { GatewayError } from '../../../lib/errors';
 import { parseSimDirectives } from '../../../providers/simulated/chat';
-import { compose, type Composition } from '../compose';
+import { inProcessGateway, type InProcessGateway } from '../../../test/support/in-process';
 import type { StreamAnswer, StreamFrame, UseCaseAnswer } from '../http/answer';
 import type { ChatDeps, ChatInput } from './prepare';
 import { runChat } from './use-case';
 import { anthropicWire, openAiWire } from './wires';
 
-let composition: Composition;
+let gateway: InProcessGateway;
 let deps: ChatDeps;
-let accounts = 0;
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'chat-use-case-'));
-  composition = await compose(loadConfig({ GATEWAY_DATA_DIR: dir, GATEWAY_LOG_LEVEL: 'silent' }), pino({ level: 'silent' }));
-  deps = composition.deps;
+  gateway = await inProcessGateway('chat-use-case');
+  deps = gateway.composition.deps;
 });
 
 afterAll(async () => {
-  await composition?.close();
+  await gateway?.composition.close();
 });
 
-/** A new account with `amount` nano-USD in pool-3. */
-async function funded(amount: number): Promise<string> {
-  const accountId = `acct_component_${++accounts}`;
-  await deps.funds.of(accountId, DEFAULT_POOL).credit({ amount, reference: 'start' });
-  return accountId;
-}
-
-const balance = (accountId: string) => deps.funds.of(accountId, DEFAULT_POOL).getBalance();
-
-function input(accountId: string, body: unknown, extra: Partial<ChatInput> = {}): ChatInput {
-  return {
-    modelId: 'sim-chat', body, bodyBytes: Buffer.byteLength(JSON.stringify(body)),
-    caller: { family: 'api_key', accountId, apiKeyId: 'key_component', scopes: new Set() },
-    requestId: `req-${accounts}-${Math.random()}`, pool: DEFAULT_POOL, capabilities: [], ...extra,
-  };
-}
+const funded = (amount: number) => gateway.funded(amount);
+const balance = (accountId: string) => gateway.balance(accountId);
+const input = (accountId: string, body: unknown, extra: Partial<ChatInput> = {}) => gateway.input(accountId, 'sim-chat', body, extra);
 
 /** Reads a stream answer as an HTTP writer would, telling each output frame it was sent. */
 async function read(answer: UseCaseAnswer, stopAfter?: { frames: number; leave: () => void }): Promise<string[]> {
