@@ -22,6 +22,14 @@ describe('catalog file', () => {
     expect(eligibility(image, 'IMAGE').eligible).toBe(true);
   });
 
+  it('when the default catalog loads, then sim-embed has an embeddings profile and its public entry tells its TEXT_INPUT readiness', () => {
+    const catalog = loadCatalog(defaultPath);
+    const embed = catalog.resolve('sim-embed', 'openai-embeddings').model;
+    expect(eligibility(embed, 'TEXT_INPUT')).toEqual({ eligible: true, price: 20 });
+    expect(publicEntry(embed).pricing_status).toMatchObject({ TEXT_INPUT: 'ready', TEXT_OUTPUT: 'not_offered' });
+    expect(publicEntry(catalog.resolve('sim-chat', 'openai-chat').model).pricing_status).not.toHaveProperty('TEXT_INPUT');
+  });
+
   it('when the file is invalid, then loading fails with a message naming the field', () => {
     const dir = mkdtempSync(join(tmpdir(), 'catalog-'));
     const path = join(dir, 'bad.json');

@@ -88,11 +88,16 @@ export function requireEligible(model: CatalogModel, operation: PricedOperation)
   return result.price;
 }
 
+/** The operations a model's readiness is told for: every priced one, and TEXT_INPUT where it is an embeddings model's whole bill. */
+export function reportedOperations(model: CatalogModel): PricedOperation[] {
+  return model.profiles.some((p) => p.wire_format === 'openai-embeddings') ? ['TEXT_INPUT', ...PRICED_OPERATIONS] : [...PRICED_OPERATIONS];
+}
+
 /** The public catalog entry. Top-level capabilities describe only the first profile. */
 export function publicEntry(model: CatalogModel) {
   const first = model.profiles[0];
   const pricing_status: Record<string, string> = {};
-  for (const op of PRICED_OPERATIONS) pricing_status[op] = eligibility(model, op).eligible ? 'ready' : (model.pricing_status[op] ?? 'unknown');
+  for (const op of reportedOperations(model)) pricing_status[op] = eligibility(model, op).eligible ? 'ready' : (model.pricing_status[op] ?? 'unknown');
   return {
     id: model.id,
     object: 'model',

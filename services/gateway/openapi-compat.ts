@@ -104,7 +104,7 @@ export const compatPaths = {
         '400': shapedAnswer('either')(CREDENTIAL_400),
         '401': shapedAnswer('either')('Missing or unknown API key'),
         '403': shapedAnswer('either')('The gate is closed (its code names the condition) , credential_family_mismatch or account_suspended'),
-        '404': shapedAnswer('either')('model_not_found: no such model, or not one the chat routes serve (withdrawn, not priced)'),
+        '404': shapedAnswer('either')('model_not_found: no such model, or not one the routes of the list\'s client serve (withdrawn, not priced; an embeddings model on the Anthropic shape)'),
         '503': shapedAnswer('either')(UNAVAILABLE),
       },
     },

@@ -1,8 +1,7 @@
 // Anonymous catalog and readiness report.
 
 import { Router } from 'express';
-import { eligibility, publicEntry, type Catalog } from '../../../catalog/catalog';
-import { PRICED_OPERATIONS } from '../../../catalog/schema';
+import { eligibility, publicEntry, reportedOperations, type Catalog } from '../../../catalog/catalog';
 import { capabilityReadiness, type Capability } from '../capabilities/gates';
 import { compatReadiness } from '../compat/gate';
 import { openApiDocument } from '../openapi';
@@ -38,7 +37,7 @@ export function catalogRoutes(catalog: Catalog, info: ReadinessInfo): Router {
       capability_gates: capabilityReadiness(catalog, info.providers, info.acceptedDelivery),
       models: catalog.models().map((model) => ({
         id: model.id,
-        operations: Object.fromEntries(PRICED_OPERATIONS.map((op) => {
+        operations: Object.fromEntries(reportedOperations(model).map((op) => {
           const result = eligibility(model, op);
           return [op, result.eligible ? { ready: true } : { ready: false, reason: result.reason }];
         })),
