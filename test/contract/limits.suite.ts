@@ -86,6 +86,27 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       expect([tooBig.status, tooBig.body.error?.param]).toEqual([429, 'tokens_per_minute']);
     });
 
+    it('when tokens per minute are limited, then an embeddings call counts its input bound (UTF-8 bytes) at admission and its prompt tokens after', async () => {
+      await insideOneWindow(15_000);
+      const { apiKey } = await limitedKey({ tokens_per_minute: 16 }, { scopes: ['compat'] });
+      const embed = (input: string) => json(`${d.urls[0]}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sim-embed', input }) });
+      // A bound of 20 tokens cannot fit the window: refused before anything is held.
+      const tooBig = await embed('x'.repeat(20));
+      expect([tooBig.status, tooBig.body.error?.code, tooBig.body.error?.param]).toEqual([429, 'rate_limit_exceeded', 'tokens_per_minute']);
+      // 12 bytes counted at admission; the simulated provider counts 3 prompt tokens.
+      const first = await embed('abcdefghijkl');
+      expect([first.status, first.body.usage?.prompt_tokens]).toEqual([200, 3]);
+      expect([first.headers.get('x-ratelimit-limit-tokens'), first.headers.get('x-ratelimit-remaining-tokens')]).toEqual(['16', '4']);
+      // The correction to 3 lands after the settle: a second 12-byte call then fits.
+      let second = await embed('abcdefghijkl');
+      for (let i = 0; i < 20 && second.status === 429; i++) {
+        await sleep(100);
+        second = await embed('abcdefghijkl');
+      }
+      expect(second.status).toBe(200);
+      expect(await balance(d.urls[0], apiKey)).toMatchObject({ held: 0 });
+    });
+
     it('when a call would pass a spend limit, then 402 spend_limit_exceeded naming it and nothing is held; removing the limit lets calls through', async () => {
       const { apiKey, apiKeyId } = await limitedKey({ spend_total: 150_000 });
       const statuses: number[] = [];
