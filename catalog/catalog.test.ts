@@ -38,6 +38,27 @@ describe('catalog file', () => {
   });
 });
 
+describe('a profile\'s tokenizer', () => {
+  const withTokenizer = (index: number, tokenizer: string) => {
+    const file = loadCatalog(defaultPath).file;
+    const [chat, ...rest] = file.models;
+    const profiles = chat.profiles.map((p, i) => (i === index ? { ...p, tokenizer } : p));
+    return { ...file, models: [{ ...chat, profiles }, ...rest] } as never;
+  };
+  it('when an openai-chat profile names a known encoding, then it is kept', () => {
+    expect(new Catalog(withTokenizer(0, 'o200k_base')).resolve('sim-chat', 'openai-chat').profile.tokenizer).toBe('o200k_base');
+  });
+  it('when an anthropic-messages profile names one, then the catalog is refused: Anthropic states its own count', () => {
+    expect(() => new Catalog(withTokenizer(1, 'o200k_base'))).toThrow(/only openai-chat profiles/);
+  });
+  it('when the encoding is unknown, then the file is refused naming the field', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'catalog-'));
+    const path = join(dir, 'tokenizer.json');
+    writeFileSync(path, JSON.stringify(withTokenizer(0, 'p50k_base')));
+    expect(() => loadCatalog(path)).toThrow(/models\.0\.profiles\.0\.tokenizer/);
+  });
+});
+
 describe('pricing eligibility', () => {
   it('when the status is ready with an explicit price, then the operation is eligible', () => {
     expect(eligibility(model({ pricing_status: { TEXT_OUTPUT: 'ready' }, prices: { TEXT_OUTPUT: 5 } }), 'TEXT_OUTPUT')).toEqual({ eligible: true, price: 5 });

@@ -31,6 +31,9 @@ export class Catalog {
       for (const profile of model.profiles) {
         if (this.byProfile.has(profile.profile_id)) throw new CatalogFileError(`models[${model.id}]: duplicate profile_id ${profile.profile_id}`);
         if (!(profile.provider in file.providers)) throw new CatalogFileError(`models[${model.id}]: profile ${profile.profile_id} names unknown provider "${profile.provider}"`);
+        if (profile.tokenizer !== undefined && profile.wire_format !== 'openai-chat') {
+          throw new CatalogFileError(`models[${model.id}]: profile ${profile.profile_id} names a tokenizer, which only openai-chat profiles use (an Anthropic upstream states its own count)`);
+        }
         this.byProfile.set(profile.profile_id, { model, profile });
       }
     }

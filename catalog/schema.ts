@@ -2,6 +2,7 @@
 
 import { z } from 'zod';
 import { CANONICAL_UUID } from '../lib/uuid';
+import { TOKENIZERS } from '../providers/tokenizer';
 
 export const PRICED_OPERATIONS = ['TEXT_OUTPUT', 'IMAGE', 'SECOND'] as const;
 /** The operations behind the capability gates' price condition (docs/capabilities.md). */
@@ -23,6 +24,11 @@ export const profileSchema = z.object({
   upstream_model: z.string().min(1),
   capabilities: z.array(z.string().min(1)),
   chat_runtime_supported: z.boolean(),
+  /**
+   * The encoding of the upstream model (openai-chat profiles only): counts the prompt of a stream
+   * cut before the provider said its count, and of count_tokens. Absent: a byte bound.
+   */
+  tokenizer: z.enum(TOKENIZERS).optional(),
 }).strict();
 
 /** Status strings are kept as written: anything other than "ready" (or a missing one) is not ready. */
