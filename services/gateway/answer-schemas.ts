@@ -75,6 +75,10 @@ export const compatModelListAnswer = z.union([
 /** GET /v1/models/{id}: one entry of that list, in the same shape. */
 export const compatModelAnswer = z.union([openAiModel, anthropicModel]);
 
+export const countTokensAnswer = z.object({
+  input_tokens: z.number().int().nonnegative().describe("The prompt's input tokens: the provider's own count where it has one, else the profile's tokenizer, else a quarter of the messages' JSON bytes"),
+});
+
 /** GET /api/distribution/api-credit/balance: a pool's balance view in USD at scale 9. */
 export const balanceAnswer = z.object({
   currency: z.string(), scale: z.number().int(),

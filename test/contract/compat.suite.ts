@@ -367,6 +367,30 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         await expect(invalid).rejects.toBeInstanceOf(Anthropic.BadRequestError);
         await expect(invalid).rejects.toMatchObject({ status: 400, error: { type: 'error', error: { type: 'invalid_request_error', code: 'max_tokens_out_of_range' } } });
       });
+
+      it('@anthropic-ai/sdk: counts a prompt\'s tokens free of charge: the provider\'s own count, else the profile\'s tokenizer, else the byte estimate', async () => {
+        const { apiKey, compatKey } = await compatAccount();
+        const client = new Anthropic({ baseURL: d.url, apiKey: compatKey, maxRetries: 0 });
+        const messages = [{ role: 'user' as const, content: 'hello' }];
+        const before = await balance(d.url, apiKey);
+        // The simulated provider counts as its answers bill: a quarter of the JSON of { system, messages }.
+        expect(await client.messages.countTokens({ model: 'sim-chat', messages })).toEqual({ input_tokens: Math.ceil(JSON.stringify({ messages }).length / 4) });
+        // An Anthropic upstream is asked (only the fields its count_tokens takes), its cache counts included in its answer.
+        const upstreamCount = await client.messages.countTokens({ model: 'cached-anthropic-chat', system: 'be brief', messages });
+        expect(upstreamCount.input_tokens).toBe(Math.ceil(JSON.stringify({ system: 'be brief', messages }).length / 4) + 150);
+        expect(d.upstream.lastCountTokensBody).toEqual({ model: 'up-claude', system: 'be brief', messages });
+        // An OpenAI upstream cannot count: its profile's tokenizer does (OpenAI counts "hello" as 8), else the byte estimate.
+        expect(await client.messages.countTokens({ model: 'tokenized-chat', messages })).toEqual({ input_tokens: 8 });
+        expect(await client.messages.countTokens({ model: 'upstream-chat', messages })).toEqual({ input_tokens: Math.ceil(JSON.stringify(messages).length / 4) });
+        expect(await balance(d.url, apiKey)).toEqual(before);
+        await expect(client.messages.countTokens({ model: 'no-such-model', messages })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+        await expect(client.messages.countTokens({ model: 'unpriced-chat', messages })).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+        const refused = client.messages.countTokens({ model: 'sim-chat', messages: [] });
+        await expect(refused).rejects.toMatchObject({ status: 400, error: { error: { type: 'invalid_request_error' } } });
+        const failing = await post(`${d.url}/v1/messages/count_tokens`, { 'x-api-key': compatKey, 'x-sim-directive': 'fail-before-output' }, { model: 'sim-chat', messages });
+        expect([failing.status, failing.body.type, failing.body.error?.code]).toEqual([502, 'error', 'provider_error']);
+        expect(await balance(d.url, apiKey)).toEqual(before);
+      });
     });
 
     // ---- 5. The OAuth member/business family -----------------------------------------------------
