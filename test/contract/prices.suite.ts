@@ -1,8 +1,8 @@
 // End-to-end suite of frozen and dated prices over HTTP, against a running gateway whose catalog
 // file the test edits (docs/money.md, "Dated prices" and "Reloading the catalog"): a call is
 // charged the prices in force when it was reserved, whatever a reload or an effective date does
-// before its settle; later calls are charged the new ones; the usage rows record the unit prices
-// charged; SIGHUP reloads a change the file watch cannot see; an invalid file is refused with one
+// before its settle (an image and its replay too); later calls are charged the new ones; the usage
+// rows record the unit prices charged; SIGHUP reloads a change the file watch cannot see; an invalid file is refused with one
 // log line and the old prices stay in force.
 //
 // The catalog: GATEWAY_CATALOG_FILE is a symlink to a file in another directory, so that writing
@@ -11,7 +11,7 @@
 
 import { mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chat, fundedAccount, hello, json } from '../support/api';
+import { chat, fundedAccount, hello, image, json, picture } from '../support/api';
 import { writeTestCatalog } from '../support/catalog';
 import { eventually, passes } from '../support/eventually';
 import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
@@ -27,17 +27,20 @@ export interface PricesDeploymentUnderTest {
   close(): Promise<void>;
 }
 
-type Prices = { TEXT_INPUT: number; TEXT_OUTPUT: number };
-const A: Prices = { TEXT_INPUT: 100, TEXT_OUTPUT: 400 };
-const B: Prices = { TEXT_INPUT: 1_000, TEXT_OUTPUT: 7_000 };
-const C: Prices = { TEXT_INPUT: 3_000, TEXT_OUTPUT: 11_000 };
+/** Every dated model is priced alike (the chat models' IMAGE status is not ready, the image model's TEXT_OUTPUT). */
+type Prices = { TEXT_INPUT: number; TEXT_OUTPUT: number; IMAGE: number };
+const A: Prices = { TEXT_INPUT: 100, TEXT_OUTPUT: 400, IMAGE: 40_000 };
+const B: Prices = { TEXT_INPUT: 1_000, TEXT_OUTPUT: 7_000, IMAGE: 90_000 };
+const C: Prices = { TEXT_INPUT: 3_000, TEXT_OUTPUT: 11_000, IMAGE: 130_000 };
+const DATED = ['dated-chat', 'dated-slow-chat', 'dated-slow-image'];
 /** How long the slow model's upstream takes to answer: the window in which the catalog changes under a reserved call. */
 const SLOW_MS = 3_000;
-const PROFILES = { fast: '5e1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e01', slow: '5e1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e02' };
+const PROFILES = { fast: '5e1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e01', slow: '5e1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e02', image: '5e1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e03' };
 
 /**
- * The catalog files of the suite: the test catalog plus `dated-chat` (the local upstream) and
- * `dated-slow-chat` (the same, answering SLOW_MS late), both priced `prices` and `schedule`.
+ * The catalog files of the suite: the test catalog plus `dated-chat` (the local upstream),
+ * `dated-slow-chat` and `dated-slow-image` (the same, answering SLOW_MS late), all priced
+ * `prices` and `schedule`.
  */
 export class PricesCatalog {
   /** What GATEWAY_CATALOG_FILE names: a symlink to `target` at first. */
@@ -51,11 +54,13 @@ export class PricesCatalog {
     this.target = join(dir, 'store', 'catalog.json');
     this.base = JSON.parse(readFileSync(writeTestCatalog(join(dir, 'store', 'base.json'), upstreamUrl), 'utf8'));
     const chatModel = this.base.models[0] as { profiles: Record<string, unknown>[] };
-    const profile = (id: string, provider: string) => [{ ...chatModel.profiles[0], profile_id: id, provider, upstream_model: 'up-model' }];
+    const imageModel = this.base.models.find((m) => m.id === 'upstream-image') as { profiles: Record<string, unknown>[] };
+    const profile = (model: { profiles: Record<string, unknown>[] }, id: string, provider: string) => [{ ...model.profiles[0], profile_id: id, provider }];
     this.base.providers['local-openai-dated-slow'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': `delay=${SLOW_MS}` } };
     this.base.models.push(
-      { ...chatModel, id: 'dated-chat', profiles: profile(PROFILES.fast, 'local-openai') },
-      { ...chatModel, id: 'dated-slow-chat', profiles: profile(PROFILES.slow, 'local-openai-dated-slow') },
+      { ...chatModel, id: 'dated-chat', profiles: profile(chatModel, PROFILES.fast, 'local-openai') },
+      { ...chatModel, id: 'dated-slow-chat', profiles: profile(chatModel, PROFILES.slow, 'local-openai-dated-slow') },
+      { ...imageModel, id: 'dated-slow-image', profiles: profile(imageModel, PROFILES.image, 'local-openai-dated-slow') },
     );
     writeFileSync(this.target, this.content(A));
     this.path = join(dir, 'live', 'catalog.json');
@@ -63,7 +68,7 @@ export class PricesCatalog {
   }
 
   content(prices: Prices, schedule: { effective_from: string; prices: Prices }[] = []): string {
-    const models = this.base.models.map((m) => (m.id === 'dated-chat' || m.id === 'dated-slow-chat' ? { ...m, prices, price_schedule: schedule } : m));
+    const models = this.base.models.map((m) => (DATED.includes(m.id as string) ? { ...m, prices, price_schedule: schedule } : m));
     return JSON.stringify({ ...this.base, models }, null, 2);
   }
 
@@ -204,6 +209,30 @@ export function pricesSuite(hostName: string, start: () => Promise<PricesDeploym
       expect(await listed('dated-slow-chat')).toMatchObject({ prices: B, prices_effective_from: effective_from });
       const rows = await rowsOf(apiKey, 2);
       expect(rows.filter((r) => r.unit === 'TEXT_OUTPUT').map((r) => r.unitPrice).sort((x, y) => x - y)).toEqual([A.TEXT_OUTPUT, B.TEXT_OUTPUT]);
+    });
+
+    it('when an image reserved under one price is answered after a reload to another, then it and its replay are charged the first; a new image the second', async () => {
+      const before = await version();
+      expect((await listed('dated-slow-image')).prices).toEqual(B);
+      const { apiKey } = await fundedAccount(d.url, 1_000_000_000);
+      const key = crypto.randomUUID();
+      const first = image(d.url, apiKey, picture, { model: 'dated-slow-image', key });
+      const startedAt = Date.now();
+      await new Promise((r) => setTimeout(r, 300));
+      catalog.save(catalog.content(C));
+      await reloadedFrom(before);
+      expect(Date.now() - startedAt).toBeLessThan(SLOW_MS);
+      const answered = await first;
+      expect([answered.status, answered.body.charged, answered.headers.get('x-payg-charged')]).toEqual([200, B.IMAGE, String(B.IMAGE)]);
+      const replay = await image(d.url, apiKey, picture, { model: 'dated-slow-image', key });
+      expect([replay.status, replay.headers.get('x-payg-replayed'), replay.headers.get('x-payg-charged')]).toEqual([200, 'true', String(B.IMAGE)]);
+      const next = await image(d.url, apiKey, picture, { model: 'dated-slow-image' });
+      expect([next.status, next.headers.get('x-payg-charged')]).toEqual([200, String(C.IMAGE)]);
+      const page = await eventually(
+        () => json(`${d.url}/api/distribution/api-credit/usage/page?size=100`, { headers: { authorization: `Bearer ${apiKey}` } }),
+        (r) => r.body.items?.length === 2,
+      );
+      expect((page.body.items as UsageRow[]).map((r) => [r.unit, r.unitPrice, r.charged]).sort((x, y) => Number(x[1]) - Number(y[1]))).toEqual([['IMAGE', B.IMAGE, B.IMAGE], ['IMAGE', C.IMAGE, C.IMAGE]]);
     });
 
     itConformsToOpenApi(openApi);
