@@ -1,8 +1,9 @@
 // The loaded catalog: lookups by model or profile id, pricing eligibility, and the public view.
 
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { GatewayError } from '../lib/errors';
-import { catalogFileSchema, PRICED_OPERATIONS, type CatalogFile, type CatalogModel, type CatalogProfile, type PricedOperation, type WireFormat } from './schema';
+import { catalogFileSchema, PRICED_OPERATIONS, type CatalogFile, type CatalogModel, type CatalogProfile, type PricedOperation, type PriceEntry, type WireFormat } from './schema';
 
 export type { CatalogModel, CatalogProfile } from './schema';
 
@@ -20,37 +21,104 @@ export interface ResolvedProfile {
   profile: CatalogProfile;
 }
 
-export class Catalog {
-  private readonly byModel = new Map<string, CatalogModel>();
-  private readonly byProfile = new Map<string, ResolvedProfile>();
+/** The entry of a model's price schedule in force at `at` (ms since the epoch); undefined: its undated prices. */
+export function scheduleEntryAt(model: CatalogModel, at: number): PriceEntry | undefined {
+  let found: PriceEntry | undefined;
+  for (const entry of model.price_schedule) {
+    if (Date.parse(entry.effective_from) > at) break;
+    found = entry;
+  }
+  return found;
+}
 
-  constructor(readonly file: CatalogFile) {
-    for (const model of file.models) {
-      if (this.byModel.has(model.id)) throw new CatalogFileError(`models: duplicate model id "${model.id}"`);
-      this.byModel.set(model.id, model);
-      for (const profile of model.profiles) {
-        if (this.byProfile.has(profile.profile_id)) throw new CatalogFileError(`models[${model.id}]: duplicate profile_id ${profile.profile_id}`);
-        if (!(profile.provider in file.providers)) throw new CatalogFileError(`models[${model.id}]: profile ${profile.profile_id} names unknown provider "${profile.provider}"`);
-        this.byProfile.set(profile.profile_id, { model, profile });
+/**
+ * The model as priced at `at`: `prices` and `pricing_status` are those in force then, so every
+ * reader of a resolved model (eligibility, a chat's prices, an image's price) sees one price.
+ * Applied twice with the same `at`, it gives the same prices.
+ */
+export function pricedAt(model: CatalogModel, at: number): CatalogModel {
+  const entry = scheduleEntryAt(model, at);
+  return entry ? { ...model, prices: entry.prices, pricing_status: entry.pricing_status ?? model.pricing_status } : model;
+}
+
+export interface CatalogOptions {
+  /** The clock that says which dated prices are in force (ms since the epoch). */
+  now?: () => number;
+  /** What identifies the file's content in logs and /readyz (loadCatalog: a hash of the bytes). */
+  version?: string;
+}
+
+/** One loaded file and its indexes: replaced whole by a reload, never changed in place. */
+interface Snapshot {
+  file: CatalogFile;
+  byModel: Map<string, CatalogModel>;
+  byProfile: Map<string, ResolvedProfile>;
+  version: string;
+  loadedAt: Date;
+}
+
+function indexed(file: CatalogFile, version: string): Snapshot {
+  const byModel = new Map<string, CatalogModel>();
+  const byProfile = new Map<string, ResolvedProfile>();
+  for (const model of file.models) {
+    if (byModel.has(model.id)) throw new CatalogFileError(`models: duplicate model id "${model.id}"`);
+    byModel.set(model.id, model);
+    for (const profile of model.profiles) {
+      if (byProfile.has(profile.profile_id)) throw new CatalogFileError(`models[${model.id}]: duplicate profile_id ${profile.profile_id}`);
+      if (!(profile.provider in file.providers)) throw new CatalogFileError(`models[${model.id}]: profile ${profile.profile_id} names unknown provider "${profile.provider}"`);
+      if (profile.tokenizer !== undefined && profile.wire_format !== 'openai-chat') {
+        throw new CatalogFileError(`models[${model.id}]: profile ${profile.profile_id} names a tokenizer, which only openai-chat profiles use (an Anthropic upstream states its own count)`);
       }
+      byProfile.set(profile.profile_id, { model, profile });
     }
+  }
+  return { file, byModel, byProfile, version, loadedAt: new Date() };
+}
+
+/**
+ * The catalog in force. Every lookup reads one snapshot and prices the model at that moment;
+ * `replace` swaps the snapshot in one assignment, so a request sees either the old file or the
+ * new one, and what it resolved before keeps the prices it read (docs/money.md, "Dated prices").
+ */
+export class Catalog {
+  private current: Snapshot;
+  readonly now: () => number;
+
+  constructor(file: CatalogFile, options: CatalogOptions = {}) {
+    this.current = indexed(file, options.version ?? 'unversioned');
+    this.now = options.now ?? Date.now;
+  }
+
+  get file(): CatalogFile {
+    return this.current.file;
+  }
+
+  /** The loaded file's version and when it was loaded. */
+  get loaded(): { version: string; loadedAt: Date } {
+    return { version: this.current.version, loadedAt: this.current.loadedAt };
+  }
+
+  /** Puts another loaded catalog's file in force (a reload); lookups already made keep theirs. */
+  replace(next: Catalog): void {
+    this.current = next.current;
   }
 
   /** `{id}` of the routes: a model id (its first profile of the wanted wire) or a profile id. */
   resolve(id: string, wire: WireFormat, options: { includeWithdrawn?: boolean } = {}): ResolvedProfile {
-    const direct = this.byProfile.get(id);
+    const { byModel, byProfile } = this.current;
+    const direct = byProfile.get(id);
     if (direct) {
       if (direct.model.withdrawn && !options.includeWithdrawn) throw new GatewayError('model_not_found', `no model ${id}`);
       if (direct.profile.wire_format !== wire) {
         throw new GatewayError('wire_format_mismatch', `profile ${id} speaks ${direct.profile.wire_format}; this route needs ${wire}`);
       }
-      return direct;
+      return { model: pricedAt(direct.model, this.now()), profile: direct.profile };
     }
-    const model = this.byModel.get(id);
+    const model = byModel.get(id);
     if (!model || (model.withdrawn && !options.includeWithdrawn)) throw new GatewayError('model_not_found', `no model ${id}`);
     const profile = model.profiles.find((p) => p.wire_format === wire);
     if (!profile) throw new GatewayError('wire_format_mismatch', `model ${id} has no ${wire} profile`);
-    return { model, profile };
+    return { model: pricedAt(model, this.now()), profile };
   }
 
   /**
@@ -59,16 +127,18 @@ export class Catalog {
    * only where the translation is exact (the caller translates and refuses otherwise).
    */
   resolveChat(id: string, wire: ChatWire): ResolvedProfile {
-    if (this.byProfile.has(id)) return this.resolve(id, wire);
-    const model = this.byModel.get(id);
+    const { byModel, byProfile } = this.current;
+    if (byProfile.has(id)) return this.resolve(id, wire);
+    const model = byModel.get(id);
     const profile = model?.profiles.find((p) => p.wire_format === wire) ?? model?.profiles.find((p) => p.wire_format === otherChatWire(wire));
     if (!model || model.withdrawn) throw new GatewayError('model_not_found', `no model ${id}`);
     if (!profile) throw new GatewayError('wire_format_mismatch', `model ${id} has no chat profile`);
-    return { model, profile };
+    return { model: pricedAt(model, this.now()), profile };
   }
 
-  models(): CatalogModel[] {
-    return this.file.models.filter((m) => !m.withdrawn);
+  /** The models offered, each priced at `at` (default now). */
+  models(at = this.now()): CatalogModel[] {
+    return this.current.file.models.filter((m) => !m.withdrawn).map((m) => pricedAt(m, at));
   }
 }
 
@@ -93,8 +163,13 @@ export function reportedOperations(model: CatalogModel): PricedOperation[] {
   return model.profiles.some((p) => p.wire_format === 'openai-embeddings') ? ['TEXT_INPUT', ...PRICED_OPERATIONS] : [...PRICED_OPERATIONS];
 }
 
-/** The public catalog entry. Top-level capabilities describe only the first profile. */
-export function publicEntry(model: CatalogModel) {
+/**
+ * The public catalog entry at `at`: `prices` and `pricing_status` in force then, the date they
+ * took force (null: the undated prices), and the whole schedule. Top-level capabilities describe
+ * only the first profile.
+ */
+export function publicEntry(raw: CatalogModel, at: number) {
+  const model = pricedAt(raw, at);
   const first = model.profiles[0];
   const pricing_status: Record<string, string> = {};
   for (const op of reportedOperations(model)) pricing_status[op] = eligibility(model, op).eligible ? 'ready' : (model.pricing_status[op] ?? 'unknown');
@@ -106,6 +181,8 @@ export function publicEntry(model: CatalogModel) {
     capabilities: first.capabilities,
     pricing_status,
     prices: model.prices,
+    prices_effective_from: scheduleEntryAt(model, at)?.effective_from ?? null,
+    price_schedule: model.price_schedule,
     free_contract: model.free_contract,
     limits: model.limits,
     profiles: model.profiles.map((p) => ({
@@ -118,10 +195,17 @@ export function publicEntry(model: CatalogModel) {
   };
 }
 
-export function loadCatalog(path: string): Catalog {
+/** The first 12 hex digits of the SHA-256 of the file's bytes: what a reload log line and /readyz name. */
+export function catalogVersion(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 12);
+}
+
+export function loadCatalog(path: string, options: Omit<CatalogOptions, 'version'> = {}): Catalog {
+  let text: string;
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    text = readFileSync(path, 'utf8');
+    raw = JSON.parse(text);
   } catch (error) {
     throw new CatalogFileError(`catalog file ${path}: ${(error as Error).message}`);
   }
@@ -130,5 +214,5 @@ export function loadCatalog(path: string): Catalog {
     const issues = parsed.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`).join('\n');
     throw new CatalogFileError(`catalog file ${path} is invalid:\n${issues}`);
   }
-  return new Catalog(parsed.data);
+  return new Catalog(parsed.data, { ...options, version: catalogVersion(text) });
 }

@@ -2,6 +2,7 @@
 
 import { z } from 'zod';
 import { CANONICAL_UUID } from '../lib/uuid';
+import { TOKENIZERS } from '../providers/tokenizer';
 
 export const PRICED_OPERATIONS = ['TEXT_OUTPUT', 'IMAGE', 'SECOND'] as const;
 /** The operations behind the capability gates' price condition (docs/capabilities.md). */
@@ -27,6 +28,11 @@ export const profileSchema = z.object({
   upstream_model: z.string().min(1),
   capabilities: z.array(z.string().min(1)),
   chat_runtime_supported: z.boolean(),
+  /**
+   * The encoding of the upstream model (openai-chat profiles only): counts the prompt of a stream
+   * cut before the provider said its count, and of count_tokens. Absent: a byte bound.
+   */
+  tokenizer: z.enum(TOKENIZERS).optional(),
 }).strict();
 
 /** Status strings are kept as written: anything other than "ready" (or a missing one) is not ready. */
@@ -49,6 +55,29 @@ export const pricesSchema = z.object({
   MEDIA: amount.optional(),
 }).strict();
 
+/** An instant in UTC, written as ISO 8601 with a `Z` (the price schedule's dates). */
+const utcInstant = z.iso.datetime({ offset: false }).describe('ISO 8601 UTC, e.g. 2026-12-01T00:00:00Z');
+
+/**
+ * One dated set of prices: in force from `effective_from` until the next entry's. It replaces
+ * the model's `prices` whole (a unit it leaves out is unpriced while it is in force) and, when it
+ * has one, the model's `pricing_status`.
+ */
+export const priceEntrySchema = z.object({
+  effective_from: utcInstant,
+  prices: pricesSchema,
+  pricing_status: pricingStatus.optional(),
+}).strict();
+
+/** Entries in strictly increasing order of their dates: which one is in force is never ambiguous. */
+const priceSchedule = z.array(priceEntrySchema).default([]).superRefine((entries, ctx) => {
+  for (let i = 1; i < entries.length; i++) {
+    if (Date.parse(entries[i].effective_from) <= Date.parse(entries[i - 1].effective_from)) {
+      ctx.addIssue({ code: 'custom', path: [i, 'effective_from'], message: `must be later than entry ${i - 1}'s (${entries[i - 1].effective_from}): dates are sorted and unique` });
+    }
+  }
+});
+
 export const modelSchema = z.object({
   id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'letters, digits, ".", "_" and "-" only'),
   display_name: z.string().optional(),
@@ -57,6 +86,11 @@ export const modelSchema = z.object({
   pricing_status: pricingStatus,
   /** Prices in minor units per unit (token, image, second). */
   prices: pricesSchema.default({}),
+  /**
+   * Effective-dated prices (docs/money.md, "Dated prices"): the latest entry whose
+   * `effective_from` has come is in force; before the first, `prices` and `pricing_status` are.
+   */
+  price_schedule: priceSchedule,
   /** The explicit free contract: the only way a zero price is valid. */
   free_contract: z.boolean().default(false),
   limits: z.object({
@@ -73,4 +107,5 @@ export const catalogFileSchema = z.object({
 
 export type CatalogProfile = z.infer<typeof profileSchema>;
 export type CatalogModel = z.infer<typeof modelSchema>;
+export type PriceEntry = z.infer<typeof priceEntrySchema>;
 export type CatalogFile = z.infer<typeof catalogFileSchema>;

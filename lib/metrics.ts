@@ -56,6 +56,13 @@ const imagesBilled = new Counter({
   registers: [registry],
 });
 
+const catalogReloads = new Counter({
+  name: 'payg_catalog_reloads_total',
+  help: 'Catalog file reloads (SIGHUP or a change of the file), by outcome: applied, refused (the catalog in force stays), unchanged (same bytes)',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
 const holdsOpen = new Gauge({
   name: 'payg_holds_open',
   help: 'FundsHold holds opened minus holds ended by the actors of this process since it started (sum it over every actor host)',
@@ -139,6 +146,9 @@ export const metrics = {
   },
   imageBilled(): void {
     imagesBilled.inc();
+  },
+  catalogReload(outcome: 'applied' | 'refused' | 'unchanged'): void {
+    catalogReloads.inc({ outcome });
   },
   actorGauge(gauge: ActorGauge, delta: number): void {
     if (gauge === 'holds_open') holdsOpen.inc(delta);

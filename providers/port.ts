@@ -70,6 +70,11 @@ export interface TokenUsage {
   cacheWrite1hTokens?: number;
   /** Of outputTokens: reasoning tokens, when the provider says (absent: not said, or none). */
   reasoningTokens?: number;
+  /**
+   * True when inputTokens is the gateway's own count of a stream cut before the provider stated
+   * its count (a tokenizer, else a byte estimate): how much of it the prompt cache served is unknown.
+   */
+  promptCounted?: boolean;
 }
 
 /** The prompt-cache counts of a usage, only those above zero (the way the adapters report them). */
@@ -199,8 +204,16 @@ export interface MessagesStreamEvent {
   usage?: TokenUsage;
 }
 
+/** A prompt to count on the Messages wire: the call without its output limit. */
+export type CountTokensCall = Omit<MessagesCall, 'maxTokens'>;
+
 export interface MessagesProvider extends StreamingProvider<MessagesCall, MessagesStreamEvent> {
   create(call: MessagesCall): Promise<MessagesResult>;
+  /**
+   * The provider's own count of the prompt's input tokens (Anthropic's count_tokens), free of
+   * charge; adapters whose upstream cannot count omit it (the gateway then counts itself).
+   */
+  countTokens?(call: CountTokensCall): Promise<number>;
 }
 
 // ---- Embeddings -------------------------------------------------------------------------

@@ -346,3 +346,17 @@ async function rawServer(reply: string, end = true): Promise<Server> {
 function rawProvider(server: Server): AnthropicMessagesProvider {
   return new AnthropicMessagesProvider({ name: 'raw', baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`, maxBodyBytes: 1024 * 1024 });
 }
+
+describe('AnthropicMessagesProvider.countTokens', () => {
+  it('when a prompt is counted, then only the fields count_tokens takes are sent, and its input_tokens is the count', async () => {
+    const { maxTokens: _maxTokens, ...counted } = call({ body: { system: 'be brief', messages, temperature: 0.5, tools: [], metadata: { user_id: 'u' } } });
+    expect(await provider.countTokens(counted)).toBe(INPUT_TOKENS);
+    expect(upstream.lastCountTokensBody).toEqual({ model: 'claude-up', system: 'be brief', messages, tools: [] });
+  });
+
+  it('when the upstream refuses or fails, then the count fails as the other calls do', async () => {
+    const { maxTokens: _maxTokens, ...counted } = call();
+    await expect(providerWith({ 'x-upstream-behaviour': 'status=400' }).countTokens(counted)).rejects.toMatchObject({ kind: 'rejected', upstreamStatus: 400 });
+    await expect(providerWith({ 'x-upstream-behaviour': 'status=529' }).countTokens(counted)).rejects.toMatchObject({ kind: 'unavailable' });
+  });
+});

@@ -8,7 +8,7 @@
 // A stream event's name is taken from its data's `type`: Anthropic always sends the two
 // equal, and the SSE reader keeps only the data lines.
 
-import { ProviderError, type MessagesCall, type MessagesProvider, type MessagesResult, type MessagesStreamEvent, type TokenUsage } from '../port';
+import { ProviderError, type CountTokensCall, type MessagesCall, type MessagesProvider, type MessagesResult, type MessagesStreamEvent, type TokenUsage } from '../port';
 import { failedRead, OpenAiClient, readJsonObject, type ResponseBody } from '../openai/client';
 import { asObject, asOptionalObject, badShape, type Json } from '../openai/shape';
 import { SseDataReader } from '../openai/sse';
@@ -63,11 +63,24 @@ export class AnthropicMessagesProvider implements MessagesProvider {
     return cancellable(body, state, readEvents(body, call.signal, state));
   }
 
+  /** POST {baseUrl}/messages/count_tokens with the fields that endpoint takes: `input_tokens`. */
+  async countTokens(call: CountTokensCall): Promise<number> {
+    const payload: Record<string, unknown> = { model: call.upstreamModel };
+    for (const field of COUNT_TOKENS_FIELDS) if (call.body[field] !== undefined) payload[field] = call.body[field];
+    const { body } = await this.client.post('/messages/count_tokens', payload, call.signal, 'json');
+    const answer = await readJsonObject(body, call.signal);
+    const tokens = answer.input_tokens;
+    return typeof tokens === 'number' && Number.isInteger(tokens) && tokens >= 0 ? tokens : badShape('input_tokens');
+  }
+
   /** Closes the pool's sockets (in-flight calls finish first). */
   close(): Promise<void> {
     return this.client.close();
   }
 }
+
+/** What Anthropic's count_tokens takes beside the model; it refuses any other field. */
+const COUNT_TOKENS_FIELDS = ['messages', 'system', 'tools', 'tool_choice', 'thinking'] as const;
 
 interface ReadState {
   /** message_stop arrived: what is left of the body is only its end. */

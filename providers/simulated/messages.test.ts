@@ -119,3 +119,13 @@ describe('SimulatedMessagesProvider.stream', () => {
     expect((await rejection(provider.stream(call({ reject: true })))).kind).toBe('rejected');
   });
 });
+
+describe('SimulatedMessagesProvider.countTokens', () => {
+  it('when a prompt is counted, then it is the input its answer would bill, and the directives before output apply', async () => {
+    const { maxTokens: _maxTokens, ...counted } = call();
+    expect(await provider.countTokens(counted)).toBe(INPUT_TOKENS);
+    expect((await provider.create(call())).usage.inputTokens).toBe(INPUT_TOKENS);
+    const failing = call({ failBeforeOutput: true });
+    await expect(provider.countTokens(failing)).rejects.toMatchObject({ kind: 'unavailable' });
+  });
+});

@@ -12,7 +12,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { abortableDelay, abortedCallError } from '../abort';
-import type { MessagesCall, MessagesProvider, MessagesResult, MessagesStreamEvent, TokenUsage } from '../port';
+import type { CountTokensCall, MessagesCall, MessagesProvider, MessagesResult, MessagesStreamEvent, TokenUsage } from '../port';
 import { messageDelta, messageStart, messageStop, ping, textBlockStart, textBlockStop, textDelta, textMessage } from '../anthropic/wire';
 import { SimulatedAdapter, type SimulatedProviderOptions } from './adapter';
 import { beforeOutput, breakLikeStream, planTokens, simInputTokens, simulatedBreak, words } from './output';
@@ -44,6 +44,12 @@ export class SimulatedMessagesProvider extends SimulatedAdapter implements Messa
   async stream(call: MessagesCall): Promise<AsyncIterable<MessagesStreamEvent>> {
     await beforeOutput(call);
     return streamEvents(call, planOutput(call));
+  }
+
+  /** The input count its answers would state (the directives before output apply alike). */
+  async countTokens(call: CountTokensCall): Promise<number> {
+    await beforeOutput(call);
+    return simInputTokens({ system: call.body.system, messages: call.body.messages });
   }
 }
 

@@ -20,7 +20,13 @@ const catalogEntry = z.looseObject({
   capabilities_profile_id: z.string(),
   capabilities: stringList,
   pricing_status: z.record(z.string(), z.string()).describe('Per priced operation: ready, not_offered, unknown, …'),
-  prices: z.record(z.string(), nanoUsd).describe('nano-USD per unit, by unit: TEXT_INPUT, TEXT_INPUT_CACHE_READ, TEXT_INPUT_CACHE_WRITE, TEXT_INPUT_CACHE_WRITE_1H, TEXT_OUTPUT, IMAGE, SECOND (and the capability operations); a prompt-cache unit absent here is billed at the unit it refines'),
+  prices: z.record(z.string(), nanoUsd).describe('The prices in force now, nano-USD per unit, by unit: TEXT_INPUT, TEXT_INPUT_CACHE_READ, TEXT_INPUT_CACHE_WRITE, TEXT_INPUT_CACHE_WRITE_1H, TEXT_OUTPUT, IMAGE, SECOND (and the capability operations); a prompt-cache unit absent here is billed at the unit it refines'),
+  prices_effective_from: z.string().nullable().describe('When the prices shown took force (ISO 8601 UTC): the date of the price_schedule entry in force; null when the undated prices are'),
+  price_schedule: z.array(z.object({
+    effective_from: z.string().describe('ISO 8601 UTC: the entry is in force from then until the next entry\'s'),
+    prices: z.record(z.string(), nanoUsd).describe('nano-USD per unit while the entry is in force; replaces the undated prices whole'),
+    pricing_status: z.record(z.string(), z.string()).optional().describe('The statuses while the entry is in force; absent: the model\'s'),
+  })).describe('The dated prices as the catalog file lists them, in order (past, current and future entries); a call is charged the prices in force when it is reserved'),
   free_contract: z.boolean(),
   limits: z.looseObject({ max_tokens: z.number().int().optional(), output_budget: z.number().int().optional() }),
   profiles: z.array(z.looseObject({
@@ -81,6 +87,10 @@ export const embeddingsAnswer = z.object({
   data: z.array(z.object({ object: z.literal('embedding'), index: z.number().int(), embedding: z.union([z.array(z.number()), z.string().describe('base64 of the float32 values, little-endian')]) })),
   model: z.string(),
   usage: z.object({ prompt_tokens: z.number().int().describe('Billed as TEXT_INPUT'), total_tokens: z.number().int() }),
+});
+
+export const countTokensAnswer = z.object({
+  input_tokens: z.number().int().nonnegative().describe("The prompt's input tokens: the provider's own count where it has one, else the profile's tokenizer, else a quarter of the messages' JSON bytes"),
 });
 
 /** GET /api/distribution/api-credit/balance: a pool's balance view in USD at scale 9. */

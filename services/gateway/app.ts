@@ -100,7 +100,9 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
       checks[name] = await check().catch(() => false);
     }));
     const ready = Object.values(checks).every(Boolean);
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
+    // Which catalog file is in force: what an operator reads after a reload (or a refused one).
+    const { version, loadedAt } = deps.catalog.loaded;
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks, catalog: { version, loaded_at: loadedAt.toISOString() } });
   });
   app.get('/metrics', serveMetrics);
 

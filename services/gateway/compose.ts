@@ -9,13 +9,14 @@ import { ACTOR_CLASSES } from '../../actors/host/registry';
 import { DaprActorInvoker } from '../../actors/runtime/dapr-invoker';
 import { ActorOutboxClient } from '../../actors/runtime/outbox-client';
 import { EmbeddedActorHost } from '../../actors/runtime/embedded-host';
-import { CatalogFileError, loadCatalog, type Catalog } from '../../catalog/catalog';
+import { loadCatalog } from '../../catalog/catalog';
 import type { GatewayConfig } from '../../lib/config';
 import type { EventEnvelope } from '../../lib/events';
 import { DaprSidecar } from '../../lib/dapr-http';
 import { openLocalDb, type LocalDb } from '../../lib/local-db';
 import { deliverInProcess } from '../../lib/tracing';
-import { createProviders, providerServes, type Provider } from '../../providers/registry';
+import { createProviders } from '../../providers/registry';
+import { CatalogReloader, checkProfilesServed } from './catalog-reload';
 import { OAuthVerifier } from './auth/oauth';
 import { parseDeliveryConfig } from './capabilities/gates';
 import { LmdbLedgerStore } from '../ledger/lmdb-store';
@@ -44,19 +45,9 @@ export interface Composition {
   deps: GatewayDeps;
   /** The embedded host and its stores, for tests and tools (undefined on Dapr). */
   embedded?: { host: EmbeddedActorHost; db: LocalDb; ledger: LmdbLedgerStore };
+  /** Reloads the catalog file into `deps.catalog` (main arms it on SIGHUP and file changes). */
+  catalogReloader: CatalogReloader;
   close(): Promise<void>;
-}
-
-/** Every profile's provider must speak the profile's wire: found at start-up, not at the first call. */
-function checkProfilesServed(catalog: Catalog, providers: ReadonlyMap<string, Provider>): void {
-  for (const model of catalog.file.models) {
-    for (const profile of model.profiles) {
-      const provider = providers.get(profile.provider);
-      if (provider && !providerServes(provider, profile.wire_format)) {
-        throw new CatalogFileError(`models[${model.id}]: profile ${profile.profile_id} is ${profile.wire_format}, which provider "${profile.provider}" does not serve`);
-      }
-    }
-  }
 }
 
 const READINESS_CHECK = { timeoutMs: 2_000 };
@@ -75,6 +66,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   const catalog = loadCatalog(config.catalogFile);
   const providers = createProviders(catalog.file.providers);
   checkProfilesServed(catalog, providers);
+  const catalogReloader = new CatalogReloader({ catalog, path: config.catalogFile, providers, logger });
   const closeProviders = () => Promise.allSettled([...providers.values()].map((p) => p.close()));
   // Closed last but one: a settle still pending is given up to the drain timeout to land.
   const settlements = new PendingSettlements(logger);
@@ -174,7 +166,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
       },
       ledger,
     };
-    return { deps, close: async () => {
+    return { deps, catalogReloader, close: async () => {
       await close();
       await sidecar.close();
     } };
@@ -202,6 +194,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   return {
     deps,
     embedded: { host, db, ledger },
+    catalogReloader,
     close: async () => {
       await close();
       await host.close();

@@ -16,6 +16,12 @@ async function main(): Promise<void> {
   const drain = new Drain();
   const composition = await compose(config, logger, drain);
   const app = createGatewayApp({ ...composition.deps, drain });
+  // The catalog reloads without a restart: on SIGHUP (which would otherwise end the process) and
+  // when its file changes (docs/money.md, "Reloading the catalog").
+  const reloader = composition.catalogReloader;
+  process.on('SIGHUP', () => reloader.reload('signal'));
+  reloader.watch();
+  logger.info({ file: config.catalogFile, version: composition.deps.catalog.loaded.version }, 'catalog loaded');
   const server = app.listen(config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -25,6 +31,7 @@ async function main(): Promise<void> {
   const stop = () => {
     if (drain.draining) return;
     drain.begin();
+    reloader.close();
     logger.info({ inflight: drain.size, drainTimeoutMs: config.drainTimeoutMs }, 'stopping: draining in-flight requests');
     server.close(() => void drain.idle().then(() => composition.close()).then(stopTracing).finally(() => process.exit(0)));
     // Kept-alive connections go as soon as their last response is done, not at the client's whim.

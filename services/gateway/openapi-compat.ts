@@ -129,6 +129,28 @@ export const compatPaths = {
       responses: chatAnswers('Anthropic message, or its event stream', 'anthropic', 'anthropic'),
     },
   },
+  '/v1/messages/count_tokens': {
+    post: {
+      summary: "Anthropic's token counting: the prompt's input tokens, free of charge (nothing held, nothing billed); errors in the Anthropic shape",
+      description: `${gateDescription} Counted as one request, with no tokens, under a rate limit. The body is checked as a Messages call of the model would be (max_tokens may be left out).`,
+      'x-gate': 'compat',
+      security: apiKeyOrX,
+      requestBody: messagesBody,
+      responses: {
+        '200': { description: 'The count', content: { 'application/json': { schema: { $ref: '#/components/schemas/CountTokens' } } } },
+        '400': shapedAnswer('anthropic')(`Invalid input: the limits of the chat route, wire_translation_inexact, provider_rejected (the provider refused to count), ${BODY_400}, ${CREDENTIAL_400}`),
+        '401': shapedAnswer('anthropic')('Missing or unknown credential'),
+        '403': shapedAnswer('anthropic')('The gate is closed (its code names the condition), credential_family_mismatch, model_not_eligible or account_suspended'),
+        '404': shapedAnswer('anthropic')('model_not_found'),
+        '413': shapedAnswer('anthropic')(BODY_413),
+        '415': shapedAnswer('anthropic')(BODY_415),
+        '429': { ...shapedAnswer('anthropic')(RATE_429), headers: RETRY_AFTER_HEADERS },
+        '502': shapedAnswer('anthropic')('provider_error: the provider\'s own count failed'),
+        '503': shapedAnswer('anthropic')(UNAVAILABLE),
+        '504': shapedAnswer('anthropic')('provider_timeout'),
+      },
+    },
+  },
   '/v1/embeddings': {
     post: {
       summary: 'OpenAI embeddings, model in the body, billed per prompt token (TEXT_INPUT) from pool-3; errors in the OpenAI shape',

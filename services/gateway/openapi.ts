@@ -3,7 +3,7 @@
 // A candidate reference: registered routes and credential contracts prevail (docs/api.md).
 
 import { adminPaths, adminSchemas, adminSecuritySchemes } from './openapi-admin';
-import { anthropicMessageAnswer, balanceAnswer, imageSucceededAnswer, capabilitiesAnswer, catalogAnswer, chatCompletionAnswer, compatModelAnswer, compatModelListAnswer, embeddingsAnswer, entitlementAnswer, openApiAnswer, streamEventAnswer } from './answer-schemas';
+import { anthropicMessageAnswer, balanceAnswer, imageSucceededAnswer, capabilitiesAnswer, catalogAnswer, chatCompletionAnswer, compatModelAnswer, countTokensAnswer, compatModelListAnswer, embeddingsAnswer, entitlementAnswer, openApiAnswer, streamEventAnswer } from './answer-schemas';
 import { BODY_400, BODY_415, chatSuccess, CREDENTIAL_400, jsonSchemaOf, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
 import { errorSchemas } from './error-schemas';
 import { CANONICAL_UUID_HEX } from '../../lib/uuid';
@@ -43,6 +43,7 @@ export const openApiDocument = {
       AnthropicMessage: jsonSchemaOf(anthropicMessageAnswer, 'output'),
       CompatModelList: jsonSchemaOf(compatModelListAnswer, 'output'),
       CompatModel: jsonSchemaOf(compatModelAnswer, 'output'),
+      CountTokens: jsonSchemaOf(countTokensAnswer, 'output'),
       Embeddings: jsonSchemaOf(embeddingsAnswer, 'output'),
       Entitlement: jsonSchemaOf(entitlementAnswer, 'output'),
       StreamEvent: jsonSchemaOf(streamEventAnswer, 'output'),

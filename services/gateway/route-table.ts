@@ -37,6 +37,7 @@ export const ROUTES = {
   'GET /v1/models/:id': open('compat'),
   'POST /v1/chat/completions': open('compat'),
   'POST /v1/messages': open('compat'),
+  'POST /v1/messages/count_tokens': open('compat'),
   'POST /v1/embeddings': open('compat'),
 
   'GET /api/member/v1/entitlement': open('member'),

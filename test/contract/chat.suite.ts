@@ -307,6 +307,57 @@ export function chatSuite(hostName: string, start: () => Promise<DeploymentUnder
         });
       });
 
+      /** A stream's SSE text, asked on the model's route of one wire. */
+      const stream = (model: string, path: 'chat' | 'chat/anthropic', apiKey: string, body: object) =>
+        fetch(`${d.url}/api/open/v1/models/${model}/${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+          body: JSON.stringify({ ...body, stream: true }),
+        }).then((r) => r.text());
+      /** A fresh account's one stream: its SSE text and its usage rows by unit. */
+      const streamedRows = async (model: string, path: 'chat' | 'chat/anthropic', units: number, body: object = { ...hello, max_tokens: 4 }) => {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const text = await stream(model, path, apiKey, body);
+        return { text, rows: await rowsOf(apiKey, units) };
+      };
+
+      it('when a stream did not ask for usage, then the upstream was asked all the same and its exact counts are billed, cache units included, with no usage chunk relayed', async () => {
+        const { text, rows } = await streamedRows('cached-chat', 'chat', 3);
+        expect(sseData(text).filter((e) => e !== '[DONE]').map((e) => JSON.parse(e)).some((chunk) => 'usage' in chunk)).toBe(false);
+        expect(sseData(text).at(-1)).toBe('[DONE]');
+        expect(quantities(rows)).toMatchObject({ TEXT_INPUT_CACHE_READ: [40, 100], TEXT_OUTPUT: [4, 4000] });
+      });
+
+      it('when an OpenAI stream is cut before its usage, then its prompt is counted by the profile\'s tokenizer, at the lowest prompt price, and costs less than the same stream completed', async () => {
+        const whole = await streamedRows('tokenized-chat', 'chat', 3);
+        // OpenAI counts a user message "hello" 8 prompt tokens; this upstream read 5 of them from its cache.
+        expect(quantities(whole.rows)).toEqual({ TEXT_INPUT: [3, 1000], TEXT_INPUT_CACHE_READ: [5, 100], TEXT_OUTPUT: [4, 4000] });
+        const cut = await streamedRows('tokenized-cut-chat', 'chat', 2);
+        expect(sseData(cut.text).at(-1)).not.toBe('[DONE]');
+        expect(JSON.parse(sseData(cut.text).at(-1)!)).toMatchObject({ error: { code: 'provider_error' } });
+        // How much the cache served is unknown: the whole prompt at the cache-read price, the lowest.
+        expect(quantities(cut.rows)).toEqual({ TEXT_INPUT: [8, 100], TEXT_OUTPUT: [3, 4000] });
+        expect(chargedOf(cut.rows)).toBeLessThan(chargedOf(whole.rows));
+      });
+
+      it('when an OpenAI stream without a tokenizer is cut, then its prompt is the byte estimate of its messages, which is what this upstream counts, never more', async () => {
+        const whole = await streamedRows('upstream-chat', 'chat', 2);
+        const cut = await streamedRows('upstream-cut-chat', 'chat', 2);
+        const prompt = Math.ceil(Buffer.byteLength(JSON.stringify(hello.messages)) / 4);
+        expect([quantities(whole.rows), quantities(cut.rows)]).toEqual([{ TEXT_INPUT: [prompt, 100], TEXT_OUTPUT: [4, 400] }, { TEXT_INPUT: [prompt, 100], TEXT_OUTPUT: [3, 400] }]);
+      });
+
+      it('when an Anthropic stream is cut, then it is billed the prompt Anthropic stated at its start, each cache unit at its price, and the output sent', async () => {
+        const whole = await streamedRows('cached-anthropic-chat', 'chat/anthropic', 5);
+        const cut = await streamedRows('cached-anthropic-cut-chat', 'chat/anthropic', 5);
+        expect(cut.text).toContain('event: error');
+        const prompt = (rows: Record<string, UsageRow>) => Object.fromEntries(Object.entries(quantities(rows)).filter(([unit]) => unit !== 'TEXT_OUTPUT'));
+        expect(prompt(cut.rows)).toEqual(prompt(whole.rows));
+        expect(prompt(cut.rows)).toMatchObject({ TEXT_INPUT_CACHE_READ: [100, 100], TEXT_INPUT_CACHE_WRITE: [30, 1250], TEXT_INPUT_CACHE_WRITE_1H: [20, 2000] });
+        expect([quantities(whole.rows).TEXT_OUTPUT, quantities(cut.rows).TEXT_OUTPUT]).toEqual([[4, 4000], [2, 4000]]);
+        expect(chargedOf(cut.rows)).toBeLessThan(chargedOf(whole.rows));
+      });
+
       it('when the model does not price the cache units, then cache tokens are billed at its input price, never more', async () => {
         const { apiKey } = await fundedAccount(d.url, 10_000_000);
         const answer = await post('cache-unpriced-chat', 'chat/anthropic', apiKey, { ...hello, max_tokens: 4 });

@@ -3,6 +3,8 @@
 // behind their gate (driven by the official openai and @anthropic-ai/sdk packages), the OAuth
 // member family and its funding pool, and the capability gates.
 
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { admin, balance, chat, fundedAccount, hello, image, json, picture } from '../support/api';
@@ -10,6 +12,7 @@ import { eventually } from '../support/eventually';
 import type { OAuthIssuer } from '../support/oauth';
 import type { Upstream } from '../support/upstream';
 import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
+import { ROOT } from '../support/processes';
 import { sseEvents as parseSseEvents, type SseEvent } from '../support/sse';
 
 export const COMPAT_TEST_ENV = {
@@ -41,6 +44,7 @@ function post(url: string, credential: Record<string, string>, body: unknown) {
   return json(url, { method: 'POST', headers: { 'content-type': 'application/json', ...credential }, body: JSON.stringify(body) });
 }
 
+const execFileAsync = promisify(execFile);
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const anthropicHello = { max_tokens: 8, messages: [{ role: 'user', content: 'hello' }] };
 
@@ -368,6 +372,53 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         const invalid = client.messages.create({ model: 'sim-chat', max_tokens: 8193, messages: [{ role: 'user', content: 'hello' }] });
         await expect(invalid).rejects.toBeInstanceOf(Anthropic.BadRequestError);
         await expect(invalid).rejects.toMatchObject({ status: 400, error: { type: 'error', error: { type: 'invalid_request_error', code: 'max_tokens_out_of_range' } } });
+      });
+
+      it('@anthropic-ai/sdk: counts a prompt\'s tokens free of charge: the provider\'s own count, else the profile\'s tokenizer, else the byte estimate', async () => {
+        const { apiKey, compatKey } = await compatAccount();
+        const client = new Anthropic({ baseURL: d.url, apiKey: compatKey, maxRetries: 0 });
+        const messages = [{ role: 'user' as const, content: 'hello' }];
+        const before = await balance(d.url, apiKey);
+        // The simulated provider counts as its answers bill: a quarter of the JSON of { system, messages }.
+        expect(await client.messages.countTokens({ model: 'sim-chat', messages })).toEqual({ input_tokens: Math.ceil(JSON.stringify({ messages }).length / 4) });
+        // An Anthropic upstream is asked (only the fields its count_tokens takes), its cache counts included in its answer.
+        const upstreamCount = await client.messages.countTokens({ model: 'cached-anthropic-chat', system: 'be brief', messages });
+        expect(upstreamCount.input_tokens).toBe(Math.ceil(JSON.stringify({ system: 'be brief', messages }).length / 4) + 150);
+        expect(d.upstream.lastCountTokensBody).toEqual({ model: 'up-claude', system: 'be brief', messages });
+        // An OpenAI upstream cannot count: its profile's tokenizer does (OpenAI counts "hello" as 8), else the byte estimate.
+        expect(await client.messages.countTokens({ model: 'tokenized-chat', messages })).toEqual({ input_tokens: 8 });
+        expect(await client.messages.countTokens({ model: 'upstream-chat', messages })).toEqual({ input_tokens: Math.ceil(JSON.stringify(messages).length / 4) });
+        expect(await balance(d.url, apiKey)).toEqual(before);
+        await expect(client.messages.countTokens({ model: 'no-such-model', messages })).rejects.toBeInstanceOf(Anthropic.NotFoundError);
+        await expect(client.messages.countTokens({ model: 'unpriced-chat', messages })).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+        const refused = client.messages.countTokens({ model: 'sim-chat', messages: [] });
+        await expect(refused).rejects.toMatchObject({ status: 400, error: { error: { type: 'invalid_request_error' } } });
+        const failing = await post(`${d.url}/v1/messages/count_tokens`, { 'x-api-key': compatKey, 'x-sim-directive': 'fail-before-output' }, { model: 'sim-chat', messages });
+        expect([failing.status, failing.body.type, failing.body.error?.code]).toEqual([502, 'error', 'provider_error']);
+        expect(await balance(d.url, apiKey)).toEqual(before);
+      });
+
+      it('the Python SDKs (openai, anthropic): list, retrieve, complete, stream past the charge comment, count tokens, and raise typed errors', async () => {
+        const { apiKey, compatKey } = await compatAccount();
+        const before = await balance(d.url, apiKey);
+        const python = (await execFileAsync('bash', ['scripts/ensure-python-sdks.sh'], { cwd: ROOT })).stdout.trim();
+        const run = await execFileAsync(python, ['test/python/compat_sdks.py'], { cwd: ROOT, env: { ...process.env, GATEWAY_URL: d.url, COMPAT_KEY: compatKey } });
+        const { openai: o, anthropic: a } = JSON.parse(run.stdout);
+        expect(o.models).toEqual(expect.arrayContaining(['sim-chat', 'upstream-chat']));
+        expect(o.model).toEqual({ id: 'sim-chat', object: 'model', created: 0, owned_by: 'payg-gateway' });
+        expect(o.completion).toMatchObject({ content: 'tok0 tok1 tok2 tok3', usage: { completion_tokens: 4 } });
+        expect(Number(o.completion.charged)).toBe(cost(o.completion.usage.prompt_tokens, 4));
+        expect(o.stream).toMatchObject({ text: 'tok0 tok1 tok2', usage: { completion_tokens: 3 } });
+        expect([o.not_found.error, o.not_found.status, o.unauthenticated.error, o.unauthenticated.status]).toEqual(['NotFoundError', 404, 'AuthenticationError', 401]);
+        expect(a.models).toEqual(expect.arrayContaining(['sim-chat', 'upstream-anthropic-chat']));
+        expect(a.message).toMatchObject({ text: 'tok0 tok1 tok2 tok3', usage: { output_tokens: 4 } });
+        expect(a.stream).toEqual({ text: 'tok0 tok1 tok2', stop_reason: 'max_tokens', output_tokens: 3 });
+        expect(a.count_tokens).toBe(8);
+        expect([a.bad_request.error, a.bad_request.status, a.bad_request.body.error.code]).toEqual(['BadRequestError', 400, 'max_tokens_out_of_range']);
+        expect([a.not_eligible.error, a.not_eligible.status]).toEqual(['PermissionDeniedError', 403]);
+        // Two chats and two messages were billed, nothing else (the count is free).
+        const billed = cost(o.completion.usage.prompt_tokens, 4) + cost(o.stream.usage.prompt_tokens, 3) + cost(a.message.usage.input_tokens, 4) + cost(a.message.usage.input_tokens, 3);
+        expect(await eventually(() => balance(d.url, apiKey), (b) => b.held === 0 && b.balance < before.balance)).toMatchObject({ balance: before.balance - billed });
       });
     });
 

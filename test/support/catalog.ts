@@ -35,6 +35,13 @@ export function writeTestCatalog(path: string, upstreamUrl: string, options: Tes
     { ...chat, id: 'cached-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e03', provider: 'local-openai-cached', upstream_model: 'up-model' }], prices: CACHE_PRICES },
     { ...chat, id: 'cached-anthropic-chat', profiles: [{ ...chat.profiles[1], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e04', provider: 'local-anthropic-cached', upstream_model: 'up-claude' }], prices: CACHE_PRICES },
     { ...chat, id: 'cache-unpriced-chat', profiles: [{ ...chat.profiles[1], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e05', provider: 'local-anthropic-cached', upstream_model: 'up-claude' }] },
+    // Cut streams (docs/money.md, "A cut stream"): an upstream counting the prompt as OpenAI does
+    // (o200k_base, 5 of it read from the cache), whole and cut after 3 events; the upstream
+    // counting bytes, cut; the caching Anthropic upstream, cut after 5 events (2 of them output).
+    { ...chat, id: 'tokenized-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e06', provider: 'local-openai-tokenized', upstream_model: 'up-model', tokenizer: 'o200k_base' }], prices: CACHE_PRICES },
+    { ...chat, id: 'tokenized-cut-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e07', provider: 'local-openai-tokenized-cut', upstream_model: 'up-model', tokenizer: 'o200k_base' }], prices: CACHE_PRICES },
+    { ...chat, id: 'upstream-cut-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e08', provider: 'local-openai-cut', upstream_model: 'up-model' }] },
+    { ...chat, id: 'cached-anthropic-cut-chat', profiles: [{ ...chat.profiles[1], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e09', provider: 'local-anthropic-cached-cut', upstream_model: 'up-claude' }], prices: CACHE_PRICES },
     { ...chat, id: 'capable-unpriced-chat', profiles: [{ ...chat.profiles[0], profile_id: 'ad1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e02', capabilities: [...chat.profiles[0].capabilities, ...CAPABILITY_TAGS] }] },
   );
   base.models.push(
@@ -56,6 +63,10 @@ export function writeTestCatalog(path: string, upstreamUrl: string, options: Tes
   base.providers['local-anthropic'] = { kind: 'anthropic', baseUrl: upstreamUrl };
   base.providers['local-openai-cached'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'cache-read=40,reasoning=2' } };
   base.providers['local-anthropic-cached'] = { kind: 'anthropic', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'cache-read=100,cache-write=30,cache-write-1h=20' } };
+  base.providers['local-openai-tokenized'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'tokenizer=o200k_base,cache-read=5' } };
+  base.providers['local-openai-tokenized-cut'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'tokenizer=o200k_base,cache-read=5,break-after=3' } };
+  base.providers['local-openai-cut'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'break-after=3' } };
+  base.providers['local-anthropic-cached-cut'] = { kind: 'anthropic', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'cache-read=100,cache-write=30,cache-write-1h=20,break-after=5' } };
   base.providers['local-openai-slow'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'delay=400' } };
   base.providers['local-openai-hang'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'hang' } };
   for (const model of base.models) if (options.withdrawn?.includes(model.id)) model.withdrawn = true;

@@ -52,6 +52,15 @@ describe('startUpstream', () => {
     expect(all[4]).toBe('[DONE]');
   });
 
+  it('when the behaviour is tokenizer=o200k_base, then the prompt is counted as OpenAI counts it, cache reads part of it', async () => {
+    const hello = [{ role: 'user', content: 'hello' }];
+    const counted = JSON.parse((await post({ model: 'm', messages: hello, max_tokens: 1 }, { 'x-upstream-behaviour': 'tokenizer=o200k_base' })).text);
+    expect(counted.usage).toEqual({ prompt_tokens: 8, completion_tokens: 1, total_tokens: 9 });
+    const cached = JSON.parse((await post({ model: 'm', messages: hello, max_tokens: 1 }, { 'x-upstream-behaviour': 'tokenizer=o200k_base,cache-read=5' })).text);
+    expect(cached.usage).toMatchObject({ prompt_tokens: 8, prompt_tokens_details: { cached_tokens: 5 } });
+    expect((await post({ model: 'm', messages: hello }, { 'x-upstream-behaviour': 'tokenizer=p99' })).status).toBe(400);
+  });
+
   it('when streaming without include_usage, then no usage event is sent', async () => {
     const all = events((await post({ model: 'm', messages, max_tokens: 1, stream: true })).text);
     expect(all).toHaveLength(3);

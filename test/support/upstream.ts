@@ -14,6 +14,9 @@
 // Anthropic's event sequence (message_start, content_block_start, ping, one
 // content_block_delta per word, content_block_stop, message_delta, message_stop). It refuses,
 // with 400 and Anthropic's error body as Anthropic does, a missing max_tokens or messages.
+// POST /v1/messages/count_tokens answers { input_tokens }: the prompt the Messages route would
+// bill (its input_tokens plus the cache counts of its behaviour); it refuses, as Anthropic does,
+// missing messages and any field other than model, messages, system, tools, tool_choice, thinking.
 // POST /v1/embeddings answers one vector per input item (a string, or an array of token ids),
 // the simulated provider's (`dimensions` long, default 8; the same item, the same vector), as
 // numbers, or base64 float32 with encoding_format "base64"; usage.prompt_tokens by the simulated
@@ -28,15 +31,18 @@
 // or written to the prompt cache: OpenAI's prompt_tokens_details.cached_tokens, included in
 // prompt_tokens; Anthropic's cache_read_input_tokens, cache_creation_input_tokens and
 // cache_creation, beside input_tokens), reasoning=<n> (chat: that many of the output tokens
-// reported as completion_tokens_details.reasoning_tokens).
+// reported as completion_tokens_details.reasoning_tokens), tokenizer=<encoding> (chat: the prompt
+// counted as OpenAI counts it, by that encoding (providers/tokenizer.ts), instead of bytes/4;
+// its cache-read tokens are then part of that count, as OpenAI's are).
 //
 // CLI: `node dist/test/support/upstream.js` listens on PORT (default 9100).
 
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { embeddingItems, type EmbeddingsInput } from '../../providers/port';
+import { embeddingItems, type ChatMessage, type EmbeddingsInput } from '../../providers/port';
 import { float32Base64, simItemTokens, simVector } from '../../providers/simulated/embeddings';
 import { solidPng } from '../../providers/simulated/png';
+import { countChatPrompt, TOKENIZERS, type TokenizerName } from '../../providers/tokenizer';
 
 export interface UpstreamOptions {
   port?: number;
@@ -72,6 +78,9 @@ export interface Upstream {
   lastMessagesHeaders: IncomingHttpHeaders | undefined;
   /** Messages requests whose client went away before the answer was complete. */
   messagesClientAborts: number;
+  /** count_tokens requests received, and the parsed body of the last one. */
+  countTokensRequests: number;
+  lastCountTokensBody: unknown;
   /** Embeddings requests received. */
   embeddingsRequests: number;
   /** The parsed body of the last embeddings request. */
@@ -91,6 +100,8 @@ interface Behaviour {
   cacheWrite1h?: number;
   /** Output tokens reported as reasoning (chat). */
   reasoning?: number;
+  /** The chat prompt counted by this encoding, OpenAI's way (cache reads then part of it). */
+  tokenizer?: TokenizerName;
 }
 
 type JsonBody = Record<string, unknown>;
@@ -99,6 +110,8 @@ const DEFAULT_TOKENS = 16;
 const CHAT_PATH = '/v1/chat/completions';
 const IMAGES_PATH = '/v1/images/generations';
 const MESSAGES_PATH = '/v1/messages';
+const COUNT_TOKENS_PATH = '/v1/messages/count_tokens';
+const COUNT_TOKENS_FIELDS = new Set(['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking']);
 const EMBEDDINGS_PATH = '/v1/embeddings';
 const EMBEDDING_DIMENSIONS = 8;
 const FILE_PATH = /^\/files\/\d+\.png$/;
@@ -123,6 +136,8 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
     lastMessagesBody: undefined,
     lastMessagesHeaders: undefined,
     messagesClientAborts: 0,
+    countTokensRequests: 0,
+    lastCountTokensBody: undefined,
     embeddingsRequests: 0,
     lastEmbeddingsBody: undefined,
     close,
@@ -132,6 +147,7 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
     if (req.method === 'POST' && req.url === CHAT_PATH) return readBody(req, (raw) => chat(req, res, raw));
     if (req.method === 'POST' && req.url === IMAGES_PATH) return readBody(req, (raw) => images(req, res, raw));
     if (req.method === 'POST' && req.url === MESSAGES_PATH) return readBody(req, (raw) => messages(req, res, raw));
+    if (req.method === 'POST' && req.url === COUNT_TOKENS_PATH) return readBody(req, (raw) => countTokens(req, res, raw));
     if (req.method === 'POST' && req.url === EMBEDDINGS_PATH) return readBody(req, (raw) => embeddings(req, res, raw));
     if (req.method === 'GET' && FILE_PATH.test(req.url ?? '')) return sendPng(res);
     sendError(res, 404, 'not found');
@@ -186,6 +202,25 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
       return sendAnthropicError(res, 400, (error as Error).message);
     }
     schedule(res, behaviour, () => upstream.messagesClientAborts++, () => respondMessages(res, body, behaviour, headerTokens));
+  }
+
+  function countTokens(req: IncomingMessage, res: ServerResponse, raw: string): void {
+    upstream.countTokensRequests++;
+    const body = parseBody(res, raw, sendAnthropicError);
+    if (!body) return;
+    upstream.lastCountTokensBody = body;
+    let behaviour: Behaviour;
+    try {
+      behaviour = parseBehaviour(req.headers['x-upstream-behaviour'], 'messages');
+      if (!Array.isArray(body.messages)) throw new Error('messages: Field required');
+      const extra = Object.keys(body).find((key) => !COUNT_TOKENS_FIELDS.has(key));
+      if (extra) throw new Error(`${extra}: Extra inputs are not permitted`);
+    } catch (error) {
+      return sendAnthropicError(res, 400, (error as Error).message);
+    }
+    if (sentStatus(res, behaviour, sendAnthropicError)) return;
+    const cached = (behaviour.cacheRead ?? 0) + (behaviour.cacheWrite ?? 0) + (behaviour.cacheWrite1h ?? 0);
+    sendJson(res, 200, { input_tokens: messagesInputTokens(body) + cached });
   }
 
   function embeddings(req: IncomingMessage, res: ServerResponse, raw: string): void {
@@ -258,10 +293,13 @@ function respond(res: ServerResponse, body: Record<string, unknown>, behaviour: 
   const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : DEFAULT_TOKENS;
   const tokens = Math.max(0, Math.min(maxTokens, headerTokens));
   const finishReason = headerTokens > maxTokens ? 'length' : 'stop';
-  const promptTokens = Math.ceil(Buffer.byteLength(JSON.stringify(body.messages ?? [])) / 4);
-  const cached = behaviour.cacheRead ?? 0;
+  const messages = (body.messages ?? []) as ChatMessage[];
+  // By bytes, cache reads come on top; by a tokenizer, they are part of the prompt, as OpenAI's are.
+  const counted = behaviour.tokenizer ? countChatPrompt(behaviour.tokenizer, messages) : undefined;
+  const cached = Math.min(behaviour.cacheRead ?? 0, counted ?? Infinity);
+  const prompt = counted ?? Math.ceil(Buffer.byteLength(JSON.stringify(messages)) / 4) + cached;
   const usage = {
-    prompt_tokens: promptTokens + cached, completion_tokens: tokens, total_tokens: promptTokens + cached + tokens,
+    prompt_tokens: prompt, completion_tokens: tokens, total_tokens: prompt + tokens,
     ...(cached > 0 ? { prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 } } : {}),
     ...(behaviour.reasoning ? { completion_tokens_details: { reasoning_tokens: Math.min(behaviour.reasoning, tokens), audio_tokens: 0 } } : {}),
   };
@@ -324,12 +362,17 @@ function checkMessagesRequest(body: JsonBody): void {
   if (!Array.isArray(body.messages)) throw new Error('messages: Field required');
 }
 
+/** The uncached input of a Messages request: ceil(bytes of JSON.stringify({ system, messages }) / 4). */
+function messagesInputTokens(body: JsonBody): number {
+  return Math.ceil(Buffer.byteLength(JSON.stringify({ system: body.system, messages: body.messages })) / 4);
+}
+
 function respondMessages(res: ServerResponse, body: JsonBody, behaviour: Behaviour, headerTokens: number): void {
   if (res.destroyed || sentStatus(res, behaviour, sendAnthropicError)) return;
   const maxTokens = body.max_tokens as number;
   const tokens = Math.max(0, Math.min(maxTokens, headerTokens));
   const stopReason = headerTokens > maxTokens ? 'max_tokens' : 'end_turn';
-  const inputTokens = Math.ceil(Buffer.byteLength(JSON.stringify({ system: body.system, messages: body.messages })) / 4);
+  const inputTokens = messagesInputTokens(body);
   const id = `msg_up_${++sequence}`;
   const model = typeof body.model === 'string' ? body.model : 'unknown';
   const message = { id, type: 'message', role: 'assistant', model, content: [] as unknown[], stop_reason: null as string | null, stop_sequence: null };
@@ -443,7 +486,7 @@ const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
 };
 
 // Behaviours of the chat and messages routes only (STREAMS_ONLY: refused on images and embeddings).
-const STREAMS_ONLY = new Set(['chunk-delay', 'cache-read', 'cache-write', 'cache-write-1h', 'reasoning']);
+const STREAMS_ONLY = new Set(['chunk-delay', 'cache-read', 'cache-write', 'cache-write-1h', 'reasoning', 'tokenizer']);
 // Behaviours of the routes answering one JSON body of vectors or images (refused on chat and messages).
 const ONE_BODY_ONLY = new Set(['wrong-format']);
 
@@ -465,6 +508,7 @@ function parseBehaviour(header: string | string[] | undefined, route: 'chat' | '
     else if (name === 'cache-write') behaviour.cacheWrite = parseCount(name, value ?? '');
     else if (name === 'cache-write-1h') behaviour.cacheWrite1h = parseCount(name, value ?? '');
     else if (name === 'reasoning') behaviour.reasoning = parseCount(name, value ?? '');
+    else if (name === 'tokenizer' && route === 'chat' && (TOKENIZERS as readonly string[]).includes(value ?? '')) behaviour.tokenizer = value as TokenizerName;
     else throw new Error(`unknown x-upstream-behaviour "${part.trim()}"`);
   }
   return behaviour;

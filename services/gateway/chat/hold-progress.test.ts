@@ -29,9 +29,9 @@ describe('hold progress', () => {
   it('when tokens are delivered, then a record is sent every N tokens, one at a time, newer counts coalescing into the next', async () => {
     const fake = fakeFunds(30);
     const progress = new HoldProgress(fake.funds, 'h', lines, 5000, { everyTokens: 10, everyMs: 60_000 }, logger);
-    for (let n = 1; n <= 100; n++) progress.delivered({ inputTokens: 3, outputTokens: n });
+    for (let n = 1; n <= 100; n++) progress.delivered(n, (outputTokens) => ({ inputTokens: 3, outputTokens }));
     await new Promise((r) => setTimeout(r, 50));
-    progress.delivered({ inputTokens: 3, outputTokens: 101 });
+    progress.delivered(101, (outputTokens) => ({ inputTokens: 3, outputTokens }));
     await new Promise((r) => setTimeout(r, 50));
     progress.stop();
     expect(fake.maxInFlight()).toBe(1);

@@ -16,7 +16,8 @@ export interface ProgressEvery {
 export const DEFAULT_PROGRESS: ProgressEvery = { everyTokens: 256, everyMs: 2000 };
 
 export class HoldProgress {
-  private latest: TokenUsage | undefined;
+  /** The output delivered so far, and the usage it makes (computed only when recorded). */
+  private latest: { outputTokens: number; usageOf: (outputTokens: number) => TokenUsage } | undefined;
   private recordedTokens = 0;
   private inFlight: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
@@ -35,10 +36,13 @@ export class HoldProgress {
     this.timer.unref();
   }
 
-  /** The usage delivered to the client so far (never more than it was sent). Cheap: no await. */
-  delivered(usage: TokenUsage): void {
-    this.latest = usage;
-    if (usage.outputTokens - this.recordedTokens >= this.every.everyTokens) this.record();
+  /**
+   * The output delivered to the client so far (never more than it was sent), and how it makes a
+   * usage: called only when a record is sent. Cheap: no await, nothing counted.
+   */
+  delivered(outputTokens: number, usageOf: (outputTokens: number) => TokenUsage): void {
+    this.latest = { outputTokens, usageOf };
+    if (outputTokens - this.recordedTokens >= this.every.everyTokens) this.record();
   }
 
   /** Renews the hold now (a pending settle keeps its hold open with this). */
@@ -58,11 +62,11 @@ export class HoldProgress {
   }
 
   private async send(): Promise<void> {
-    const usage = this.latest;
-    const lines = usage && usage.outputTokens > 0 ? this.lines(usage) : [];
+    const latest = this.latest;
+    const lines = latest && latest.outputTokens > 0 ? this.lines(latest.usageOf(latest.outputTokens)) : [];
     try {
       await this.funds.progress({ holdId: this.holdId, lines, ttlMs: this.ttlMs });
-      if (usage) this.recordedTokens = Math.max(this.recordedTokens, usage.outputTokens);
+      if (latest) this.recordedTokens = Math.max(this.recordedTokens, latest.outputTokens);
     } catch (error) {
       this.logger.warn({ err: error, holdId: this.holdId }, 'progress not recorded on the hold; the next record carries it');
     }

@@ -8,6 +8,7 @@ import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import { GatewayError } from '../../../lib/errors';
 import type { Logger } from 'pino';
 import type { SimDirectives } from '../../../providers/port';
+import { countChatPrompt } from '../../../providers/tokenizer';
 import { requireCapability, type Capability } from '../capabilities/gates';
 import type { Drain } from '../drain';
 import type { FundsSource } from '../funds/leased-funds';
@@ -91,3 +92,17 @@ export function prepareChat<R, P extends StreamPiece>(deps: ChatDeps, wire: Inbo
 }
 
 
+
+/**
+ * The prompt as the gateway counts it when the provider has not stated its count (docs/money.md,
+ * "A cut stream"): an OpenAI-wire upstream's messages by the profile's tokenizer, else
+ * ceil(UTF-8 bytes of their JSON / 4). An Anthropic upstream states its count before any output;
+ * should it not, the request body's bytes / 4.
+ */
+export function countedPrompt(chat: PreparedChat): number {
+  const { upstream } = chat;
+  if (upstream.wire !== 'openai-chat') return Math.ceil(chat.inputBytes / 4);
+  const tokenizer = chat.resolved.profile.tokenizer;
+  if (tokenizer) return countChatPrompt(tokenizer, upstream.call.messages);
+  return Math.ceil(Buffer.byteLength(JSON.stringify(upstream.call.messages), 'utf8') / 4);
+}

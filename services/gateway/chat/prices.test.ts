@@ -4,7 +4,7 @@
 
 import type { CatalogModel } from '../../../catalog/catalog';
 import { registry } from '../../../lib/metrics';
-import { billed, chatPrices, promptPriceBound, usageLines } from './prices';
+import { billed, chatPrices, promptPriceBound, promptPriceFloor, usageLines } from './prices';
 
 const model = (prices: CatalogModel['prices']) => ({ prices }) as CatalogModel;
 const priced = chatPrices(model({ TEXT_INPUT: 1000, TEXT_INPUT_CACHE_READ: 100, TEXT_INPUT_CACHE_WRITE: 1250, TEXT_INPUT_CACHE_WRITE_1H: 2000, TEXT_OUTPUT: 4000 }), 4000);
@@ -25,6 +25,16 @@ describe('a chat\'s usage lines', () => {
       { unit: 'TEXT_INPUT_CACHE_WRITE_1H', quantity: 20, unitPrice: 2000 },
       { unit: 'TEXT_OUTPUT', quantity: 7, unitPrice: 4000 },
     ]);
+  });
+
+  it('when the gateway counted the prompt itself (a cut stream), then it is one TEXT_INPUT line at the lowest prompt price', () => {
+    expect(promptPriceFloor(priced)).toBe(100);
+    expect(usageLines(priced, { inputTokens: 8, outputTokens: 3, promptCounted: true })).toEqual([
+      { unit: 'TEXT_INPUT', quantity: 8, unitPrice: 100 },
+      { unit: 'TEXT_OUTPUT', quantity: 3, unitPrice: 4000 },
+    ]);
+    // Without cache prices every prompt token costs the input price: nothing lower to bill.
+    expect(usageLines(inputOnly, { inputTokens: 8, outputTokens: 3, promptCounted: true })[0]).toEqual({ unit: 'TEXT_INPUT', quantity: 8, unitPrice: 1000 });
   });
 
   it('when the provider said how many output tokens were reasoning, then the output line carries the count, billed as output', () => {

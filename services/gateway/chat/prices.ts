@@ -50,13 +50,23 @@ export function promptPriceBound(prices: ChatPrices): number {
 }
 
 /**
- * The lines of a chat's usage: the uncached prompt as TEXT_INPUT, each cache count above zero at
+ * The lowest price any prompt token may be billed at: a prompt the gateway counted itself (a
+ * stream cut before the provider stated its count) may have been read from the prompt cache, so
+ * it is billed at this price, and the cut stream never costs more than the same stream completed.
+ */
+export function promptPriceFloor(prices: ChatPrices): number {
+  return Math.min(prices.input, ...CACHE_UNITS.map(({ unit }) => cachePrice(prices, unit)));
+}
+
+/**
+ * The lines of a chat's usage: the uncached prompt as TEXT_INPUT (a prompt the gateway counted
+ * itself at the floor price above), each cache count above zero at
  * its unit, the output as TEXT_OUTPUT (reasoning included, as providers bill it; the line says how
  * many were reasoning when the provider did). The same counts always give the same lines (a progress
  * record and the settle agree unit by unit).
  */
 export function usageLines(prices: ChatPrices, usage: TokenUsage): UsageLine[] {
-  const lines: UsageLine[] = [{ unit: 'TEXT_INPUT', quantity: uncachedInput(usage), unitPrice: prices.input }];
+  const lines: UsageLine[] = [{ unit: 'TEXT_INPUT', quantity: uncachedInput(usage), unitPrice: usage.promptCounted ? promptPriceFloor(prices) : prices.input }];
   for (const { unit, count } of CACHE_UNITS) {
     const quantity = count(usage) ?? 0;
     if (quantity > 0) lines.push({ unit, quantity, unitPrice: cachePrice(prices, unit) });

@@ -7,46 +7,54 @@ import { endModelCall } from '../../../lib/tracing';
 import type { TokenUsage } from '../../../providers/port';
 import { stoppedBy } from '../deadline';
 import type { StreamFrame } from '../http/answer';
-import type { AnyWire, PreparedChat } from './prepare';
+import { countedPrompt, type AnyWire, type PreparedChat } from './prepare';
 import { SETTLE_WAIT_MS, toGatewayProviderError, within, type HoldHandle, type modelCallSpan } from './provider-call';
 import type { InboundWire, StreamPiece } from './wires';
 
 /** What a stream produced, by the charge rules of docs/money.md; and how it ended. */
 export interface StreamTally {
-  /**
-   * The provider's own final count when it gave one, else one token per output delta and the
-   * input as reported, or bounded by bytes/4. Undefined when nothing was produced.
-   */
+  /** What the stream is charged for (StreamCount.produced). Undefined when nothing was produced. */
   produced: TokenUsage | undefined;
   /** What broke the stream, if anything did. */
   failure: unknown;
 }
 
-/** Counts what a stream produced, piece by piece, by the charge rules of docs/money.md. */
+/**
+ * Counts what a stream produced, piece by piece, by the charge rules of docs/money.md: the
+ * provider's final count when it gave one; else one output token per output delta, on the prompt
+ * as the provider stated it (its cache counts included) or, when it has not, as the gateway counts
+ * it (./prepare.ts, countedPrompt: counted once, when first needed).
+ */
 export class StreamCount<P extends StreamPiece> {
   private outputTokens = 0;
   private final: TokenUsage | undefined;
-  /** The input count the provider reported, once it did. */
-  inputReported: number | undefined;
+  /** The last usage the provider stated (its prompt counts are the prompt's). */
+  private stated: TokenUsage | undefined;
+  private counted: TokenUsage | undefined;
 
   constructor(private readonly wire: InboundWire<unknown, P>, private readonly chat: PreparedChat) {}
 
   add(piece: P): void {
     if (piece.usage) {
-      this.inputReported = piece.usage.inputTokens;
+      this.stated = piece.usage;
       if (this.wire.charge.finalUsage(piece)) this.final = piece.usage;
     }
     if (this.wire.charge.producesOutput(piece)) this.outputTokens += 1;
   }
 
-  /** The input as reported, or bounded by bytes/4. */
-  get input(): number {
-    return this.inputReported ?? Math.ceil(this.chat.inputBytes / 4);
+  /** The prompt, as stated or counted, with `outputTokens` of output. */
+  usage(outputTokens: number): TokenUsage {
+    if (this.stated) {
+      const { outputTokens: _output, reasoningTokens: _reasoning, ...prompt } = this.stated;
+      return { ...prompt, outputTokens };
+    }
+    this.counted ??= { inputTokens: countedPrompt(this.chat), outputTokens: 0, promptCounted: true };
+    return { ...this.counted, outputTokens };
   }
 
   /** The provider's final count when it gave one, else one token per output delta; undefined when nothing was produced. */
   get produced(): TokenUsage | undefined {
-    return this.final ?? (this.outputTokens === 0 ? undefined : { inputTokens: this.input, outputTokens: this.outputTokens });
+    return this.final ?? (this.outputTokens === 0 ? undefined : this.usage(this.outputTokens));
   }
 }
 
@@ -56,8 +64,7 @@ export function chargeComment(charged: number): string {
 }
 
 /** Reads a stream to its end (or break), handing each piece to `relay`, and counts what it produced. */
-export async function tallyStream<P extends StreamPiece>(wire: InboundWire<unknown, P>, chat: PreparedChat, pieces: AsyncIterable<P>, relay: (piece: P) => void): Promise<StreamTally> {
-  const count = new StreamCount(wire, chat);
+export async function tallyStream<P extends StreamPiece>(count: StreamCount<P>, pieces: AsyncIterable<P>, relay: (piece: P) => void): Promise<StreamTally> {
   let failure: unknown;
   try {
     for await (const piece of pieces) {
@@ -81,9 +88,10 @@ export async function* streamFrames(deps: { logger: Logger }, wire: AnyWire, cha
     const count = new StreamCount(wire, chat);
     // What the client was sent (frames handed to the socket), recorded on the hold as it goes.
     let sentOutput = 0;
+    const usageOf = (outputTokens: number) => count.usage(outputTokens);
     const sent = () => {
       sentOutput += 1;
-      hold.progress.delivered({ inputTokens: count.input, outputTokens: sentOutput });
+      hold.progress.delivered(sentOutput, usageOf);
     };
     let failure: unknown;
     try {

@@ -69,7 +69,7 @@ export class CompatGate {
 export function compatReadiness(enabled: boolean, models: readonly CatalogModel[]) {
   return {
     path_prefix: '/v1',
-    routes: ['GET /v1/models', 'GET /v1/models/{id}', 'POST /v1/chat/completions', 'POST /v1/messages', 'POST /v1/embeddings'],
+    routes: ['GET /v1/models', 'GET /v1/models/{id}', 'POST /v1/chat/completions', 'POST /v1/messages', 'POST /v1/messages/count_tokens', 'POST /v1/embeddings'],
     funding_pool: DEFAULT_POOL,
     open: enabled,
     conditions: COMPAT_GATE.map((c) => ({

@@ -17,7 +17,9 @@ export interface ReadinessInfo {
 export function catalogRoutes(catalog: Catalog, info: ReadinessInfo): Router {
   const router = Router();
   router.get('/api/open/v1/catalog/models', (_req, res) => {
-    res.json({ object: 'list', data: catalog.models().map(publicEntry) });
+    // One instant for the list: an effective date passing mid-answer cannot split it.
+    const at = catalog.now();
+    res.json({ object: 'list', data: catalog.models(at).map((model) => publicEntry(model, at)) });
   });
   router.get('/api/open/v1/openapi.json', (_req, res) => {
     res.json(openApiDocument);

@@ -3,6 +3,7 @@
 //   GET  /v1/models/{id}       one model of that list, in the same shape (404 model_not_found otherwise)
 //   POST /v1/chat/completions  OpenAI chat-completions wire, model named in the body
 //   POST /v1/messages          Anthropic Messages wire, model named in the body (x-api-key taken)
+//   POST /v1/messages/count_tokens  the prompt's input tokens, free (../chat/count-tokens.ts)
 //   POST /v1/embeddings        OpenAI embeddings wire, billed per prompt token (../embeddings/)
 // Behind the gate they are the open chat routes: same limits, holds and pool-3 billing.
 // Errors use the OpenAI and Anthropic shapes so the official SDKs raise their typed errors.
@@ -17,6 +18,7 @@ import type { AccountStore } from '../accounts/store';
 import { servesEmbeddings, type CompatGate } from '../compat/gate';
 import { prepareChat } from '../chat/prepare';
 import { runPrepared } from '../chat/use-case';
+import { countPromptTokens } from '../chat/count-tokens';
 import { requireBodyModel } from '../chat/request';
 import { anthropicWire, openAiWire, type InboundWire, type StreamPiece } from '../chat/wires';
 import { prepareEmbeddings, runEmbeddings, type EmbeddingsDeps } from '../embeddings/use-case';
@@ -83,6 +85,16 @@ export function compatRoutes(deps: EmbeddingsDeps & { gate: CompatGate }, accoun
   router.post('/v1/chat/completions', auth, admitted, body, handle(openAiWire));
   router.use('/v1/chat/completions', errorResponder({ logger, shapeOf: () => 'openai' }));
   router.post('/v1/messages', auth, admitted, body, handle(anthropicWire));
+  // Free: checked like a Messages call of the model, counted as one request under a rate limit, nothing held.
+  router.post('/v1/messages/count_tokens', auth, admitted, body, async (req, res) => {
+    const input = chatInput(req, requireBodyModel(req.body), DEFAULT_POOL);
+    deps.gate.admitModel(deps.catalog.resolveChat(input.modelId, 'anthropic-messages').model);
+    const chat = prepareChat(deps, anthropicWire, input);
+    await deps.gate.admitAccount(req.caller);
+    const rate = await deps.limits?.admit(req.caller, 0, 'anthropic');
+    const inputTokens = await countPromptTokens(deps, chat);
+    res.set(rate?.headers ?? {}).json({ input_tokens: inputTokens });
+  });
   router.use('/v1/messages', errorResponder({ logger, shapeOf: () => 'anthropic' }));
   router.post('/v1/embeddings', auth, admitted, body, async (req, res) => {
     const input = chatInput(req, requireBodyModel(req.body), DEFAULT_POOL, res);

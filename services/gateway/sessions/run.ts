@@ -18,7 +18,7 @@ import type { ChatStreamChunk } from '../../../providers/port';
 import type { ChatDeps, PreparedChat } from '../chat/prepare';
 import { billed, usageLines } from '../chat/prices';
 import { modelCallSpan, toGatewayProviderError } from '../chat/provider-call';
-import { tallyStream, type StreamTally } from '../chat/stream';
+import { StreamCount, tallyStream, type StreamTally } from '../chat/stream';
 import { DEFAULT_PROGRESS, HoldProgress } from '../chat/hold-progress';
 import { retryable } from '../chat/pending-settlements';
 import { openAiWire } from '../chat/wires';
@@ -55,10 +55,11 @@ export async function carryRun(deps: RunDeps, ticket: RunTicket): Promise<void> 
   const untrack = deps.chat.drain?.track(abort);
   const { signal, clear: clearDeadline } = deadline(abort, deps.chat.providerTimeoutMs);
   const progress = new HoldProgress(deps.chat.funds.of(ticket.accountId, DEFAULT_POOL), ticket.holdId, (usage) => usageLines(ticket.chat.prices, usage), deps.chat.holdTtlMs, deps.chat.holdProgress ?? DEFAULT_PROGRESS, logger);
-  let inputReported: number | undefined;
+  const count = new StreamCount(openAiWire, ticket.chat);
+  const usageOf = (outputTokens: number) => count.usage(outputTokens);
   // Output appended to the session is what its readers can get: that is what progress records.
   const output = new RunOutput(ticket, logger, (tokens) => {
-    progress.delivered({ inputTokens: inputReported ?? Math.ceil(ticket.chat.inputBytes / 4), outputTokens: tokens });
+    progress.delivered(tokens, usageOf);
     deps.wakeups.wake(ticket.sessionId);
   }, () => abort.abort(new Error('the run is no longer active')));
   const heartbeat = setInterval(() => output.heartbeat(), Math.max(100, Math.floor(deps.leaseMs / 3)));
@@ -68,8 +69,7 @@ export async function carryRun(deps: RunDeps, ticket: RunTicket): Promise<void> 
   const span = modelCallSpan(ticket.chat);
   try {
     const pieces = await openAiWire.caller.stream(ticket.chat.upstream, signal);
-    tally = await tallyStream(openAiWire, ticket.chat, pieces, (piece) => {
-      if (piece.usage) inputReported = piece.usage.inputTokens;
+    tally = await tallyStream(count, pieces, (piece) => {
       output.push(piece.outputDelta, openAiWire.charge.producesOutput(piece) ? 1 : 0);
       finishReason = finishReasonOf(piece) ?? finishReason;
     });

@@ -1,0 +1,74 @@
+"""The official Python SDKs (openai, anthropic) against the gateway's compatibility routes.
+
+Run by test/contract/compat.suite.ts on both actor hosts, with the python of
+scripts/ensure-python-sdks.sh: GATEWAY_URL is the gateway's origin, COMPAT_KEY an API key with
+the compat scope on a funded account. Prints one JSON object of what the SDKs returned; the
+suite checks it (and the account's charges). An SDK that fails to parse an answer raises here,
+and the non-zero exit fails the test.
+"""
+
+import json
+import os
+
+import anthropic
+import openai
+
+BASE = os.environ["GATEWAY_URL"]
+KEY = os.environ["COMPAT_KEY"]
+HELLO = [{"role": "user", "content": "hello"}]
+
+
+def status_of(call):
+    """The HTTP status of the typed error a call raises, with its class name."""
+    try:
+        call()
+    except (openai.APIStatusError, anthropic.APIStatusError) as error:
+        return {"error": type(error).__name__, "status": error.status_code, "body": error.body}
+    raise AssertionError("the call did not fail")
+
+
+def openai_calls():
+    client = openai.OpenAI(base_url=f"{BASE}/v1", api_key=KEY, max_retries=0)
+    raw = client.chat.completions.with_raw_response.create(model="sim-chat", messages=HELLO, max_tokens=4)
+    completion = raw.parse()
+    stream = client.chat.completions.create(
+        model="sim-chat", messages=HELLO, max_tokens=3, stream=True, stream_options={"include_usage": True}
+    )
+    text, usage = "", None
+    for chunk in stream:
+        if chunk.choices and chunk.choices[0].delta.content:
+            text += chunk.choices[0].delta.content
+        if chunk.usage:
+            usage = chunk.usage.model_dump(exclude_none=True)
+    stranger = openai.OpenAI(base_url=f"{BASE}/v1", api_key="sk-payg-unknown", max_retries=0)
+    return {
+        "models": [model.id for model in client.models.list()],
+        "model": client.models.retrieve("sim-chat").model_dump(exclude_none=True),
+        "completion": {
+            "content": completion.choices[0].message.content,
+            "usage": completion.usage.model_dump(exclude_none=True),
+            "charged": raw.headers.get("x-payg-charged"),
+        },
+        "stream": {"text": text, "usage": usage},
+        "not_found": status_of(lambda: client.models.retrieve("no-such-model")),
+        "unauthenticated": status_of(lambda: stranger.models.list()),
+    }
+
+
+def anthropic_calls():
+    client = anthropic.Anthropic(base_url=BASE, api_key=KEY, max_retries=0)
+    message = client.messages.create(model="sim-chat", max_tokens=4, messages=HELLO)
+    with client.messages.stream(model="sim-chat", max_tokens=3, messages=HELLO) as stream:
+        text = "".join(stream.text_stream)
+        final = stream.get_final_message()
+    return {
+        "models": [model.id for model in client.models.list()],
+        "message": {"text": message.content[0].text, "usage": message.usage.model_dump(exclude_none=True)},
+        "stream": {"text": text, "stop_reason": final.stop_reason, "output_tokens": final.usage.output_tokens},
+        "count_tokens": client.messages.count_tokens(model="tokenized-chat", messages=HELLO).input_tokens,
+        "bad_request": status_of(lambda: client.messages.create(model="sim-chat", max_tokens=8193, messages=HELLO)),
+        "not_eligible": status_of(lambda: client.messages.create(model="unpriced-chat", max_tokens=4, messages=HELLO)),
+    }
+
+
+print(json.dumps({"openai": openai_calls(), "anthropic": anthropic_calls()}))
