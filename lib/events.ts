@@ -3,6 +3,9 @@
 // the types are inferred from them and the ledger checks events off the wire with them.
 
 import { z } from 'zod';
+import { routeRecordSchema } from './route-record';
+
+export { ROUTE_OUTCOMES, routeRecordSchema, type RouteAttempt, type RouteRecord } from './route-record';
 
 export const TOPICS = ['billing', 'usage'] as const;
 export type Topic = (typeof TOPICS)[number];
@@ -50,6 +53,8 @@ export const usageDataSchema = z.object({
   })),
   /** What the customer is charged for these lines (may be 0 when the platform bears the cost). */
   charged: safeInt.nonnegative(),
+  /** How the call was routed (a settle that said it): the upstream charged and every attempt. */
+  route: routeRecordSchema.optional(),
 });
 export type UsageData = z.infer<typeof usageDataSchema>;
 

@@ -30,6 +30,7 @@ import { SPEND_LIMITS } from '../../lib/limits';
 import { LeaseBook } from './lease-book';
 import { StateRecords } from '../runtime/state-record';
 import { costed, mergeProgress, recordLines } from './usage';
+import { checkRoute } from '../../lib/route-record';
 
 export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance {
   static readonly actorType = FUNDS_HOLD_ACTOR_TYPE;
@@ -92,10 +93,11 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
 
   async settle(request: SettleRequest): Promise<HoldOutcome> {
     const recorded = recordLines(request.lines);
+    const route = checkRoute(request.route);
     const state = await this.load();
     const hold = state.holds[request.holdId];
     if (!hold) {
-      return this.onEnded(state, request.holdId, 'settle', recorded);
+      return this.onEnded(state, request.holdId, 'settle', recorded, route);
     }
     const amount = fromStored(hold.amount);
     const { lines, cost } = costed(recorded);
@@ -111,7 +113,7 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
       balanceDelta: -toJsonAmount(charged),
       amount: toJsonAmount(request.platformBorne ? cost : charged),
     }));
-    this.ctx.emit(usageEvent(`${request.holdId}:usage`, now, { ...common, lines, charged: toJsonAmount(charged) }));
+    this.ctx.emit(usageEvent(`${request.holdId}:usage`, now, { ...common, lines, charged: toJsonAmount(charged), ...(route ? { route } : {}) }));
     this.save(state);
     return this.outcome(request.holdId, 'settled', amount, charged, state);
   }

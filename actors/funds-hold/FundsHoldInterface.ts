@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { SPEND_LIMITS, type SpendLimits } from '../../lib/limits';
 import type { UsageUnit } from '../../lib/events';
+import { routeRecordSchema, type RouteRecord } from '../../lib/route-record';
 
 export const FUNDS_HOLD_ACTOR_TYPE = 'FundsHold';
 export const DEFAULT_POOL = 'pool-3';
@@ -51,6 +52,11 @@ export interface SettleRequest {
   lines: UsageLine[];
   /** When true the platform bears the cost: usage is recorded, the customer is charged 0. */
   platformBorne?: boolean;
+  /**
+   * How the call was routed (lib/route-record.ts): recorded on the usage event of this settle and
+   * so on each of its usage rows. A bad one refuses the settle (invalid_request), nothing changes.
+   */
+  route?: RouteRecord;
 }
 
 /**
@@ -148,6 +154,8 @@ export interface CarvedHold {
 export interface CarvedSettle extends CarvedHold {
   lines: UsageLine[];
   platformBorne?: boolean;
+  /** As a settle's (SettleRequest.route); a bad one refuses this item alone. */
+  route?: RouteRecord;
 }
 
 export interface CarvedRelease extends CarvedHold {
@@ -221,7 +229,7 @@ export const FUNDS_HOLD_ARGS = {
     holdId: holdIdArg, amount: amountArg, ttlMs: z.number().int().min(1).describe("an image hold outlives its 24-hour deadline: no upper bound here"), requestId: z.string(), model: z.string(), profileId: z.string(),
     spend: spendScopesArg.optional(),
   }),
-  settle: z.looseObject({ holdId: holdIdArg, lines: usageLines, platformBorne: z.boolean().optional() }),
+  settle: z.looseObject({ holdId: holdIdArg, lines: usageLines, platformBorne: z.boolean().optional(), route: routeRecordSchema.optional() }),
   release: z.looseObject({ holdId: holdIdArg, reason: z.string().optional(), asExpiry: z.boolean().optional() }),
   progress: z.looseObject({ holdId: holdIdArg, lines: usageLines, ttlMs: ttlArg }),
   credit: z.looseObject({ amount: amountArg, reference: z.string().min(1).max(200) }),
@@ -232,7 +240,8 @@ export const FUNDS_HOLD_ARGS = {
     leaseId: holdIdArg,
     ttlMs: ttlArg,
     progress: z.array(z.looseObject({ ...carved, lines: usageLines })).optional(),
-    settle: z.array(z.looseObject({ ...carved, lines: usageLines, platformBorne: z.boolean().optional() })).optional(),
+    // A carved settle's route is checked by the actor, item by item: a bad one refuses its item, not the batch.
+    settle: z.array(z.looseObject({ ...carved, lines: usageLines, platformBorne: z.boolean().optional(), route: z.unknown().optional() })).optional(),
     release: z.array(z.looseObject({ ...carved, reason: z.string().optional() })).optional(),
     close: z.boolean().optional(),
   }),

@@ -10,6 +10,7 @@ import { fromStored, min, storedAmount, toJsonAmount } from '../../lib/money';
 import type { ActorContext } from '../runtime/port';
 import { StateRecord, StateRecords } from '../runtime/state-record';
 import type { HoldOutcome } from './FundsHoldInterface';
+import type { CheckedRoute } from '../../lib/route-record';
 import {
   CLOSED_KEY_PREFIX,
   emptyState,
@@ -178,17 +179,16 @@ export abstract class HoldBook {
     return this.closedHolds.get(holdId);
   }
 
-  /** A settle or release of a hold that is no longer open: the same answer if it ended that way, else a conflict. */
   /**
    * A settle or release of a hold that is no longer open, by the table: the same answer if it
    * ended that way (a release of an expired hold answers its expiry), a settle after expiry
-   * recorded as such, any other move refused.
+   * recorded as such (with the settle's route, if it has one), any other move refused.
    */
-  protected async onEnded(state: FundsState, holdId: string, move: Extract<HoldMove, 'settle' | 'release'>, usage: RecordedLine[] = []): Promise<HoldOutcome> {
+  protected async onEnded(state: FundsState, holdId: string, move: Extract<HoldMove, 'settle' | 'release'>, usage: RecordedLine[] = [], route?: CheckedRoute): Promise<HoldOutcome> {
     const closed = await this.closedHold(holdId);
     if (!closed) throw new GatewayError('hold_not_found', `no hold ${holdId}`);
     const verdict = holdVerdict(closed.state, move);
-    if (verdict && 'afterExpiry' in verdict) return this.settleAfterExpiry(state, holdId, closed, usage);
+    if (verdict && 'afterExpiry' in verdict) return this.settleAfterExpiry(state, holdId, closed, usage, route);
     if (verdict && 'repeat' in verdict) return this.outcome(holdId, closed.state, fromStored(closed.amount), fromStored(closed.charged), state);
     throw new GatewayError('hold_state_conflict', `hold ${holdId} is ${closed.state}; it cannot become ${endingOf(move)}`);
   }
@@ -198,7 +198,7 @@ export abstract class HoldBook {
    * the expiry charged is recorded as platform-borne (a bill row with balanceDelta 0 and a usage
    * row charged 0, counted in payg_platform_borne_total), once: a repeat records nothing more.
    */
-  protected async settleAfterExpiry(state: FundsState, holdId: string, closed: ClosedHold, usage: RecordedLine[]): Promise<HoldOutcome> {
+  protected async settleAfterExpiry(state: FundsState, holdId: string, closed: ClosedHold, usage: RecordedLine[], route?: CheckedRoute): Promise<HoldOutcome> {
     const answer = () => this.outcome(holdId, 'expired', fromStored(closed.amount), fromStored(closed.charged), state);
     if (closed.borne !== undefined) return answer();
     const { lines, cost } = costed(beyond(usage, closed.expired?.lines));
@@ -209,7 +209,7 @@ export abstract class HoldBook {
     const meta = closed.expired ?? { requestId: '', model: '', profileId: '' };
     const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId };
     this.ctx.emit(billingEvent(`${holdId}:platform-borne`, now, { ...common, kind: 'platform_borne', balanceDelta: 0, amount: toJsonAmount(cost), reference: PLATFORM_BORNE_AFTER_EXPIRY }));
-    this.ctx.emit(usageEvent(`${holdId}:usage-borne`, now, { ...common, lines, charged: 0 }));
+    this.ctx.emit(usageEvent(`${holdId}:usage-borne`, now, { ...common, lines, charged: 0, ...(route ? { route } : {}) }));
     this.ctx.adjustGauge(`platform_borne:${PLATFORM_BORNE_AFTER_EXPIRY}`, toJsonAmount(cost));
     return answer();
   }

@@ -22,6 +22,7 @@ import {
 import { HoldBook } from './hold-book';
 import { StateRecords } from '../runtime/state-record';
 import { costed, mergeProgress, recordLines, type RecordedLine } from './usage';
+import { checkRoute } from '../../lib/route-record';
 
 export abstract class LeaseBook extends HoldBook {
   /** Each ended lease, kept so a retried call answers the same. */
@@ -90,7 +91,7 @@ export abstract class LeaseBook extends HoldBook {
     }
     const settled: CarvedResult[] = [];
     for (const { item, meta, lines } of checked.settle) {
-      settled.push(await this.carvedResult(meta.holdId, () => this.settleCarved(state, lease, meta, lines, item.platformBorne === true)));
+      settled.push(await this.carvedResult(meta.holdId, () => this.settleCarved(state, lease, meta, lines, item.platformBorne === true, item.route)));
     }
     const released: CarvedResult[] = [];
     for (const { item, meta } of checked.release) {
@@ -115,9 +116,11 @@ export abstract class LeaseBook extends HoldBook {
     }
   }
 
-  private async settleCarved(state: FundsState, lease: OpenLease | undefined, meta: ParsedCarved, recorded: RecordedLine[], platformBorne: boolean): Promise<HoldOutcome> {
-    if (await this.closedHold(meta.holdId)) return this.onEnded(state, meta.holdId, 'settle', recorded);
-    if (!lease) return this.settleAfterExpiry(state, meta.holdId, this.expireCarvedUnrecorded(meta), recorded);
+  /** One carved settle; a bad route refuses this item alone (before anything changes for it). */
+  private async settleCarved(state: FundsState, lease: OpenLease | undefined, meta: ParsedCarved, recorded: RecordedLine[], platformBorne: boolean, rawRoute: unknown): Promise<HoldOutcome> {
+    const route = checkRoute(rawRoute);
+    if (await this.closedHold(meta.holdId)) return this.onEnded(state, meta.holdId, 'settle', recorded, route);
+    if (!lease) return this.settleAfterExpiry(state, meta.holdId, this.expireCarvedUnrecorded(meta), recorded, route);
     const { lines, cost } = costed(recorded);
     const rest = fromStored(lease.amount) - fromStored(lease.charged);
     // Never above the carved hold, never above what the lease has left.
@@ -129,7 +132,7 @@ export abstract class LeaseBook extends HoldBook {
     const now = this.ctx.now();
     const common = { accountId: this.accountId, pool: this.pool, holdId: meta.holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId };
     this.ctx.emit(billingEvent(`${meta.holdId}:charge`, now, { ...common, kind: platformBorne ? 'platform_borne' : 'charge', balanceDelta: -toJsonAmount(charged), amount: toJsonAmount(platformBorne ? cost : charged) }));
-    this.ctx.emit(usageEvent(`${meta.holdId}:usage`, now, { ...common, lines, charged: toJsonAmount(charged) }));
+    this.ctx.emit(usageEvent(`${meta.holdId}:usage`, now, { ...common, lines, charged: toJsonAmount(charged), ...(route ? { route } : {}) }));
     return this.outcome(meta.holdId, 'settled', meta.amount, charged, state);
   }
 

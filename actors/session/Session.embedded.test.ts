@@ -59,6 +59,18 @@ describe('Session actor on the embedded host', () => {
     await expect(session.append({ runId: run.runId, delta: 'late' })).rejects.toMatchObject({ code: 'run_not_active' });
   });
 
+  it('when a run finishes with a route, then its hold is settled with it and the usage rows show it; a bad route refuses the finish and changes nothing', async () => {
+    const { owner, id } = await newSession();
+    const session = sessions.of(id);
+    const run = await session.startRun(start(owner));
+    const route = { upstream: 'b', attempts: [{ upstream: 'a', outcome: 'timeout', durationMs: 9000, platformBorne: true }, { upstream: 'b', outcome: 'served', durationMs: 200 }] };
+    await expect(session.finishRun({ runId: run.runId, usage: { inputTokens: 3, outputTokens: 2, lines: lines(3, 2), route: { upstream: 'b', attempts: [] } } })).rejects.toMatchObject({ code: 'invalid_request' });
+    expect(await funds.of(owner.accountId).getBalance()).toMatchObject({ balance: 10_000_000, held: 100_000 });
+    expect(await session.finishRun({ runId: run.runId, usage: { inputTokens: 3, outputTokens: 2, lines: lines(3, 2), route } })).toMatchObject({ status: 'completed', charged: 1100 });
+    const { page } = await host.consoleUsage(owner.accountId);
+    expect(page.items.map((item) => ['unit' in item ? item.unit : '', 'route' in item ? item.route : undefined])).toEqual([['TEXT_OUTPUT', route], ['TEXT_INPUT', route]]);
+  });
+
   it('when a run is active, then a second is refused with run_in_progress and nothing more is held', async () => {
     const { owner, id } = await newSession();
     const first = await sessions.of(id).startRun(start(owner));

@@ -183,7 +183,8 @@ export class Session implements SessionApi, ActorInstance {
     const status = await this.stored.move(session, request.failure ? 'fail' : 'complete', async (_, to) => {
       const entries: LogEntry[] = [];
       if (request.usage) {
-        charged = (await funds.settle({ holdId: run.holdId, lines: request.usage.lines })).charged;
+        const { lines, route } = request.usage;
+        charged = (await funds.settle({ holdId: run.holdId, lines, ...(route ? { route } : {}) })).charged;
         entries.push({ kind: 'run.usage', data: { run_id: run.runId, input_tokens: request.usage.inputTokens, output_tokens: request.usage.outputTokens, charged } });
       } else {
         await funds.release({ holdId: run.holdId, reason: request.failure ? 'run_failed' : 'nothing_produced' });

@@ -6,6 +6,7 @@
 
 import { z } from 'zod';
 import type { UsageLine } from '../funds-hold/FundsHoldInterface';
+import { routeRecordSchema, type RouteRecord } from '../../lib/route-record';
 
 export const SESSION_ACTOR_TYPE = 'Session';
 
@@ -80,7 +81,7 @@ export interface RunFailure {
 export interface FinishRunRequest {
   runId: string;
   /** What was produced: settled on the hold. Absent when nothing was produced: the hold is released. */
-  usage?: { inputTokens: number; outputTokens: number; lines: UsageLine[] };
+  usage?: { inputTokens: number; outputTokens: number; lines: UsageLine[]; route?: RouteRecord };
   /** Present when the run did not complete. */
   failure?: RunFailure;
   finishReason?: string;
@@ -134,6 +135,6 @@ export const SESSION_ARGS = {
     capabilities: z.array(z.string()), hold: z.looseObject({ amount: z.number(), ttlMs: z.number() }), leaseMs: z.number(),
   }),
   append: z.looseObject({ runId: z.string().min(1), delta: z.string(), seq: z.number().int().optional() }),
-  finishRun: z.looseObject({ runId: z.string().min(1), usage: z.looseObject({ inputTokens: z.number(), outputTokens: z.number(), lines: z.array(z.unknown()) }).optional(), finishReason: z.string().optional() }),
+  finishRun: z.looseObject({ runId: z.string().min(1), usage: z.looseObject({ inputTokens: z.number(), outputTokens: z.number(), lines: z.array(z.unknown()), route: routeRecordSchema.optional() }).optional(), finishReason: z.string().optional() }),
   readEvents: z.looseObject({ owner: sessionOwnerArg, after: z.number(), limit: z.number() }),
 } satisfies Record<(typeof SESSION_METHODS)[number], z.ZodType>;

@@ -55,7 +55,7 @@ function exportPath(what: 'bills' | 'usage', item: 'Bill' | 'Usage') {
       parameters: exportParameters,
       responses: {
         '200': {
-          description: `Content-Disposition: attachment. csv: a header row, then one row per item with the ${item}Item fields as columns (an absent field is an empty cell); jsonl: one ${item}Item per line`,
+          description: `Content-Disposition: attachment. csv: a header row, then one row per item with the ${item}Item fields as columns (an absent field is an empty cell${what === 'usage' ? "; the route as the last two, upstream and attempts: `<upstream>:<outcome>:<ms>ms[:borne]` per attempt, `;`-separated, in order" : ''}); jsonl: one ${item}Item per line`,
           content: {
             'text/csv': { schema: { type: 'string' } },
             'application/x-ndjson': { schema: { type: 'string' } },

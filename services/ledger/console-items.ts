@@ -3,6 +3,7 @@
 
 import { z } from 'zod';
 import { BILLING_KINDS, USAGE_UNITS } from '../../lib/events';
+import { routeRecordSchema } from '../../lib/route-record';
 
 const amount = (description: string) => z.number().int().describe(`${description}, nano-USD (exact integer)`);
 const occurredAt = z.iso.datetime().describe('When the change happened (RFC 3339, UTC)');
@@ -38,6 +39,7 @@ export const usageItemSchema = z.object({
   model: z.string(),
   profileId: z.string(),
   reasoningTokens: z.number().int().optional().describe('TEXT_OUTPUT: how many of the quantity were reasoning tokens (billed as output, as providers bill them)'),
+  route: routeRecordSchema.optional().describe("How the call was routed: the upstream (provider entry) whose answer is charged and every attempt in order, the charged one last; on each row of the call. Absent when the call's settle said none (images, calls before routing). CSV: the columns upstream and attempts"),
 });
 
 /** An item of the console: a ledger row without the account and pool (always the caller's), with the image task. */

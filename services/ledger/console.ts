@@ -7,6 +7,7 @@ import type { Topic } from '../../lib/events';
 import type { ConsoleKind, ExportQuery, PageQuery } from './console-query';
 import type { BillEntry, LedgerRow, LedgerStore, UsageRow } from './entries';
 import { billItemSchema, usageItemSchema, type BillItem, type UsageItem } from './console-items';
+import { attemptsText } from '../../lib/route-record';
 
 /** Rows read from the store per step of an export. */
 export const EXPORT_CHUNK_ROWS = 1000;
@@ -28,6 +29,19 @@ const TOPIC_OF: Record<ConsoleKind, Topic> = { bills: 'billing', usage: 'usage' 
 
 /** Every field an item can have, in the order of the CSV columns: the order of the item schemas. */
 export const ITEM_FIELDS: Record<ConsoleKind, readonly string[]> = { bills: Object.keys(billItemSchema.shape), usage: Object.keys(usageItemSchema.shape) };
+
+/** The CSV columns: the item's fields, a usage item's `route` as two, `upstream` and `attempts` (lib/route-record.ts, attemptsText). */
+export const CSV_COLUMNS: Record<ConsoleKind, readonly string[]> = {
+  bills: ITEM_FIELDS.bills,
+  usage: ITEM_FIELDS.usage.flatMap((field) => (field === 'route' ? ['upstream', 'attempts'] : [field])),
+};
+
+/** An item as its CSV row's record (the columns of CSV_COLUMNS; an absent field is an empty cell). */
+export function csvRecord(item: ConsoleItem): Record<string, unknown> {
+  if (!('route' in item) || item.route === undefined) return item;
+  const { route, ...rest } = item;
+  return { ...rest, upstream: route.upstream, attempts: attemptsText(route) };
+}
 
 /** An image's hold is `img:<taskId>`, or `img:<taskId>:<startId>` when a retry took its own (docs/money.md). */
 const taskIdOf = (holdId: string | undefined) => (holdId?.startsWith(IMAGE_HOLD_PREFIX) ? holdId.slice(IMAGE_HOLD_PREFIX.length).split(':')[0] : undefined);

@@ -32,6 +32,16 @@ describe('ledger rows', () => {
     expect(free[0]).toMatchObject({ charged: 0, platformBorne: false });
   });
 
+  it('when a usage event carries a route, then every row of the call has it; an event without one gives rows without', () => {
+    const route = { upstream: 'b', attempts: [{ upstream: 'a', outcome: 'unavailable' as const, durationMs: 120 }, { upstream: 'b', outcome: 'served' as const, durationMs: 340 }] };
+    const event = usage([{ unit: 'TEXT_INPUT', quantity: 8, unitPrice: 100, cost: 800 }, { unit: 'TEXT_OUTPUT', quantity: 16, unitPrice: 400, cost: 6400 }], 7200);
+    const rows = toRows({ ...event, data: { ...event.data, route } }) as UsageRow[];
+    expect(rows.map((r) => r.route)).toEqual([route, route]);
+    expect(parseEvent(JSON.parse(JSON.stringify({ ...event, data: { ...event.data, route } }))).data).toMatchObject({ route });
+    expect(() => parseEvent({ ...event, data: { ...event.data, route: { upstream: 'b', attempts: [{ upstream: 'b', outcome: 'lost', durationMs: 1 }] } } })).toThrow(PoisonedEvent);
+    expect(toRows(event).every((r) => !('route' in r))).toBe(true);
+  });
+
   it('when one event repeats a unit, then the row ids stay distinct', () => {
     const rows = toRows(usage([{ unit: 'SECOND', quantity: 1, unitPrice: 1, cost: 1 }, { unit: 'SECOND', quantity: 2, unitPrice: 1, cost: 2 }], 3));
     expect(rows.map((r) => r.id)).toEqual(['hold-1:usage:SECOND', 'hold-1:usage:SECOND:2']);

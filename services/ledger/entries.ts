@@ -41,7 +41,7 @@ export type LedgerRow = BillEntry | UsageRow;
 /** The rows an event becomes, oldest first: one bill row, or one usage row per line. */
 export function toRows(event: EventEnvelope): LedgerRow[] {
   if (event.topic === 'billing') return [{ id: event.id, occurredAt: event.occurredAt, ...(event.data as BillingData) }];
-  const { accountId, pool, holdId, requestId, model, profileId, lines, charged } = event.data as UsageData;
+  const { accountId, pool, holdId, requestId, model, profileId, lines, charged, route } = event.data as UsageData;
   const shares = allocateInOrder(BigInt(charged), lines.map((line) => BigInt(line.cost)));
   const platformBorne = charged === 0 && lines.some((line) => line.cost > 0);
   const seen = new Map<UsageUnit, number>();
@@ -56,6 +56,8 @@ export function toRows(event: EventEnvelope): LedgerRow[] {
       ...(line.reasoningTokens !== undefined ? { reasoningTokens: line.reasoningTokens } : {}),
       charged: toJsonAmount(shares[i]),
       platformBorne,
+      // The call's route, on each of its rows (absent when its settle said none).
+      ...(route !== undefined ? { route } : {}),
     };
   });
 }

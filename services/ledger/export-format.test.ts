@@ -32,10 +32,27 @@ describe('export formats', () => {
   it('when usage is exported as CSV, then booleans read true/false and amounts are exact integers', async () => {
     const csv = await text(exportStream('usage', 'csv', chunksOf([usage])));
     expect(csv.split('\n')).toEqual([
-      'id,occurredAt,unit,quantity,unitPrice,cost,charged,platformBorne,holdId,requestId,taskId,model,profileId,reasoningTokens',
-      'img:t1:late-artifact:usage:IMAGE,2025-03-01T10:00:00.000Z,IMAGE,1,40000000,40000000,0,true,img:t1,req-1,t1,sim-image,p-1,',
+      'id,occurredAt,unit,quantity,unitPrice,cost,charged,platformBorne,holdId,requestId,taskId,model,profileId,reasoningTokens,upstream,attempts',
+      'img:t1:late-artifact:usage:IMAGE,2025-03-01T10:00:00.000Z,IMAGE,1,40000000,40000000,0,true,img:t1,req-1,t1,sim-image,p-1,,,',
       '',
     ]);
+  });
+
+  it('when usage with a route is exported as CSV, then its last columns are upstream and the attempts in order, quoted where needed; a row without one leaves them empty', async () => {
+    const routed: UsageItem = {
+      ...usage, id: 'h:usage:TEXT_OUTPUT', unit: 'TEXT_OUTPUT', holdId: 'h', taskId: undefined, platformBorne: false, charged: 40_000_000, reasoningTokens: 0,
+      route: { upstream: 'b,2', attempts: [{ upstream: 'a', outcome: 'timeout', durationMs: 30_000, platformBorne: true }, { upstream: 'b,2', outcome: 'served', durationMs: 340 }] },
+    };
+    const csv = await text(exportStream('usage', 'csv', chunksOf([routed, usage])));
+    expect(csv.split('\n')).toEqual([
+      'id,occurredAt,unit,quantity,unitPrice,cost,charged,platformBorne,holdId,requestId,taskId,model,profileId,reasoningTokens,upstream,attempts',
+      'h:usage:TEXT_OUTPUT,2025-03-01T10:00:00.000Z,TEXT_OUTPUT,1,40000000,40000000,40000000,false,h,req-1,,sim-image,p-1,0,"b,2","a:timeout:30000ms:borne;b,2:served:340ms"',
+      'img:t1:late-artifact:usage:IMAGE,2025-03-01T10:00:00.000Z,IMAGE,1,40000000,40000000,0,true,img:t1,req-1,t1,sim-image,p-1,,,',
+      '',
+    ]);
+    const lines = (await text(exportStream('usage', 'jsonl', chunksOf([routed])))).split('\n');
+    expect(JSON.parse(lines[0])).toEqual(JSON.parse(JSON.stringify(routed)));
+    expect(JSON.parse(lines[0]).route).toEqual(routed.route);
   });
 
   it('when items are exported as JSON Lines, then each line is the page item itself', async () => {

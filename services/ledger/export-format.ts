@@ -1,11 +1,11 @@
 // The two export formats, streamed: CSV (csv-stringify, a header row, one row per item, the
-// columns of ITEM_FIELDS; an absent optional field is an empty cell) and JSON Lines (one page
-// item per line). Items are pulled from the store only as fast as the reader takes them.
+// columns of CSV_COLUMNS: the item's fields, a route as `upstream` and `attempts`; an absent
+// optional field is an empty cell) and JSON Lines (one page item per line, the route an object). Items are pulled from the store only as fast as the reader takes them.
 
 import { Readable, Transform, pipeline } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { ConsoleKind, ExportFormat } from './console-query';
-import { ITEM_FIELDS, type ConsoleItem } from './console';
+import { CSV_COLUMNS, csvRecord, type ConsoleItem } from './console';
 
 export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
   csv: 'text/csv; charset=utf-8',
@@ -25,8 +25,8 @@ export function exportHeaders(kind: ConsoleKind, format: ExportFormat): Record<s
   };
 }
 
-async function* oneByOne(chunks: AsyncIterable<ConsoleItem[]>): AsyncGenerator<ConsoleItem> {
-  for await (const chunk of chunks) yield* chunk;
+async function* oneByOne(chunks: AsyncIterable<ConsoleItem[]>, as: (item: ConsoleItem) => unknown): AsyncGenerator<unknown> {
+  for await (const chunk of chunks) for (const item of chunk) yield as(item);
 }
 
 function jsonLines(): Transform {
@@ -39,7 +39,7 @@ function jsonLines(): Transform {
 }
 
 function csvRows(kind: ConsoleKind): Transform {
-  return stringify({ header: true, columns: [...ITEM_FIELDS[kind]], cast: { boolean: (value) => (value ? 'true' : 'false') } });
+  return stringify({ header: true, columns: [...CSV_COLUMNS[kind]], cast: { boolean: (value) => (value ? 'true' : 'false') } });
 }
 
 /**
@@ -47,7 +47,8 @@ function csvRows(kind: ConsoleKind): Transform {
  * ended as if complete); destroying it (the client went away) stops the reading.
  */
 export function exportStream(kind: ConsoleKind, format: ExportFormat, chunks: AsyncIterable<ConsoleItem[]>): Readable {
-  return pipeline(Readable.from(oneByOne(chunks)), format === 'csv' ? csvRows(kind) : jsonLines(), () => {
+  const items = Readable.from(format === 'csv' ? oneByOne(chunks, csvRecord) : oneByOne(chunks, (item) => item));
+  return pipeline(items, format === 'csv' ? csvRows(kind) : jsonLines(), () => {
     /* errors reach the consumer through the returned stream */
   });
 }

@@ -3,10 +3,10 @@
 // right counts, the account listing, and the console's pages, exports and balances on top.
 
 import { randomUUID } from 'node:crypto';
-import { billingEvent, usageEvent, type BillingData, type EventEnvelope } from '../../lib/events';
+import { billingEvent, usageEvent, type BillingData, type EventEnvelope, type UsageData } from '../../lib/events';
 import { ledgerBalance } from './balances';
 import { EXPORT_CHUNK_ROWS, exportItems, readPage, type ConsoleItem } from './console';
-import type { LedgerStore } from './entries';
+import type { LedgerStore, UsageRow } from './entries';
 
 const POOL = 'pool-3';
 const T0 = Date.parse('2025-03-01T00:00:00.000Z');
@@ -69,6 +69,20 @@ export function ledgerStoreContract(name: string, open: () => Promise<LedgerStor
         expect.objectContaining({ id: 'h1:usage:TEXT_OUTPUT', unit: 'TEXT_OUTPUT', quantity: 5, unitPrice: 400, cost: 2000, charged: 1500, platformBorne: false, holdId: 'h1', requestId: 'req-h1' }),
         expect.objectContaining({ id: 'h1:usage:TEXT_INPUT', unit: 'TEXT_INPUT', quantity: 10, unitPrice: 100, cost: 1000, charged: 1000, platformBorne: false, occurredAt: new Date(T0).toISOString() }),
       ]);
+    });
+
+    it('when a usage event carries a route, then each of its rows stores it and the page items show it; a row without one has none', async () => {
+      const acct = account();
+      const route = { upstream: 'b', attempts: [{ upstream: 'a', outcome: 'timeout' as const, durationMs: 30_000, platformBorne: true }, { upstream: 'b', outcome: 'served' as const, durationMs: 340 }] };
+      const routed = chatUsage(acct, 'route-h1', 3000, T0);
+      await store.append({ ...routed, data: { ...(routed.data as UsageData), route } });
+      await store.append(chatUsage(acct, 'route-h2', 3000, T0 + 1000));
+      const rows = await store.rows('usage', acct, POOL, 1, 4);
+      expect(rows.map((row) => [row.id, (row as UsageRow).route])).toEqual([
+        ['route-h2:usage:TEXT_OUTPUT', undefined], ['route-h2:usage:TEXT_INPUT', undefined], ['route-h1:usage:TEXT_OUTPUT', route], ['route-h1:usage:TEXT_INPUT', route],
+      ]);
+      const { items } = await readPage(store, 'usage', acct, POOL, { page: 1, size: 4 });
+      expect(items.map((item) => ('route' in item ? item.route : 'none'))).toEqual(['none', 'none', route, route]);
     });
 
     it('when the same events are delivered again, then nothing is added and every count stays right', async () => {

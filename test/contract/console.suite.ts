@@ -19,7 +19,7 @@ export interface ConsoleDeploymentUnderTest {
 
 const CONSOLE = '/api/distribution/api-credit';
 const BILL_COLUMNS = ['id', 'occurredAt', 'kind', 'amount', 'balanceDelta', 'holdId', 'requestId', 'taskId', 'model', 'profileId', 'reference'];
-const USAGE_COLUMNS = ['id', 'occurredAt', 'unit', 'quantity', 'unitPrice', 'cost', 'charged', 'platformBorne', 'holdId', 'requestId', 'taskId', 'model', 'profileId', 'reasoningTokens'];
+const USAGE_COLUMNS = ['id', 'occurredAt', 'unit', 'quantity', 'unitPrice', 'cost', 'charged', 'platformBorne', 'holdId', 'requestId', 'taskId', 'model', 'profileId', 'reasoningTokens', 'upstream', 'attempts'];
 const FUNDS = 1_000_000_000;
 
 type Kind = 'bills' | 'usage';

@@ -4,6 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { FundsHoldClient } from '../../actors/funds-hold/client';
 import type { ActorInvoker } from '../../actors/runtime/port';
 import { eventually } from '../support/eventually';
+import type { ConsoleUsage } from '../support/actor-hosts';
+import type { RouteRecord } from '../../lib/route-record';
 
 export interface HostUnderTest {
   invoker: ActorInvoker;
@@ -15,6 +17,8 @@ export interface HostUnderTest {
   ledgerHas?: (eventId: string) => Promise<boolean>;
   /** The Prometheus exposition of the process that runs the actors. */
   metrics?: () => Promise<string>;
+  /** An account's usage as the console shows it (first page and both exports). */
+  consoleUsage?: (accountId: string) => Promise<ConsoleUsage>;
   close(): Promise<void>;
 }
 
@@ -111,6 +115,46 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
       await funds.reserve({ holdId: capped, amount: 50, ttlMs: 60_000, ...meta });
       expect(await funds.settle({ holdId: capped, lines: [{ unit: 'TEXT_OUTPUT', quantity: 1000, unitPrice: 1 }] })).toMatchObject({ charged: 50, balance: 9820 });
       expect(await funds.getBalance()).toMatchObject({ balance: 9820, held: 0 });
+    });
+
+    it('when a settle carries a route, then each usage row of the call shows it on the console page, in the CSV columns upstream and attempts and in JSON Lines; a bad route refuses the settle and changes nothing', async () => {
+      const accountId = t.account();
+      const funds = t.client.of(accountId);
+      await funds.credit({ amount: 10_000, reference: 'c' });
+      const [routed, plain] = [randomUUID(), randomUUID()];
+      await funds.reserve({ holdId: routed, amount: 500, ttlMs: 60_000, ...meta });
+      await funds.reserve({ holdId: plain, amount: 500, ttlMs: 60_000, ...meta });
+      const lines = [{ unit: 'TEXT_INPUT' as const, quantity: 3, unitPrice: 10 }, { unit: 'TEXT_OUTPUT' as const, quantity: 5, unitPrice: 20 }];
+      const route: RouteRecord = {
+        upstream: 'openai-b',
+        attempts: [
+          { upstream: 'openai-a', outcome: 'timeout', durationMs: 30_000, platformBorne: true },
+          { upstream: 'openai-c', outcome: 'unavailable', durationMs: 120 },
+          { upstream: 'openai-b', outcome: 'served', durationMs: 340 },
+        ],
+      };
+      // Refused before the turn changes anything: the hold stays open, nothing is charged.
+      const bad = { ...route, attempts: [{ ...route.attempts[0], outcome: 'exploded' }, route.attempts[2]] };
+      await expect(funds.settle({ holdId: routed, lines, route: bad })).rejects.toMatchObject({ code: 'invalid_request' });
+      await expect(funds.settle({ holdId: routed, lines, route: { upstream: 'openai-a', attempts: route.attempts } })).rejects.toMatchObject({ code: 'invalid_request' });
+      expect(await funds.getBalance()).toMatchObject({ balance: 10_000, held: 1000, openHolds: 2 });
+      expect(await funds.settle({ holdId: routed, lines, route })).toMatchObject({ state: 'settled', charged: 130, balance: 9870 });
+      expect(await funds.settle({ holdId: plain, lines })).toMatchObject({ state: 'settled', charged: 130, balance: 9740 });
+      // Every host under this contract shows its console: the route must be seen there.
+      expect(t.host.consoleUsage).toBeDefined();
+      const usage = await eventually(() => t.host.consoleUsage!(accountId), (u) => u.page.total === 4);
+      const byId = new Map(usage.page.items.map((item) => [item.id, item]));
+      expect(byId.get(`${routed}:usage:TEXT_INPUT`)).toMatchObject({ unit: 'TEXT_INPUT', charged: 30, route });
+      expect(byId.get(`${routed}:usage:TEXT_OUTPUT`)).toMatchObject({ unit: 'TEXT_OUTPUT', charged: 100, route });
+      expect(byId.get(`${plain}:usage:TEXT_INPUT`)).not.toHaveProperty('route');
+      const csv = usage.csv.split('\n');
+      expect(csv[0]).toBe('id,occurredAt,unit,quantity,unitPrice,cost,charged,platformBorne,holdId,requestId,taskId,model,profileId,reasoningTokens,upstream,attempts');
+      const row = (id: string) => csv.find((line) => line.startsWith(`${id},`));
+      expect(row(`${routed}:usage:TEXT_OUTPUT`)).toBe(`${routed}:usage:TEXT_OUTPUT,${byId.get(`${routed}:usage:TEXT_OUTPUT`)!.occurredAt},TEXT_OUTPUT,5,20,100,100,false,${routed},req,,sim-chat,p,,openai-b,openai-a:timeout:30000ms:borne;openai-c:unavailable:120ms;openai-b:served:340ms`);
+      expect(row(`${plain}:usage:TEXT_INPUT`)).toBe(`${plain}:usage:TEXT_INPUT,${byId.get(`${plain}:usage:TEXT_INPUT`)!.occurredAt},TEXT_INPUT,3,10,30,30,false,${plain},req,,sim-chat,p,,,`);
+      const jsonl = usage.jsonl.split('\n').filter((line) => line.length > 0).map((line) => JSON.parse(line) as { id: string; route?: RouteRecord });
+      expect(jsonl.find((item) => item.id === `${routed}:usage:TEXT_INPUT`)?.route).toEqual(route);
+      expect(jsonl.filter((item) => item.route !== undefined)).toHaveLength(2);
     });
 
     it('when a hold has ended, then no other ending is accepted (forbidden transitions)', async () => {

@@ -6,14 +6,25 @@ import { randomUUID } from 'node:crypto';
 import type { CarvedHold, UsageLine } from '../../actors/funds-hold/FundsHoldInterface';
 import { eventually } from '../support/eventually';
 import { startedHost, type HostUnderTest } from './funds-hold.contract';
+import type { RouteRecord } from '../../lib/route-record';
 
 const meta = { requestId: 'req', model: 'sim-chat', profileId: 'p' };
 const usage = (input: number, output: number): UsageLine[] => [{ unit: 'TEXT_INPUT', quantity: input, unitPrice: 1 }, { unit: 'TEXT_OUTPUT', quantity: output, unitPrice: 2 }];
 const carved = (amount: number): CarvedHold => ({ holdId: randomUUID(), amount, ...meta });
+const route: RouteRecord = { upstream: 'b', attempts: [{ upstream: 'a', outcome: 'rate_limited', durationMs: 15 }, { upstream: 'b', outcome: 'served', durationMs: 230 }] };
 
 export function fundsLeaseContract(hostName: string, start: () => Promise<HostUnderTest>): void {
   describe(`FundsHold leases on the ${hostName} host`, () => {
     const t = startedHost(start);
+    /** A fresh account credited 100,000 with a lease of 10,000 open on it. */
+    const leasedAccount = async () => {
+      const id = t.account();
+      const funds = t.client.of(id);
+      await funds.credit({ amount: 100_000, reference: 'c' });
+      const leaseId = randomUUID();
+      await funds.openLease({ leaseId, amount: 10_000, minAmount: 1, ttlMs: 60_000 });
+      return { id, funds, leaseId };
+    };
 
     it('when a lease is asked, then at most a quarter of the available balance is granted, refused below minAmount, idempotent by id', async () => {
       const funds = t.client.of(t.account());
@@ -31,11 +42,7 @@ export function fundsLeaseContract(hostName: string, start: () => Promise<HostUn
     });
 
     it('when carved holds are settled in a batch, then each is charged as a hold would be (never above its amount), with the same ledger rows, once', async () => {
-      const id = t.account();
-      const funds = t.client.of(id);
-      await funds.credit({ amount: 100_000, reference: 'c' });
-      const leaseId = randomUUID();
-      await funds.openLease({ leaseId, amount: 10_000, minAmount: 1, ttlMs: 60_000 });
+      const { id, funds, leaseId } = await leasedAccount();
       const [a, b, c] = [carved(1000), carved(50), carved(500)];
       const batch = { leaseId, ttlMs: 60_000, settle: [{ ...a, lines: usage(10, 20) }, { ...b, lines: usage(100, 100) }], release: [{ ...c, reason: 'provider_failed' }] };
       const outcome = await funds.leaseBatch(batch);
@@ -74,6 +81,33 @@ export function fundsLeaseContract(hostName: string, start: () => Promise<HostUn
       expect(await funds.getBalance()).toMatchObject({ balance: 10_000, leased: 1000 });
     });
 
+    it('when carved settles carry routes, then each usage row shows its own; a bad route refuses its item alone, the others settle', async () => {
+      const { id, funds, leaseId } = await leasedAccount();
+      const [routed, bad, plain] = [carved(1000), carved(1000), carved(1000)];
+      const outcome = await funds.leaseBatch({ leaseId, ttlMs: 60_000, settle: [
+        { ...routed, lines: usage(10, 20), route },
+        { ...bad, lines: usage(10, 20), route: { upstream: 'b', attempts: Array.from({ length: 17 }, () => route.attempts[1]) } },
+        { ...plain, lines: usage(1, 2) },
+      ] });
+      expect(outcome.settled).toEqual([
+        { holdId: routed.holdId, outcome: expect.objectContaining({ state: 'settled', charged: 50 }) },
+        { holdId: bad.holdId, error: { code: 'invalid_request', message: expect.stringContaining('route.attempts') } },
+        { holdId: plain.holdId, outcome: expect.objectContaining({ state: 'settled', charged: 5 }) },
+      ]);
+      expect(outcome.lease).toMatchObject({ charged: 55, balance: 99_945 });
+      // The refused item changed nothing: it settles later, once.
+      expect((await funds.leaseBatch({ leaseId, ttlMs: 60_000, settle: [{ ...bad, lines: usage(10, 20) }] })).settled[0].outcome).toMatchObject({ state: 'settled', charged: 50 });
+      // Every host under this contract shows its console: the route must be seen there.
+      expect(t.host.consoleUsage).toBeDefined();
+      const { page } = await eventually(() => t.host.consoleUsage!(id), (u) => u.page.total === 6);
+      const routes = Object.fromEntries(page.items.map((item) => [item.id, 'route' in item ? item.route : undefined]));
+      expect(routes).toEqual({
+        [`${routed.holdId}:usage:TEXT_INPUT`]: route, [`${routed.holdId}:usage:TEXT_OUTPUT`]: route,
+        [`${bad.holdId}:usage:TEXT_INPUT`]: undefined, [`${bad.holdId}:usage:TEXT_OUTPUT`]: undefined,
+        [`${plain.holdId}:usage:TEXT_INPUT`]: undefined, [`${plain.holdId}:usage:TEXT_OUTPUT`]: undefined,
+      });
+    });
+
     it('when its gateway stops renewing a lease, then its expiry charges each carved hold for its progress (the newest record, never a settled one) and returns the rest', async () => {
       const id = t.account();
       const funds = t.client.of(id);
@@ -90,7 +124,7 @@ export function fundsLeaseContract(hostName: string, start: () => Promise<HostUn
       const charged = 26 + (10 + 400);
       expect(after).toMatchObject({ balance: 100_000 - charged, held: 0, leased: 0, available: 100_000 - charged });
       // The lease answers its ending; a settle of the running hold finds it expired: the rest is platform-borne.
-      const late = await funds.leaseBatch({ leaseId, ttlMs: 1500, settle: [{ ...running, lines: usage(10, 230) }, { ...silent, lines: usage(10, 3) }] });
+      const late = await funds.leaseBatch({ leaseId, ttlMs: 1500, settle: [{ ...running, lines: usage(10, 230), route }, { ...silent, lines: usage(10, 3) }] });
       expect(late.lease).toMatchObject({ state: 'expired', charged });
       expect(late.settled.map((r) => r.outcome)).toEqual([
         expect.objectContaining({ state: 'expired', charged: 410 }),
@@ -103,6 +137,11 @@ export function fundsLeaseContract(hostName: string, start: () => Promise<HostUn
         expect(await eventually(() => t.host.ledgerHas!(`${silent.holdId}:platform-borne`), Boolean)).toBe(true);
       }
       if (t.host.ledgerBalance) expect(await eventually(() => t.host.ledgerBalance!(id), (v) => v === 100_000 - charged)).toBe(100_000 - charged);
+      // The usage recorded after expiry as platform-borne carries the late settle's route.
+      const borne = `${running.holdId}:usage-borne:TEXT_OUTPUT`;
+      const { page } = await eventually(() => t.host.consoleUsage!(id), (u) => u.page.items.some((item) => item.id === borne));
+      expect(page.items.find((item) => item.id === borne)).toMatchObject({ quantity: 30, charged: 0, platformBorne: true, route });
+      expect(page.items.find((item) => item.id === `${running.holdId}:usage:TEXT_OUTPUT`)).not.toHaveProperty('route');
     });
 
     it('when batches renew a lease, then it outlives its first ttl', async () => {

@@ -15,6 +15,8 @@ import { openLocalDb, type LocalDb } from '../../lib/local-db';
 import type { AccountLedgerView } from '../../services/ledger/entries';
 import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
 import { RedisLedgerStore } from '../../services/ledger/redis-store';
+import { exportItems, readPage, type ConsolePage } from '../../services/ledger/console';
+import { exportStream } from '../../services/ledger/export-format';
 import { startTopology, type ProcessName, type RunningTopology } from '../../topology/topology';
 import { ADMIN_TOKEN } from './processes';
 
@@ -32,9 +34,27 @@ export interface ActorHostUnderTest {
   /** The ledger's view of an account's pool-3 (after its events were delivered). */
   ledger(accountId: string): Promise<AccountLedgerView>;
   ledgerHas(eventId: string): Promise<boolean>;
+  /**
+   * An account's pool-3 usage as the console shows it: the first page (size 100) and both exports,
+   * by the console implementation the deployment runs (embedded: the gateway's own, on this
+   * LMDB store; Dapr: the ledger app's, by service invocation through the gateway's sidecar).
+   */
+  consoleUsage(accountId: string): Promise<ConsoleUsage>;
   /** The Prometheus exposition of the process running the actors (Dapr: the actors app). */
   metrics?(): Promise<string>;
   close(): Promise<void>;
+}
+
+export interface ConsoleUsage {
+  page: ConsolePage;
+  csv: string;
+  jsonl: string;
+}
+
+async function text(stream: AsyncIterable<Buffer | string>): Promise<string> {
+  let out = '';
+  for await (const chunk of stream) out += chunk.toString();
+  return out;
 }
 
 /**
@@ -75,6 +95,11 @@ export async function startEmbeddedActors(prefix: string, options: { deliverInCo
     },
     ledger: (accountId) => ledger.account(accountId, 'pool-3'),
     ledgerHas: (eventId) => ledger.has(eventId),
+    consoleUsage: async (accountId) => ({
+      page: await readPage(ledger, 'usage', accountId, 'pool-3', { page: 1, size: 100 }),
+      csv: await text(exportStream('usage', 'csv', exportItems(ledger, 'usage', accountId, 'pool-3', {}))),
+      jsonl: await text(exportStream('usage', 'jsonl', exportItems(ledger, 'usage', accountId, 'pool-3', {}))),
+    }),
     close,
   };
 }
@@ -103,6 +128,15 @@ export async function startDaprActors(prefix: string, basePort: number, options:
     },
     ledger: (accountId) => ledger.account(accountId, 'pool-3'),
     ledgerHas: (eventId) => ledger.has(eventId),
+    consoleUsage: async (accountId) => {
+      const method = (path: string) => `http://127.0.0.1:${topology.ports['daprd-gateway-http']}/v1.0/invoke/ledger/method/accounts/${encodeURIComponent(accountId)}/pools/pool-3/usage/${path}`;
+      const read = async (path: string) => {
+        const response = await fetch(method(path));
+        if (response.status !== 200) throw new Error(`ledger ${path}: ${response.status} ${await response.text()}`);
+        return response.text();
+      };
+      return { page: JSON.parse(await read('page?page=1&size=100')) as ConsolePage, csv: await read('export?format=csv'), jsonl: await read('export?format=jsonl') };
+    },
     metrics: async () => (await fetch(`http://127.0.0.1:${topology.ports.actors}/metrics`)).text(),
     close: async () => {
       await sidecar.close();

@@ -20,6 +20,7 @@ import type {
   SettleRequest,
 } from '../../../actors/funds-hold/FundsHoldInterface';
 import { GatewayError } from '../../../lib/errors';
+import { checkRoute } from '../../../lib/route-record';
 import { retryable } from '../chat/pending-settlements';
 import { LeaseBatcher } from './lease-batcher';
 
@@ -108,7 +109,9 @@ export class AccountLeases {
   async settle(request: SettleRequest): Promise<HoldOutcome> {
     const carve = this.carves.get(request.holdId);
     if (!carve) return this.actor.settle(request);
-    return this.ending(carve, carve.lease.batcher.settle({ ...carve.hold, lines: request.lines, ...(request.platformBorne ? { platformBorne: true } : {}) }));
+    // Checked here as a direct settle's argument is, so a bad route is refused to its caller alone, before any batch.
+    const route = checkRoute(request.route);
+    return this.ending(carve, carve.lease.batcher.settle({ ...carve.hold, lines: request.lines, ...(request.platformBorne ? { platformBorne: true } : {}), ...(route ? { route } : {}) }));
   }
 
   async release(request: ReleaseRequest): Promise<HoldOutcome> {

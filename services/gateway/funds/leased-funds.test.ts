@@ -88,6 +88,22 @@ describe('funds leases in the gateway', () => {
     expect((await host.ledger(id)).balance).toBe(10_000_000 - 40 * COST);
   });
 
+  it('when a carved hold is settled with a route, then the route goes in its batch to the usage rows; a bad route is refused to its caller before any batch', async () => {
+    const id = account();
+    const { invoker, leases, direct } = start();
+    await direct.of(id).credit({ amount: 1_000_000, reference: 'c' });
+    const funds = leases.of(id);
+    const [routed, refused] = [randomUUID(), randomUUID()];
+    for (const holdId of [routed, refused]) await funds.reserve({ holdId, amount: ESTIMATE, ttlMs: 60_000, ...meta });
+    const route = { upstream: 'b', attempts: [{ upstream: 'a', outcome: 'refused', durationMs: 3 }, { upstream: 'b', outcome: 'served', durationMs: 250 }] };
+    await expect(funds.settle({ holdId: refused, lines: usage(10, 100), route: { ...route, upstream: 'a' } })).rejects.toMatchObject({ code: 'invalid_request', param: 'route.attempts.1.upstream' });
+    expect(invoker.count('leaseBatch')).toBe(0);
+    expect(await funds.settle({ holdId: routed, lines: usage(10, 100), route })).toMatchObject({ state: 'settled', charged: COST });
+    expect([invoker.count('reserve'), invoker.count('settle'), invoker.count('leaseBatch')]).toEqual([0, 0, 1]);
+    const { page } = await host.consoleUsage(id);
+    expect(page.items.map((item) => [item.id, 'route' in item ? item.route : undefined])).toEqual([[`${routed}:usage:TEXT_OUTPUT`, route], [`${routed}:usage:TEXT_INPUT`, route]]);
+  });
+
   it('when the balance is small, then the lease is refused and each call takes a hold of its own (nothing locked from other instances)', async () => {
     const id = account();
     const { invoker, leases, direct } = start();
