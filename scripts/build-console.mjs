@@ -1,4 +1,5 @@
-// Bundles the web console (web/console/, Preact and uPlot) into dist/console/: assets/ holds the
+// Bundles the web console (web/console/, Preact and uPlot) into dist/services/gateway/console/
+// (part of the gateway's build output, shipped with it): assets/ holds the
 // script and the style sheet under content-hashed names (served as immutable), index.html names
 // them (and .br and .gz beside each asset). The gateway serves both at /console (services/gateway/routes/console-ui.ts).
 import { build } from 'esbuild';
@@ -7,7 +8,7 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { basename, join } from 'node:path';
 import { createHash } from 'node:crypto';
 
-export async function buildConsole({ source = 'web/console', out = 'dist/console' } = {}) {
+export async function buildConsole({ source = 'web/console', out = 'dist/services/gateway/console' } = {}) {
   rmSync(out, { recursive: true, force: true });
   const assets = join(out, 'assets');
   mkdirSync(assets, { recursive: true });

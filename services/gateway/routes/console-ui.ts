@@ -1,5 +1,5 @@
 // The web console (docs/console.md, "Web console"): the page at /console and its content-hashed
-// assets, built by `npm run build` into dist/console/ (scripts/build-console.mjs). Nothing here
+// assets, built by `npm run build` into dist/services/gateway/console/ (scripts/build-console.mjs). Nothing here
 // needs a credential: the page then calls the gateway's routes with the key in an Authorization
 // header. A strict Content-Security-Policy allows scripts, styles and requests from this origin
 // only (no inline script or style, no third-party origin).
@@ -25,8 +25,8 @@ const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', cs
 /** What the build makes: `<name>-<hash>.js|css|svg`; anything else (a path, a dot file) is not an asset. */
 const ASSET = /^[A-Za-z0-9_-]+-[A-Z0-9]{8}\.(js|css|svg)$/;
 
-/** The built console; `dir` defaults to dist/console beside the built gateway. */
-export function consoleUiRoutes(dir = join(__dirname, '../../../console')): Router {
+/** The built console; `dir` defaults to the one the build puts beside the built gateway. */
+export function consoleUiRoutes(dir = join(__dirname, '../console')): Router {
   const router = Router();
   router.get('/console', async (_req, res) => {
     const html = await readFile(join(dir, 'index.html')).catch(() => {
