@@ -16,7 +16,7 @@ FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
 RUN npm install --no-audit --no-fund
-COPY scripts/build.mjs scripts/
+COPY scripts/build.mjs scripts/build-console.mjs scripts/
 # The sources of what the image runs; the build compiles the roots it finds (topology/, bench/ and
 # test/support/ are for a developer's machine and stay out).
 COPY lib lib/
@@ -25,6 +25,8 @@ COPY services services/
 COPY providers providers/
 COPY catalog catalog/
 COPY cli cli/
+# The web console's sources, bundled into dist/services/gateway/console/ (scripts/build-console.mjs).
+COPY web web/
 RUN npm run build
 
 # --- runtime: production dependencies and the built apps, as a non-root user

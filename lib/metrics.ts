@@ -11,7 +11,7 @@ export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 
 /** The route family label: services/gateway/route-table.ts says which paths belong to which. */
-export type RouteFamily = 'open' | 'compat' | 'member' | 'console' | 'orders' | 'admin' | 'catalog' | 'prototype' | 'health' | 'other';
+export type RouteFamily = 'open' | 'compat' | 'member' | 'console' | 'console_ui' | 'orders' | 'admin' | 'catalog' | 'prototype' | 'health' | 'other';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 

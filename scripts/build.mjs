@@ -31,3 +31,5 @@ await build({
 if (existsSync('catalog/default-catalog.json')) cpSync('catalog/default-catalog.json', 'dist/catalog/default-catalog.json');
 // The test OTLP receiver loads its schema beside itself.
 if (existsSync('test/support/otlp-trace.proto')) cpSync('test/support/otlp-trace.proto', 'dist/test/support/otlp-trace.proto');
+// The web console, bundled for the browser (scripts/build-console.mjs).
+await (await import('./build-console.mjs')).buildConsole();

@@ -24,6 +24,7 @@ import { compatRoutes } from './routes/compat';
 import type { EmbeddingsAdapters } from './embeddings/use-case';
 import { memberRoutes } from './routes/member';
 import { consoleRoutes } from './routes/console';
+import { consoleUiRoutes } from './routes/console-ui';
 import { imageRoutes } from './routes/images';
 import type { ImageService } from './images/use-case';
 import type { LedgerReader } from './ledger/reader';
@@ -134,6 +135,7 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
   app.use(memberRoutes(chat, credentials));
   app.use(imageRoutes(deps.images, deps.accounts, deps.maxBodyBytes));
   app.use(consoleRoutes({ credentials, funds: deps.funds, ledger: deps.ledger }));
+  app.use(consoleUiRoutes());
   app.use(adminRoutes({ adminToken: deps.adminToken, accounts: deps.accounts, operator: deps.operator, audit: deps.audit, funds: deps.funds, outbox: deps.outbox, ledger: deps.ledger, orders: deps.orders }));
   app.use(orderRoutes(deps.orders, credentials));
   const sessions = new SessionService({ ...deps.sessions, chat, leaseMs: deps.sessions.runLeaseMs, wakeups: new SessionWakeups() });

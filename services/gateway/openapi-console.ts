@@ -4,6 +4,8 @@
 import { DEFAULT_PAGE_SIZE, EXPORT_FORMATS, MAX_PAGE_SIZE } from '../ledger/console-query';
 import { billItemSchema, billPageSchema, usageItemSchema, usagePageSchema } from '../ledger/console-items';
 import { CREDENTIAL_400, errorAnswer, jsonSchemaOf } from './openapi-answers';
+import { limitsSchema } from '../../lib/limits';
+import { z } from 'zod';
 
 const badQuery = {
   description: `invalid_request with param: page or size not an integer in range, format not csv or jsonl, from or to not an RFC 3339 date-time, to before from, a repeated or unknown query parameter; ${CREDENTIAL_400}`,
@@ -13,11 +15,18 @@ const noKey = { description: 'Missing or unknown API key', content: { 'applicati
 const unavailable = errorAnswer("ledger_unavailable, actor_unavailable or oauth_unavailable (the issuer's keys cannot be fetched); retry later");
 const oauth = { description: 'credential_family_mismatch (OAuth token) or account_suspended', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
 
+/** What every console route may answer besides its own: no credential, a suspended account, a dependency down. */
+const refusals = { '401': noKey, '403': oauth, '503': unavailable };
+
 export const consoleSchemas = {
   BillItem: jsonSchemaOf(billItemSchema, 'output'),
   UsageItem: jsonSchemaOf(usageItemSchema, 'output'),
   BillPage: jsonSchemaOf(billPageSchema, 'output'),
   UsagePage: jsonSchemaOf(usagePageSchema, 'output'),
+  CallerLimits: jsonSchemaOf(z.object({
+    key: limitsSchema.nullable().describe("The API key's own limits ({} when it has none); null for a member token"),
+    account: limitsSchema.describe("The account's limits over all its keys and credentials; spend in nano-USD"),
+  }), 'output'),
 };
 
 const pageParameters = [
@@ -39,9 +48,7 @@ function pagePath(what: 'bills' | 'usage', item: 'Bill' | 'Usage') {
       responses: {
         '200': { description: `A page of ${what}`, content: { 'application/json': { schema: { $ref: `#/components/schemas/${item}Page` } } } },
         '400': badQuery,
-        '401': noKey,
-        '403': oauth,
-        '503': unavailable,
+        ...refusals,
       },
     },
   };
@@ -62,15 +69,24 @@ function exportPath(what: 'bills' | 'usage', item: 'Bill' | 'Usage') {
           },
         },
         '400': badQuery,
-        '401': noKey,
-        '403': oauth,
-        '503': unavailable,
+        ...refusals,
       },
     },
   };
 }
 
 export const consolePaths = {
+  '/api/distribution/api-credit/limits': {
+    get: {
+      summary: "The limits in force for the caller: its API key's and its account's (docs/auth.md, Limits); what the web console shows",
+      security: [{ apiKey: [] }, { oauth: [] }],
+      responses: {
+        '200': { description: 'Limits', content: { 'application/json': { schema: { $ref: '#/components/schemas/CallerLimits' } } } },
+        '400': { ...badQuery, description: `invalid_request naming the parameter: this route takes no query parameter; ${CREDENTIAL_400}` },
+        ...refusals,
+      },
+    },
+  },
   '/api/distribution/api-credit/bills/page': pagePath('bills', 'Bill'),
   '/api/distribution/api-credit/usage/page': pagePath('usage', 'Usage'),
   '/api/distribution/api-credit/bills/export': exportPath('bills', 'Bill'),

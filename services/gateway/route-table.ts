@@ -45,6 +45,7 @@ export const ROUTES = {
   'POST /api/member/v1/models/:id/chat/anthropic': open('member'),
 
   'GET /api/distribution/api-credit/balance': open('console'),
+  'GET /api/distribution/api-credit/limits': open('console'),
   'GET /api/distribution/api-credit/bills/page': open('console'),
   'GET /api/distribution/api-credit/usage/page': open('console'),
   'GET /api/distribution/api-credit/bills/export': open('console'),
@@ -73,6 +74,10 @@ export const ROUTES = {
   'POST /admin/v1/reconciliation/repair': open('admin'),
 
   // Legacy prototypes (docs/sessions.md): kept out of the open navigation and marked on every answer.
+  // The web console (docs/console.md, "Web console"): a page and its assets, not API routes.
+  'GET /console': undocumented('console_ui'),
+  'GET /console/assets/:file': undocumented('console_ui'),
+
   'POST /v1/sessions': undocumented('prototype'),
   'POST /v1/sessions/:session_id/runs': undocumented('prototype'),
   'GET /v1/sessions/:session_id/events': undocumented('prototype'),
@@ -117,6 +122,7 @@ export const FAMILY_PREFIXES: readonly (readonly [string, RouteInfo['family']])[
   ['/api/distribution', 'console'],
   ['/api/consumer', 'orders'],
   ['/admin', 'admin'],
+  ['/console', 'console_ui'],
 ];
 
 /** Every path under these is a prototype route (and marked, including its 401, 404 and 400 answers). */

@@ -1,5 +1,5 @@
-// Console routes on the caller's own account (pool-3): balance, bills and usage by page, and
-// their exports. The account is the credential's (the account's API key or a member token of
+// Console routes on the caller's own account (pool-3): balance, limits, bills and usage by page,
+// and their exports. The account is the credential's (the account's API key or a member token of
 // the account), never anything in the request.
 
 import { Router, type Request, type Response } from 'express';
@@ -21,6 +21,12 @@ export function consoleRoutes(options: { credentials: { accounts: AccountStore; 
     parseBalanceQuery(req.query);
     const view = await options.funds.of(req.caller.accountId).getBalance();
     res.json({ currency: CURRENCY, scale: SCALE, ...view });
+  });
+  // The limits in force for this credential, as the key's projection says (no actor call): what
+  // the web console shows beside what was spent (docs/auth.md, "Limits").
+  router.get('/api/distribution/api-credit/limits', auth, (req, res) => {
+    parseBalanceQuery(req.query);
+    res.json({ key: req.caller.family === 'api_key' ? req.caller.limits?.key ?? {} : null, account: req.caller.limits?.account ?? {} });
   });
 
   const page = (kind: ConsoleKind) => async function consolePage(req: Request, res: Response) {

@@ -1,0 +1,299 @@
+// The web console in a real browser (Debian's chromium driven by playwright-core) against the
+// real gateway, on both actor hosts: sign-in, the balance the API states, a chat's charge
+// appearing without a reload, exports, a revoked key refused, a wrong key refused with a clear
+// message, no console error on any page, keyboard use and an axe-core accessibility check. The
+// embedded run writes the screenshots the README shows (docs/console/*.png).
+
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { usd } from '../../web/console/format';
+import { admin, balance, chat, fundedAccount, hello, image, json, picture } from '../support/api';
+import { launchChromium, seriousViolations, watchedPage, type WatchedPage } from '../support/browser';
+import { passes } from '../support/eventually';
+import { ADMIN_TOKEN } from '../support/processes';
+
+export interface ConsoleUiDeploymentUnderTest {
+  url: string;
+  close(): Promise<void>;
+}
+
+const CONSOLE = '/api/distribution/api-credit';
+const FUNDS = 5_000_000_000;
+/** "Within a few seconds": the page polls every 2 s. */
+const LIVE_MS = 5_000;
+/** What Chromium logs for an answer refused with 401: expected only where a test makes one. */
+const REFUSED_401 = /Failed to load resource: the server responded with a status of 401/;
+
+export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiDeploymentUnderTest>, options: { screenshots?: string } = {}): void {
+  describe(`the web console in Chromium on the ${hostName} host`, () => {
+    let d: ConsoleUiDeploymentUnderTest;
+    let browser: Browser;
+    let customer: { accountId: string; apiKey: string };
+    const opened: WatchedPage[] = [];
+    beforeAll(async () => {
+      d = await start();
+      browser = await launchChromium();
+      customer = await fundedAccount(d.url, FUNDS);
+      // Two calls before anyone looks, so the charts and tables have something to show.
+      for (const max_tokens of [16, 24]) expect((await chat(d.url, customer.apiKey, { ...hello, max_tokens })).status).toBe(200);
+    });
+    afterAll(async () => {
+      await browser?.close();
+      await d?.close();
+    });
+
+    const open = async () => {
+      const watched = await watchedPage(browser);
+      opened.push(watched);
+      return watched;
+    };
+    const shot = async (page: Page, name: string) => {
+      if (!options.screenshots) return;
+      mkdirSync(options.screenshots, { recursive: true });
+      await page.screenshot({ path: join(options.screenshots, `${name}.png`), fullPage: true });
+    };
+    const signIn = async (page: Page, role: 'customer' | 'operator', token: string) => {
+      const answer = await page.goto(`${d.url}/console`);
+      expect(answer?.status()).toBe(200);
+      await page.getByLabel('Sign in as').selectOption(role);
+      await page.getByRole('textbox', { name: role === 'customer' ? 'API key' : 'Admin token', exact: true }).fill(token);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+    };
+    const view = async (page: Page, name: string) => {
+      await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name }).click();
+      await page.getByRole('heading', { level: 2 }).first().waitFor();
+    };
+    const noSeriousViolation = async (page: Page) => expect(await seriousViolations(page)).toEqual([]);
+    /** The page as it is now passes axe-core's serious rules; then its screenshot. */
+    const checkAndShoot = async (page: Page, name: string) => {
+      await noSeriousViolation(page);
+      await shot(page, name);
+    };
+    /** A customer signed in with the funded account's key, on one view. */
+    const customerOn = async (name: string) => {
+      const watched = await open();
+      await signIn(watched.page, 'customer', customer.apiKey);
+      await view(watched.page, name);
+      return watched;
+    };
+    const apiBalance = () => balance(d.url, customer.apiKey);
+    const exported = async (kind: 'bills' | 'usage', format: 'csv' | 'jsonl') =>
+      (await fetch(`${d.url}${CONSOLE}/${kind}/export?format=${format}`, { headers: { authorization: `Bearer ${customer.apiKey}` } })).text();
+    const shownNano = async (page: Page, id: string) => Number(await page.locator(`#${id}`).getAttribute('data-nano'));
+
+    it('when /console is loaded, then it needs no credential, has a strict CSP and no inline script, and its hashed assets are immutable', async () => {
+      const page = await json(`${d.url}/console`);
+      expect(page.status).toBe(200);
+      const csp = page.headers.get('content-security-policy') ?? '';
+      expect(csp).toContain("default-src 'self'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).not.toMatch(/unsafe|https?:/);
+      expect(page.headers.get('cache-control')).toBe('no-cache');
+      const html = String(page.body);
+      expect(html).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/);
+      expect(html).not.toMatch(/style=|<style/);
+      const assets = [...html.matchAll(/\/console\/assets\/[A-Za-z0-9_-]+-[A-Z0-9]{8}\.(?:js|css|svg)/g)].map((m) => m[0]);
+      expect(assets).toHaveLength(3);
+      // What a browser transfers: the page, then each asset gzip-compressed (Content-Length is the compressed body).
+      let transferred = Number(page.headers.get('content-length'));
+      for (const asset of assets) {
+        const res = await fetch(`${d.url}${asset}`, { headers: { 'accept-encoding': 'gzip' } });
+        expect(res.status).toBe(200);
+        expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+        expect(res.headers.get('content-encoding')).toBe(asset.endsWith('.svg') ? null : 'gzip');
+        transferred += Number(res.headers.get('content-length'));
+        await res.arrayBuffer();
+      }
+      // The page stays small (README, "Console"): under 50 kB with gzip.
+      expect(transferred).toBeLessThan(50_000);
+    });
+
+    it('when a wrong key is typed, then sign-in is refused with a clear message, and the key is in no URL', async () => {
+      const { page, problems } = await open();
+      await signIn(page, 'customer', 'sk-live-this-is-not-a-key');
+      await expect(page.locator('#signin-error').textContent()).resolves.toContain('did not accept this credential');
+      expect(page.url()).toBe(`${d.url}/console`);
+      expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+      await checkAndShoot(page, 'sign-in-refused');
+      expect(problems.filter((p) => !REFUSED_401.test(p))).toEqual([]);
+    });
+
+    it('when a customer signs in with the keyboard, then the balance, held and available are what the API states, exactly', async () => {
+      const { page, problems } = await open();
+      await page.goto(`${d.url}/console`);
+      // Keyboard only: the role select, the key field, Enter.
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('role');
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('token');
+      await page.keyboard.type(customer.apiKey);
+      await page.keyboard.press('Enter');
+      await page.locator('#balance[data-nano]:not([data-nano=""])').waitFor();
+      // A funds lease may close between two reads: the page's next poll then shows the same as the API.
+      await passes(async () => {
+        const stated = await apiBalance();
+        expect(await shownNano(page, 'balance')).toBe(stated.balance);
+        expect(await shownNano(page, 'held')).toBe(stated.held);
+        expect(await shownNano(page, 'leased')).toBe(stated.leased ?? 0);
+        expect(await shownNano(page, 'available')).toBe(stated.available);
+        expect(await page.locator('#balance').textContent()).toBe(usd(stated.balance));
+      }, LIVE_MS);
+      expect(page.url()).not.toContain(customer.apiKey);
+      // Tab reaches the skip link, then the views; Enter on one opens it.
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Bills');
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { name: 'Bills', level: 2 }).waitFor();
+      await view(page, 'Overview');
+      await page.locator('.chart canvas').first().waitFor();
+      await checkAndShoot(page, 'customer-overview');
+      expect(problems).toEqual([]);
+    });
+
+    it('when a chat is made with the key while the bills are open, then its charge and the new balance appear within seconds, without a reload', async () => {
+      const { page, problems } = await customerOn('Bills');
+      await page.locator('#bills-total').waitFor();
+      await page.evaluate(() => { (window as unknown as { notReloaded: boolean }).notReloaded = true; });
+      const answer = await chat(d.url, customer.apiKey, { ...hello, max_tokens: 32 });
+      expect(answer.status).toBe(200);
+      const charged = Number(answer.headers.get('x-payg-charged'));
+      expect(charged).toBeGreaterThan(0);
+      const requestId = answer.headers.get('x-request-id')!;
+      const started = Date.now();
+      const row = page.getByRole('row').filter({ hasText: requestId });
+      await row.waitFor({ timeout: LIVE_MS });
+      expect(Date.now() - started).toBeLessThan(LIVE_MS);
+      await expect(row.locator('[data-nano]').getAttribute('data-nano')).resolves.toBe(String(-charged));
+      expect(await row.textContent()).toContain('charge');
+      expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+      await view(page, 'Overview');
+      await passes(async () => expect(await shownNano(page, 'balance')).toBe((await apiBalance()).balance), LIVE_MS);
+      await view(page, 'Bills');
+      await checkAndShoot(page, 'customer-bills');
+      expect(problems).toEqual([]);
+    });
+
+    it('when the usage is exported from the page, then the CSV and JSON Lines files are the API’s exports, byte for byte', async () => {
+      const { page, problems } = await customerOn('Usage');
+      await page.locator('#usage-total').waitFor();
+      for (const [button, format] of [['Export CSV', 'csv'], ['Export JSON Lines', 'jsonl']] as const) {
+        const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: button }).click()]);
+        expect(download.suggestedFilename()).toBe(`usage.${format}`);
+        const saved = readFileSync(await download.path());
+        expect(saved.toString('utf8')).toBe(await exported('usage', format));
+        expect(saved.toString('utf8').trim().split('\n').length).toBeGreaterThanOrEqual(format === 'csv' ? 7 : 6);
+      }
+      // The model filter narrows the table; a model with no usage shows none.
+      await page.getByLabel('Model').fill('no-such-model');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await passes(async () => expect(await page.locator('#usage-total').getAttribute('data-total')).toBe('0'), LIVE_MS);
+      await page.getByLabel('Model').fill('sim-chat');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await passes(async () => expect(Number(await page.locator('#usage-total').getAttribute('data-total'))).toBeGreaterThanOrEqual(6), LIVE_MS);
+      await checkAndShoot(page, 'customer-usage');
+      expect(problems).toEqual([]);
+    });
+
+    it('when the customer opens image tasks, orders and limits, then each explains itself, a top-up starts, and the limits set are shown', async () => {
+      const key = (await json(`${d.url}/admin/v1/accounts/${customer.accountId}/api-keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.items[0];
+      const patched = await json(`${d.url}/admin/v1/api-keys/${key.apiKeyId}`, { method: 'PATCH', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ limits: { requests_per_minute: 600, spend_per_day: 2_000_000_000 } }) });
+      expect(patched.status).toBe(200);
+      const made = await image(d.url, customer.apiKey, picture);
+      expect(made.status).toBe(200);
+      const taskId = made.body.taskId as string;
+      const { page, problems } = await customerOn('Image tasks');
+      expect(await page.getByText('We do not know yet whether the provider made the image').count()).toBe(1);
+      const task = page.getByRole('row').filter({ hasText: taskId });
+      await task.waitFor({ timeout: LIVE_MS });
+      expect(await task.textContent()).toContain(usd(Number(made.headers.get('x-payg-charged'))));
+      await page.getByRole('button', { name: `Check the state of task ${taskId}` }).click();
+      await expect(page.locator(`[data-task-state="${taskId}"]`).textContent()).resolves.toMatch(/^succeeded: The image was made and charged/);
+      await checkAndShoot(page, 'customer-images');
+
+      await view(page, 'Orders');
+      await page.getByLabel('Amount (USD)').fill('12.50');
+      await page.getByRole('button', { name: 'Start a top-up' }).click();
+      const status = await page.getByRole('status').textContent();
+      const orderId = /Order (ord_[0-9a-f]{32})/.exec(status ?? '')?.[1];
+      expect(orderId).toBeDefined();
+      const order = await json(`${d.url}/api/consumer/orders/${orderId}`, { headers: { authorization: `Bearer ${customer.apiKey}` } });
+      expect([order.status, order.body.amount, order.body.status]).toEqual([200, 12_500_000_000, 'created']);
+      await checkAndShoot(page, 'customer-orders');
+
+      await view(page, 'Limits');
+      await passes(async () => expect(await page.locator('[data-limit="key-spend_per_day"]').textContent()).toBe(usd(2_000_000_000)), LIVE_MS);
+      expect(await page.locator('[data-limit="key-requests_per_minute"]').textContent()).toBe('600');
+      await passes(async () => {
+        const bills = await exported('bills', 'jsonl');
+        const spentToday = bills.trim().split('\n').map((line) => JSON.parse(line)).filter((b) => b.kind === 'charge').reduce((sum, b) => sum + b.amount, 0);
+        expect(spentToday).toBeGreaterThan(0);
+        expect(await page.locator('[data-used="spend_per_day"]').textContent()).toBe(usd(spentToday + (await apiBalance()).held));
+      }, LIVE_MS);
+      await checkAndShoot(page, 'customer-limits');
+      expect(problems).toEqual([]);
+    });
+
+    it('when the operator signs in, then accounts are searched and opened, a key is created and shown once, credited with a reference, revoked and refused', async () => {
+      const name = `console-ui-${Date.now()}`;
+      const account = await admin(d.url, '/admin/v1/accounts', { name });
+      const accountId = account.body.accountId as string;
+      const { page, problems } = await open();
+      await signIn(page, 'operator', ADMIN_TOKEN);
+      await page.getByLabel('Name contains').fill(name);
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.getByRole('button', { name }).click();
+      await page.getByRole('heading', { name: `Account ${name}` }).waitFor();
+
+      await page.getByRole('button', { name: 'Create a key' }).click();
+      const apiKey = (await page.locator('#new-api-key').textContent())!;
+      expect((await balance(d.url, apiKey)).balance).toBe(0);
+
+      await page.getByLabel('Amount (USD)').fill('3.25');
+      await page.getByLabel('Reference (applied once)').fill('console-credit-1');
+      await page.getByRole('button', { name: 'Credit', exact: true }).click();
+      await page.getByText('Credited $3.25 (reference console-credit-1)').waitFor();
+      expect((await balance(d.url, apiKey)).balance).toBe(3_250_000_000);
+      await passes(async () => expect(await page.locator('[data-pool-balance="pool-3"]').getAttribute('data-nano')).toBe('3250000000'), LIVE_MS);
+      await page.getByRole('button', { name: 'I have copied it' }).click();
+      await checkAndShoot(page, 'operator-account');
+
+      const keyId = (await json(`${d.url}/admin/v1/accounts/${accountId}/api-keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.items[0].apiKeyId as string;
+      await page.getByRole('button', { name: `Revoke key ${keyId}` }).click();
+      await passes(async () => expect(await page.locator(`[data-key-state="${keyId}"]`).textContent()).toBe('revoked'), LIVE_MS);
+      // Refused by every instance within a second (docs/auth.md).
+      await passes(async () => expect((await chat(d.url, apiKey, { ...hello, max_tokens: 8 })).status).toBe(401), 3_000);
+
+      await view(page, 'Audit log');
+      await page.getByLabel('Account id').fill(accountId);
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.getByText('"reference":"console-credit-1"').waitFor();
+      expect(await page.getByRole('row').filter({ hasText: 'api_key.revoke' }).count()).toBe(1);
+      await checkAndShoot(page, 'operator-audit');
+
+      await view(page, 'Reconciliation');
+      await page.locator('#reconciliation-summary').waitFor();
+      const stated = (await json(`${d.url}/admin/v1/reconciliation`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body;
+      await passes(async () => expect(await page.locator('#reconciliation-summary').textContent()).toBe(`${stated.accounts} accounts compared: ${stated.differences.length === 0 ? 'no difference.' : `${stated.differences.length} differ.`}`), LIVE_MS);
+      await checkAndShoot(page, 'operator-reconciliation');
+
+      await view(page, 'Accounts');
+      await checkAndShoot(page, 'operator-accounts');
+      expect(problems).toEqual([]);
+    });
+
+    it('when the customer’s key is revoked while the console is open, then the page says the key is refused and the API refuses its next call', async () => {
+      const own = await fundedAccount(d.url, FUNDS);
+      const { page, problems } = await open();
+      await signIn(page, 'customer', own.apiKey);
+      await page.locator('#balance[data-nano]:not([data-nano=""])').waitFor();
+      const keyId = (await json(`${d.url}/admin/v1/accounts/${own.accountId}/api-keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.items[0].apiKeyId;
+      expect((await json(`${d.url}/admin/v1/api-keys/${keyId}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).toBe(204);
+      await page.getByRole('alert').filter({ hasText: 'did not accept this credential' }).first().waitFor({ timeout: LIVE_MS });
+      expect((await chat(d.url, own.apiKey, { ...hello, max_tokens: 8 })).status).toBe(401);
+      expect(problems.filter((p) => !REFUSED_401.test(p))).toEqual([]);
+    });
+  });
+}

@@ -1,0 +1,17 @@
+// The web console in Chromium against the real Dapr topology: the gateway on Dapr serves the
+// page, the actors app holds the money, the ledger app answers the pages and exports.
+
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTopology } from '../../topology/topology';
+import { consoleUiSuite } from '../contract/console-ui.suite';
+import { ADMIN_TOKEN } from '../support/processes';
+
+jest.setTimeout(180_000);
+
+consoleUiSuite('Dapr', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-dapr-console-ui-'));
+  const topology = await startTopology({ basePort: 36_300, dataDir: join(dir, 'topology'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn' } });
+  return { url: topology.gatewayUrls[0]!, close: () => topology.stop() };
+});

@@ -1,0 +1,90 @@
+// The console's only way to the gateway: its existing HTTP routes, same origin, with the
+// credential in an Authorization header. The credential lives in this module's memory and, so a
+// reload keeps the session, in sessionStorage (this tab only, gone when it closes); never in a
+// URL, a cookie or a log.
+
+export type Role = 'customer' | 'operator';
+export interface Credential { role: Role; token: string }
+
+const STORAGE_KEY = 'payg-console-credential';
+let current: Credential | null = null;
+
+export function restoreCredential(): Credential | null {
+  if (current) return current;
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(STORAGE_KEY) ?? 'null') as Credential | null;
+    if (saved && (saved.role === 'customer' || saved.role === 'operator') && typeof saved.token === 'string') current = saved;
+  } catch { /* nothing kept */ }
+  return current;
+}
+
+export function setCredential(credential: Credential | null): void {
+  current = credential;
+  if (credential) sessionStorage.setItem(STORAGE_KEY, JSON.stringify(credential));
+  else sessionStorage.removeItem(STORAGE_KEY);
+}
+
+/** An error answer of the gateway: its status, code and message, said plainly. */
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) { super(message); }
+}
+
+const PLAIN: Record<number, string> = {
+  401: 'The gateway did not accept this credential: it is wrong, revoked or expired.',
+  403: 'This credential may not do that.',
+  429: 'Too many requests for now: a rate limit was reached.',
+};
+
+async function errorOf(res: Response): Promise<ApiError> {
+  let code = 'error';
+  let message = `${res.status} ${res.statusText}`;
+  try {
+    const body = await res.json() as { error?: { code?: string; message?: string } };
+    code = body.error?.code ?? code;
+    message = body.error?.message ?? message;
+  } catch { /* not JSON */ }
+  const plain = PLAIN[res.status];
+  return new ApiError(res.status, code, plain ? `${plain} (${message})` : message);
+}
+
+export async function request(path: string, init: { method?: string; body?: unknown; token?: string } = {}): Promise<Response> {
+  const token = init.token ?? current?.token;
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(path, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body), cache: 'no-store' });
+  if (!res.ok) throw await errorOf(res);
+  return res;
+}
+
+export async function json<T>(path: string, init?: { method?: string; body?: unknown; token?: string }): Promise<T> {
+  const res = await request(path, init);
+  return (res.status === 204 ? undefined : await res.json()) as T;
+}
+
+/** A query string of the parameters that have a value. */
+export function query(params: Record<string, string | number | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== '') q.set(name, String(value));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+/** Downloads an answer as a file: fetched with the header, saved through a blob URL. */
+export async function download(path: string, filename: string): Promise<void> {
+  const blob = await (await request(path)).blob();
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** Every JSON Lines row of an export. */
+export async function exportRows<T>(path: string): Promise<T[]> {
+  const text = await (await request(path)).text();
+  return text.split('\n').filter((line) => line.length > 0).map((line) => JSON.parse(line) as T);
+}

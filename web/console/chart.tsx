@@ -1,0 +1,57 @@
+// Spending by day and by model: a uPlot chart (canvas, drawn by script, no inline style in the
+// document), with the same numbers in a table for screen readers and for reading.
+
+import uPlot from 'uplot';
+import { useEffect, useRef } from 'preact/hooks';
+import { usd } from './format';
+
+export interface Spending { days: string[]; models: string[]; /** [model][day] nano-USD charged */ charged: number[][] }
+
+const COLORS = ['#2563eb', '#db2777', '#059669', '#d97706', '#7c3aed', '#0891b2', '#dc2626', '#4b5563'];
+
+export function SpendingChart({ spending }: { spending: Spending }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!box.current || spending.days.length === 0) return;
+    const xs = spending.days.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
+    const totals = spending.days.map((_, i) => spending.charged.reduce((sum, m) => sum + (m[i] ?? 0), 0));
+    const toUsd = (nano: number) => nano / 1e9;
+    const plot = new uPlot({
+      width: Math.max(320, box.current.clientWidth),
+      height: 260,
+      scales: { x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+      legend: { live: false },
+      axes: [{}, { values: (_u, ticks) => ticks.map((t) => (t === 0 ? '$0' : `$${Number(t.toPrecision(2))}`)), size: 90 }],
+      series: [
+        { value: (_u, v) => (v == null ? '' : new Date(v * 1000).toISOString().slice(0, 10)) },
+        { label: 'All models', stroke: '#111827', fill: 'rgba(17,24,39,0.08)', paths: uPlot.paths.bars!({ size: [0.6, 60] }), value: (_u, v) => (v == null ? '' : usd(Math.round(v * 1e9))) },
+        ...spending.models.map((model, i) => ({ label: model, stroke: COLORS[i % COLORS.length], width: 2, points: { show: true }, value: (_u: uPlot, v: number | null) => (v == null ? '' : usd(Math.round(v * 1e9))) })),
+      ],
+    }, [xs, totals.map(toUsd), ...spending.charged.map((m) => m.map(toUsd))], box.current);
+    return () => plot.destroy();
+  }, [spending]);
+  return (
+    <figure>
+      <div ref={box} class="chart" role="img" aria-label="Chart of the amount charged per day, in total and by model; the same numbers are in the table below" />
+      <figcaption class="muted">Charged per UTC day, last 30 days.</figcaption>
+    </figure>
+  );
+}
+
+/** Aggregates usage rows (their `charged` shares) by model and by each UTC day from `since` to `until` (YYYY-MM-DD). */
+export function spendingOf(rows: { occurredAt: string; model?: string; charged: number }[], since: string, until: string): Spending {
+  const byModel = new Map<string, Map<string, number>>();
+  const days = new Set<string>();
+  for (let d = new Date(`${since}T00:00:00Z`); d.toISOString().slice(0, 10) <= until; d.setUTCDate(d.getUTCDate() + 1)) days.add(d.toISOString().slice(0, 10));
+  for (const row of rows) {
+    const d = row.occurredAt.slice(0, 10);
+    const model = row.model ?? '(none)';
+    days.add(d);
+    const m = byModel.get(model) ?? new Map<string, number>();
+    m.set(d, (m.get(d) ?? 0) + row.charged);
+    byModel.set(model, m);
+  }
+  const sortedDays = [...days].sort();
+  const models = [...byModel.keys()].sort();
+  return { days: sortedDays, models, charged: models.map((model) => sortedDays.map((d) => byModel.get(model)!.get(d) ?? 0)) };
+}

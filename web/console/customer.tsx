@@ -1,0 +1,315 @@
+// The customer's view, signed in with an API key (or an OAuth member token): balance, spending,
+// bills and usage with their exports, image tasks, orders and limits. Everything comes from the
+// gateway's console, order and image routes, as the API key's own account.
+
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { ApiError, download, exportRows, json, query, request } from './api';
+import { SpendingChart, spendingOf } from './chart';
+import { dayEnd, dayStart, parseUsd, usd, when } from './format';
+import { ErrorBox, Field, Outcome, Pager, Section, Table, useAction, useLoad } from './ui';
+
+interface Balance { accountId: string; pool: string; balance: number; held: number; available: number; leased: number; openHolds: number }
+interface Page<T> { items: T[]; page: number; size: number; total: number }
+export interface BillItem { id: string; occurredAt: string; kind: string; amount: number; balanceDelta: number; holdId?: string; requestId?: string; taskId?: string; model?: string; reference?: string }
+export interface UsageItem { id: string; occurredAt: string; unit: string; quantity: number; unitPrice: number; cost: number; charged: number; platformBorne: boolean; holdId?: string; requestId?: string; taskId?: string; model?: string }
+type Kind = 'bills' | 'usage';
+
+const BASE = '/api/distribution/api-credit';
+const PAGE_SIZE = 20;
+/** How often the view asks whether anything changed (a new bill row or another balance). */
+export const LIVE_MS = 2000;
+
+export function CustomerView({ tab }: { tab: string }) {
+  // Live: the balance and the newest bill, polled; every list below reloads when either changes.
+  const [version, setVersion] = useState('');
+  const [balance, setBalance] = useState<Balance>();
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    let live = true;
+    const poll = async () => {
+      try {
+        const [b, newest] = await Promise.all([json<Balance>(`${BASE}/balance`), json<Page<BillItem>>(`${BASE}/bills/page?page=1&size=1`)]);
+        if (!live) return;
+        setBalance(b);
+        setError(undefined);
+        setVersion(`${newest.total}:${b.balance}:${b.held}`);
+      } catch (e) {
+        if (live) setError((e as Error).message);
+      }
+    };
+    void poll();
+    const timer = setInterval(poll, LIVE_MS);
+    return () => { live = false; clearInterval(timer); };
+  }, []);
+
+  return (
+    <>
+      <ErrorBox error={error} />
+      {tab === 'overview' && <Overview balance={balance} version={version} />}
+      {tab === 'bills' && <Ledger kind="bills" version={version} />}
+      {tab === 'usage' && <Ledger kind="usage" version={version} />}
+      {tab === 'images' && <Images version={version} />}
+      {tab === 'orders' && <Orders version={version} />}
+      {tab === 'limits' && <LimitsView balance={balance} version={version} />}
+    </>
+  );
+}
+
+function Money({ nano, id }: { nano: number | undefined; id: string }) {
+  return <span id={id} data-nano={nano ?? ''}>{nano === undefined ? '…' : usd(nano)}</span>;
+}
+
+function Overview({ balance, version }: { balance?: Balance; version: string }) {
+  const since = useMemo(() => new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10), []);
+  const usage = useLoad(() => exportRows<UsageItem>(`${BASE}/usage/export${query({ format: 'jsonl', from: dayStart(since) })}`), [version]);
+  const spending = useMemo(() => spendingOf(usage.data ?? [], since, new Date().toISOString().slice(0, 10)), [usage.data]);
+  const charged = spending.charged.flat().some((n) => n > 0);
+  return (
+    <>
+      <Section title="Balance">
+        <dl class="stats">
+          <div><dt>Balance</dt><dd><Money id="balance" nano={balance?.balance} /></dd></div>
+          <div><dt>Held by calls in flight</dt><dd><Money id="held" nano={balance?.held} /></dd></div>
+          <div><dt>Locked by funds leases</dt><dd><Money id="leased" nano={balance?.leased} /></dd></div>
+          <div><dt>Available</dt><dd><Money id="available" nano={balance?.available} /></dd></div>
+        </dl>
+        <p class="muted">Pool <code>{balance?.pool ?? '…'}</code> of account <code>{balance?.accountId ?? '…'}</code>. Held funds are reserved by calls still running; they are charged or returned when the call ends. Funds leases are amounts a gateway instance has set aside to serve your calls quickly; what they do not spend returns to you. Available = balance − held − leased.</p>
+      </Section>
+      <Section title="Spending over time">
+        <ErrorBox error={usage.error} />
+        {charged ? <SpendingChart spending={spending} /> : <p class="muted">No spending in the last 30 days.</p>}
+        <Table caption="Charged by model" rowKey={(m) => m} rows={spending.models} columns={[
+          { label: 'Model', cell: (m) => m },
+          { label: 'Charged, last 30 days', numeric: true, cell: (m) => usd(spending.charged[spending.models.indexOf(m)]!.reduce((a, b) => a + b, 0)) },
+        ]} empty="" />
+      </Section>
+    </>
+  );
+}
+
+interface Filters { from: string; to: string; model: string }
+
+/** Bills or usage: the page route when nothing is filtered; the export (JSON Lines) filtered by date, then by model here. */
+function Ledger({ kind, version }: { kind: Kind; version: string }) {
+  const [page, setPage] = useState(1);
+  const [form, setForm] = useState<Filters>({ from: '', to: '', model: '' });
+  const [filters, setFilters] = useState<Filters>({ from: '', to: '', model: '' });
+  const filtered = filters.from !== '' || filters.to !== '' || filters.model !== '';
+  const range = { from: dayStart(filters.from), to: dayEnd(filters.to) };
+  const rows = useLoad(async (): Promise<Page<BillItem | UsageItem>> => {
+    if (!filtered) return json(`${BASE}/${kind}/page${query({ page, size: PAGE_SIZE })}`);
+    const all = (await exportRows<BillItem | UsageItem>(`${BASE}/${kind}/export${query({ format: 'jsonl', ...range })}`))
+      .filter((row) => filters.model === '' || row.model === filters.model);
+    return { items: all.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE), page, size: PAGE_SIZE, total: all.length };
+  }, [kind, page, filters, version]);
+  const exporting = useAction();
+  const title = kind === 'bills' ? 'Bills' : 'Usage';
+  const save = (format: 'csv' | 'jsonl') => exporting.run(async () => {
+    await download(`${BASE}/${kind}/export${query({ format, ...range })}`, `${kind}.${format}`);
+    return `Saved ${kind}.${format}.`;
+  });
+  const data = rows.data;
+  return (
+    <Section title={title}>
+      <form class="filters" onSubmit={(e) => { e.preventDefault(); setPage(1); setFilters(form); }}>
+        <Field label="From (UTC day)" name="from" type="date" value={form.from} onInput={(from) => setForm({ ...form, from })} />
+        <Field label="To (UTC day, included)" name="to" type="date" value={form.to} onInput={(to) => setForm({ ...form, to })} />
+        <Field label="Model" name="model" value={form.model} placeholder="any model" onInput={(model) => setForm({ ...form, model })} />
+        <button type="submit">Filter</button>
+      </form>
+      <div class="actions">
+        <button type="button" onClick={() => save('csv')} disabled={exporting.busy}>Export CSV</button>
+        <button type="button" onClick={() => save('jsonl')} disabled={exporting.busy}>Export JSON Lines</button>
+        <span class="muted">Exports take the date filter; the model filter applies to the table.</span>
+      </div>
+      <Outcome action={exporting} />
+      <ErrorBox error={rows.error} />
+      {data && <>
+        <p class="muted" id={`${kind}-total`} data-total={data.total}>{data.total} {kind === 'bills' ? 'bill items' : 'usage lines'}{filtered ? ' match' : ''}, newest first.</p>
+        {kind === 'bills'
+          ? <Table caption={title} rows={data.items as BillItem[]} rowKey={(r) => r.id} columns={BILL_COLUMNS} />
+          : <Table caption={title} rows={data.items as UsageItem[]} rowKey={(r) => r.id} columns={USAGE_COLUMNS} />}
+        <Pager label={title} page={page} pages={Math.ceil(data.total / PAGE_SIZE)} onPage={setPage} />
+      </>}
+    </Section>
+  );
+}
+
+const BILL_COLUMNS = [
+  { label: 'When', cell: (r: BillItem) => when(r.occurredAt) },
+  { label: 'Kind', cell: (r: BillItem) => <span class={`kind kind-${r.kind}`}>{r.kind}</span> },
+  { label: 'Model', cell: (r: BillItem) => r.model ?? '' },
+  { label: 'Amount', numeric: true, cell: (r: BillItem) => usd(r.amount) },
+  { label: 'Balance change', numeric: true, cell: (r: BillItem) => <span data-nano={r.balanceDelta}>{usd(r.balanceDelta)}</span> },
+  { label: 'Reference or request', cell: (r: BillItem) => <code>{r.reference ?? r.requestId ?? r.taskId ?? ''}</code> },
+];
+const USAGE_COLUMNS = [
+  { label: 'When', cell: (r: UsageItem) => when(r.occurredAt) },
+  { label: 'Model', cell: (r: UsageItem) => r.model ?? '' },
+  { label: 'Unit', cell: (r: UsageItem) => r.unit },
+  { label: 'Quantity', numeric: true, cell: (r: UsageItem) => r.quantity },
+  { label: 'Cost', numeric: true, cell: (r: UsageItem) => usd(r.cost) },
+  { label: 'Charged', numeric: true, cell: (r: UsageItem) => `${usd(r.charged)}${r.platformBorne ? ' (borne by the platform)' : ''}` },
+  { label: 'Request', cell: (r: UsageItem) => <code>{r.requestId ?? r.taskId ?? ''}</code> },
+];
+
+const TASK_STATES: [string, string][] = [
+  ['succeeded', 'The image was made and charged. It can be fetched again with the same key.'],
+  ['failed', 'The provider refused the request; the money held for it was returned.'],
+  ['unresolved', 'We do not know yet whether the provider made the image. The price stays held until we find out; asking again moves it on.'],
+  ['unknown', 'The provider never told us within 24 hours. Nothing was charged and the hold was returned; if the image turns up later, it is yours at no charge.'],
+];
+
+/** The recovery route's refusals, as task states. */
+const TASK_ERRORS: Record<string, string> = { provider_rejected: 'failed', image_unresolved: 'unresolved', image_unknown: 'unknown', not_found: 'not_found' };
+
+interface TaskRow { taskId: string; model: string; occurredAt: string; charged: number; outcome: string }
+
+function Images({ version }: { version: string }) {
+  const bills = useLoad(() => exportRows<BillItem>(`${BASE}/bills/export?format=jsonl`), [version]);
+  const tasks = useMemo(() => {
+    const byTask = new Map<string, TaskRow>();
+    for (const bill of [...(bills.data ?? [])].reverse()) {
+      if (!bill.taskId) continue;
+      const charged = bill.kind === 'charge' ? bill.amount : 0;
+      byTask.set(bill.taskId, { taskId: bill.taskId, model: bill.model ?? '', occurredAt: bill.occurredAt, charged, outcome: bill.kind === 'release' ? `released (${bill.reference ?? ''})` : bill.kind });
+    }
+    return [...byTask.values()].reverse();
+  }, [bills.data]);
+  const [states, setStates] = useState<Record<string, string>>({});
+  const [lookup, setLookup] = useState({ model: '', taskId: '' });
+  const check = async (model: string, taskId: string) => {
+    let state: string;
+    try {
+      await request(`/api/open/v1/models/${encodeURIComponent(model)}/images/tasks/${encodeURIComponent(taskId)}`);
+      state = 'succeeded';
+    } catch (e) {
+      state = e instanceof ApiError ? TASK_ERRORS[e.code] ?? e.message : (e as Error).message;
+    }
+    setStates((s) => ({ ...s, [taskId]: state }));
+  };
+  const explain = (state: string | undefined) => TASK_STATES.find(([name]) => name === state)?.[1] ?? (state === 'not_found' ? 'No such task for this key and model.' : state ?? '');
+  return (
+    <>
+      <Section title="Image tasks">
+        <ErrorBox error={bills.error} />
+        <Table caption="Image tasks" rows={tasks} rowKey={(t) => t.taskId} empty="No image task has been settled yet." columns={[
+          { label: 'When', cell: (t) => when(t.occurredAt) },
+          { label: 'Model', cell: (t) => t.model },
+          { label: 'Task', cell: (t) => <code>{t.taskId}</code> },
+          { label: 'Money', cell: (t) => t.outcome },
+          { label: 'Charged', numeric: true, cell: (t) => usd(t.charged) },
+          { label: 'State now', cell: (t) => states[t.taskId] ? <span data-task-state={t.taskId}><strong>{states[t.taskId]}</strong>: {explain(states[t.taskId])}</span>
+            : <button type="button" onClick={() => check(t.model, t.taskId)} aria-label={`Check the state of task ${t.taskId}`}>Check</button> },
+        ]} />
+        <form class="filters" onSubmit={(e) => { e.preventDefault(); void check(lookup.model, lookup.taskId); }}>
+          <Field label="Model" name="task-model" value={lookup.model} required onInput={(model) => setLookup({ ...lookup, model })} />
+          <Field label="Task id" name="task-id" value={lookup.taskId} required onInput={(taskId) => setLookup({ ...lookup, taskId })} />
+          <button type="submit">Look up a task</button>
+        </form>
+        {lookup.taskId && states[lookup.taskId] && <p role="status">Task <code>{lookup.taskId}</code>: <strong>{states[lookup.taskId]}</strong>. {explain(states[lookup.taskId])}</p>}
+      </Section>
+      <Section title="What the states mean">
+        <dl class="legend">{TASK_STATES.map(([name, text]) => <><dt>{name}</dt><dd>{text}</dd></>)}</dl>
+      </Section>
+    </>
+  );
+}
+
+interface Order { orderId: string; amount: number; status: string; createdAt: string; fulfilledAt?: string; payments: { note?: string }[] }
+
+function Orders({ version }: { version: string }) {
+  const [amount, setAmount] = useState('');
+  const [mine, setMine] = useState<Order[]>([]);
+  const [lookup, setLookup] = useState('');
+  const action = useAction();
+  const bills = useLoad(() => exportRows<BillItem>(`${BASE}/bills/export?format=jsonl`), [version]);
+  const fulfilled = (bills.data ?? []).filter((b) => b.kind === 'credit' && b.reference?.startsWith('order:'));
+  const remember = (order: Order) => setMine((list) => [order, ...list.filter((o) => o.orderId !== order.orderId)]);
+  const start = () => action.run(async () => {
+    const nano = parseUsd(amount);
+    if (nano === undefined) throw new Error('Enter an amount in USD, such as 20 or 12.50.');
+    const order = await json<Order>('/api/consumer/orders', { method: 'POST', body: { amount: nano } });
+    remember(order);
+    setAmount('');
+    return `Order ${order.orderId} for ${usd(order.amount)} is ${order.status}: your balance grows once the payment provider confirms the payment.`;
+  });
+  const find = () => action.run(async () => { remember(await json<Order>(`/api/consumer/orders/${encodeURIComponent(lookup.trim())}`)); });
+  const refresh = () => action.run(async () => { for (const o of mine) remember(await json<Order>(`/api/consumer/orders/${o.orderId}`)); });
+  return (
+    <>
+      <Section title="Top up">
+        <form class="filters" onSubmit={(e) => { e.preventDefault(); void start(); }}>
+          <Field label="Amount (USD)" name="amount" value={amount} required placeholder="20.00" onInput={setAmount} />
+          <button type="submit" disabled={action.busy}>Start a top-up</button>
+        </form>
+        <form class="filters" onSubmit={(e) => { e.preventDefault(); void find(); }}>
+          <Field label="Order id" name="order-id" value={lookup} required placeholder="ord_…" onInput={setLookup} />
+          <button type="submit" disabled={action.busy}>Look up an order</button>
+        </form>
+        <Outcome action={action} />
+      </Section>
+      <Section title="Orders">
+        <Table caption="Orders of this session" rows={mine} rowKey={(o) => o.orderId} empty="No order started or looked up in this session." columns={[
+          { label: 'Order', cell: (o) => <code>{o.orderId}</code> },
+          { label: 'Created', cell: (o) => when(o.createdAt) },
+          { label: 'Amount', numeric: true, cell: (o) => usd(o.amount) },
+          { label: 'Status', cell: (o) => o.status },
+          { label: 'Latest payment note', cell: (o) => o.payments.at(-1)?.note ?? '' },
+        ]} />
+        {mine.length > 0 && <button type="button" onClick={refresh} disabled={action.busy}>Refresh these orders</button>}
+        <h3>Credited orders</h3>
+        <ErrorBox error={bills.error} />
+        <Table caption="Credited orders" rows={fulfilled} rowKey={(b) => b.id} empty="No order has been credited yet." columns={[
+          { label: 'Credited', cell: (b) => when(b.occurredAt) },
+          { label: 'Order', cell: (b) => <code>{b.reference!.slice('order:'.length)}</code> },
+          { label: 'Amount', numeric: true, cell: (b) => usd(b.amount) },
+        ]} />
+      </Section>
+    </>
+  );
+}
+
+type LimitName = 'requests_per_minute' | 'tokens_per_minute' | 'spend_per_day' | 'spend_per_month' | 'spend_total';
+type Limits = Partial<Record<LimitName, number>>;
+
+/** The account's spend as the spend limits count it: charges in the UTC day, month and in total, plus what is held now. */
+export function spendUsed(bills: BillItem[], held: number, now = new Date()): Record<'spend_per_day' | 'spend_per_month' | 'spend_total', number> {
+  const dayStart = now.toISOString().slice(0, 10);
+  const monthStart = dayStart.slice(0, 7);
+  const used = { spend_per_day: held, spend_per_month: held, spend_total: held };
+  for (const bill of bills) {
+    if (bill.kind !== 'charge') continue;
+    used.spend_total += bill.amount;
+    if (bill.occurredAt.startsWith(monthStart)) used.spend_per_month += bill.amount;
+    if (bill.occurredAt.startsWith(dayStart)) used.spend_per_day += bill.amount;
+  }
+  return used;
+}
+
+function LimitsView({ balance, version }: { balance?: Balance; version: string }) {
+  const limits = useLoad(() => json<{ key: Limits | null; account: Limits }>(`${BASE}/limits`), [version]);
+  const bills = useLoad(() => exportRows<BillItem>(`${BASE}/bills/export?format=jsonl`), [version]);
+  const used: Limits = bills.data ? spendUsed(bills.data, balance?.held ?? 0) : {};
+  const names: [LimitName, string, boolean][] = [
+    ['requests_per_minute', 'Requests per minute', false],
+    ['tokens_per_minute', 'Tokens per minute', false],
+    ['spend_per_day', 'Spend per UTC day', true],
+    ['spend_per_month', 'Spend per UTC month', true],
+    ['spend_total', 'Spend in total', true],
+  ];
+  const d = limits.data;
+  const show = (value: number | undefined, money: boolean) => (value === undefined ? '—' : money ? usd(value) : value.toLocaleString('en-US'));
+  return (
+    <Section title="Limits">
+      <ErrorBox error={limits.error ?? bills.error} />
+      {d && <Table caption="Limits" rowKey={(n) => n[0]} rows={names} columns={[
+        { label: 'Limit', cell: ([, label]) => label },
+        { label: 'This key', numeric: true, cell: ([name, , money]) => <span data-limit={`key-${name}`}>{show(d.key?.[name], money)}</span> },
+        { label: 'The account', numeric: true, cell: ([name, , money]) => <span data-limit={`account-${name}`}>{show(d.account[name], money)}</span> },
+        { label: 'Used by the account', numeric: true, cell: ([name, , money]) => <span data-used={name}>{money ? show(used[name], true) : 'see each answer\'s x-ratelimit headers'}</span> },
+      ]} />}
+      <p class="muted">A dash: no such limit. Spend counts what was charged plus what calls in flight hold (now {usd(balance?.held ?? 0)}); a call that would pass a spend limit is refused (402 spend_limit_exceeded), a call over a rate gets 429 with Retry-After. Rates are counted per whole minute; every answer of a call under a rate limit tells what remains in its x-ratelimit headers.</p>
+    </Section>
+  );
+}

@@ -1,0 +1,32 @@
+// Money and time as the console shows them. Amounts are integer nano-USD (scale 9, docs/money.md):
+// shown exactly, as USD with at least two decimals and no trailing zeros beyond them.
+
+export const SCALE = 9;
+
+export function usd(nano: number): string {
+  const negative = nano < 0;
+  const digits = String(Math.abs(Math.trunc(nano))).padStart(SCALE + 1, '0');
+  const whole = digits.slice(0, -SCALE).replace(/\B(?=(\d{3})+$)/g, ',');
+  const fraction = digits.slice(-SCALE).replace(/0+$/, '').padEnd(2, '0');
+  return `${negative ? '−' : ''}$${whole}.${fraction}`;
+}
+
+/** USD typed by a person ("12.5") → nano-USD, exactly; undefined when it is not an amount. */
+export function parseUsd(text: string): number | undefined {
+  const match = /^\s*\$?(\d{1,7})(?:\.(\d{1,9}))?\s*$/.exec(text);
+  if (!match) return undefined;
+  const nano = Number(match[1]) * 10 ** SCALE + Number((match[2] ?? '').padEnd(SCALE, '0'));
+  return nano > 0 ? nano : undefined;
+}
+
+export const day = (iso: string): string => iso.slice(0, 10);
+export const when = (iso: string | null | undefined): string => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : '—');
+
+/** A date input's value (YYYY-MM-DD, a UTC day) → the RFC 3339 instant the exports take. */
+export const dayStart = (date: string): string | undefined => (date ? `${date}T00:00:00Z` : undefined);
+export function dayEnd(date: string): string | undefined {
+  if (!date) return undefined;
+  const next = new Date(`${date}T00:00:00Z`);
+  next.setUTCDate(next.getUTCDate() + 1);
+  return next.toISOString();
+}
