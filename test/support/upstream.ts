@@ -17,7 +17,8 @@
 // POST /v1/messages/count_tokens answers { input_tokens }: the prompt the Messages route would
 // bill (its input_tokens plus the cache counts of its behaviour); it refuses, as Anthropic does,
 // missing messages and any field other than model, messages, system, tools, tool_choice, thinking.
-// Header `x-upstream-behaviour` (";" or "," separated): status=<code>, hang,
+// Header `x-upstream-behaviour` (";" or "," separated): status=<code> (with retry-after=<s>: and
+// that Retry-After header), hang,
 // delay=<ms> (before answering), break-after=<n> (chat and messages streams: destroy the
 // socket after n events; images: after n bytes of the body), chunk-delay=<ms> (streams:
 // between events), wrong-format (images: answer the form not asked for), cache-read=<n>,
@@ -89,6 +90,8 @@ interface Behaviour {
   cacheWrite1h?: number;
   /** Output tokens reported as reasoning (chat). */
   reasoning?: number;
+  /** Seconds sent as Retry-After with a status= answer. */
+  retryAfter?: number;
   /** The chat prompt counted by this encoding, OpenAI's way (cache reads then part of it). */
   tokenizer?: TokenizerName;
 }
@@ -256,6 +259,7 @@ function schedule(res: ServerResponse, behaviour: Behaviour, countAbort: () => v
 /** A non-2xx status= behaviour: sends it and says so. */
 function sentStatus(res: ServerResponse, behaviour: Behaviour, fail: SendError = sendError): boolean {
   if (behaviour.status === undefined || (behaviour.status >= 200 && behaviour.status < 300)) return false;
+  if (behaviour.retryAfter !== undefined) res.setHeader('retry-after', String(behaviour.retryAfter));
   fail(res, behaviour.status, `simulated status ${behaviour.status}`);
   return true;
 }
@@ -446,6 +450,7 @@ function parseBehaviour(header: string | string[] | undefined, route: 'chat' | '
     if (name === 'hang' && value === undefined) behaviour.hang = true;
     else if (name === 'wrong-format' && value === undefined) behaviour.wrongFormat = true;
     else if (name === 'status') behaviour.status = parseCount(name, value ?? '');
+    else if (name === 'retry-after') behaviour.retryAfter = parseCount(name, value ?? '');
     else if (name === 'break-after') behaviour.breakAfter = parseCount(name, value ?? '');
     else if (name === 'delay') behaviour.delayMs = parseCount(name, value ?? '');
     else if (name === 'chunk-delay') behaviour.chunkDelayMs = parseCount(name, value ?? '');

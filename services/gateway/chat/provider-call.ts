@@ -4,10 +4,12 @@
 import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
 import { endModelCall, startModelCall } from '../../../lib/tracing';
+import { UpstreamHealth } from '../routing/health';
+import type { Upstream } from './upstream';
 import { ProviderError, type TokenUsage } from '../../../providers/port';
 import { stoppedBy } from '../deadline';
 import type { HoldProgress } from './hold-progress';
-import type { PreparedChat } from './prepare';
+import type { PreparedChat, RouteCandidate } from './prepare';
 
 export function toGatewayProviderError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
@@ -22,6 +24,8 @@ export function toGatewayProviderError(error: unknown): GatewayError {
 
 export interface HoldHandle {
   holdId: string;
+  /** How the call was routed, once it was opened: recorded with its charge. */
+  route?: Route;
   /** Records delivered usage on the hold and renews it, off the relay path. */
   progress: HoldProgress;
   release(reason: string): Promise<unknown>;
@@ -46,23 +50,132 @@ export async function within<T>(promise: Promise<T>, ms: number): Promise<T | un
   }
 }
 
-/** The provider call's span (GenAI conventions), under the request's; undefined when untraced. */
-export function modelCallSpan(chat: PreparedChat) {
-  return startModelCall('chat', chat.upstream.wire === 'anthropic-messages' ? 'anthropic' : 'openai', chat.resolved.profile.upstream_model, chat.resolved.profile.provider);
+/** The span of one attempt at the provider call (GenAI conventions), under the request's; undefined when untraced. */
+export function modelCallSpan(chat: PreparedChat, candidate: RouteCandidate = chat.route[0]) {
+  return startModelCall('chat', chat.upstream.wire === 'anthropic-messages' ? 'anthropic' : 'openai', candidate.upstream.call.upstreamModel, candidate.provider);
+}
+
+/** How a profile's upstreams are tried: their circuits, and how long an attempt with a fallback behind it may take. */
+export interface Routing {
+  health: UpstreamHealth;
+  /** An attempt not answered (first byte) within this is given up for the next upstream; the last runs to the call's deadline. */
+  attemptTimeoutMs: number;
+}
+
+let processRouting: Routing | undefined;
+
+/** The deps' routing, else one for the process (default circuits and attempt timeout): callers built without one still route. */
+export function routingOf(deps: { routing?: Routing }): Routing {
+  if (deps.routing) return deps.routing;
+  processRouting ??= { health: new UpstreamHealth(), attemptTimeoutMs: DEFAULT_ATTEMPT_TIMEOUT_MS };
+  return processRouting;
+}
+
+/** How long an attempt with a fallback behind it may take to answer, by default. */
+export const DEFAULT_ATTEMPT_TIMEOUT_MS = 30_000;
+
+/** How an attempt ended (docs/providers.md, "Routing", the failure table). */
+export type AttemptOutcome = 'served' | 'refused' | 'unavailable' | 'rate_limited' | 'timeout' | 'rejected' | 'aborted';
+
+/** One attempt, for the usage row: its upstream, how it ended, how long it took. */
+export interface Attempt {
+  upstream: string;
+  outcome: AttemptOutcome | 'broken';
+  durationMs: number;
+  /** The provider may have billed this failed attempt (no answer in time): the platform's cost, never the customer's. */
+  platformBorne?: boolean;
+}
+
+/** How the call was routed: the upstream whose answer is charged, and every attempt in order. */
+export interface Route {
+  upstream: string;
+  attempts: Attempt[];
+}
+
+/** Failures before any output that the next upstream may retry (a confirmed rejection is not one). */
+const RETRIED: ReadonlySet<AttemptOutcome> = new Set(['refused', 'unavailable', 'rate_limited', 'timeout']);
+
+function attemptOutcome(error: unknown, call: AbortSignal): AttemptOutcome {
+  if (call.aborted && stoppedBy(call)?.code !== 'provider_timeout') return 'aborted';
+  if (!(error instanceof ProviderError)) return 'unavailable';
+  if (error.kind === 'timeout') return 'timeout';
+  if (error.kind === 'rejected') return error.upstreamStatus === 429 ? 'rate_limited' : 'rejected';
+  // No status: the upstream was never reached (connect error); a bad answer counts as unavailable.
+  if (error.kind === 'unavailable' && error.upstreamStatus === undefined) return 'refused';
+  return 'unavailable';
+}
+
+/** The signal of one attempt: the call's, and given up after `ms` when a fallback is behind it. */
+function attemptSignal(call: AbortSignal, ms: number | undefined): { signal: AbortSignal; answered(): void; failed(): void } {
+  if (ms === undefined) return { signal: call, answered: () => undefined, failed: () => undefined };
+  const controller = new AbortController();
+  const forward = () => controller.abort(call.reason);
+  if (call.aborted) forward();
+  else call.addEventListener('abort', forward, { once: true });
+  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError')), ms);
+  return {
+    signal: controller.signal,
+    // Answered: no attempt timeout any more; the call's own abort still reaches the stream.
+    answered: () => clearTimeout(timer),
+    failed: () => {
+      clearTimeout(timer);
+      call.removeEventListener('abort', forward);
+    },
+  };
 }
 
 /**
- * Opens the provider call under its span: a call that cannot be opened releases the hold and is
- * answered as the provider's error.
+ * Opens the provider call, trying the profile's upstreams in the order their health and weights
+ * give (../routing/health.ts): a failure before any output (refused, 5xx, 429, no first byte in
+ * time) goes on to the next upstream, under the same hold; a confirmed rejection, the call's
+ * own deadline or the client leaving does not. Each attempt has its span and its metrics. A call
+ * that cannot be opened releases the hold and is answered as the last attempt's error.
  */
-export async function openProviderCall<T>(chat: PreparedChat, hold: HoldHandle, signal: AbortSignal, open: () => Promise<T>): Promise<{ opened: T; span: ReturnType<typeof modelCallSpan> }> {
-  const span = modelCallSpan(chat);
-  try {
-    return { opened: await open(), span };
-  } catch (error) {
-    endModelCall(span, undefined, error);
-    await hold.release('provider_failed');
-    throw stoppedBy(signal) ?? toGatewayProviderError(error);
+export async function openProviderCall<T>(routing: Routing, chat: PreparedChat, hold: HoldHandle, signal: AbortSignal, open: (upstream: Upstream, signal: AbortSignal) => Promise<T>): Promise<{ opened: T; span: ReturnType<typeof modelCallSpan>; route: Route }> {
+  const order = chat.route.length === 1 ? chat.route : routing.health.order(chat.resolved.profile.profile_id, chat.route);
+  const attempts: Attempt[] = [];
+  for (let i = 0; ; i++) {
+    const candidate = order[i];
+    const fallback = i < order.length - 1;
+    const span = modelCallSpan(chat, candidate);
+    const attempt = attemptSignal(signal, fallback ? routing.attemptTimeoutMs : undefined);
+    const started = performance.now();
+    routing.health.attempting(candidate.provider);
+    try {
+      const opened = await open(candidate.upstream, attempt.signal);
+      attempt.answered();
+      routing.health.succeeded(candidate.provider);
+      attempts.push(recorded(candidate.provider, 'served', started));
+      return { opened, span, route: { upstream: candidate.provider, attempts } };
+    } catch (error) {
+      attempt.failed();
+      const outcome = attemptOutcome(error, signal);
+      attempts.push(recorded(candidate.provider, outcome, started));
+      spanOutcome(span, outcome);
+      endModelCall(span, undefined, error);
+      if (outcome !== 'rejected' && outcome !== 'aborted') routing.health.failed(candidate.provider, error instanceof ProviderError ? error.retryAfterMs : undefined);
+      if (fallback && RETRIED.has(outcome) && !signal.aborted) continue;
+      await hold.release('provider_failed');
+      throw stoppedBy(signal) ?? toGatewayProviderError(error);
+    }
   }
 }
 
+function spanOutcome(span: ReturnType<typeof modelCallSpan>, outcome: AttemptOutcome): void {
+  span?.setAttribute('payg.attempt.outcome', outcome);
+}
+
+/** An attempt as the usage row records it, counted in the metrics. */
+function recorded(upstream: string, outcome: AttemptOutcome, started: number): Attempt {
+  const seconds = (performance.now() - started) / 1000;
+  metrics.upstreamAttempt(upstream, outcome, seconds);
+  return { upstream, outcome, durationMs: Math.round(seconds * 1000), ...(outcome === 'timeout' ? { platformBorne: true } : {}) };
+}
+
+/** A served stream that broke after its first byte: its attempt is recorded broken, its upstream's circuit told. */
+export function streamBroke(routing: Routing, route: Route): void {
+  const served = route.attempts.at(-1);
+  if (served) served.outcome = 'broken';
+  metrics.upstreamAttempt(route.upstream, 'broken');
+  routing.health.failed(route.upstream);
+}

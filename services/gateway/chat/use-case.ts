@@ -15,7 +15,7 @@ import type { UseCaseAnswer } from '../http/answer';
 import { DEFAULT_PROGRESS, HoldProgress } from './hold-progress';
 import { prepareChat, type AnyWire, type ChatDeps, type ChatInput, type PreparedChat } from './prepare';
 import { billed, usageLines } from './prices';
-import { modelCallSpan, openProviderCall, SETTLE_WAIT_MS, within, type HoldHandle } from './provider-call';
+import { modelCallSpan, openProviderCall, routingOf, SETTLE_WAIT_MS, within, type HoldHandle, type Route } from './provider-call';
 import { streamFrames } from './stream';
 import { spendOf } from '../limits/admission';
 import type { InboundWire, StreamPiece } from './wires';
@@ -91,7 +91,9 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
   let pieces: AsyncIterable<StreamPiece>;
   let span: ReturnType<typeof modelCallSpan>;
   try {
-    ({ opened: pieces, span } = await openProviderCall(chat, hold, signal, () => wire.caller.stream(chat.upstream, signal)));
+    let route: Route;
+    ({ opened: pieces, span, route } = await openProviderCall(routingOf(deps), chat, hold, signal, (upstream, attempt) => wire.caller.stream(upstream, attempt)));
+    hold.route = route;
   } catch (error) {
     progress.stop();
     ended();
@@ -108,7 +110,8 @@ function tokenBound(chat: PreparedChat): number {
 /** A JSON answer: the provider's whole answer, charged; x-payg-charged when the settle lands in time. */
 async function completeChat(deps: ChatDeps, wire: AnyWire, chat: PreparedChat, signal: AbortSignal, hold: HoldHandle, headers: Record<string, string>): Promise<UseCaseAnswer> {
   // Renewals only while the provider works: a JSON answer is delivered whole or not at all.
-  const { opened: result, span } = await openProviderCall(chat, hold, signal, () => wire.caller.complete(chat.upstream, signal)).finally(() => hold.progress.stop());
+  const { opened: result, span, route } = await openProviderCall(routingOf(deps), chat, hold, signal, (upstream, attempt) => wire.caller.complete(upstream, attempt)).finally(() => hold.progress.stop());
+  hold.route = route;
   let usage: TokenUsage;
   try {
     usage = wire.charge.usage(result);
