@@ -65,7 +65,9 @@ function indexed(file: CatalogFile, version: string): Snapshot {
     byModel.set(model.id, model);
     for (const profile of model.profiles) {
       if (byProfile.has(profile.profile_id)) throw new CatalogFileError(`models[${model.id}]: duplicate profile_id ${profile.profile_id}`);
-      if (!(profile.provider in file.providers)) throw new CatalogFileError(`models[${model.id}]: profile ${profile.profile_id} names unknown provider "${profile.provider}"`);
+      for (const { provider } of profile.upstreams) {
+        if (!(provider in file.providers)) throw new CatalogFileError(`models[${model.id}]: profile ${profile.profile_id} names unknown provider "${provider}"`);
+      }
       if (profile.tokenizer !== undefined && profile.wire_format !== 'openai-chat') {
         throw new CatalogFileError(`models[${model.id}]: profile ${profile.profile_id} names a tokenizer, which only openai-chat profiles use (an Anthropic upstream states its own count)`);
       }

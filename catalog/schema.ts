@@ -20,12 +20,25 @@ const uuid = z.string().regex(CANONICAL_UUID, 'must be a lowercase UUID');
 const amount = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const tokens = z.number().int().positive().max(1_048_576);
 
+/** One upstream of a profile: a provider entry, its share of the traffic, its own model name where it differs. */
+const upstreamEntrySchema = z.object({
+  provider: z.string().min(1),
+  weight: z.number().int().min(1).max(1000).default(1),
+  upstream_model: z.string().min(1).optional(),
+}).strict();
+
+/**
+ * A profile names its upstreams as one `provider` (with `upstream_model`) or as a `providers`
+ * list (docs/providers.md, "Routing"), never both; either way the loaded profile has `upstreams`,
+ * each with its provider, weight and upstream model, in the file's order.
+ */
 export const profileSchema = z.object({
   profile_id: uuid,
   wire_format: z.enum(WIRE_FORMATS),
   compat_profile: z.string().min(1),
-  provider: z.string().min(1),
-  upstream_model: z.string().min(1),
+  provider: z.string().min(1).optional(),
+  providers: z.array(upstreamEntrySchema).min(1).max(16).optional(),
+  upstream_model: z.string().min(1).optional(),
   capabilities: z.array(z.string().min(1)),
   chat_runtime_supported: z.boolean(),
   /**
@@ -33,7 +46,27 @@ export const profileSchema = z.object({
    * cut before the provider said its count, and of count_tokens. Absent: a byte bound.
    */
   tokenizer: z.enum(TOKENIZERS).optional(),
-}).strict();
+}).strict().superRefine((profile, ctx) => {
+  if ((profile.provider === undefined) === (profile.providers === undefined)) {
+    ctx.addIssue({ code: 'custom', path: ['provider'], message: 'name the upstreams either as "provider" or as a "providers" list: exactly one of the two' });
+  }
+  if (profile.provider !== undefined && profile.upstream_model === undefined) ctx.addIssue({ code: 'custom', path: ['upstream_model'], message: 'required with "provider"' });
+  profile.providers?.forEach((entry, i) => {
+    if (entry.upstream_model === undefined && profile.upstream_model === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['providers', i, 'upstream_model'], message: 'needs an upstream_model: its own, or the profile\'s' });
+    }
+    if (profile.providers!.findIndex((other) => other.provider === entry.provider) !== i) {
+      ctx.addIssue({ code: 'custom', path: ['providers', i, 'provider'], message: `provider "${entry.provider}" is listed twice` });
+    }
+  });
+}).transform(({ provider, providers, upstream_model, ...profile }) => ({
+  ...profile,
+  upstreams: (providers ?? [{ provider: provider!, weight: 1, upstream_model }]).map((entry) => ({
+    provider: entry.provider, weight: entry.weight, upstream_model: (entry.upstream_model ?? upstream_model)!,
+  })),
+}));
+
+export type ProfileUpstream = { provider: string; weight: number; upstream_model: string };
 
 /** Status strings are kept as written: anything other than "ready" (or a missing one) is not ready. */
 const pricingStatus = z.record(z.string(), z.string());

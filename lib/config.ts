@@ -33,6 +33,9 @@ const envSchema = z.object({
   GATEWAY_MAX_BODY_BYTES: int(1, HARD_BODY_LIMIT).default(HARD_BODY_LIMIT),
   GATEWAY_PROXY_MAX_BODY_BYTES: int(1, HARD_BODY_LIMIT).default(HARD_BODY_LIMIT),
   GATEWAY_PROVIDER_TIMEOUT_MS: int(1, 3_600_000).default(120_000),
+  GATEWAY_UPSTREAM_ATTEMPT_TIMEOUT_MS: int(1, 3_600_000).default(30_000),
+  GATEWAY_CIRCUIT_FAILURES: int(1, 1000).default(5),
+  GATEWAY_CIRCUIT_COOLDOWN_MS: int(1, 3_600_000).default(30_000),
   GATEWAY_HOLD_TTL_MS: int(1000, 86_400_000).optional(),
   GATEWAY_HOLD_PROGRESS_TOKENS: int(1, 1_000_000).default(256),
   GATEWAY_HOLD_PROGRESS_MS: int(100, 600_000).default(2000),
@@ -190,6 +193,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** The text service's own limit and the proxy's; the upstream's comes from the provider. */
     maxBodyBytes: Math.min(e.GATEWAY_MAX_BODY_BYTES, e.GATEWAY_PROXY_MAX_BODY_BYTES, HARD_BODY_LIMIT),
     providerTimeoutMs,
+    /**
+     * Routing over a profile's upstreams (docs/providers.md, "Routing"): an attempt with another
+     * upstream behind it is given up when not answered within attemptTimeoutMs (at most the
+     * provider timeout); `failures` consecutive failures open an upstream's circuit for cooldownMs.
+     */
+    routing: {
+      attemptTimeoutMs: Math.min(e.GATEWAY_UPSTREAM_ATTEMPT_TIMEOUT_MS, providerTimeoutMs),
+      circuit: { failures: e.GATEWAY_CIRCUIT_FAILURES, cooldownMs: e.GATEWAY_CIRCUIT_COOLDOWN_MS },
+    },
     /** A hold outlives the provider timeout by HOLD_TTL_MARGIN_MS at least; its expiry ends it if its request vanished. */
     holdTtlMs,
     /** A stream records its progress on its hold (and renews it) every this many output tokens or ms, whichever first. */

@@ -111,6 +111,36 @@ const providerErrors = new Counter({
   registers: [registry],
 });
 
+const upstreamAttempts = new Counter({
+  name: 'payg_upstream_attempts_total',
+  help: 'Provider call attempts of the chat routes, by provider entry and outcome (served, refused, unavailable, rate_limited, timeout, rejected, aborted; broken: a served stream cut after output)',
+  labelNames: ['provider', 'outcome'] as const,
+  registers: [registry],
+});
+
+const upstreamAttemptSeconds = new Histogram({
+  name: 'payg_upstream_attempt_seconds',
+  help: 'How long a provider call attempt took to be answered (first byte) or to fail, by provider entry',
+  labelNames: ['provider'] as const,
+  buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [registry],
+});
+
+/** Where the circuit gauge reads the circuits at each scrape (the gateway's UpstreamHealth). */
+let circuitStates: () => Record<string, 'closed' | 'half_open' | 'open'> = () => ({});
+const CIRCUIT_VALUE = { closed: 0, half_open: 1, open: 2 } as const;
+
+// Read at each scrape: registered, never set by hand.
+new Gauge({
+  name: 'payg_upstream_circuit_state',
+  help: "Each provider entry's circuit as this instance sees it: 0 closed, 1 half-open (the next request probes), 2 open",
+  labelNames: ['provider'] as const,
+  registers: [registry],
+  collect() {
+    for (const [provider, state] of Object.entries(circuitStates())) this.set({ provider }, CIRCUIT_VALUE[state]);
+  },
+});
+
 const ledgerEvents = new Counter({
   name: 'payg_ledger_events_consumed_total',
   help: 'Events delivered to the ledger app, by topic and outcome (appended, duplicate, retry, dropped)',
@@ -168,6 +198,14 @@ export const metrics = {
   },
   providerError(kind: ProviderErrorLabel): void {
     providerErrors.inc({ kind });
+  },
+  upstreamAttempt(provider: string, outcome: string, seconds?: number): void {
+    upstreamAttempts.inc({ provider, outcome });
+    if (seconds !== undefined) upstreamAttemptSeconds.observe({ provider }, seconds);
+  },
+  /** The circuits the gauge shows, read at each scrape. */
+  watchCircuits(states: () => Record<string, 'closed' | 'half_open' | 'open'>): void {
+    circuitStates = states;
   },
   ledgerEvent(topic: string, outcome: LedgerOutcome): void {
     ledgerEvents.inc({ topic: topicLabel(topic), outcome });

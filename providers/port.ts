@@ -16,6 +16,8 @@ export class ProviderError extends Error {
     readonly kind: ProviderErrorKind,
     message: string,
     readonly upstreamStatus?: number,
+    /** How long the upstream asked to be left alone (Retry-After of a 429 or 503), ms. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = 'ProviderError';

@@ -93,8 +93,9 @@ export class OpenAiClient {
     if (statusCode >= 200 && statusCode < 300) return { statusCode, headers: response.headers, body };
     const detail = await errorDetail(body);
     const message = `${this.name} answered ${statusCode}${detail ? `: ${detail}` : ''}`;
-    if (statusCode >= 500) throw new ProviderError('unavailable', message, statusCode);
-    if (statusCode >= 400) throw new ProviderError('rejected', message, statusCode);
+    const retryAfter = retryAfterMs(response.headers);
+    if (statusCode >= 500) throw new ProviderError('unavailable', message, statusCode, retryAfter);
+    if (statusCode >= 400) throw new ProviderError('rejected', message, statusCode, retryAfter);
     throw new ProviderError('protocol', message, statusCode);
   }
 
@@ -154,6 +155,22 @@ function failedRequest(error: unknown, signal: AbortSignal): ProviderError {
   const code = (error as { code?: unknown } | null)?.code;
   if (code === 'UND_ERR_HEADERS_TIMEOUT') return new ProviderError('timeout', 'upstream sent no headers in time');
   return new ProviderError('unavailable', `upstream unreachable: ${errorText(error)}`);
+}
+
+/** How long an answer asks the caller to wait: `retry-after-ms` (OpenAI's), else `retry-after` in seconds or as a date. */
+export function retryAfterMs(headers: Record<string, string | string[] | undefined>, now = Date.now()): number | undefined {
+  const first = (name: string) => {
+    const value = headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  };
+  const ms = Number(first('retry-after-ms'));
+  if (first('retry-after-ms') !== undefined && Number.isFinite(ms) && ms >= 0) return Math.ceil(ms);
+  const after = first('retry-after');
+  if (after === undefined || after.trim() === '') return undefined;
+  const seconds = Number(after);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? Math.ceil(seconds * 1000) : undefined;
+  const date = Date.parse(after);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 /** The upstream's own words for a non-2xx answer: its OpenAI error message, else the text's start. */

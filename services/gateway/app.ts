@@ -34,6 +34,8 @@ import { sessionRoutes } from './routes/sessions';
 import { SessionService } from './sessions/use-case';
 import { SessionWakeups } from './sessions/wakeups';
 import type { PendingSettlements } from './chat/pending-settlements';
+import type { Routing } from './chat/provider-call';
+import type { CircuitView } from './routing/health';
 import type { LeasedFunds } from './funds/leased-funds';
 import type { SessionClient } from '../../actors/session/client';
 import type { WorkspaceIndexClient } from '../../actors/workspace-index/client';
@@ -63,6 +65,10 @@ export interface GatewayDeps {
   holdProgress: { everyTokens: number; everyMs: number };
   /** Settles that did not land at once, retried until they do; a shutdown waits for them. */
   settlements: PendingSettlements;
+  /** How a profile's upstreams are tried (chat/provider-call.ts); absent: the process's defaults. */
+  routing?: Routing;
+  /** Each provider entry's circuit, for /readyz (routing/health.ts). */
+  upstreams?: () => Record<string, CircuitView>;
   /** Calls in flight, for a graceful shutdown; /readyz answers 503 while it drains. */
   drain?: Drain;
   /** Dependencies of /readyz: each answers whether it is reachable. */
@@ -103,7 +109,8 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     const ready = Object.values(checks).every(Boolean);
     // Which catalog file is in force: what an operator reads after a reload (or a refused one).
     const { version, loadedAt } = deps.catalog.loaded;
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks, catalog: { version, loaded_at: loadedAt.toISOString() } });
+    // Each upstream's circuit: shown, never a reason to be unready (an open circuit is still tried last).
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks, catalog: { version, loaded_at: loadedAt.toISOString() }, upstreams: deps.upstreams?.() ?? {} });
   });
   app.get('/metrics', serveMetrics);
 
@@ -128,6 +135,7 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     capabilityGates: deps.capabilityGates,
     drain: deps.drain,
     limits: deps.limits,
+    routing: deps.routing,
   };
   const credentials = { accounts: deps.accounts, oauth: deps.oauth };
   app.use(chatRoutes(chat, deps.accounts));

@@ -22,9 +22,11 @@ export type ReloadOutcome = 'applied' | 'refused' | 'unchanged';
 export function checkProfilesServed(catalog: Catalog, providers: ReadonlyMap<string, Provider>): void {
   for (const model of catalog.file.models) {
     for (const profile of model.profiles) {
-      const provider = providers.get(profile.provider);
-      if (provider && !providerServes(provider, profile.wire_format)) {
-        throw new CatalogFileError(`models[${model.id}]: profile ${profile.profile_id} is ${profile.wire_format}, which provider "${profile.provider}" does not serve`);
+      for (const { provider: name } of profile.upstreams) {
+        const provider = providers.get(name);
+        if (provider && !providerServes(provider, profile.wire_format)) {
+          throw new CatalogFileError(`models[${model.id}]: profile ${profile.profile_id} is ${profile.wire_format}, which provider "${name}" does not serve`);
+        }
       }
     }
   }

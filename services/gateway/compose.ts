@@ -2,6 +2,8 @@
 // Embedded: actors, ledger and accounts in this process on the local database.
 // Dapr: actors through the sidecar, accounts in the Dapr state store, ledger as its own app.
 
+import { metrics } from '../../lib/metrics';
+import { UpstreamHealth } from './routing/health';
 import pino, { type Logger } from 'pino';
 import { FundsHoldClient } from '../../actors/funds-hold/client';
 import { ImageTaskClient } from '../../actors/image-task/client';
@@ -68,6 +70,9 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   checkProfilesServed(catalog, providers);
   const catalogReloader = new CatalogReloader({ catalog, path: config.catalogFile, providers, logger });
   const closeProviders = () => Promise.allSettled([...providers.values()].map((p) => p.close()));
+  // Each upstream's circuit as this instance sees it (docs/providers.md, "Routing").
+  const health = new UpstreamHealth(config.routing.circuit);
+  metrics.watchCircuits(() => health.states(providers.keys()));
   // Closed last but one: a settle still pending is given up to the drain timeout to land.
   const settlements = new PendingSettlements(logger);
   const settled = () => settlements.idle(config.drainTimeoutMs);
@@ -88,6 +93,8 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     holdTtlMs: config.holdTtlMs,
     holdProgress: config.holdProgress,
     settlements,
+    routing: { health, attemptTimeoutMs: config.routing.attemptTimeoutMs },
+    upstreams: () => health.view(providers.keys()),
   };
   /** Rate admission by each caller's Account actor (stateless: one per actor invoker). */
   const rateAdmission = (actors: ActorInvoker) => new RateAdmission(new AccountClient(actors), (error) => logger.warn({ err: error }, 'a rate window token correction failed; the window keeps the bound'));
@@ -102,6 +109,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     images: config.images,
     logger,
     drain,
+    health,
   });
 
   /**

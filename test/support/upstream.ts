@@ -22,7 +22,8 @@
 // numbers, or base64 float32 with encoding_format "base64"; usage.prompt_tokens by the simulated
 // provider's rule (providers/simulated/embeddings.ts). It refuses, with 400 as OpenAI does, a
 // missing or empty input and an unknown encoding_format.
-// Header `x-upstream-behaviour` (";" or "," separated): status=<code>, hang,
+// Header `x-upstream-behaviour` (";" or "," separated): status=<code> (with retry-after=<s>: and
+// that Retry-After header), hang,
 // delay=<ms> (before answering), break-after=<n> (chat and messages streams: destroy the
 // socket after n events; images and embeddings: after n bytes of the body), chunk-delay=<ms>
 // (streams: between events), wrong-format (images and embeddings: answer the form not asked
@@ -100,6 +101,8 @@ interface Behaviour {
   cacheWrite1h?: number;
   /** Output tokens reported as reasoning (chat). */
   reasoning?: number;
+  /** Seconds sent as Retry-After with a status= answer. */
+  retryAfter?: number;
   /** The chat prompt counted by this encoding, OpenAI's way (cache reads then part of it). */
   tokenizer?: TokenizerName;
 }
@@ -282,6 +285,7 @@ function schedule(res: ServerResponse, behaviour: Behaviour, countAbort: () => v
 /** A non-2xx status= behaviour: sends it and says so. */
 function sentStatus(res: ServerResponse, behaviour: Behaviour, fail: SendError = sendError): boolean {
   if (behaviour.status === undefined || (behaviour.status >= 200 && behaviour.status < 300)) return false;
+  if (behaviour.retryAfter !== undefined) res.setHeader('retry-after', String(behaviour.retryAfter));
   fail(res, behaviour.status, `simulated status ${behaviour.status}`);
   return true;
 }
@@ -501,6 +505,7 @@ function parseBehaviour(header: string | string[] | undefined, route: 'chat' | '
     if (name === 'hang' && value === undefined) behaviour.hang = true;
     else if (name === 'wrong-format' && value === undefined) behaviour.wrongFormat = true;
     else if (name === 'status') behaviour.status = parseCount(name, value ?? '');
+    else if (name === 'retry-after') behaviour.retryAfter = parseCount(name, value ?? '');
     else if (name === 'break-after') behaviour.breakAfter = parseCount(name, value ?? '');
     else if (name === 'delay') behaviour.delayMs = parseCount(name, value ?? '');
     else if (name === 'chunk-delay') behaviour.chunkDelayMs = parseCount(name, value ?? '');

@@ -70,7 +70,7 @@ export interface GateContext {
 }
 
 function offers(spec: CapabilitySpec, profile: CatalogProfile, providers: ReadonlySet<string>): boolean {
-  return profile.capabilities.includes(spec.source.profileCapability) && providers.has(profile.provider);
+  return profile.capabilities.includes(spec.source.profileCapability) && profile.upstreams.some((upstream) => providers.has(upstream.provider));
 }
 
 function sourceProfile(spec: CapabilitySpec, model: CatalogModel, providers: ReadonlySet<string>): CatalogProfile | undefined {

@@ -13,7 +13,7 @@ import type { JsonAnswer } from '../http/answer';
 import { spendOf, type RateHeaderStyle } from '../limits/admission';
 import { DEFAULT_PROGRESS, HoldProgress } from './hold-progress';
 import type { ChatDeps, ChatInput } from './prepare';
-import { openProviderCall, SETTLE_WAIT_MS, within, type HoldHandle, type modelCallSpan } from './provider-call';
+import { openProviderCall, SETTLE_WAIT_MS, within, type CallRoute, type HoldHandle } from './provider-call';
 
 /** What a call holds for and how its usage is billed, known once the request passed every check. */
 export interface HeldCallTerms {
@@ -88,7 +88,8 @@ export async function openHeldCall(deps: ChatDeps, input: ChatInput, terms: Held
     },
     settle: async (usage) => {
       progress.stop();
-      const settled = await deps.settlements.run(holdId, () => funds.settle({ holdId, lines: terms.lines(usage) }), () => progress.renew());
+      // The route is the hold's once the call was opened: charged with it, on its usage rows.
+      const settled = await deps.settlements.run(holdId, () => funds.settle({ holdId, lines: terms.lines(usage), ...(hold.route ? { route: hold.route } : {}) }), () => progress.renew());
       admitted?.correct(usage.inputTokens + usage.outputTokens);
       terms.billed(usage);
       return settled;
@@ -97,10 +98,10 @@ export async function openHeldCall(deps: ChatDeps, input: ChatInput, terms: Held
   return { hold, signal, headers, ended };
 }
 
-/** How a JSON call is made and told: the provider call, the usage its result reports, the body. */
-export interface JsonCall<R> {
-  span: () => ReturnType<typeof modelCallSpan>;
-  call: (signal: AbortSignal) => Promise<R>;
+/** How a JSON call is made and told: its upstreams, the provider call, the usage its result reports, the body. */
+export interface JsonCall<R, U> {
+  route: CallRoute<U>;
+  call: (upstream: U, signal: AbortSignal) => Promise<R>;
   usage: (result: R) => TokenUsage;
   body: (result: R) => unknown;
 }
@@ -110,11 +111,11 @@ export interface JsonCall<R> {
  * time. A call that fails or whose outcome is unknown (timeout) releases its hold: nothing of it
  * reached the client. The call is ended whatever happens.
  */
-export async function completeHeld<R>(deps: Pick<ChatDeps, 'logger'>, held: HeldCall, json: JsonCall<R>): Promise<JsonAnswer> {
+export async function completeHeld<R, U>(deps: Pick<ChatDeps, 'logger'>, held: HeldCall, json: JsonCall<R, U>): Promise<JsonAnswer> {
   const { hold, signal } = held;
   try {
     // Renewals only while the provider works: a JSON answer is delivered whole or not at all.
-    const { opened: result, span } = await openProviderCall(json.span, hold, signal, () => json.call(signal)).finally(() => hold.progress.stop());
+    const { opened: result, span } = await openProviderCall(json.route, hold, signal, json.call).finally(() => hold.progress.stop());
     let usage: TokenUsage;
     try {
       usage = json.usage(result);

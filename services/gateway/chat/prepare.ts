@@ -14,6 +14,7 @@ import type { Drain } from '../drain';
 import type { FundsSource } from '../funds/leased-funds';
 import type { Caller } from '../middleware/auth';
 import type { ProgressEvery } from './hold-progress';
+import type { Routing } from './provider-call';
 import { checkBodySize, checkThinkingBudget, effectiveMaxTokens, rejectUnsupported, reservationEstimate } from './limits';
 import type { PendingSettlements } from './pending-settlements';
 import { chatPrices, promptPriceBound, type ChatPrices } from './prices';
@@ -36,6 +37,8 @@ export interface ChatDeps {
   logger: Logger;
   /** Calls in flight, aborted when a graceful shutdown times out (./drain.ts). */
   drain?: Drain;
+  /** How a profile's upstreams are tried (./provider-call.ts, ../routing/health.ts); absent: the process's defaults. */
+  routing?: Routing;
   /** Rate limits: the caller's Account actor admits each call of a caller that has one (../limits/admission.ts). */
   limits?: RateAdmission;
   /** What the capability gates decide per deployment: configured providers, accepted delivery channels. */
@@ -57,10 +60,20 @@ export interface ChatInput {
   signal?: AbortSignal;
 }
 
+/** One upstream the chat may be served by: its provider entry, its weight, the call made to it. */
+export interface RouteCandidate {
+  provider: string;
+  weight: number;
+  upstream: Upstream;
+}
+
 export interface PreparedChat {
   resolved: ResolvedProfile;
   parsed: ParsedChat;
+  /** The call as the profile's first upstream gets it (the prompt the gateway counts is the same for all). */
   upstream: Upstream;
+  /** Every upstream of the profile this deployment serves, in the file's order (../routing: the order tried). */
+  route: RouteCandidate[];
   estimate: number;
   prices: ChatPrices;
   inputBytes: number;
@@ -76,19 +89,27 @@ export function prepareChat<R, P extends StreamPiece>(deps: ChatDeps, wire: Inbo
   for (const capability of input.capabilities) {
     requireCapability(capability, { model: resolved.model, profile: resolved.profile, scopes: input.caller.scopes, ...deps.capabilityGates });
   }
-  const adapters = deps.providers.get(resolved.profile.provider);
-  const served = resolved.profile.wire_format === 'openai-chat' ? adapters?.chat : adapters?.messages;
-  if (!served) throw new GatewayError('model_not_eligible', `model ${resolved.model.id} has no configured provider`);
-  checkBodySize(input.bodyBytes, [deps.maxBodyBytes, served.maxBodyBytes, resolved.model.limits.max_body_bytes ?? Infinity]);
+  const served = resolved.profile.upstreams.filter((u) => {
+    const adapters = deps.providers.get(u.provider);
+    return resolved.profile.wire_format === 'openai-chat' ? adapters?.chat : adapters?.messages;
+  });
+  if (served.length === 0) throw new GatewayError('model_not_eligible', `model ${resolved.model.id} has no configured provider`);
+  // The body must fit every upstream it may be sent to.
+  const upstreamLimit = Math.min(...served.map((u) => {
+    const adapters = deps.providers.get(u.provider)!;
+    return (resolved.profile.wire_format === 'openai-chat' ? adapters.chat : adapters.messages)!.maxBodyBytes;
+  }));
+  checkBodySize(input.bodyBytes, [deps.maxBodyBytes, upstreamLimit, resolved.model.limits.max_body_bytes ?? Infinity]);
   const parsed = wire.request.parse(input.body);
   rejectUnsupported(parsed.body);
   const maxTokens = effectiveMaxTokens(parsed.maxTokens, resolved.model.limits);
   checkThinkingBudget(parsed.thinking, maxTokens);
   const output = requireEligible(resolved.model, 'TEXT_OUTPUT');
-  const upstream = upstreamFor(resolved, adapters, parsed.call(maxTokens, resolved.profile.upstream_model, input.directives));
+  const route = served.map((u) => ({ provider: u.provider, weight: u.weight, upstream: upstreamFor(resolved, deps.providers.get(u.provider), parsed.call(maxTokens, u.upstream_model, input.directives)) }));
+  const upstream = route[0].upstream;
   const prices = chatPrices(resolved.model, output);
   const estimate = reservationEstimate(input.bodyBytes, maxTokens, promptPriceBound(prices), prices.output);
-  return { resolved, parsed, upstream, estimate, prices, inputBytes: input.bodyBytes, maxTokens };
+  return { resolved, parsed, upstream, route, estimate, prices, inputBytes: input.bodyBytes, maxTokens };
 }
 
 

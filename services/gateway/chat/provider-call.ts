@@ -4,10 +4,13 @@
 import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
 import { endModelCall, startModelCall } from '../../../lib/tracing';
+import { UpstreamHealth } from '../routing/health';
+import type { Upstream } from './upstream';
+import type { RouteAttempt, RouteRecord } from '../../../lib/route-record';
 import { ProviderError, type TokenUsage } from '../../../providers/port';
 import { stoppedBy } from '../deadline';
 import type { HoldProgress } from './hold-progress';
-import type { PreparedChat } from './prepare';
+import type { PreparedChat, RouteCandidate } from './prepare';
 
 export function toGatewayProviderError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
@@ -22,6 +25,8 @@ export function toGatewayProviderError(error: unknown): GatewayError {
 
 export interface HoldHandle {
   holdId: string;
+  /** How the call was routed, once it was opened: recorded with its charge. */
+  route?: Route;
   /** Records delivered usage on the hold and renews it, off the relay path. */
   progress: HoldProgress;
   release(reason: string): Promise<unknown>;
@@ -46,23 +51,138 @@ export async function within<T>(promise: Promise<T>, ms: number): Promise<T | un
   }
 }
 
-/** The provider call's span (GenAI conventions), under the request's; undefined when untraced. */
-export function modelCallSpan(chat: PreparedChat) {
-  return startModelCall('chat', chat.upstream.wire === 'anthropic-messages' ? 'anthropic' : 'openai', chat.resolved.profile.upstream_model, chat.resolved.profile.provider);
+/** The span of one attempt at a chat's provider call (GenAI conventions), under the request's; undefined when untraced. */
+export function modelCallSpan(chat: PreparedChat, candidate: RouteCandidate = chat.route[0]) {
+  return startModelCall('chat', chat.upstream.wire === 'anthropic-messages' ? 'anthropic' : 'openai', candidate.upstream.call.upstreamModel, candidate.provider);
+}
+
+/** The upstreams one call may be served by, in the file's order, and how an attempt at each is traced. */
+export interface CallRoute<U> {
+  routing: Routing;
+  /** Whose round robin orders them: the profile's id. */
+  key: string;
+  candidates: readonly { provider: string; weight: number; upstream: U }[];
+  span(candidate: { provider: string; upstream: U }): ReturnType<typeof modelCallSpan>;
+}
+
+/** A chat's route: its profile's upstreams, each attempt a chat span. */
+export function chatRoute(deps: { routing?: Routing }, chat: PreparedChat): CallRoute<Upstream> {
+  return { routing: routingOf(deps), key: chat.resolved.profile.profile_id, candidates: chat.route, span: (candidate) => modelCallSpan(chat, candidate as RouteCandidate) };
+}
+
+/** How a profile's upstreams are tried: their circuits, and how long an attempt with a fallback behind it may take. */
+export interface Routing {
+  health: UpstreamHealth;
+  /** An attempt not answered (first byte) within this is given up for the next upstream; the last runs to the call's deadline. */
+  attemptTimeoutMs: number;
+}
+
+let processRouting: Routing | undefined;
+
+/** The deps' routing, else one for the process (default circuits and attempt timeout): callers built without one still route. */
+export function routingOf(deps: { routing?: Routing }): Routing {
+  if (deps.routing) return deps.routing;
+  processRouting ??= { health: new UpstreamHealth(), attemptTimeoutMs: DEFAULT_ATTEMPT_TIMEOUT_MS };
+  return processRouting;
+}
+
+/** How long an attempt with a fallback behind it may take to answer, by default. */
+export const DEFAULT_ATTEMPT_TIMEOUT_MS = 30_000;
+
+/** How an attempt ended (docs/providers.md, "Routing", the failure table). */
+export type AttemptOutcome = 'served' | 'refused' | 'unavailable' | 'rate_limited' | 'timeout' | 'rejected' | 'aborted';
+
+/** How a call was routed (lib/route-record.ts): recorded on its usage rows with its charge. */
+export type Route = RouteRecord;
+type Attempt = RouteAttempt;
+
+/** Failures before any output that the next upstream may retry (a confirmed rejection is not one). */
+const RETRIED: ReadonlySet<AttemptOutcome> = new Set(['refused', 'unavailable', 'rate_limited', 'timeout']);
+
+function attemptOutcome(error: unknown, call: AbortSignal): AttemptOutcome {
+  if (call.aborted && stoppedBy(call)?.code !== 'provider_timeout') return 'aborted';
+  if (!(error instanceof ProviderError)) return 'unavailable';
+  if (error.kind === 'timeout') return 'timeout';
+  if (error.kind === 'rejected') return error.upstreamStatus === 429 ? 'rate_limited' : 'rejected';
+  // No status: the upstream was never reached (connect error); a bad answer counts as unavailable.
+  if (error.kind === 'unavailable' && error.upstreamStatus === undefined) return 'refused';
+  return 'unavailable';
+}
+
+/** The signal of one attempt: the call's, and given up after `ms` when a fallback is behind it. */
+function attemptSignal(call: AbortSignal, ms: number | undefined): { signal: AbortSignal; answered(): void; failed(): void } {
+  if (ms === undefined) return { signal: call, answered: () => undefined, failed: () => undefined };
+  const controller = new AbortController();
+  const forward = () => controller.abort(call.reason);
+  if (call.aborted) forward();
+  else call.addEventListener('abort', forward, { once: true });
+  const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError')), ms);
+  return {
+    signal: controller.signal,
+    // Answered: no attempt timeout any more; the call's own abort still reaches the stream.
+    answered: () => clearTimeout(timer),
+    failed: () => {
+      clearTimeout(timer);
+      call.removeEventListener('abort', forward);
+    },
+  };
 }
 
 /**
- * Opens the provider call under its span: a call that cannot be opened releases the hold and is
- * answered as the provider's error.
+ * Opens the provider call, trying the profile's upstreams in the order their health and weights
+ * give (../routing/health.ts): a failure before any output (refused, 5xx, 429, no first byte in
+ * time) goes on to the next upstream, under the same hold; a confirmed rejection, the call's
+ * own deadline or the client leaving does not. Each attempt has its span and its metrics. A call
+ * that cannot be opened releases the hold and is answered as the last attempt's error; one that
+ * is opened records its route on the hold (charged with it).
  */
-export async function openProviderCall<T>(startSpan: () => ReturnType<typeof modelCallSpan>, hold: HoldHandle, signal: AbortSignal, open: () => Promise<T>): Promise<{ opened: T; span: ReturnType<typeof modelCallSpan> }> {
-  const span = startSpan();
-  try {
-    return { opened: await open(), span };
-  } catch (error) {
-    endModelCall(span, undefined, error);
-    await hold.release('provider_failed');
-    throw stoppedBy(signal) ?? toGatewayProviderError(error);
+export async function openProviderCall<T, U>(call: CallRoute<U>, hold: HoldHandle, signal: AbortSignal, open: (upstream: U, signal: AbortSignal) => Promise<T>): Promise<{ opened: T; span: ReturnType<typeof modelCallSpan> }> {
+  const { routing } = call;
+  const order = call.candidates.length === 1 ? call.candidates : routing.health.order(call.key, call.candidates);
+  const attempts: Attempt[] = [];
+  for (let i = 0; ; i++) {
+    const candidate = order[i];
+    const fallback = i < order.length - 1;
+    const span = call.span(candidate);
+    const attempt = attemptSignal(signal, fallback ? routing.attemptTimeoutMs : undefined);
+    const started = performance.now();
+    routing.health.attempting(candidate.provider);
+    try {
+      const opened = await open(candidate.upstream, attempt.signal);
+      attempt.answered();
+      routing.health.succeeded(candidate.provider);
+      attempts.push(recorded(candidate.provider, 'served', started));
+      hold.route = { upstream: candidate.provider, attempts };
+      return { opened, span };
+    } catch (error) {
+      attempt.failed();
+      const outcome = attemptOutcome(error, signal);
+      attempts.push(recorded(candidate.provider, outcome, started));
+      spanOutcome(span, outcome);
+      endModelCall(span, undefined, error);
+      if (outcome !== 'rejected' && outcome !== 'aborted') routing.health.failed(candidate.provider, error instanceof ProviderError ? error.retryAfterMs : undefined);
+      if (fallback && RETRIED.has(outcome) && !signal.aborted) continue;
+      await hold.release('provider_failed');
+      throw stoppedBy(signal) ?? toGatewayProviderError(error);
+    }
   }
 }
 
+function spanOutcome(span: ReturnType<typeof modelCallSpan>, outcome: AttemptOutcome): void {
+  span?.setAttribute('payg.attempt.outcome', outcome);
+}
+
+/** An attempt as the usage row records it, counted in the metrics. */
+function recorded(upstream: string, outcome: AttemptOutcome, started: number): Attempt {
+  const seconds = (performance.now() - started) / 1000;
+  metrics.upstreamAttempt(upstream, outcome, seconds);
+  return { upstream, outcome, durationMs: Math.round(seconds * 1000), ...(outcome === 'timeout' ? { platformBorne: true } : {}) };
+}
+
+/** A served stream that broke after its first byte: its attempt is recorded broken, its upstream's circuit told. */
+export function streamBroke(routing: Routing, route: Route): void {
+  const served = route.attempts.at(-1);
+  if (served) served.outcome = 'broken';
+  metrics.upstreamAttempt(route.upstream, 'broken');
+  routing.health.failed(route.upstream);
+}

@@ -8,7 +8,7 @@ import type { TokenUsage } from '../../../providers/port';
 import { stoppedBy } from '../deadline';
 import type { StreamFrame } from '../http/answer';
 import { countedPrompt, type AnyWire, type PreparedChat } from './prepare';
-import { SETTLE_WAIT_MS, toGatewayProviderError, within, type HoldHandle, type modelCallSpan } from './provider-call';
+import { routingOf, SETTLE_WAIT_MS, streamBroke, toGatewayProviderError, within, type HoldHandle, type modelCallSpan, type Routing } from './provider-call';
 import type { InboundWire, StreamPiece } from './wires';
 
 /** What a stream produced, by the charge rules of docs/money.md; and how it ended. */
@@ -82,7 +82,7 @@ export async function tallyStream<P extends StreamPiece>(count: StreamCount<P>, 
  * The stream's frames, as the provider produces them; then the charge for what was produced (or
  * the release when nothing was), and the wire's end, or its error frame when the stream broke.
  */
-export async function* streamFrames(deps: { logger: Logger }, wire: AnyWire, chat: PreparedChat, signal: AbortSignal, hold: HoldHandle, pieces: AsyncIterable<StreamPiece>, span: ReturnType<typeof modelCallSpan>, ended: () => void): AsyncGenerator<StreamFrame> {
+export async function* streamFrames(deps: { logger: Logger; routing?: Routing }, wire: AnyWire, chat: PreparedChat, signal: AbortSignal, hold: HoldHandle, pieces: AsyncIterable<StreamPiece>, span: ReturnType<typeof modelCallSpan>, ended: () => void): AsyncGenerator<StreamFrame> {
   try {
     const modelId = chat.resolved.model.id;
     const count = new StreamCount(wire, chat);
@@ -104,6 +104,9 @@ export async function* streamFrames(deps: { logger: Logger }, wire: AnyWire, cha
       failure = error;
     }
     const produced = count.produced;
+    // A provider failure counts whether or not anyone still listens; the route says so before the charge.
+    const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;
+    if (providerFailure && hold.route) streamBroke(routingOf(deps), hold.route);
     // Charged for what was produced; nothing produced: released.
     endModelCall(span, produced, failure);
     if (!produced) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
@@ -115,8 +118,6 @@ export async function* streamFrames(deps: { logger: Logger }, wire: AnyWire, cha
       // clients (the official SDKs among them) skip.
       if (charged !== undefined) yield { text: chargeComment(charged) };
     }
-    // A provider failure counts whether or not anyone still listens.
-    const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;
     if (providerFailure) yield { text: wire.answer.streamError(providerFailure) };
     // Cut by its deadline (provider_timeout) or by the drain (gateway_shutting_down).
     else if (failure) yield { text: wire.answer.streamError(stoppedBy(signal) ?? new GatewayError('provider_timeout', 'the provider did not finish in time')) };

@@ -12,7 +12,7 @@ import type { UseCaseAnswer } from '../http/answer';
 import { completeHeld, openHeldCall } from './held-call';
 import { prepareChat, type AnyWire, type ChatDeps, type ChatInput, type PreparedChat } from './prepare';
 import { billed, usageLines } from './prices';
-import { modelCallSpan, openProviderCall } from './provider-call';
+import { chatRoute, openProviderCall, type modelCallSpan } from './provider-call';
 import { streamFrames } from './stream';
 import type { InboundWire, StreamPiece } from './wires';
 
@@ -32,11 +32,11 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
     lines: (usage) => usageLines(chat.prices, usage),
     billed: (usage) => billed(chat.prices, usage),
   });
-  const span = () => modelCallSpan(chat);
+  const route = chatRoute(deps, chat);
   if (!chat.parsed.stream) {
     return completeHeld(deps, held, {
-      span,
-      call: (signal) => wire.caller.complete(chat.upstream, signal),
+      route,
+      call: (upstream, signal) => wire.caller.complete(upstream, signal),
       usage: (result) => wire.charge.usage(result),
       body: (result) => wire.answer.json(result, chat.resolved.model.id),
     });
@@ -45,7 +45,7 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
   let pieces: AsyncIterable<StreamPiece>;
   let opened: ReturnType<typeof modelCallSpan>;
   try {
-    ({ opened: pieces, span: opened } = await openProviderCall(span, hold, signal, () => wire.caller.stream(chat.upstream, signal)));
+    ({ opened: pieces, span: opened } = await openProviderCall(route, hold, signal, (upstream, attempt) => wire.caller.stream(upstream, attempt)));
   } catch (error) {
     hold.progress.stop();
     ended();

@@ -12,6 +12,7 @@ import type { EmbeddingsProvider, EmbeddingsResult, TokenUsage } from '../../../
 import type { UsageLine } from '../../../actors/funds-hold/FundsHoldInterface';
 import { requireCapability } from '../capabilities/gates';
 import { completeHeld, openHeldCall } from '../chat/held-call';
+import { routingOf } from '../chat/provider-call';
 import { checkBodySize, reservationEstimate } from '../chat/limits';
 import type { ChatDeps, ChatInput } from '../chat/prepare';
 import type { ChatAdapters } from '../chat/upstream';
@@ -25,9 +26,17 @@ export interface EmbeddingsDeps extends ChatDeps {
   providers: ReadonlyMap<string, EmbeddingsAdapters>;
 }
 
+/** One upstream an embeddings call may be served by (docs/providers.md, "Routing"). */
+export interface EmbeddingsCandidate {
+  provider: string;
+  weight: number;
+  upstream: { adapter: EmbeddingsProvider; upstreamModel: string };
+}
+
 export interface PreparedEmbeddings {
   resolved: ResolvedProfile;
-  provider: EmbeddingsProvider;
+  /** The profile's upstreams this deployment serves, in the file's order. */
+  candidates: EmbeddingsCandidate[];
   request: EmbeddingsRequest;
   /** nano-USD per prompt token: the model's eligible TEXT_INPUT price. */
   price: number;
@@ -42,13 +51,17 @@ export function prepareEmbeddings(deps: EmbeddingsDeps, input: ChatInput): Prepa
   for (const capability of input.capabilities) {
     requireCapability(capability, { model: resolved.model, profile: resolved.profile, scopes: input.caller.scopes, ...deps.capabilityGates });
   }
-  const provider = deps.providers.get(resolved.profile.provider)?.embeddings;
-  if (!provider) throw new GatewayError('model_not_eligible', `model ${resolved.model.id} has no configured provider for openai-embeddings`);
-  checkBodySize(input.bodyBytes, [deps.maxBodyBytes, provider.maxBodyBytes, resolved.model.limits.max_body_bytes ?? Infinity]);
+  const candidates = resolved.profile.upstreams.flatMap((u) => {
+    const adapter = deps.providers.get(u.provider)?.embeddings;
+    return adapter ? [{ provider: u.provider, weight: u.weight, upstream: { adapter, upstreamModel: u.upstream_model } }] : [];
+  });
+  if (candidates.length === 0) throw new GatewayError('model_not_eligible', `model ${resolved.model.id} has no configured provider for openai-embeddings`);
+  // The body must fit every upstream it may be sent to.
+  checkBodySize(input.bodyBytes, [deps.maxBodyBytes, ...candidates.map((c) => c.upstream.adapter.maxBodyBytes), resolved.model.limits.max_body_bytes ?? Infinity]);
   const request = parseEmbeddingsBody(input.body);
   const price = requireEligible(resolved.model, 'TEXT_INPUT');
   const tokenBound = inputTokenBound(request.input);
-  return { resolved, provider, request, price, tokenBound, estimate: reservationEstimate(tokenBound, 0, price, 0) };
+  return { resolved, candidates, request, price, tokenBound, estimate: reservationEstimate(tokenBound, 0, price, 0) };
 }
 
 /** The one line of an embeddings call: its prompt tokens at TEXT_INPUT. */
@@ -58,7 +71,7 @@ function lines(price: number, usage: TokenUsage): UsageLine[] {
 
 /** From the reservation on: the request has passed every check. */
 export async function runEmbeddings(deps: EmbeddingsDeps, prepared: PreparedEmbeddings, input: ChatInput): Promise<UseCaseAnswer> {
-  const { resolved, provider, request, price } = prepared;
+  const { resolved, request, price } = prepared;
   const held = await openHeldCall(deps, input, {
     estimate: prepared.estimate,
     tokenBound: prepared.tokenBound,
@@ -69,8 +82,13 @@ export async function runEmbeddings(deps: EmbeddingsDeps, prepared: PreparedEmbe
     billed: (usage) => metrics.tokensBilled('TEXT_INPUT', usage.inputTokens),
   });
   return completeHeld(deps, held, {
-    span: () => startModelCall('embeddings', 'openai', resolved.profile.upstream_model, resolved.profile.provider),
-    call: (signal) => provider.embed({ ...request, upstreamModel: resolved.profile.upstream_model, directives: input.directives, signal }),
+    route: {
+      routing: routingOf(deps),
+      key: resolved.profile.profile_id,
+      candidates: prepared.candidates,
+      span: (candidate) => startModelCall('embeddings', 'openai', candidate.upstream.upstreamModel, candidate.provider),
+    },
+    call: (upstream, signal) => upstream.adapter.embed({ ...request, upstreamModel: upstream.upstreamModel, directives: input.directives, signal }),
     usage: (result) => result.usage,
     body: (result) => answer(result, resolved.model.id),
   });

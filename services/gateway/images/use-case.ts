@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { ImageTaskClient } from '../../../actors/image-task/client';
 import type { ImageTaskApi, ImageTaskView, Outcome, Owner } from '../../../actors/image-task/ImageTaskInterface';
 import { requireEligible, type Catalog } from '../../../catalog/catalog';
+import type { UpstreamHealth } from '../routing/health';
 import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
 import { endModelCall, startModelCall } from '../../../lib/tracing';
@@ -46,6 +47,8 @@ export interface ImageDeps {
   drain?: Drain;
   /** Rate limits (../limits/admission.ts): an image request counts one request and no tokens. */
   limits?: RateAdmission;
+  /** The upstreams' circuits (../routing/health.ts): which of a profile's upstreams a new task goes to. */
+  health?: UpstreamHealth;
 }
 
 export interface GenerateInput {
@@ -84,8 +87,11 @@ export class ImageService {
     // Everything that can refuse the request comes before the hold.
     const idempotencyKey = parseIdempotencyKey(input.idempotencyKey);
     const resolved = deps.catalog.resolve(input.modelId, 'openai-images');
-    const provider = deps.providers.get(resolved.profile.provider);
-    if (!provider) throw new GatewayError('model_not_eligible', `model ${resolved.model.id} has no configured provider`);
+    // One upstream per task, the healthiest by weight; never another for it (an unknown outcome is not retried elsewhere).
+    const served = resolved.profile.upstreams.filter((u) => deps.providers.has(u.provider));
+    if (served.length === 0) throw new GatewayError('model_not_eligible', `model ${resolved.model.id} has no configured provider`);
+    const chosen = deps.health ? deps.health.order(resolved.profile.profile_id, served)[0] : served[0];
+    const provider = deps.providers.get(chosen.provider)!;
     checkBodySize(input.bodyBytes, [deps.maxBodyBytes, provider.maxBodyBytes, resolved.model.limits.max_body_bytes ?? Infinity]);
     const request = parseImageBody(input.body);
     const price = requireEligible(resolved.model, 'IMAGE');
@@ -106,10 +112,11 @@ export class ImageService {
       price,
       deadlineMs: deps.images.deadlineMs,
       holdTtlMs: deps.images.holdTtlMs,
-      call: { provider: resolved.profile.provider, upstreamModel: resolved.profile.upstream_model, prompt: request.prompt, responseFormat: request.responseFormat, passthrough: request.passthrough, ...(input.directives ? { directives: input.directives } : {}) },
+      call: { provider: chosen.provider, upstreamModel: chosen.upstream_model, prompt: request.prompt, responseFormat: request.responseFormat, passthrough: request.passthrough, ...(input.directives ? { directives: input.directives } : {}) },
     });
+    // A task started before (a retry of its key) keeps the upstream it was sent to.
     const view = started.role === 'owner'
-      ? await this.callProvider(task, started.task, provider)
+      ? await this.callProvider(task, started.task, deps.providers.get(started.task.provider) ?? provider)
       : await this.awaitOwner(task, started.task, input.caller);
     const answer = reply(view, started.role === 'existing');
     return admitted ? { ...answer, headers: { ...admitted.headers, ...answer.headers } } : answer;
