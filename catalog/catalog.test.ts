@@ -171,3 +171,44 @@ describe('dated prices', () => {
     expect(loadCatalog(path).loaded.version).toBe(before);
   });
 });
+
+describe('a profile\'s upstreams', () => {
+  const withProfile = (change: (profile: Record<string, unknown>) => Record<string, unknown>) => {
+    const raw = JSON.parse(readFileSync(defaultPath, 'utf8'));
+    raw.models[0].profiles[0] = change(raw.models[0].profiles[0]);
+    raw.providers.second = { kind: 'simulated' };
+    const dir = mkdtempSync(join(tmpdir(), 'catalog-'));
+    const path = join(dir, 'routed.json');
+    writeFileSync(path, JSON.stringify(raw));
+    return path;
+  };
+  const listed = (providers: unknown[]) => withProfile(({ provider: _p, ...profile }) => ({ ...profile, providers }));
+
+  it('when a profile names one provider, then it is its one upstream, weight 1', () => {
+    expect(loadCatalog(defaultPath).resolve('sim-chat', 'openai-chat').profile.upstreams).toEqual([{ provider: 'sim', weight: 1, upstream_model: 'sim-chat-1' }]);
+  });
+
+  it('when it lists providers, then each keeps its weight and its own model name, else the profile\'s', () => {
+    const catalog = loadCatalog(listed([{ provider: 'sim', weight: 3 }, { provider: 'second', upstream_model: 'other-model' }]));
+    expect(catalog.resolve('sim-chat', 'openai-chat').profile.upstreams).toEqual([
+      { provider: 'sim', weight: 3, upstream_model: 'sim-chat-1' },
+      { provider: 'second', weight: 1, upstream_model: 'other-model' },
+    ]);
+  });
+
+  it.each([
+    ['both provider and providers', withProfile((p) => ({ ...p, providers: [{ provider: 'sim' }] })), /models\.0\.profiles\.0\.provider: name the upstreams either/],
+    ['neither', withProfile(({ provider: _p, ...p }) => p), /models\.0\.profiles\.0\.provider: name the upstreams either/],
+    ['a provider listed twice', listed([{ provider: 'sim' }, { provider: 'sim' }]), /providers\.1\.provider: provider "sim" is listed twice/],
+    ['a weight of zero', listed([{ provider: 'sim', weight: 0 }]), /providers\.0\.weight/],
+    ['an empty list', listed([]), /providers/],
+    ['an unknown provider', listed([{ provider: 'nowhere' }]), /names unknown provider "nowhere"/],
+  ])('when a profile has %s, then the file is refused naming the field', (_case, path, message) => {
+    expect(() => loadCatalog(path)).toThrow(message);
+  });
+
+  it('when an entry has no model name and the profile none either, then the file is refused', () => {
+    const path = withProfile(({ provider: _p, upstream_model: _m, ...p }) => ({ ...p, providers: [{ provider: 'sim' }] }));
+    expect(() => loadCatalog(path)).toThrow(/providers\.0\.upstream_model: needs an upstream_model/);
+  });
+});

@@ -7,7 +7,7 @@
 // sends a profile's first attempts to it (deterministically) until its circuit opens.
 
 import { readFileSync, writeFileSync } from 'node:fs';
-import { balance, chat, fundedAccount, hello, json } from '../support/api';
+import { balance, chat, fundedAccount, hello, image, json, picture } from '../support/api';
 import { writeTestCatalog } from '../support/catalog';
 import { eventually } from '../support/eventually';
 import { sseData } from '../support/sse';
@@ -58,6 +58,15 @@ export function writeRoutingCatalog(path: string, upstreamUrl: string): string {
     profiles: [{ ...profile, profile_id: '6e2f8a52-3c1e-4c8e-9a55-1d2a7b0c9e99', upstream_model: 'up-model-a', providers: [{ provider: 'local-down-a' }, { provider: 'local-down-b' }] }],
   });
   base.providers['local-down-a'] = { kind: 'openai', baseUrl: 'http://127.0.0.1:1/v1' };
+  // An image model whose first pick fails without confirming (a 5xx: the outcome is unknown).
+  const imageModel = base.models.find((m: { id: string }) => m.id === 'sim-image');
+  const { provider: _ip, upstream_model: _im, ...imageProfile } = imageModel.profiles[0];
+  base.providers['local-image-503'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'status=503' } };
+  base.models.push({
+    ...imageModel,
+    id: 'routed-image',
+    profiles: [{ ...imageProfile, profile_id: '6e2f8a52-3c1e-4c8e-9a55-1d2a7b0c9e98', upstream_model: 'up-image-a', providers: [{ provider: 'local-image-503', weight: 1000 }, { provider: 'local-healthy', weight: 1, upstream_model: 'up-image-b' }] }],
+  });
   base.providers['local-down-b'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'status=502' } };
   writeFileSync(path, JSON.stringify(base, null, 2));
   return path;
@@ -197,6 +206,28 @@ export function routingSuite(hostName: string, start: () => Promise<RoutingDeplo
       expect([answer.status, answer.body.error.code, cost]).toEqual([502, 'provider_error', 0]);
       const seen = await attempts(d.url);
       expect([seen['local-down-a/refused'], seen['local-down-b/unavailable']]).toEqual([1, 1]);
+    });
+
+    it('when an image task\'s upstream fails without confirming, then the task stays with it: unresolved, even once new tasks go to another upstream', async () => {
+      const { apiKey } = await fundedAccount(d.url, 200_000_000);
+      const model = (body: unknown) => (body as { model: string }).model;
+      const [one, two, three, four] = Array.from({ length: 4 }, () => crypto.randomUUID());
+      const first = await image(d.url, apiKey, picture, { model: 'routed-image', key: one });
+      expect([first.status, first.body.error.code, model(d.upstream.lastImageBody)]).toEqual([503, 'image_unresolved', 'up-image-a']);
+      // Two more new tasks fail the same way: three failures open its circuit.
+      for (const key of [two, three]) expect((await image(d.url, apiKey, picture, { model: 'routed-image', key })).status).toBe(503);
+      expect((await circuits())['local-image-503'].state).toBe('open');
+      // A new task now goes to the healthy upstream (its own model name) and succeeds.
+      const fresh = await image(d.url, apiKey, picture, { model: 'routed-image', key: four });
+      expect([fresh.status, model(d.upstream.lastImageBody)]).toEqual([200, 'up-image-b']);
+      // The first task's retry is still the first task, on its own upstream: never run again elsewhere.
+      const calls = d.upstream.imageRequests;
+      const retried = await image(d.url, apiKey, picture, { model: 'routed-image', key: one });
+      expect([retried.status, retried.body.taskId, retried.body.status]).toEqual([503, first.body.taskId, 'unresolved']);
+      // Whatever the retry asked upstream, it asked the task's own.
+      if (d.upstream.imageRequests > calls) expect(model(d.upstream.lastImageBody)).toBe('up-image-a');
+      // Three unresolved tasks hold their price, one is charged it.
+      expect(await balance(d.url, apiKey)).toMatchObject({ balance: 160_000_000, held: 120_000_000 });
     });
 
     it('when /metrics is read, then each upstream\'s circuit state is a gauge (2 open, 0 closed)', async () => {

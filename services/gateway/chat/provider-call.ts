@@ -134,7 +134,7 @@ function attemptSignal(call: AbortSignal, ms: number | undefined): { signal: Abo
  * time) goes on to the next upstream, under the same hold; a confirmed rejection, the call's
  * own deadline or the client leaving does not. Each attempt has its span and its metrics. A call
  * that cannot be opened releases the hold and is answered as the last attempt's error; one that
- * is opened records its route on the hold (charged with it).
+ * is opened records its route on the hold (charged with it) when the profile has several upstreams.
  */
 export async function openProviderCall<T, U>(call: CallRoute<U>, hold: HoldHandle, signal: AbortSignal, open: (upstream: U, signal: AbortSignal) => Promise<T>): Promise<{ opened: T; span: ReturnType<typeof modelCallSpan> }> {
   const { routing } = call;
@@ -152,7 +152,9 @@ export async function openProviderCall<T, U>(call: CallRoute<U>, hold: HoldHandl
       attempt.answered();
       routing.health.succeeded(candidate.provider);
       attempts.push(recorded(candidate.provider, 'served', started));
-      hold.route = { upstream: candidate.provider, attempts };
+      spanOutcome(span, 'served');
+      // A profile with one upstream has nothing routed: its rows stay as they were (its upstream is the profile's).
+      if (call.candidates.length > 1) hold.route = { upstream: candidate.provider, attempts };
       return { opened, span };
     } catch (error) {
       attempt.failed();

@@ -150,10 +150,13 @@ export class ImageService {
     const attempt = provider.generate({ ...sent, taskId: view.taskId, signal }).then(
       (artifact) => {
         endModelCall(span, undefined);
+        deps.health?.succeeded(name);
         return this.conclude(task, { kind: 'succeeded', artifact, via: 'response' });
       },
       (error: unknown) => {
         endModelCall(span, undefined, error);
+        // The upstream's circuit hears of its failures (which upstream new tasks go to); a rejection is the request's.
+        if (!(error instanceof ProviderError && error.kind === 'rejected' && error.upstreamStatus !== 429) && !controller.signal.aborted) deps.health?.failed(name, error instanceof ProviderError ? error.retryAfterMs : undefined);
         return this.conclude(task, classify(error));
       },
     ).finally(() => {
