@@ -156,6 +156,24 @@ export function tracingSuite(name: string, start: () => Promise<TracedDeployment
       }
     });
 
+    it('when a chat falls back to a second upstream, then its trace holds one provider span per attempt, each naming its upstream and outcome', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      d.receiver.clear();
+      const answer = await chat(d.url, apiKey, { ...hello, max_tokens: 3 }, { model: 'routed-chat' });
+      expect(answer.status).toBe(200);
+      const { traceId } = traceIdOf(answer);
+      const { gateway, ledger } = d.services;
+      const spans = await traceOf(traceId, (s) => has(s, ledger, 'process usage') && s.filter((x) => x.attributes['gen_ai.operation.name'] === 'chat').length === 2);
+      const server = spans.find((s) => !s.parentSpanId)!;
+      const attempts = appSpans(spans, gateway).filter((s) => s.attributes['gen_ai.operation.name'] === 'chat').sort((a, b) => Number(a.startNs - b.startNs));
+      expect(attempts.map((s) => [s.name, s.attributes['payg.provider'], s.attributes['payg.attempt.outcome'], s.parentSpanId])).toEqual([
+        ['chat up-model-a', 'local-openai-503', 'unavailable', server.spanId],
+        ['chat up-model', 'local-openai', 'served', server.spanId],
+      ]);
+      expect(attempts[0].status.code).toBe(2);
+      expect(attempts[1].attributes['gen_ai.usage.output_tokens']).toBe(3);
+    });
+
     it('when an image is generated, then its trace holds the ImageTask calls, FundsHold under them, the provider call and the linked consume', async () => {
       const { apiKey } = await fundedAccount(d.url, 100_000_000);
       d.receiver.clear();

@@ -16,6 +16,12 @@ export interface TestCatalogOptions {
   withdrawn?: string[];
 }
 
+/** A profile without its one provider, to be given a `providers` list. */
+function routedProfile(profile: Record<string, unknown>): Record<string, unknown> {
+  const { provider: _provider, upstream_model: _model, ...rest } = profile;
+  return rest;
+}
+
 export function writeTestCatalog(path: string, upstreamUrl: string, options: TestCatalogOptions = {}): string {
   const base = JSON.parse(readFileSync(join(ROOT, 'catalog/default-catalog.json'), 'utf8'));
   const chat = base.models[0];
@@ -42,6 +48,8 @@ export function writeTestCatalog(path: string, upstreamUrl: string, options: Tes
     { ...chat, id: 'tokenized-cut-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e07', provider: 'local-openai-tokenized-cut', upstream_model: 'up-model', tokenizer: 'o200k_base' }], prices: CACHE_PRICES },
     { ...chat, id: 'upstream-cut-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e08', provider: 'local-openai-cut', upstream_model: 'up-model' }] },
     { ...chat, id: 'cached-anthropic-cut-chat', profiles: [{ ...chat.profiles[1], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e09', provider: 'local-anthropic-cached-cut', upstream_model: 'up-claude' }], prices: CACHE_PRICES },
+    // Two upstreams, the first (nearly all the traffic) answering 503: every call falls back to the second.
+    { ...chat, id: 'routed-chat', profiles: [{ ...routedProfile(chat.profiles[0]), profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e10', upstream_model: 'up-model', providers: [{ provider: 'local-openai-503', weight: 1000, upstream_model: 'up-model-a' }, { provider: 'local-openai', weight: 1 }] }] },
     { ...chat, id: 'capable-unpriced-chat', profiles: [{ ...chat.profiles[0], profile_id: 'ad1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e02', capabilities: [...chat.profiles[0].capabilities, ...CAPABILITY_TAGS] }] },
   );
   base.models.push(
@@ -67,6 +75,7 @@ export function writeTestCatalog(path: string, upstreamUrl: string, options: Tes
   base.providers['local-openai-tokenized-cut'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'tokenizer=o200k_base,cache-read=5,break-after=3' } };
   base.providers['local-openai-cut'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'break-after=3' } };
   base.providers['local-anthropic-cached-cut'] = { kind: 'anthropic', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'cache-read=100,cache-write=30,cache-write-1h=20,break-after=5' } };
+  base.providers['local-openai-503'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'status=503' } };
   base.providers['local-openai-slow'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'delay=400' } };
   base.providers['local-openai-hang'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'hang' } };
   for (const model of base.models) if (options.withdrawn?.includes(model.id)) model.withdrawn = true;
