@@ -398,7 +398,7 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         expect(await balance(d.url, apiKey)).toEqual(before);
       });
 
-      it('the Python SDKs (openai, anthropic): list, retrieve, complete, stream past the charge comment, count tokens, and raise typed errors', async () => {
+      it('the Python SDKs (openai, anthropic): list, retrieve, complete, stream past the charge comment, embed, count tokens, and raise typed errors', async () => {
         const { apiKey, compatKey } = await compatAccount();
         const before = await balance(d.url, apiKey);
         const python = (await execFileAsync('bash', ['scripts/ensure-python-sdks.sh'], { cwd: ROOT })).stdout.trim();
@@ -409,6 +409,8 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         expect(o.completion).toMatchObject({ content: 'tok0 tok1 tok2 tok3', usage: { completion_tokens: 4 } });
         expect(Number(o.completion.charged)).toBe(cost(o.completion.usage.prompt_tokens, 4));
         expect(o.stream).toMatchObject({ text: 'tok0 tok1 tok2', usage: { completion_tokens: 3 } });
+        // Two texts of 5 bytes: the simulated provider counts ceil(5/4) each, at sim-embed's 20 nano-USD a token.
+        expect(o.embeddings).toEqual({ count: 2, dimensions: 16, prompt_tokens: 4, charged: '80' });
         expect([o.not_found.error, o.not_found.status, o.unauthenticated.error, o.unauthenticated.status]).toEqual(['NotFoundError', 404, 'AuthenticationError', 401]);
         expect(a.models).toEqual(expect.arrayContaining(['sim-chat', 'upstream-anthropic-chat']));
         expect(a.message).toMatchObject({ text: 'tok0 tok1 tok2 tok3', usage: { output_tokens: 4 } });
@@ -416,8 +418,8 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         expect(a.count_tokens).toBe(8);
         expect([a.bad_request.error, a.bad_request.status, a.bad_request.body.error.code]).toEqual(['BadRequestError', 400, 'max_tokens_out_of_range']);
         expect([a.not_eligible.error, a.not_eligible.status]).toEqual(['PermissionDeniedError', 403]);
-        // Two chats and two messages were billed, nothing else (the count is free).
-        const billed = cost(o.completion.usage.prompt_tokens, 4) + cost(o.stream.usage.prompt_tokens, 3) + cost(a.message.usage.input_tokens, 4) + cost(a.message.usage.input_tokens, 3);
+        // Two chats, the embeddings and two messages were billed, nothing else (the count is free).
+        const billed = cost(o.completion.usage.prompt_tokens, 4) + cost(o.stream.usage.prompt_tokens, 3) + 80 + cost(a.message.usage.input_tokens, 4) + cost(a.message.usage.input_tokens, 3);
         expect(await eventually(() => balance(d.url, apiKey), (b) => b.held === 0 && b.balance < before.balance)).toMatchObject({ balance: before.balance - billed });
       });
     });

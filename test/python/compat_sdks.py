@@ -41,6 +41,8 @@ def openai_calls():
         if chunk.usage:
             usage = chunk.usage.model_dump(exclude_none=True)
     stranger = openai.OpenAI(base_url=f"{BASE}/v1", api_key="sk-payg-unknown", max_retries=0)
+    embedded = client.embeddings.with_raw_response.create(model="sim-embed", input=["hello", "world"])
+    embeddings = embedded.parse()
     return {
         "models": [model.id for model in client.models.list()],
         "model": client.models.retrieve("sim-chat").model_dump(exclude_none=True),
@@ -50,6 +52,12 @@ def openai_calls():
             "charged": raw.headers.get("x-payg-charged"),
         },
         "stream": {"text": text, "usage": usage},
+        "embeddings": {
+            "count": len(embeddings.data),
+            "dimensions": len(embeddings.data[0].embedding),
+            "prompt_tokens": embeddings.usage.prompt_tokens,
+            "charged": embedded.headers.get("x-payg-charged"),
+        },
         "not_found": status_of(lambda: client.models.retrieve("no-such-model")),
         "unauthenticated": status_of(lambda: stranger.models.list()),
     }
