@@ -106,6 +106,20 @@ describe('Account actor', () => {
     expect(await a.admit({ apiKeyId: null, tokens: 1 })).toMatchObject({ admitted: false, refused: { scope: 'account' } });
   });
 
+  it('when the window is read, then it tells what it counted for the account and the key, and counts nothing', async () => {
+    await awayFromMinuteEdge();
+    const a = account();
+    await a.addKey(key(31));
+    await a.setLimits({ limits: { requests_per_minute: 10 } });
+    expect(await a.rates({ apiKeyId: 'key_31' })).toMatchObject({ account: { requests: 0, tokens: 0 }, key: { requests: 0, tokens: 0 } });
+    const admitted = await a.admit({ apiKeyId: 'key_31', tokens: 40 });
+    await a.admit({ apiKeyId: null, tokens: 2 });
+    const read = await a.rates({ apiKeyId: 'key_31' });
+    expect(read).toEqual({ windowStart: admitted.windowStart, resetAt: admitted.windowStart + 60_000, account: { requests: 2, tokens: 42 }, key: { requests: 1, tokens: 40 } });
+    // Reading counted nothing; a member token's read has no key.
+    expect(await a.rates({ apiKeyId: null })).toEqual({ ...read, key: null });
+  });
+
   it('when a call used fewer tokens than admitted, then the correction gives them back within its window', async () => {
     await awayFromMinuteEdge();
     const a = account();

@@ -16,6 +16,7 @@ import {
   type AccountStatus,
   type Admission,
   type AdmitRequest,
+  type RateUsage,
   type ApiKeyEntry,
   type RateWindowView,
   type NewApiKey,
@@ -158,6 +159,15 @@ export class Account implements AccountApi, ActorInstance {
       ...(tokens ? { tokens } : {}),
       ...(over ? { refused: { limit: over.limit, scope: over.scope, retryAfterMs: resetAt - now } } : {}),
     };
+  }
+
+  async rates(request: { apiKeyId: string | null }): Promise<RateUsage> {
+    const now = this.ctx.now();
+    const windowStart = now - (now % RATE_WINDOW_MS);
+    const stored = await this.window.load();
+    const window = stored?.start === windowStart ? stored : undefined;
+    const key = request.apiKeyId === null ? null : { requests: 0, tokens: 0, ...window?.keys[request.apiKeyId] };
+    return { windowStart, resetAt: windowStart + RATE_WINDOW_MS, account: { requests: 0, tokens: 0, ...window?.account }, key };
   }
 
   async correctTokens(request: { apiKeyId: string | null; windowStart: number; delta: number }): Promise<void> {

@@ -72,6 +72,15 @@ export interface Admission {
   refused?: { limit: RateLimitName; scope: 'account' | 'key'; retryAfterMs: number };
 }
 
+/** What the current minute window has counted, for the account and one key: read, never counted. */
+export interface RateUsage {
+  windowStart: number;
+  resetAt: number;
+  account: { requests: number; tokens: number };
+  /** The key's own counts; null for a credential without a key (an OAuth member token). */
+  key: { requests: number; tokens: number } | null;
+}
+
 export interface RotateRequest {
   apiKeyId: string;
   /** The new key: name, scopes and expiry are the old key's. */
@@ -98,11 +107,13 @@ export interface AccountApi {
   setLimits(request: { apiKeyId?: string; limits: LimitsPatch }): Promise<{ limits: Limits; entry?: ApiKeyEntry }>;
   /** Counts a call against the account's and the key's rates in the current window, or refuses it (nothing counted). */
   admit(request: AdmitRequest): Promise<Admission>;
+  /** What the current window has counted so far (a read: nothing is counted). */
+  rates(request: { apiKeyId: string | null }): Promise<RateUsage>;
   /** After the call: its real tokens replace the admitted bound, if its window is still the current one. */
   correctTokens(request: { apiKeyId: string | null; windowStart: number; delta: number }): Promise<void>;
 }
 
-export const ACCOUNT_METHODS = ['addKey', 'keys', 'key', 'revokeKey', 'rotateKey', 'status', 'setSuspended', 'setLimits', 'admit', 'correctTokens'] as const satisfies readonly (keyof AccountApi)[];
+export const ACCOUNT_METHODS = ['addKey', 'keys', 'key', 'revokeKey', 'rotateKey', 'status', 'setSuspended', 'setLimits', 'admit', 'rates', 'correctTokens'] as const satisfies readonly (keyof AccountApi)[];
 
 const keyId = z.string().min(1).max(100);
 const keyPart = { apiKeyId: keyId, hash: z.string().regex(/^[0-9a-f]{64}$/), prefix: z.string().min(1).max(32) };
@@ -123,5 +134,6 @@ export const ACCOUNT_ARGS = {
   setSuspended: z.looseObject({ suspended: z.boolean() }),
   setLimits: z.looseObject({ apiKeyId: keyId.optional(), limits: limitsPatchSchema }),
   admit: z.looseObject({ apiKeyId: keyId.nullable(), tokens: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) }),
+  rates: z.looseObject({ apiKeyId: keyId.nullable() }),
   correctTokens: z.looseObject({ apiKeyId: keyId.nullable(), windowStart: z.number().int().min(0), delta: z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER) }),
 } satisfies Record<(typeof ACCOUNT_METHODS)[number], z.ZodType>;

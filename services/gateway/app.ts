@@ -142,7 +142,7 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
   app.use(compatRoutes({ ...chat, gate: new CompatGate(deps.compatEnabled, deps.funds) }, deps.accounts, deps.logger));
   app.use(memberRoutes(chat, credentials));
   app.use(imageRoutes(deps.images, deps.accounts, deps.maxBodyBytes));
-  app.use(consoleRoutes({ credentials, funds: deps.funds, ledger: deps.ledger }));
+  app.use(consoleRoutes({ credentials, funds: deps.funds, ledger: deps.ledger, limits: deps.limits }));
   app.use(consoleUiRoutes());
   app.use(adminRoutes({ adminToken: deps.adminToken, accounts: deps.accounts, operator: deps.operator, audit: deps.audit, funds: deps.funds, outbox: deps.outbox, ledger: deps.ledger, orders: deps.orders }));
   app.use(orderRoutes(deps.orders, credentials));

@@ -18,6 +18,8 @@ const oauth = { description: 'credential_family_mismatch (OAuth token) or accoun
 /** What every console route may answer besides its own: no credential, a suspended account, a dependency down. */
 const refusals = { '401': noKey, '403': oauth, '503': unavailable };
 
+const windowCounts = z.object({ requests: z.number().int().nonnegative(), tokens: z.number().int().nonnegative() });
+
 export const consoleSchemas = {
   BillItem: jsonSchemaOf(billItemSchema, 'output'),
   UsageItem: jsonSchemaOf(usageItemSchema, 'output'),
@@ -26,6 +28,12 @@ export const consoleSchemas = {
   CallerLimits: jsonSchemaOf(z.object({
     key: limitsSchema.nullable().describe("The API key's own limits ({} when it has none); null for a member token"),
     account: limitsSchema.describe("The account's limits over all its keys and credentials; spend in nano-USD"),
+    rate_usage: z.object({
+      window_start: z.iso.datetime().describe('The current minute window (rates are counted per whole minute)'),
+      reset_at: z.iso.datetime(),
+      account: windowCounts.describe("What the window has counted for the whole account"),
+      key: windowCounts.nullable().describe("What it has counted for this key; null for a member token"),
+    }).nullable().describe('Under a rate limit (the key\'s or the account\'s): what the current minute has counted (tokens as corrected once calls settle); null when neither has one'),
   }), 'output'),
 };
 

@@ -66,6 +66,13 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
       expect(await balance(d.urls[0], apiKey)).toMatchObject({ held: 0 });
+      // What the minute has counted, as the console reads it: the three admitted calls, the refused one not.
+      const limits = await json(`${d.urls[1]}/api/distribution/api-credit/limits`, { headers: { authorization: `Bearer ${apiKey}` } });
+      expect(limits.body).toMatchObject({ key: { requests_per_minute: 3 }, account: {}, rate_usage: { key: { requests: 3 }, account: { requests: 3 } } });
+      expect(Date.parse(limits.body.rate_usage.reset_at) - Date.parse(limits.body.rate_usage.window_start)).toBe(60_000);
+      // Without a rate limit nothing is counted: no usage to tell.
+      const unlimited = await fundedAccount(d.urls[0], 1_000_000);
+      expect((await json(`${d.urls[0]}/api/distribution/api-credit/limits`, { headers: { authorization: `Bearer ${unlimited.apiKey}` } })).body).toEqual({ key: {}, account: {}, rate_usage: null });
     });
 
     it('when tokens per minute are limited, then a call counts its bound at admission and its real tokens after, so the next call fits', async () => {

@@ -21,14 +21,31 @@ describe('npm run start:dapr', () => {
     });
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
-    await waitFor('http://127.0.0.1:26000/readyz', 90_000, child, () => output);
-    const ready = await (await fetch('http://127.0.0.1:26000/readyz')).json();
-    expect(ready).toEqual({ status: 'ready', checks: { sidecar: true, statestore: true, actors: true, ledger: true } });
-    const started = descendants(child.pid!).map((p) => p.pid);
-    expect(started.length).toBeGreaterThanOrEqual(8); // redis, placement, scheduler, 3 apps, 3 sidecars
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(started.filter(alive)).toEqual([]);
+    // A failed check must not leave the topology running (it would keep the test run alive).
+    const stopOnFailure = () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+    };
+    try {
+      await check();
+    } finally {
+      stopOnFailure();
+    }
+    async function check() {
+      await waitFor('http://127.0.0.1:26000/readyz', 90_000, child, () => output);
+      const ready = await (await fetch('http://127.0.0.1:26000/readyz')).json();
+      expect(ready).toEqual({
+        status: 'ready',
+        checks: { sidecar: true, statestore: true, actors: true, ledger: true },
+        // The catalog in force, and the default catalog's one upstream with its circuit closed.
+        catalog: { version: expect.stringMatching(/^[0-9a-f]{12}$/), loaded_at: expect.any(String) },
+        upstreams: { sim: { state: 'closed', consecutive_failures: 0, open_until: null } },
+      });
+      const started = descendants(child.pid!).map((p) => p.pid);
+      expect(started.length).toBeGreaterThanOrEqual(8); // redis, placement, scheduler, 3 apps, 3 sidecars
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(started.filter(alive)).toEqual([]);
+    }
   });
 });

@@ -11,6 +11,11 @@ import { ErrorBox, Field, Outcome, Pager, Section, Table, useAction, useLoad } f
 interface Balance { accountId: string; pool: string; balance: number; held: number; available: number; leased: number; openHolds: number }
 interface Page<T> { items: T[]; page: number; size: number; total: number }
 export interface BillItem { id: string; occurredAt: string; kind: string; amount: number; balanceDelta: number; holdId?: string; requestId?: string; taskId?: string; model?: string; reference?: string }
+/** How often the Limits view reads the minute's rate counts again. */
+const RATE_REFRESH_MS = 2000;
+
+/** What the current minute has counted under a rate limit (GET …/limits). */
+interface RateUsage { window_start: string; reset_at: string; account: { requests: number; tokens: number }; key: { requests: number; tokens: number } | null }
 export interface UsageItem { id: string; occurredAt: string; unit: string; quantity: number; unitPrice: number; cost: number; charged: number; platformBorne: boolean; holdId?: string; requestId?: string; taskId?: string; model?: string }
 type Kind = 'bills' | 'usage';
 
@@ -288,7 +293,12 @@ export function spendUsed(bills: BillItem[], held: number, now = new Date()): Re
 }
 
 function LimitsView({ balance, version }: { balance?: Balance; version: string }) {
-  const limits = useLoad(() => json<{ key: Limits | null; account: Limits }>(`${BASE}/limits`), [version]);
+  const limits = useLoad(() => json<{ key: Limits | null; account: Limits; rate_usage: RateUsage | null }>(`${BASE}/limits`), [version]);
+  // The minute's counts move with every call and reset each minute: read again every few seconds while shown.
+  useEffect(() => {
+    const timer = setInterval(() => limits.reload(), RATE_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, []);
   const bills = useLoad(() => exportRows<BillItem>(`${BASE}/bills/export?format=jsonl`), [version]);
   const used: Limits = bills.data ? spendUsed(bills.data, balance?.held ?? 0) : {};
   const names: [LimitName, string, boolean][] = [
@@ -300,6 +310,8 @@ function LimitsView({ balance, version }: { balance?: Balance; version: string }
   ];
   const d = limits.data;
   const show = (value: number | undefined, money: boolean) => (value === undefined ? '—' : money ? usd(value) : value.toLocaleString('en-US'));
+  // Rates: what the current minute has counted (only counted under a rate limit).
+  const minute = (counts: { requests: number; tokens: number } | null | undefined, name: LimitName) => (name === 'requests_per_minute' ? counts?.requests : name === 'tokens_per_minute' ? counts?.tokens : undefined);
   return (
     <Section title="Limits">
       <ErrorBox error={limits.error ?? bills.error} />
@@ -307,9 +319,11 @@ function LimitsView({ balance, version }: { balance?: Balance; version: string }
         { label: 'Limit', cell: ([, label]) => label },
         { label: 'This key', numeric: true, cell: ([name, , money]) => <span data-limit={`key-${name}`}>{show(d.key?.[name], money)}</span> },
         { label: 'The account', numeric: true, cell: ([name, , money]) => <span data-limit={`account-${name}`}>{show(d.account[name], money)}</span> },
-        { label: 'Used by the account', numeric: true, cell: ([name, , money]) => <span data-used={name}>{money ? show(used[name], true) : 'see each answer\'s x-ratelimit headers'}</span> },
+        { label: 'Used by this key', numeric: true, cell: ([name, , money]) => <span data-key-used={name}>{money ? '—' : show(minute(d.rate_usage?.key, name), false)}</span> },
+        { label: 'Used by the account', numeric: true, cell: ([name, , money]) => <span data-used={name}>{money ? show(used[name], true) : show(minute(d.rate_usage?.account, name), false)}</span> },
       ]} />}
-      <p class="muted">A dash: no such limit. Spend counts what was charged plus what calls in flight hold (now {usd(balance?.held ?? 0)}); a call that would pass a spend limit is refused (402 spend_limit_exceeded), a call over a rate gets 429 with Retry-After. Rates are counted per whole minute; every answer of a call under a rate limit tells what remains in its x-ratelimit headers.</p>
+      {d?.rate_usage && <p class="muted">Rates used in the minute that began at {new Date(d.rate_usage.window_start).toISOString().slice(11, 16)} UTC; it resets at {new Date(d.rate_usage.reset_at).toISOString().slice(11, 16)} UTC.</p>}
+      <p class="muted">A dash: no such limit. Spend counts what was charged plus what calls in flight hold (now {usd(balance?.held ?? 0)}); a call that would pass a spend limit is refused (402 spend_limit_exceeded), a call over a rate gets 429 with Retry-After. Rates are counted per whole minute (tokens as corrected once calls settle); every answer of a call under a rate limit also tells what remains in its x-ratelimit headers.</p>
     </Section>
   );
 }

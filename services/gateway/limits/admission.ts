@@ -6,7 +6,7 @@
 // the limits the actor checks.
 
 import type { AccountClient } from '../../../actors/account/client';
-import type { Admission, RateWindowView } from '../../../actors/account/AccountInterface';
+import type { Admission, RateUsage, RateWindowView } from '../../../actors/account/AccountInterface';
 import type { SpendScopes } from '../../../actors/funds-hold/FundsHoldInterface';
 import { GatewayError } from '../../../lib/errors';
 import { hasRateLimits, spendLimitsOf, type Limits } from '../../../lib/limits';
@@ -61,6 +61,13 @@ export function spendOf(caller: Caller): SpendScopes | undefined {
 
 export class RateAdmission {
   constructor(private readonly accounts: AccountClient, private readonly onCorrectionFailed: (error: unknown) => void = () => undefined) {}
+
+  /** What the caller's current minute has counted, or null when neither its key nor its account has a rate limit (nothing is counted then). */
+  async usage(caller: Caller): Promise<RateUsage | null> {
+    const { account, key } = limitsOf(caller);
+    if (!hasRateLimits(account) && !hasRateLimits(key)) return null;
+    return this.accounts.of(caller.accountId).rates({ apiKeyId: caller.apiKeyId ?? null });
+  }
 
   /**
    * Counts the call against the caller's rates, or refuses it (429, nothing counted); null when

@@ -4,6 +4,7 @@
 
 import { Router, type Request, type Response } from 'express';
 import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
+import type { RateAdmission } from '../limits/admission';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import { sendStream } from '../../../lib/http-stream';
 import { CURRENCY, SCALE } from '../../../lib/money';
@@ -14,7 +15,7 @@ import type { OAuthVerifier } from '../auth/oauth';
 import type { LedgerReader } from '../ledger/reader';
 import { credentialAuth } from '../middleware/auth';
 
-export function consoleRoutes(options: { credentials: { accounts: AccountStore; oauth?: OAuthVerifier }; funds: FundsHoldClient; ledger: LedgerReader }): Router {
+export function consoleRoutes(options: { credentials: { accounts: AccountStore; oauth?: OAuthVerifier }; funds: FundsHoldClient; ledger: LedgerReader; limits?: RateAdmission }): Router {
   const router = Router();
   const auth = credentialAuth(options.credentials, { accept: ['api_key', 'oauth'] });
   router.get('/api/distribution/api-credit/balance', auth, async (req, res) => {
@@ -22,11 +23,17 @@ export function consoleRoutes(options: { credentials: { accounts: AccountStore; 
     const view = await options.funds.of(req.caller.accountId).getBalance();
     res.json({ currency: CURRENCY, scale: SCALE, ...view });
   });
-  // The limits in force for this credential, as the key's projection says (no actor call): what
-  // the web console shows beside what was spent (docs/auth.md, "Limits").
-  router.get('/api/distribution/api-credit/limits', auth, (req, res) => {
+  // The limits in force for this credential, as the key's projection says, and under a rate limit
+  // what the current minute has counted (the Account actor's read): what the web console shows
+  // beside what was spent (docs/auth.md, "Limits").
+  router.get('/api/distribution/api-credit/limits', auth, async (req, res) => {
     parseBalanceQuery(req.query);
-    res.json({ key: req.caller.family === 'api_key' ? req.caller.limits?.key ?? {} : null, account: req.caller.limits?.account ?? {} });
+    const usage = (await options.limits?.usage(req.caller)) ?? null;
+    res.json({
+      key: req.caller.family === 'api_key' ? req.caller.limits?.key ?? {} : null,
+      account: req.caller.limits?.account ?? {},
+      rate_usage: usage && { window_start: new Date(usage.windowStart).toISOString(), reset_at: new Date(usage.resetAt).toISOString(), account: usage.account, key: usage.key },
+    });
   });
 
   const page = (kind: ConsoleKind) => async function consolePage(req: Request, res: Response) {
