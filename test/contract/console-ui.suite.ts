@@ -11,10 +11,13 @@ import { usd } from '../../web/console/format';
 import { admin, balance, chat, fundedAccount, hello, image, json, picture } from '../support/api';
 import { launchChromium, seriousViolations, watchedPage, type WatchedPage } from '../support/browser';
 import { passes } from '../support/eventually';
+import type { OAuthIssuer } from '../support/oauth';
 import { ADMIN_TOKEN } from '../support/processes';
 
 export interface ConsoleUiDeploymentUnderTest {
   url: string;
+  /** The OAuth issuer the gateway trusts for member tokens. */
+  issuer: OAuthIssuer;
   close(): Promise<void>;
 }
 
@@ -117,6 +120,21 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
       await checkAndShoot(page, 'sign-in-refused');
       expect(problems.filter((p) => !REFUSED_401.test(p))).toEqual([]);
+    });
+
+    it('when a member signs in with an OAuth member token, then the page shows the balance the API states for that token, the token in no URL', async () => {
+      const token = await d.issuer.mint({ sub: 'member-console', account: customer.accountId, scope: 'chat' });
+      const { page, problems } = await open();
+      await signIn(page, 'customer', token);
+      await page.locator('#balance[data-nano]:not([data-nano=""])').waitFor();
+      await passes(async () => {
+        const stated = (await json(`${d.url}${CONSOLE}/balance`, { headers: { authorization: `Bearer ${token}` } })).body;
+        expect(await shownNano(page, 'balance')).toBe(stated.balance);
+        expect(await shownNano(page, 'available')).toBe(stated.available);
+      }, LIVE_MS);
+      expect(page.url()).not.toContain(token);
+      await noSeriousViolation(page);
+      expect(problems).toEqual([]);
     });
 
     it('when a customer signs in with the keyboard, then the balance, held and available are what the API states, exactly', async () => {

@@ -6,12 +6,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTopology } from '../../topology/topology';
 import { consoleUiSuite } from '../contract/console-ui.suite';
+import { startOAuthIssuer } from '../support/oauth';
 import { ADMIN_TOKEN } from '../support/processes';
 
 jest.setTimeout(180_000);
 
 consoleUiSuite('Dapr', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-dapr-console-ui-'));
-  const topology = await startTopology({ basePort: 36_300, dataDir: join(dir, 'topology'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn' } });
-  return { url: topology.gatewayUrls[0]!, close: () => topology.stop() };
+  // Member tokens too: a local OAuth issuer the gateway trusts.
+  const issuer = await startOAuthIssuer();
+  const topology = await startTopology({ basePort: 36_300, dataDir: join(dir, 'topology'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', ...issuer.env() } });
+  return {
+    url: topology.gatewayUrls[0]!,
+    issuer,
+    close: async () => {
+      await topology.stop();
+      await issuer.close();
+    },
+  };
 });

@@ -5,12 +5,22 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { consoleUiSuite } from '../contract/console-ui.suite';
+import { startOAuthIssuer } from '../support/oauth';
 import { ROOT, startGateway } from '../support/processes';
 
 jest.setTimeout(60_000);
 
 consoleUiSuite('embedded', async () => {
   const dataDir = join(mkdtempSync(join(tmpdir(), 'gw-console-ui-')), 'data');
-  const gateway = await startGateway({ GATEWAY_DATA_DIR: dataDir });
-  return { url: gateway.url, close: () => gateway.stop() };
+  // Member tokens too: a local OAuth issuer the gateway trusts.
+  const issuer = await startOAuthIssuer();
+  const gateway = await startGateway({ GATEWAY_DATA_DIR: dataDir, ...issuer.env() });
+  return {
+    url: gateway.url,
+    issuer,
+    close: async () => {
+      await gateway.stop();
+      await issuer.close();
+    },
+  };
 }, { screenshots: join(ROOT, 'docs/console') });
