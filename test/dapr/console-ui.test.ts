@@ -15,7 +15,7 @@ consoleUiSuite('Dapr', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-dapr-console-ui-'));
   // Member tokens too: a local OAuth issuer the gateway trusts.
   const issuer = await startOAuthIssuer();
-  const topology = await startTopology({ basePort: 36_300, dataDir: join(dir, 'topology'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', ...issuer.env() } });
+  const topology = await startTopology({ basePort: 22_500, dataDir: join(dir, 'topology'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', ...issuer.env() } });
   return {
     url: topology.gatewayUrls[0]!,
     issuer,

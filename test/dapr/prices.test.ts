@@ -17,7 +17,7 @@ pricesSuite('Dapr', async () => {
   const catalog = new PricesCatalog(dir, upstream.url);
   const dataDir = join(dir, 'topology');
   const env = { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_CATALOG_FILE: catalog.path, GATEWAY_LOG_LEVEL: 'info' };
-  const topology = await startTopology({ basePort: 33_100, dataDir, env });
+  const topology = await startTopology({ basePort: 20_500, dataDir, env });
   return {
     url: topology.gatewayUrls[0],
     catalog,

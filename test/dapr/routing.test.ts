@@ -14,7 +14,7 @@ routingSuite('Dapr', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-dapr-routing-'));
   const upstream = await startUpstream();
   const env = { ...ROUTING_ENV, GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_CATALOG_FILE: writeRoutingCatalog(join(dir, 'catalog.json'), upstream.url) };
-  const topology = await startTopology({ basePort: 35_000, dataDir: join(dir, 'topology'), env });
+  const topology = await startTopology({ basePort: 21_500, dataDir: join(dir, 'topology'), env });
   return {
     url: topology.gatewayUrls[0],
     upstream,
