@@ -119,14 +119,20 @@ export class Account implements AccountApi, ActorInstance {
     return { limits: entry.limits, entry };
   }
 
-  async admit(request: AdmitRequest): Promise<Admission> {
+  /** The minute window of the actor clock now, as counted so far (a new one counts nothing yet). */
+  private async currentWindow(): Promise<{ now: number; resetAt: number; window: RateWindow }> {
     const now = this.ctx.now();
     const windowStart = now - (now % RATE_WINDOW_MS);
-    const resetAt = windowStart + RATE_WINDOW_MS;
-    const account = (await this.status()).limits ?? {};
-    const key = request.apiKeyId === null ? {} : ((await this.entries.get(request.apiKeyId))?.limits ?? {});
     const stored = await this.window.load();
     const window: RateWindow = stored?.start === windowStart ? stored : { start: windowStart, account: { requests: 0, tokens: 0 }, keys: {} };
+    return { now, resetAt: windowStart + RATE_WINDOW_MS, window };
+  }
+
+  async admit(request: AdmitRequest): Promise<Admission> {
+    const account = (await this.status()).limits ?? {};
+    const key = request.apiKeyId === null ? {} : ((await this.entries.get(request.apiKeyId))?.limits ?? {});
+    const { now, resetAt, window } = await this.currentWindow();
+    const windowStart = window.start;
     const keyCount = request.apiKeyId === null ? { requests: 0, tokens: 0 } : (window.keys[request.apiKeyId] ?? { requests: 0, tokens: 0 });
     // Every limit that applies, with what it has counted and what this call adds.
     const checks = [
@@ -162,12 +168,10 @@ export class Account implements AccountApi, ActorInstance {
   }
 
   async rates(request: { apiKeyId: string | null }): Promise<RateUsage> {
-    const now = this.ctx.now();
-    const windowStart = now - (now % RATE_WINDOW_MS);
-    const stored = await this.window.load();
-    const window = stored?.start === windowStart ? stored : undefined;
-    const key = request.apiKeyId === null ? null : { requests: 0, tokens: 0, ...window?.keys[request.apiKeyId] };
-    return { windowStart, resetAt: windowStart + RATE_WINDOW_MS, account: { requests: 0, tokens: 0, ...window?.account }, key };
+    const { resetAt, window } = await this.currentWindow();
+    // Copies: the embedded host hands answers over by reference, and the window is the actor's own.
+    const key = request.apiKeyId === null ? null : { ...(window.keys[request.apiKeyId] ?? { requests: 0, tokens: 0 }) };
+    return { windowStart: window.start, resetAt, account: { ...window.account }, key };
   }
 
   async correctTokens(request: { apiKeyId: string | null; windowStart: number; delta: number }): Promise<void> {

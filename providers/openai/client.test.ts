@@ -1,6 +1,6 @@
 import { startUpstream, type Upstream } from '../../test/support/upstream';
 import { OpenAiChatProvider } from './chat';
-import { OpenAiClient } from './client';
+import { OpenAiClient, retryAfterMs } from './client';
 import { OpenAiImageProvider } from './images';
 
 let upstream: Upstream;
@@ -42,5 +42,21 @@ describe('OpenAiClient shared by adapters', () => {
     const client = new OpenAiClient({ name: 'twice', baseUrl: upstream.url, maxBodyBytes: 4096 });
     await expect(Promise.all([client.close(), client.close()])).resolves.toEqual([undefined, undefined]);
     await expect(client.close()).resolves.toBeUndefined();
+  });
+});
+
+describe('how long an answer asks to be left alone (Retry-After)', () => {
+  const now = Date.parse('2026-11-26T07:00:00Z');
+  it('when retry-after-ms is given, then it wins; else retry-after in seconds, or as an HTTP date', () => {
+    expect(retryAfterMs({ 'retry-after-ms': '1500', 'retry-after': '9' }, now)).toBe(1500);
+    expect(retryAfterMs({ 'retry-after': '2' }, now)).toBe(2000);
+    expect(retryAfterMs({ 'retry-after': '0.25' }, now)).toBe(250);
+    expect(retryAfterMs({ 'retry-after': 'Thu, 26 Nov 2026 07:00:30 GMT' }, now)).toBe(30_000);
+  });
+  it('when it is absent, negative or not a time, then there is none', () => {
+    expect(retryAfterMs({}, now)).toBeUndefined();
+    expect(retryAfterMs({ 'retry-after': '-3' }, now)).toBeUndefined();
+    expect(retryAfterMs({ 'retry-after': 'soon' }, now)).toBeUndefined();
+    expect(retryAfterMs({ 'retry-after-ms': 'x', 'retry-after': '1' }, now)).toBe(1000);
   });
 });

@@ -89,23 +89,21 @@ export function prepareChat<R, P extends StreamPiece>(deps: ChatDeps, wire: Inbo
   for (const capability of input.capabilities) {
     requireCapability(capability, { model: resolved.model, profile: resolved.profile, scopes: input.caller.scopes, ...deps.capabilityGates });
   }
-  const served = resolved.profile.upstreams.filter((u) => {
+  // The profile's upstreams this deployment serves on the profile's wire, each with its adapters.
+  const served = resolved.profile.upstreams.flatMap((u) => {
     const adapters = deps.providers.get(u.provider);
-    return resolved.profile.wire_format === 'openai-chat' ? adapters?.chat : adapters?.messages;
+    const provider = resolved.profile.wire_format === 'openai-chat' ? adapters?.chat : adapters?.messages;
+    return provider ? [{ ...u, adapters, maxBodyBytes: provider.maxBodyBytes }] : [];
   });
   if (served.length === 0) throw new GatewayError('model_not_eligible', `model ${resolved.model.id} has no configured provider`);
   // The body must fit every upstream it may be sent to.
-  const upstreamLimit = Math.min(...served.map((u) => {
-    const adapters = deps.providers.get(u.provider)!;
-    return (resolved.profile.wire_format === 'openai-chat' ? adapters.chat : adapters.messages)!.maxBodyBytes;
-  }));
-  checkBodySize(input.bodyBytes, [deps.maxBodyBytes, upstreamLimit, resolved.model.limits.max_body_bytes ?? Infinity]);
+  checkBodySize(input.bodyBytes, [deps.maxBodyBytes, ...served.map((u) => u.maxBodyBytes), resolved.model.limits.max_body_bytes ?? Infinity]);
   const parsed = wire.request.parse(input.body);
   rejectUnsupported(parsed.body);
   const maxTokens = effectiveMaxTokens(parsed.maxTokens, resolved.model.limits);
   checkThinkingBudget(parsed.thinking, maxTokens);
   const output = requireEligible(resolved.model, 'TEXT_OUTPUT');
-  const route = served.map((u) => ({ provider: u.provider, weight: u.weight, upstream: upstreamFor(resolved, deps.providers.get(u.provider), parsed.call(maxTokens, u.upstream_model, input.directives)) }));
+  const route = served.map((u) => ({ provider: u.provider, weight: u.weight, upstream: upstreamFor(resolved, u.adapters, parsed.call(maxTokens, u.upstream_model, input.directives)) }));
   const upstream = route[0].upstream;
   const prices = chatPrices(resolved.model, output);
   const estimate = reservationEstimate(input.bodyBytes, maxTokens, promptPriceBound(prices), prices.output);
