@@ -15,7 +15,7 @@ import { currentContext, traceparentOf, type RequestContext } from '../../lib/re
 import { endSpan, messagingAttributes, SpanKind, startSpan, withinSpan } from '../../lib/tracing';
 import { metrics } from '../../lib/metrics';
 import { DaprActorInvoker } from './dapr-invoker';
-import { daprOutboxLedger, idsOf, OutboxTracker, type OutboxChange, type OutboxLedger } from './dapr-outbox';
+import { daprOutboxLedger, idsOf, OutboxTracker, type OutboxChange, type OutboxLedger, type OutboxSegments } from './dapr-outbox';
 import { Activation, actorReminderName, DELETED, freshReminderName, type Instance, type KernelHost } from './kernel';
 import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorCallResult, type ActorClass, type OutboxDelivery, type OutboxPending } from './port';
 import { checkArgument } from './args';
@@ -104,8 +104,8 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     private readonly outbox = new OutboxTracker(Date.now, outboxConfirmMs);
     /** The turn under way is a confirmation round (publishes again what is due). */
     private resend = false;
-    /** The stored outbox's ids as the turn under way commits them, and what it changes. */
-    private outboxAfterTurn: readonly string[] = [];
+    /** The stored outbox's index as the turn under way commits it, and what it changes. */
+    private outboxAfterTurn: OutboxSegments = new Map();
     private outboxChange: { change: OutboxChange | undefined; added: EventEnvelope[] } = { change: undefined, added: [] };
     /**
      * The index's segments as stored, by number: read once (not through the activation's cache,
@@ -167,7 +167,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
             for (const [n, ids] of change.writes) turn.writes.set(outboxSegmentKey(n), ids ?? DELETED);
             if (change.listChanged) turn.writes.set(OUTBOX_SEGMENTS_KEY, [...change.segments.keys()]);
           }
-          this.outboxAfterTurn = idsOf(change?.segments ?? stored.segments);
+          this.outboxAfterTurn = change?.segments ?? stored.segments;
           this.outboxChange = { change, added: turn.events };
         },
         commit: async (_activation, { turn }) => {
@@ -179,6 +179,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
               if (status !== 204 && status !== 200) throw new Error(`actor state transaction failed with ${status}: ${JSON.stringify(json)}`);
             } catch (error) {
               this.segmentIds.clear();
+              this.outbox.unknown();
               throw error;
             }
           }
@@ -193,7 +194,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
           // Committed: whatever happens from here on, the events are safe in the stored outbox.
           // They are published after the answer, outside the turns: neither the caller nor the
           // actor's next turn waits for pub/sub or for the confirmation round's registration.
-          this.publishAfterTurn(this.outboxAfterTurn, this.resend);
+          this.publishAfterTurn(this.outboxAfterTurn, added, this.resend);
         },
         // Registered at once (the Scheduler is no part of the state transaction).
         register: (_activation, _turn, reminder) =>
@@ -276,13 +277,15 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     }
 
     /** Picks what is due from the committed outbox (dapr-outbox.ts) and publishes it in the background. */
-    private publishAfterTurn(pending: readonly string[], resend: boolean): void {
+    private publishAfterTurn(stored: OutboxSegments, added: readonly EventEnvelope[], resend: boolean): void {
       const context = currentContext();
-      for (const id of this.outbox.due(pending, resend)) {
+      for (const id of this.outbox.due(() => idsOf(stored), resend, added.map((event) => event.id))) {
         this.outbox.sent(id);
         this.toPublish.set(id, context);
       }
-      this.outboxSize = pending.length;
+      let size = 0;
+      for (const ids of stored.values()) size += ids.length;
+      this.outboxSize = size;
       this.publishing ??= this.publishOutbox().finally(() => (this.publishing = undefined));
     }
 

@@ -1,5 +1,6 @@
 import { billingEvent } from '../../lib/events';
-import { idsOf, OUTBOX_CONFIRM_FIRST_MS, OUTBOX_CONFIRM_MAX_MS, OutboxTracker } from './dapr-outbox';
+import type { DaprSidecar } from '../../lib/dapr-http';
+import { ASK_BATCH, daprOutboxLedger, idsOf, OUTBOX_CONFIRM_FIRST_MS, OUTBOX_CONFIRM_MAX_MS, OutboxTracker } from './dapr-outbox';
 
 const event = (n: number) => billingEvent(`e${n}`, 0, { kind: 'credit', accountId: 'a', pool: 'pool-3', balanceDelta: n, amount: n, reference: `r${n}` });
 
@@ -8,7 +9,7 @@ describe('the Dapr outbox kept until the ledger confirms', () => {
     const tracker = new OutboxTracker(() => 0);
     const first = tracker.next(new Map(), [event(1), event(2)])!;
     expect(first).toEqual({ segments: new Map([[1, ['e1', 'e2']]]), writes: new Map([[1, ['e1', 'e2']]]), listChanged: true, removed: [] });
-    for (const id of tracker.due(idsOf(first.segments), false)) tracker.sent(id);
+    for (const id of tracker.due(() => idsOf(first.segments), false)) tracker.sent(id);
     // Published is not confirmed: a turn with no events leaves the outbox as it is.
     expect(tracker.next(first.segments, [])).toBeUndefined();
     tracker.confirm(['e2']);
@@ -42,11 +43,34 @@ describe('the Dapr outbox kept until the ledger confirms', () => {
     const tracker = new OutboxTracker(() => now);
     const pending = ['e1', 'e2'];
     tracker.sent('e1');
-    expect(tracker.due(pending, false)).toEqual(['e2']);
-    expect(tracker.due(pending, true)).toEqual(['e2']);
+    expect(tracker.due(() => pending, true)).toEqual(['e2']);
     now += OUTBOX_CONFIRM_FIRST_MS;
-    expect(tracker.due(pending, false)).toEqual(['e2']);
-    expect(tracker.due(pending, true)).toEqual(['e1', 'e2']);
+    expect(tracker.due(() => pending, true)).toEqual(['e1', 'e2']);
+  });
+
+  it('when the activation has walked its outbox once, then a turn publishes only its own events and those whose publish failed, without walking the outbox', () => {
+    const tracker = new OutboxTracker(() => 0);
+    const walk = jest.fn(() => ['old1', 'old2']);
+    // A fresh activation: every stored event is due.
+    expect(tracker.due(walk, false, [])).toEqual(['old1', 'old2']);
+    for (const id of ['old1', 'old2']) tracker.sent(id);
+    walk.mockClear();
+    expect(tracker.due(walk, false, ['e1'])).toEqual(['e1']);
+    tracker.sent('e1');
+    tracker.unsent('old2');
+    expect(tracker.due(walk, false, ['e2'])).toEqual(['old2', 'e2']);
+    for (const id of ['old2', 'e2']) tracker.sent(id);
+    expect(walk).not.toHaveBeenCalled();
+    // Confirmed before it was sent again: it has left the outbox, nothing to retry.
+    tracker.unsent('e1');
+    tracker.confirm(['e1']);
+    tracker.committed();
+    expect(tracker.due(walk, false, [])).toEqual([]);
+    // After a failed commit the next turn walks the whole outbox again: what that commit may have stored goes too.
+    tracker.unknown();
+    walk.mockReturnValue(['old1', 'old2', 'e2', 'maybe']);
+    expect(tracker.due(walk, false, [])).toEqual(['maybe']);
+    expect(walk).toHaveBeenCalledTimes(1);
   });
 
   it('when the ledger lacks events published a round ago, round after round, then the pause doubles up to its bound, and starts short again once none is left', () => {
@@ -85,5 +109,23 @@ describe('the Dapr outbox kept until the ledger confirms', () => {
   it('when the first round is moved (test mode), then the rounds start there', () => {
     const tracker = new OutboxTracker(() => 0, 60_000);
     expect([tracker.nextDelay(1), tracker.nextDelay(1)]).toEqual([60_000, 60_000]);
+  });
+
+  it('when the outbox holds more events than the ledger takes in one question, then it is asked in parts and every stored id comes back', async () => {
+    const asked: number[] = [];
+    // The ledger's own rule: at most ASK_BATCH ids per call, else 400; it holds the even ones.
+    const sidecar = {
+      request: async (_method: string, path: string, body: { ids: string[] }) => {
+        expect(path).toBe('/v1.0/invoke/ledger/method/events/stored');
+        asked.push(body.ids.length);
+        if (body.ids.length > ASK_BATCH) return { status: 400, json: { error: 'too many ids' } };
+        return { status: 200, json: { stored: body.ids.filter((id) => Number(id.slice(1)) % 2 === 0) } };
+      },
+    } as unknown as DaprSidecar;
+    const ids = Array.from({ length: 2 * ASK_BATCH + 500 }, (_, i) => `e${i}`);
+    const held = await daprOutboxLedger(sidecar, 'ledger').stored(ids);
+    expect(asked).toEqual([ASK_BATCH, ASK_BATCH, 500]);
+    expect(held.size).toBe(ids.length / 2);
+    expect(held.has('e2498') && !held.has('e2499')).toBe(true);
   });
 });

@@ -13,6 +13,12 @@ export const OUTBOX_CONFIRM_FIRST_MS = 1_000;
 export const OUTBOX_CONFIRM_MAX_MS = 15_000;
 /** A direct delivery goes in batches of this many events (the ledger takes up to 1000). */
 const DELIVER_BATCH = 100;
+/**
+ * The ledger is asked about at most this many ids per call (it takes up to 1000). Under load an
+ * outbox holds more than that between two rounds: asked in one call, the ledger refused the
+ * round, every event then went again, and the outbox never emptied.
+ */
+export const ASK_BATCH = 1000;
 
 /** The ledger, as the outbox asks it (service invocation through the actors app's own sidecar). */
 export interface OutboxLedger {
@@ -29,7 +35,11 @@ export function daprOutboxLedger(sidecar: DaprSidecar, ledgerAppId: string): Out
     return new Set((json as { stored?: string[] }).stored ?? []);
   };
   return {
-    stored: (ids) => call('events/stored', { ids }),
+    async stored(ids) {
+      const asked: Promise<Set<string>>[] = [];
+      for (let i = 0; i < ids.length; i += ASK_BATCH) asked.push(call('events/stored', { ids: ids.slice(i, i + ASK_BATCH) }));
+      return new Set((await Promise.all(asked)).flatMap((held) => [...held]));
+    },
     async deliver(events) {
       const held = new Set<string>();
       for (let i = 0; i < events.length; i += DELIVER_BATCH) {
@@ -75,6 +85,15 @@ export function idsOf(segments: OutboxSegments): string[] {
 export class OutboxTracker {
   private readonly sentAt = new Map<string, number>();
   private readonly confirmed = new Set<string>();
+  /**
+   * Stored events whose publish failed (or whose read did), to go with the next turn. With the
+   * turn's own events they are all a turn has to publish once the activation knows every stored
+   * id as published (`primed`): a turn then never walks the whole outbox, which holds a second or
+   * two of events under load.
+   */
+  private readonly retry = new Set<string>();
+  /** Whether every id of the stored outbox has been picked by this activation (after its first full walk). */
+  private primed = false;
   /** Confirmation rounds in a row that found the ledger lagging. */
   private rounds = 0;
   /**
@@ -122,8 +141,16 @@ export class OutboxTracker {
 
   /** The stored outbox no longer holds the confirmed events. */
   committed(): void {
-    for (const id of this.confirmed) this.sentAt.delete(id);
+    for (const id of this.confirmed) {
+      this.sentAt.delete(id);
+      this.retry.delete(id);
+    }
     this.confirmed.clear();
+  }
+
+  /** A commit failed: whether the store holds its events is unknown, so the next turn walks the whole outbox. */
+  unknown(): void {
+    this.primed = false;
   }
 
   confirm(ids: Iterable<string>): void {
@@ -144,10 +171,19 @@ export class OutboxTracker {
   /**
    * What to publish now: events this activation has not published yet (this turn's, or all of a
    * fresh activation's) and, on a confirmation round, those published at least a round ago.
+   * `pending` is asked for only when the whole outbox must be walked (a round, a fresh
+   * activation, after a failed commit); otherwise the turn's own events and those to retry are all.
    */
-  due(pending: readonly string[], resend: boolean): string[] {
+  due(pending: () => readonly string[], resend: boolean, added: readonly string[] = []): string[] {
+    if (this.primed && !resend) {
+      const due = [...this.retry, ...added.filter((id) => !this.sentAt.has(id))];
+      this.retry.clear();
+      return due;
+    }
     const now = this.now();
-    return pending.filter((id) => {
+    this.primed = true;
+    this.retry.clear();
+    return pending().filter((id) => {
       const at = this.sentAt.get(id);
       return at === undefined || (resend && now - at >= Math.min(this.firstMs, OUTBOX_CONFIRM_FIRST_MS));
     });
@@ -161,6 +197,7 @@ export class OutboxTracker {
   /** The publish failed: the next turn or round sends it again. */
   unsent(id: string): void {
     this.sentAt.delete(id);
+    this.retry.add(id);
   }
 
   /**
