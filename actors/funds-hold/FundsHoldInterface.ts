@@ -149,6 +149,12 @@ export interface CarvedHold {
   requestId: string;
   model: string;
   profileId: string;
+  /**
+   * The hold's number in its lease (0, 1, 2… in the order of carving; the same in every batch
+   * that carries the hold). The lease records which numbers have ended, so a batch reads an item's
+   * `closed:` record only when the item may have ended before; without it, it always reads.
+   */
+  carve?: number;
 }
 
 export interface CarvedSettle extends CarvedHold {
@@ -220,7 +226,7 @@ const amountArg = z.union([z.number(), z.string(), z.bigint()]);
 export const MAX_RENEWAL_MS = 86_400_000;
 const ttlArg = z.number().int().min(1).max(MAX_RENEWAL_MS);
 const usageLines = z.array(z.looseObject({ unit: z.string(), quantity: z.number(), unitPrice: z.number() }));
-const carved = { holdId: holdIdArg, amount: amountArg, requestId: z.string().optional(), model: z.string().optional(), profileId: z.string().optional() };
+const carved = { holdId: holdIdArg, amount: amountArg, requestId: z.string().optional(), model: z.string().optional(), profileId: z.string().optional(), carve: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional() };
 const spendLimitsArg = z.object(Object.fromEntries(SPEND_LIMITS.map((name) => [name, z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional()]))).strict();
 export const spendScopesArg = z.looseObject({ apiKeyId: z.string().min(1).max(100).nullable(), account: spendLimitsArg.optional(), key: spendLimitsArg.optional() });
 

@@ -83,6 +83,47 @@ export interface OpenLease {
   expiresAt: number;
   /** Delivered usage of the lease's carved holds still running (what its expiry charges). */
   progress: Record<string, { amount: string; requestId: string; model: string; profileId: string; lines: RecordedLine[] }>;
+  /** The numbers of its carved holds that have ended (CarvedHold.carve); absent: not counted (every item's record is read). */
+  ended?: EndedCarves;
+}
+
+/**
+ * Ended carve numbers as sorted, disjoint, half-open ranges, flat: [from0, to0, from1, to1, …].
+ * Carves end about in the order they were made, so the ranges are about as many as the gaps
+ * left by calls still in flight (a long stream holds one gap however many calls end after it).
+ * Should they grow past MAX_ENDED_RANGES, the lease stops counting and reads every item's record
+ * from then on.
+ */
+export type EndedCarves = number[];
+
+export const MAX_ENDED_RANGES = 256;
+
+/** Where `carve` is among the ranges: the index of the first range ending after it. */
+function rangeOf(ended: EndedCarves, carve: number): number {
+  let i = 0;
+  while (i < ended.length && ended[i + 1] <= carve) i += 2;
+  return i;
+}
+
+/** Whether the carved hold numbered `carve` may have ended: only a counted number not recorded as ended has not. */
+export function mayHaveEnded(ended: EndedCarves | undefined, carve: number | undefined): boolean {
+  if (ended === undefined || carve === undefined) return true;
+  const i = rangeOf(ended, carve);
+  return i < ended.length && ended[i] <= carve;
+}
+
+/** The ended numbers with `carve` among them (undefined: too many ranges, no longer counted). */
+export function withEnded(ended: EndedCarves, carve: number): EndedCarves | undefined {
+  if (mayHaveEnded(ended, carve)) return ended;
+  const i = rangeOf(ended, carve);
+  const next = [...ended];
+  const joinsBefore = i > 0 && next[i - 1] === carve;
+  const joinsAfter = i < next.length && next[i] === carve + 1;
+  if (joinsBefore && joinsAfter) next.splice(i - 1, 2); // [a, c) and [c + 1, b) become [a, b)
+  else if (joinsBefore) next[i - 1] = carve + 1;
+  else if (joinsAfter) next[i] = carve;
+  else next.splice(i, 0, carve, carve + 1);
+  return next.length / 2 > MAX_ENDED_RANGES ? undefined : next;
 }
 
 /** An ended lease, kept so a retried call answers the same. */
@@ -126,12 +167,13 @@ export interface ParsedCarved {
   requestId: string;
   model: string;
   profileId: string;
+  carve?: number;
 }
 
 export function carvedMeta(item: CarvedHold): ParsedCarved {
   // Its shape (an object with a holdId of 1 to 200 characters) was checked by the host (FUNDS_HOLD_ARGS).
   const text = (value: unknown) => (typeof value === 'string' ? value : '');
-  return { holdId: item.holdId, amount: parseAmount(item.amount), requestId: text(item.requestId), model: text(item.model), profileId: text(item.profileId) };
+  return { holdId: item.holdId, amount: parseAmount(item.amount), requestId: text(item.requestId), model: text(item.model), profileId: text(item.profileId), ...(item.carve !== undefined ? { carve: item.carve } : {}) };
 }
 
 /** A scope's spend per period at `now` (a past day or month counts nothing). */

@@ -10,6 +10,8 @@ import type { CarvedResult, HoldOutcome, LeaseBatchOutcome, LeaseBatchRequest, L
 import {
   carvedMeta,
   LEASE_KEY_PREFIX,
+  mayHaveEnded,
+  withEnded,
   LEASE_SHARE_DIVISOR,
   availableIn,
   MAX_BATCH_ITEMS,
@@ -44,7 +46,7 @@ export abstract class LeaseBook extends HoldBook {
     const share = available > 0n ? available / LEASE_SHARE_DIVISOR : 0n;
     const grant = min(amount, share);
     if (grant < minAmount || grant <= 0n) return this.leaseOutcome(request.leaseId, 'refused', { amount: '0', charged: '0' }, state);
-    const lease: OpenLease = { amount: storedAmount(grant), charged: '0', expiresAt: this.ctx.now() + request.ttlMs, progress: {} };
+    const lease: OpenLease = { amount: storedAmount(grant), charged: '0', expiresAt: this.ctx.now() + request.ttlMs, progress: {}, ended: [] };
     state.leases = { ...(state.leases ?? {}), [request.leaseId]: lease };
     await this.scheduleExpiry(state, this.ctx.now());
     this.save(state);
@@ -72,10 +74,14 @@ export abstract class LeaseBook extends HoldBook {
       settle: settles.map((item) => ({ item, meta: carvedMeta(item), lines: recordLines(item.lines) })),
       release: releases.map((item) => ({ item, meta: carvedMeta(item) })),
     };
-    // Each item's `closed:` record is read up front, all at once (on Dapr one round trip to the
-    // store per item, side by side instead of one after another), beside the funds record.
-    const [state] = await Promise.all([this.load(), ...[...checked.progress, ...checked.settle, ...checked.release].map(({ meta }) => this.closedHold(meta.holdId))]);
+    const state = await this.load();
     const lease = state.leases?.[request.leaseId];
+    // An item's `closed:` record is read only when the item may have ended: the lease counts its
+    // ended carves, so a hold it knows as still open needs no read (on Dapr a round trip to the
+    // store per item). The others are read up front, all at once, side by side.
+    const items = new Carves(lease, [...checked.progress, ...checked.settle, ...checked.release].map(({ meta }) => meta));
+    await Promise.all(items.toRead().map((holdId) => this.closedHold(holdId)));
+    const closedHold = (holdId: string) => (items.open(holdId) ? Promise.resolve(undefined) : this.closedHold(holdId));
     const ended = lease ? undefined : await this.closedLeases.get(request.leaseId);
     if (!lease && !ended) throw new GatewayError('hold_not_found', `no lease ${request.leaseId}`);
     if (lease) {
@@ -83,7 +89,7 @@ export abstract class LeaseBook extends HoldBook {
         const entry = lease.progress[meta.holdId];
         if (entry) entry.lines = mergeProgress(entry.lines, lines);
         // A late record of a hold that has ended records nothing (it would be charged again at expiry).
-        else if (lines.length > 0 && !(await this.closedHold(meta.holdId))) {
+        else if (lines.length > 0 && !(await closedHold(meta.holdId))) {
           lease.progress[meta.holdId] = { amount: storedAmount(meta.amount), requestId: meta.requestId, model: meta.model, profileId: meta.profileId, lines };
         }
       }
@@ -91,11 +97,11 @@ export abstract class LeaseBook extends HoldBook {
     }
     const settled: CarvedResult[] = [];
     for (const { item, meta, lines } of checked.settle) {
-      settled.push(await this.carvedResult(meta.holdId, () => this.settleCarved(state, lease, meta, lines, item.platformBorne === true, item.route)));
+      settled.push(await this.carvedResult(meta.holdId, () => this.settleCarved(state, lease, meta, lines, item.platformBorne === true, item.route, closedHold, items)));
     }
     const released: CarvedResult[] = [];
     for (const { item, meta } of checked.release) {
-      released.push(await this.carvedResult(meta.holdId, () => this.releaseCarved(state, lease, meta, String(item.reason ?? ''))));
+      released.push(await this.carvedResult(meta.holdId, () => this.releaseCarved(state, lease, meta, String(item.reason ?? ''), closedHold, items)));
     }
     let outcome: LeaseOutcome;
     if (lease && request.close === true) {
@@ -117,9 +123,9 @@ export abstract class LeaseBook extends HoldBook {
   }
 
   /** One carved settle; a bad route refuses this item alone (before anything changes for it). */
-  private async settleCarved(state: FundsState, lease: OpenLease | undefined, meta: ParsedCarved, recorded: RecordedLine[], platformBorne: boolean, rawRoute: unknown): Promise<HoldOutcome> {
+  private async settleCarved(state: FundsState, lease: OpenLease | undefined, meta: ParsedCarved, recorded: RecordedLine[], platformBorne: boolean, rawRoute: unknown, closedHold: ClosedLookup, items: Carves): Promise<HoldOutcome> {
     const route = checkRoute(rawRoute);
-    if (await this.closedHold(meta.holdId)) return this.onEnded(state, meta.holdId, 'settle', recorded, route);
+    if (await closedHold(meta.holdId)) return this.onEnded(state, meta.holdId, 'settle', recorded, route);
     if (!lease) return this.settleAfterExpiry(state, meta.holdId, this.expireCarvedUnrecorded(meta), recorded, route);
     const { lines, cost } = costed(recorded);
     const rest = fromStored(lease.amount) - fromStored(lease.charged);
@@ -128,6 +134,7 @@ export abstract class LeaseBook extends HoldBook {
     this.charge(state, charged);
     lease.charged = storedAmount(fromStored(lease.charged) + charged);
     delete lease.progress[meta.holdId];
+    items.ended(lease, meta);
     this.recordEnded(meta.holdId, 'settle', meta.amount, charged);
     const now = this.ctx.now();
     const common = { accountId: this.accountId, pool: this.pool, holdId: meta.holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId };
@@ -136,13 +143,14 @@ export abstract class LeaseBook extends HoldBook {
     return this.outcome(meta.holdId, 'settled', meta.amount, charged, state);
   }
 
-  private async releaseCarved(state: FundsState, lease: OpenLease | undefined, meta: ParsedCarved, reason: string): Promise<HoldOutcome> {
-    if (await this.closedHold(meta.holdId)) return this.onEnded(state, meta.holdId, 'release');
+  private async releaseCarved(state: FundsState, lease: OpenLease | undefined, meta: ParsedCarved, reason: string, closedHold: ClosedLookup, items: Carves): Promise<HoldOutcome> {
+    if (await closedHold(meta.holdId)) return this.onEnded(state, meta.holdId, 'release');
     if (!lease) {
       const closed = this.expireCarvedUnrecorded(meta);
       return this.outcome(meta.holdId, closed.state, meta.amount, 0n, state);
     }
     delete lease.progress[meta.holdId];
+    items.ended(lease, meta);
     this.recordEnded(meta.holdId, 'release', meta.amount, 0n);
     this.emitRelease(meta, reason);
     return this.outcome(meta.holdId, 'released', meta.amount, 0n, state);
@@ -195,5 +203,45 @@ export abstract class LeaseBook extends HoldBook {
   private leaseOutcome(leaseId: string, leaseState: LeaseOutcome['state'], lease: { amount: string; charged: string }, state: FundsState): LeaseOutcome {
     const available = availableIn(state);
     return { leaseId, state: leaseState, amount: toJsonAmount(fromStored(lease.amount)), charged: toJsonAmount(fromStored(lease.charged)), balance: toJsonAmount(fromStored(state.balance)), available: toJsonAvailable(available) };
+  }
+}
+
+type ClosedLookup = (holdId: string) => Promise<ClosedHold | undefined>;
+
+/**
+ * A batch's items as its lease counts them: the holds known to be still open (a counted carve
+ * number the lease has not recorded as ended) need no read of their `closed:` record; an item
+ * ending here leaves that set, and its number joins the lease's ended ones.
+ */
+class Carves {
+  private readonly known = new Set<string>();
+  private readonly unknown = new Set<string>();
+
+  constructor(lease: OpenLease | undefined, metas: readonly ParsedCarved[]) {
+    for (const meta of metas) {
+      if (lease && !mayHaveEnded(lease.ended, meta.carve)) this.known.add(meta.holdId);
+      else this.unknown.add(meta.holdId);
+    }
+    // A hold carried twice, once without its number (never sent so by the gateway): read.
+    for (const holdId of this.unknown) this.known.delete(holdId);
+  }
+
+  /** The holds whose `closed:` record must be read. */
+  toRead(): string[] {
+    return [...this.unknown];
+  }
+
+  /** Known to be still open: no record to read. */
+  open(holdId: string): boolean {
+    return this.known.has(holdId);
+  }
+
+  ended(lease: OpenLease, meta: ParsedCarved): void {
+    this.known.delete(meta.holdId);
+    if (lease.ended && meta.carve !== undefined) {
+      const counted = withEnded(lease.ended, meta.carve);
+      if (counted) lease.ended = counted;
+      else delete lease.ended;
+    }
   }
 }

@@ -3,7 +3,8 @@
 // settled in batches with the same ledger rows as holds; it expires like a hold.
 
 import { randomUUID } from 'node:crypto';
-import type { CarvedHold, UsageLine } from '../../actors/funds-hold/FundsHoldInterface';
+import type { CarvedHold, LeaseBatchOutcome, UsageLine } from '../../actors/funds-hold/FundsHoldInterface';
+import { FundsHoldClient } from '../../actors/funds-hold/client';
 import { eventually } from '../support/eventually';
 import { startedHost, type HostUnderTest } from './funds-hold.contract';
 import type { RouteRecord } from '../../lib/route-record';
@@ -68,6 +69,41 @@ export function fundsLeaseContract(hostName: string, start: () => Promise<HostUn
         }
       }
       if (t.host.ledgerBalance) expect(await eventually(() => t.host.ledgerBalance!(id), (v) => v === 99_900)).toBe(99_900);
+    });
+
+    it('when numbered carves end out of order over several batches, then each is charged once; retried batches answer the same, also after a restart (nothing in memory)', async () => {
+      const { id, leaseId } = await leasedAccount();
+      const funds = () => t.client.of(id);
+      // Numbered as a gateway numbers them: 0, 1, 2… in the order of carving.
+      const holds = Array.from({ length: 12 }, (_, carve) => ({ ...carved(500), carve }));
+      const settle = (hold: (typeof holds)[number]) => ({ ...hold, lines: usage(10, 20) });
+      const batches = [
+        { leaseId, ttlMs: 60_000, settle: [settle(holds[3]), settle(holds[0])], release: [{ ...holds[7], reason: 'provider_failed' }] },
+        { leaseId, ttlMs: 60_000, progress: [{ ...holds[5], lines: usage(10, 1) }], settle: [settle(holds[1]), settle(holds[2]), settle(holds[11])] },
+        { leaseId, ttlMs: 60_000, settle: [settle(holds[4]), settle(holds[5]), settle(holds[6]), settle(holds[8])], release: [{ ...holds[9], reason: 'client_left' }] },
+      ];
+      const answers: LeaseBatchOutcome[] = [];
+      for (const batch of batches) answers.push(await funds().leaseBatch(batch));
+      const charged = 9 * 50;
+      expect(answers.at(-1)!.lease).toMatchObject({ state: 'open', charged, balance: 100_000 - charged });
+      const again = async () => {
+        for (const [i, batch] of batches.entries()) {
+          const answer = await funds().leaseBatch(batch);
+          // The same endings (the balance they report is today's).
+          const endings = (results: LeaseBatchOutcome['settled']) => results.map((r) => ({ holdId: r.holdId, state: r.outcome?.state, charged: r.outcome?.charged }));
+          expect(endings(answer.settled)).toEqual(endings(answers[i].settled));
+          expect(endings(answer.released)).toEqual(endings(answers[i].released));
+        }
+        expect(await funds().getBalance()).toMatchObject({ balance: 100_000 - charged, leased: 10_000 - charged });
+        // An ended carve cannot end otherwise.
+        expect((await funds().leaseBatch({ leaseId, ttlMs: 60_000, release: [{ ...holds[1], reason: 'x' }] })).released[0].error).toMatchObject({ code: 'hold_state_conflict' });
+      };
+      await again();
+      expect(t.host.restart).toBeDefined();
+      t.client = new FundsHoldClient(await t.host.restart!());
+      await again();
+      // The one never ended (10) settles once, after all that.
+      expect((await funds().leaseBatch({ leaseId, ttlMs: 60_000, settle: [settle(holds[10])] })).lease).toMatchObject({ charged: charged + 50 });
     });
 
     it('when a batch item is malformed, then the whole batch is refused and nothing changes', async () => {

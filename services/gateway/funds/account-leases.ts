@@ -51,6 +51,8 @@ interface Lease {
   /** Amounts of the carved holds not yet ended. */
   carved: number;
   holds: number;
+  /** Carves made from it so far: each carved hold is numbered in its lease (CarvedHold.carve). */
+  carves: number;
   /** Until when the actor keeps the lease at least (the send time of its last answered batch + ttl). */
   renewedUntil: number;
   lastSentAt: number;
@@ -173,7 +175,7 @@ export class AccountLeases {
   }
 
   private carve(lease: Lease, request: ReserveRequest): HoldOutcome {
-    const hold: CarvedHold = { holdId: request.holdId, amount: request.amount, requestId: request.requestId, model: request.model, profileId: request.profileId };
+    const hold: CarvedHold = { holdId: request.holdId, amount: request.amount, requestId: request.requestId, model: request.model, profileId: request.profileId, carve: lease.carves++ };
     lease.carved = plus(lease.carved, request.amount);
     lease.holds += 1;
     lease.lastUsedAt = this.now();
@@ -223,7 +225,7 @@ export class AccountLeases {
       return outcome.available;
     }
     const lease: Lease = {
-      id, granted: outcome.amount, charged: outcome.charged, carved: 0, holds: 0,
+      id, granted: outcome.amount, charged: outcome.charged, carved: 0, holds: 0, carves: 0,
       renewedUntil: sentAt + this.settings.ttlMs, lastSentAt: sentAt, lastUsedAt: this.now(), confirmed: true, draining: false, ended: false,
       batcher: undefined as unknown as LeaseBatcher,
     };
