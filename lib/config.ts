@@ -67,6 +67,7 @@ const envSchema = z.object({
   GATEWAY_ACTOR_CALL_TIMEOUT_MS: int(100, 600_000).default(15_000),
   LEDGER_APP_ID: z.string().default('ledger'),
   GATEWAY_OUTBOX_CONFIRM_MS: int(100, 3_600_000).optional(),
+  GATEWAY_EVENT_LINGER_MS: int(0, 1000).default(25),
   GATEWAY_API_KEY_CACHE_MS: int(0, 3_600_000).default(API_KEY_CACHE_MAX_MS),
   APP_PORT: int(1, 65535).optional(),
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
@@ -248,6 +249,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     dapr: { host: e.DAPR_HOST, httpPort: e.DAPR_HTTP_PORT, ledgerAppId: e.LEDGER_APP_ID, actorCallTimeoutMs: e.GATEWAY_ACTOR_CALL_TIMEOUT_MS },
     /** Test mode only: the pause before the Dapr outbox's first confirmation round (undefined: 1 s; docs/money.md). */
     outboxConfirmMs: e.GATEWAY_OUTBOX_CONFIRM_MS,
+    /** Dapr actors app: how long committed events of one topic are gathered into one pub/sub message (0: one message per turn). */
+    eventLingerMs: e.GATEWAY_EVENT_LINGER_MS,
     /** How long an API key lookup (found or not) is reused: the bound on a revoked key still working (<= 1 s). */
     apiKeyCacheMs: e.GATEWAY_API_KEY_CACHE_MS,
     appPort: e.APP_PORT,

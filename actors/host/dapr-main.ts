@@ -13,6 +13,7 @@ import { runMain, stopOnSignals } from '../../lib/app-main';
 import { startTracing } from '../../lib/tracing';
 import { daprActorClass } from '../runtime/dapr-host';
 import { daprOutboxLedger } from '../runtime/dapr-outbox';
+import { lingeringPublisher } from '../runtime/lingering-publisher';
 import { startActorServer } from './actor-server';
 import { ACTOR_CLASSES } from './registry';
 
@@ -23,7 +24,8 @@ async function main(): Promise<void> {
   const logger = createLogger('actors', config.logLevel);
   if (startTracing('actors')) logger.info('trace export on (OTLP)');
   const sidecar = new DaprSidecar(config.dapr.host, config.dapr.httpPort);
-  const publish = (topic: Topic, events: readonly EventEnvelope[]) => sidecar.publishBatch(PUBSUB_NAME, topic, events);
+  // Events of one topic committed within the linger leave as one message (lingering-publisher.ts).
+  const publish = lingeringPublisher((topic: Topic, events: readonly EventEnvelope[]) => sidecar.publishBatch(PUBSUB_NAME, topic, events), config.eventLingerMs);
   // The SDK's client is what its actors register reminders through.
   const client = new DaprClient({ daprHost: config.dapr.host, daprPort: String(config.dapr.httpPort), communicationProtocol: CommunicationProtocolEnum.HTTP, logger: { level: LogLevel.Warn } });
   const runtime = ActorRuntime.getInstanceByDaprClient(client);
