@@ -90,11 +90,16 @@ describe('ledger routes of the outbox and reconciliation', () => {
 describe('a batch delivery whose store fails', () => {
   it('when one of its events cannot be stored, then the whole delivery asks to be retried (the stored ones are duplicates then)', async () => {
     const stored: string[] = [];
-    const store = { append: async (event: { id: string }) => {
-      if (event.id.endsWith(':bad')) throw new Error('store down');
-      stored.push(event.id);
-      return 'appended';
-    } } as unknown as ConstructorParameters<typeof LmdbLedgerStore>[0] & Parameters<typeof createLedgerApp>[0];
+    const calls: string[][] = [];
+    // Like Redis when its script fails midway: the events before the failure stay appended.
+    const store = { appendAll: async (events: { id: string }[]) => {
+      calls.push(events.map((event) => event.id));
+      for (const event of events) {
+        if (event.id.endsWith(':bad')) throw new Error('store down');
+        stored.push(event.id);
+      }
+      return events.map(() => 'appended');
+    } } as unknown as Parameters<typeof createLedgerApp>[0];
     const failing = createLedgerApp(store).listen(0, '127.0.0.1');
     await new Promise((resolve) => failing.once('listening', resolve));
     try {
@@ -102,6 +107,7 @@ describe('a batch delivery whose store fails', () => {
       const response = await fetch(`http://127.0.0.1:${(failing.address() as AddressInfo).port}/events/billing`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data: { events } }) });
       expect(await response.json()).toEqual({ status: 'RETRY' });
       expect(stored).toEqual([events[0].id]);
+      expect(calls).toEqual([events.map((event) => event.id)]); // one store call for the delivery
     } finally {
       await new Promise((resolve) => failing.close(resolve));
     }

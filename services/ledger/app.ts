@@ -9,7 +9,7 @@ import { errorResponder } from '../../lib/error-responder';
 import { GatewayError, toGatewayError } from '../../lib/errors';
 import { eventBatchMessageSchema, TOPICS } from '../../lib/events';
 import { serveMetrics } from '../../lib/metrics';
-import { linkTo, linkToContext, messagingAttributes, requestContext, SpanKind, traced, tracedFrom } from '../../lib/tracing';
+import { linkTo, linkToContext, messagingAttributes, requestContext, SpanKind, traced, tracedFrom, tracingEnabled } from '../../lib/tracing';
 import { sendStream } from '../../lib/http-stream';
 import { ledgerBalances } from './balances';
 import { exportItems, readPage } from './console';
@@ -22,7 +22,7 @@ export const PUBSUB_NAME = 'pubsub';
 
 export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; ready?: () => Promise<boolean> } = {}) {
   const app = express();
-  const handleEvent = createEventHandler(store, options.logger);
+  const handleEvents = createEventHandler(store, options.logger);
   // daprd forwards the publisher's traceparent with each delivery and each service invocation.
   app.use(requestContext());
   app.use(express.json({ limit: '1mb', type: ['application/json', 'application/cloudevents+json'] }));
@@ -42,10 +42,8 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
   // append them, idempotently by id; the answer names those the ledger now holds.
   app.post('/events/append', async (req, res) => {
     const { events } = parseBody(eventBatch, req.body);
-    const dropped: string[] = [];
-    for (const event of events) {
-      if ((await handleEvent(event)) === 'DROP') dropped.push(String((event as { id?: unknown }).id));
-    }
+    const statuses = await handleEvents(events);
+    const dropped = events.flatMap((event, i) => (statuses[i] === 'DROP' ? [String((event as { id?: unknown }).id)] : []));
     const ids = events.flatMap((event) => (typeof (event as { id?: unknown }).id === 'string' ? [(event as { id: string }).id] : []));
     res.json({ stored: await store.stored(ids), dropped });
   });
@@ -62,21 +60,25 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
   });
 
   /** One envelope: consumed under daprd's delivery span, linked to the publish it names. */
-  function handleOne(topic: string, event: unknown): Promise<DeliveryStatus> {
-    return traced(`process ${topic}`, { kind: SpanKind.CONSUMER, links: linkTo(traceparentIn(event)), attributes: messagingAttributes('process', topic, idOf(event)) }, () => handleEvent(event));
+  async function handleOne(topic: string, event: unknown): Promise<DeliveryStatus> {
+    const [status] = await traced(`process ${topic}`, { kind: SpanKind.CONSUMER, links: linkTo(traceparentIn(event)), attributes: messagingAttributes('process', topic, idOf(event)) }, () => handleEvents([event]));
+    return status;
   }
 
   /**
-   * A batch: each event is appended on its own (idempotently by id; a poisoned one is dropped
-   * alone), all sent to the store at once, in their order. Each consumption joins the trace of
-   * the request that made the event (under the publish span it names), linked to this delivery.
-   * The delivery is retried when any event could not be stored: the stored ones are duplicates then.
+   * A batch: its events are appended in their order with one store call, each idempotently by
+   * id (a poisoned one is dropped alone). Traced, each consumption joins the trace of the request
+   * that made the event (under the publish span it names), linked to this delivery. The delivery
+   * is retried when any event could not be stored: the stored ones are duplicates then.
    */
   async function handleBatch(topic: string, events: readonly unknown[]): Promise<DeliveryStatus> {
-    const links = linkToContext();
-    const outcomes = await Promise.all(events.map((event) =>
-      tracedFrom(traceparentIn(event), `process ${topic}`, { kind: SpanKind.CONSUMER, links, attributes: messagingAttributes('process', topic, idOf(event)) }, () => handleEvent(event))));
-    return outcomes.includes('RETRY') ? 'RETRY' : 'SUCCESS';
+    const handled = handleEvents(events);
+    if (tracingEnabled()) {
+      const links = linkToContext();
+      await Promise.all(events.map((event) =>
+        tracedFrom(traceparentIn(event), `process ${topic}`, { kind: SpanKind.CONSUMER, links, attributes: messagingAttributes('process', topic, idOf(event)) }, () => handled)));
+    }
+    return (await handled).includes('RETRY') ? 'RETRY' : 'SUCCESS';
   }
 
   // Whether an event has been appended: the acknowledgment a late image artifact waits for.

@@ -38,6 +38,8 @@ export interface UsageRow extends Omit<UsageData, 'lines' | 'charged'>, UsageLin
 
 export type LedgerRow = BillEntry | UsageRow;
 
+export type AppendOutcome = 'appended' | 'duplicate';
+
 /** The rows an event becomes, oldest first: one bill row, or one usage row per line. */
 export function toRows(event: EventEnvelope): LedgerRow[] {
   if (event.topic === 'billing') return [{ id: event.id, occurredAt: event.occurredAt, ...(event.data as BillingData) }];
@@ -85,7 +87,13 @@ export interface LedgerAccount {
  * topic are numbered 1, 2, … in append order and never move, so a position read once stays valid.
  */
 export interface LedgerStore {
-  append(event: EventEnvelope): Promise<'appended' | 'duplicate'>;
+  append(event: EventEnvelope): Promise<AppendOutcome>;
+  /**
+   * Appends the events in their order, each once by id (a repeat, within the call or of an
+   * earlier one, is a duplicate), in one call to the storage: one outcome per event. A failure
+   * may leave the first events appended: a retry finds them duplicates.
+   */
+  appendAll(events: readonly EventEnvelope[]): Promise<AppendOutcome[]>;
   account(accountId: string, pool: string): Promise<AccountLedgerView>;
   /** Whether the event was appended (its acknowledgment: a late image artifact waits for it). */
   has(eventId: string): Promise<boolean>;

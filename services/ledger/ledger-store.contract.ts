@@ -96,6 +96,18 @@ export function ledgerStoreContract(name: string, open: () => Promise<LedgerStor
       expect(await store.has(events[2].id)).toBe(true);
     });
 
+    it('when a delivery\'s events are appended together, then each has its outcome in order, a repeat within the lot or of an earlier append is a duplicate, and the rows and totals are those of one append each', async () => {
+      const acct = account();
+      const [first, charge, usage, second] = [credit(acct, 1), chatCharge(acct, 'lot-h1', 3000, T0 + 5000), chatUsage(acct, 'lot-h1', 2500, T0 + 5000), credit(acct, 2)];
+      expect(await store.append(first)).toBe('appended');
+      expect(await store.appendAll([first, charge, usage, charge, second])).toEqual(['duplicate', 'appended', 'appended', 'duplicate', 'appended']);
+      expect(await store.appendAll([])).toEqual([]);
+      expect(await store.account(acct, POOL)).toEqual({ accountId: acct, pool: POOL, balance: 1001 - 3000 + 1002, bills: 3, usage: 1, usageRows: 2 });
+      expect((await store.rows('billing', acct, POOL, 1, 3)).map((row) => row.id)).toEqual([second.id, charge.id, first.id]);
+      expect((await store.rows('usage', acct, POOL, 1, 2)).map((row) => row.id)).toEqual(['lot-h1:usage:TEXT_OUTPUT', 'lot-h1:usage:TEXT_INPUT']);
+      expect(await store.stored([first.id, charge.id, usage.id, second.id])).toEqual([first.id, charge.id, usage.id, second.id]);
+    });
+
     it('when accounts have rows in several pools, then the listing names each account and pool once', async () => {
       const [a, b] = [account(), account()];
       await store.append(credit(a, 1));

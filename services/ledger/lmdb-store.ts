@@ -1,5 +1,5 @@
-// Ledger storage of the embedded default, in the local database. One LMDB transaction per event:
-// the dedupe mark, the rows and the running totals move together.
+// Ledger storage of the embedded default, in the local database. One LMDB transaction per append
+// (an event, or a delivery's events): the dedupe mark, the rows and the running totals move together.
 //
 // Keys: `event\0<eventId>` (dedupe mark), `<topic>\0<account>\0<pool>\0<position, 12 digits>`
 // (a row; positions from 1 in append order, so a reverse key range reads newest first) and
@@ -8,7 +8,7 @@
 import { plus } from '../../lib/money';
 import type { EventEnvelope, Topic } from '../../lib/events';
 import type { LocalDb } from '../../lib/local-db';
-import { toRows, type AccountLedgerView, type BillEntry, type LedgerAccount, type LedgerRow, type LedgerStore } from './entries';
+import { toRows, type AccountLedgerView, type AppendOutcome, type BillEntry, type LedgerAccount, type LedgerRow, type LedgerStore } from './entries';
 
 interface Totals {
   balance: number;
@@ -27,17 +27,26 @@ const totalsKey = (accountId: string, pool: string) => `${TOTALS_PREFIX}${accoun
 export class LmdbLedgerStore implements LedgerStore {
   constructor(private readonly db: LocalDb) {}
 
-  async append(event: EventEnvelope): Promise<'appended' | 'duplicate'> {
+  async append(event: EventEnvelope): Promise<AppendOutcome> {
     return this.appendSync(event);
   }
 
-  appendSync(event: EventEnvelope): 'appended' | 'duplicate' {
+  /** One transaction for the lot: all of them or none. */
+  async appendAll(events: readonly EventEnvelope[]): Promise<AppendOutcome[]> {
+    return this.appendAllSync(events);
+  }
+
+  appendSync(event: EventEnvelope): AppendOutcome {
     return this.db.root.transactionSync(() => this.write(event));
   }
 
   /** Appends many events in one transaction (bulk loads: benchmarks, imports); each still once by id. */
   appendBatch(events: EventEnvelope[]): number {
-    return this.db.root.transactionSync(() => events.filter((event) => this.write(event) === 'appended').length);
+    return this.appendAllSync(events).filter((outcome) => outcome === 'appended').length;
+  }
+
+  private appendAllSync(events: readonly EventEnvelope[]): AppendOutcome[] {
+    return this.db.root.transactionSync(() => events.map((event) => this.write(event)));
   }
 
   async account(accountId: string, pool: string): Promise<AccountLedgerView> {
@@ -89,7 +98,7 @@ export class LmdbLedgerStore implements LedgerStore {
   }
 
   /** The body of an append; runs inside a write transaction. */
-  private write(event: EventEnvelope): 'appended' | 'duplicate' {
+  private write(event: EventEnvelope): AppendOutcome {
     const ledger = this.db.ledger;
     if (ledger.get(`event${SEP}${event.id}`) !== undefined) return 'duplicate';
     const { accountId, pool } = event.data;

@@ -1,5 +1,6 @@
-// Ledger storage of the Dapr topology, in Redis. One Lua script per event makes the dedupe mark,
-// the rows and the running totals atomic, so a redelivered event is a no-op.
+// Ledger storage of the Dapr topology, in Redis. One Lua script call appends a whole delivery's
+// events in their order: for each, the dedupe mark, the rows and the running totals move
+// together, so a redelivered event is a no-op.
 //
 // Keys: `ledger:event:<eventId>` (dedupe mark), list `ledger:<topic>:<account>:<pool>` (rows as
 // JSON, appended with RPUSH: list index = position − 1, so LRANGE reads any page) and hash
@@ -7,19 +8,31 @@
 
 import { createClient, type RedisClientType } from 'redis';
 import type { EventEnvelope, Topic } from '../../lib/events';
-import { toRows, type AccountLedgerView, type BillEntry, type LedgerAccount, type LedgerRow, type LedgerStore } from './entries';
+import { toRows, type AccountLedgerView, type AppendOutcome, type BillEntry, type LedgerAccount, type LedgerRow, type LedgerStore } from './entries';
 
+// KEYS: three per event (its dedupe mark, rows list and totals hash). ARGV: per event its topic,
+// balance delta and row count, then its rows. Answers 1 (appended) or 0 (duplicate) per event.
 const APPEND = `
-if redis.call('SET', KEYS[1], '1', 'NX') == false then return 0 end
-if #ARGV > 2 then redis.call('RPUSH', KEYS[2], unpack(ARGV, 3)) end
-if ARGV[1] == 'billing' then
-  redis.call('HINCRBY', KEYS[3], 'balance', ARGV[2])
-  redis.call('HINCRBY', KEYS[3], 'bills', 1)
-else
-  redis.call('HINCRBY', KEYS[3], 'usage', 1)
-  redis.call('HINCRBY', KEYS[3], 'usageRows', #ARGV - 2)
+local outcomes = {}
+local a = 1
+for k = 1, #KEYS, 3 do
+  local n = tonumber(ARGV[a + 2])
+  if redis.call('SET', KEYS[k], '1', 'NX') then
+    if n > 0 then redis.call('RPUSH', KEYS[k + 1], unpack(ARGV, a + 3, a + 2 + n)) end
+    if ARGV[a] == 'billing' then
+      redis.call('HINCRBY', KEYS[k + 2], 'balance', ARGV[a + 1])
+      redis.call('HINCRBY', KEYS[k + 2], 'bills', 1)
+    else
+      redis.call('HINCRBY', KEYS[k + 2], 'usage', 1)
+      redis.call('HINCRBY', KEYS[k + 2], 'usageRows', n)
+    end
+    outcomes[#outcomes + 1] = 1
+  else
+    outcomes[#outcomes + 1] = 0
+  end
+  a = a + 3 + n
 end
-return 1`;
+return outcomes`;
 
 const TOTALS_PREFIX = 'ledger:totals:';
 const rowsKey = (topic: Topic, accountId: string, pool: string) => `ledger:${topic}:${accountId}:${pool}`;
@@ -38,15 +51,23 @@ export class RedisLedgerStore implements LedgerStore {
     return new RedisLedgerStore(client);
   }
 
-  async append(event: EventEnvelope): Promise<'appended' | 'duplicate'> {
-    const { accountId, pool } = event.data;
-    const rows = toRows(event);
-    const delta = event.topic === 'billing' ? (rows[0] as BillEntry).balanceDelta : 0;
-    const script = {
-      keys: [`ledger:event:${event.id}`, rowsKey(event.topic, accountId, pool), `${TOTALS_PREFIX}${accountId}:${pool}`],
-      arguments: [event.topic, String(delta), ...rows.map((row) => JSON.stringify(row))],
-    };
-    return (await this.runAppend(script)) === 1 ? 'appended' : 'duplicate';
+  async append(event: EventEnvelope): Promise<AppendOutcome> {
+    return (await this.appendAll([event]))[0];
+  }
+
+  async appendAll(events: readonly EventEnvelope[]): Promise<AppendOutcome[]> {
+    if (events.length === 0) return [];
+    const keys: string[] = [];
+    const args: string[] = [];
+    for (const event of events) {
+      const { accountId, pool } = event.data;
+      const rows = toRows(event);
+      keys.push(`ledger:event:${event.id}`, rowsKey(event.topic, accountId, pool), `${TOTALS_PREFIX}${accountId}:${pool}`);
+      args.push(event.topic, event.topic === 'billing' ? String((rows[0] as BillEntry).balanceDelta) : '0', String(rows.length));
+      for (const row of rows) args.push(JSON.stringify(row));
+    }
+    const marks = (await this.runAppend({ keys, arguments: args })) as number[];
+    return marks.map((mark) => (mark === 1 ? 'appended' : 'duplicate'));
   }
 
   async account(accountId: string, pool: string): Promise<AccountLedgerView> {
@@ -106,7 +127,7 @@ export class RedisLedgerStore implements LedgerStore {
     await this.client.quit();
   }
 
-  /** EVALSHA of the append script, loading it when Redis does not know it (first call, restart, flush). */
+  /** EVALSHA of the append script (one command, one AbortSignal of the client's timeout, for the lot), loading it when Redis does not know it (first call, restart, flush). */
   private async runAppend(script: { keys: string[]; arguments: string[] }): Promise<unknown> {
     this.appendSha ??= await this.client.scriptLoad(APPEND);
     try {
