@@ -1,8 +1,8 @@
-// The Dapr host's stored outbox, one key per event beside an index of their ids: a turn writes its
-// own events and the index, never the earlier unconfirmed events again; the outbox of earlier
-// versions (one array under `__outbox`) is still read and moved; and an activation that dies
-// before publishing (a crash) leaves its events stored, published by the next one, none lost,
-// none twice. Over real HTTP to a stand-in sidecar (test/support/fake-dapr-sidecar.ts).
+// The Dapr host's stored outbox, one key per turn's batch of events beside the list of batches: a
+// turn writes its own events and the list, never the earlier unconfirmed events again; the
+// outboxes of earlier versions (one array under `__outbox`, one key per event indexed flat or by
+// segments) are still read and moved; and an activation that dies before publishing (a crash)
+// leaves its events stored, published by the next one, none lost, none twice. Over real HTTP to a stand-in sidecar (test/support/fake-dapr-sidecar.ts).
 
 import { ActorId, DaprClient } from '@dapr/dapr';
 import { FundsHold } from '../funds-hold/FundsHold';
@@ -31,6 +31,8 @@ describe('the Dapr host adapter, its stored outbox', () => {
   const ACTOR = 'FundsHold/acct_ob:pool-3';
   const index = () => storedOutbox(sidecar, ACTOR);
   const eventKeys = () => [...sidecar.store.keys()].filter((key) => key.startsWith(`${ACTOR}/__outbox:event:`)).sort();
+  const batchKeys = () => [...sidecar.store.keys()].filter((key) => key.startsWith(`${ACTOR}/__outbox:batch:`)).sort();
+  const outboxKeys = () => [...sidecar.store.keys()].filter((key) => key.startsWith(`${ACTOR}/__outbox`)).sort();
 
   beforeEach(async () => {
     sidecar = await startFakeSidecar();
@@ -57,13 +59,14 @@ describe('the Dapr host adapter, its stored outbox', () => {
     return new Adapter(sdk, new ActorId('acct_ob:pool-3')) as unknown as Actor;
   };
 
-  it('when events stay unconfirmed turn after turn, then each turn writes only its own events, its own ids and the list of segments, never the earlier events or ids again', async () => {
+  it('when events stay unconfirmed turn after turn, then each turn writes only its own batch of events and the list of batches, never the earlier events again', async () => {
     const { ledger } = fakeLedger();
     const actor = actorOn(async () => undefined, ledger);
     for (let i = 0; i < 60; i++) expect(await actor.credit({ amount: 1000, reference: `r${i}` })).toMatchObject({ ok: true });
     expect(index()).toHaveLength(60);
-    expect(eventKeys()).toHaveLength(60);
-    // The 60th turn: its event, its segment, the list of 60 segment numbers and the funds record.
+    expect(batchKeys()).toHaveLength(60);
+    expect(eventKeys()).toEqual([]);
+    // The 60th turn: its batch, the list of 60 batch numbers and the funds record.
     // With the whole outbox rewritten it carried all 60 events (over 20 KB); with a flat index of
     // ids, all 60 ids (~40 bytes each).
     const first = sidecar.transactionBytes[0];
@@ -71,19 +74,32 @@ describe('the Dapr host adapter, its stored outbox', () => {
     expect(last).toBeLessThan(first + 60 * 4);
   });
 
-  it('when the ledger confirms events, then their keys leave with them from the index, in one transaction', async () => {
+  it('when the ledger confirms events, then the batches it holds whole leave in one transaction, and one it holds in part keeps the rest', async () => {
     const { ledger, take } = fakeLedger();
     const published: EventEnvelope[] = [];
     const actor = actorOn(async (_topic, events) => void published.push(...events), ledger);
-    for (let i = 0; i < 3; i++) await actor.credit({ amount: 1000, reference: `c${i}` });
+    for (let i = 0; i < 3; i++) await actor.credit({ amount: 100_000, reference: `c${i}` });
     await passes(async () => expect(published).toHaveLength(3));
     for (const event of published.slice(0, 2)) take(event);
     await actor.receiveReminder({ name: await round(), data: null });
     expect(index()).toEqual([published[2].id]);
-    expect(eventKeys()).toEqual([`${ACTOR}/__outbox:event:${published[2].id}`]);
+    expect(batchKeys()).toEqual([`${ACTOR}/__outbox:batch:3`]);
+    expect(sidecar.store.get(`${ACTOR}/__outbox:batches`)).toEqual([3]);
+    // One turn, two events (a carved hold's charge and usage): the ledger holds the charge only.
+    await actor.openLease({ leaseId: 'l1', amount: 10_000, minAmount: 1, ttlMs: 60_000 });
+    const settle = { holdId: 'h1', amount: 1000, requestId: 'r', model: 'm', profileId: 'p', carve: 0, lines: [{ unit: 'TEXT_INPUT', quantity: 1, unitPrice: 1 }] };
+    expect(await actor.leaseBatch({ leaseId: 'l1', ttlMs: 60_000, settle: [settle] })).toMatchObject({ ok: true });
+    await passes(async () => expect(published.map((e) => e.id)).toContain('h1:usage'));
+    expect(index()).toEqual([published[2].id, 'h1:charge', 'h1:usage']);
+    take(published.find((e) => e.id === 'h1:charge')!);
+    take(published[2]);
+    await actor.receiveReminder({ name: await round(), data: null });
+    expect(index()).toEqual(['h1:usage']);
+    expect(batchKeys()).toEqual([`${ACTOR}/__outbox:batch:4`]);
+    expect(sidecar.store.get(`${ACTOR}/__outbox:batch:4`)).toEqual([published.find((e) => e.id === 'h1:usage')]);
   });
 
-  it('when the stored outbox is in the earlier layout (one array), then its events are published, moved to their own keys by the next turn, and leave once confirmed', async () => {
+  it('when the stored outbox is in the earliest layout (one array), then its events are published, moved to a batch by the next turn, and leave once confirmed', async () => {
     const old = [1, 2].map((n) => billingEvent(`old-${n}`, 0, { kind: 'credit', accountId: 'acct_ob', pool: 'pool-3', balanceDelta: n, amount: n, reference: `old-${n}` }));
     sidecar.store.set(`${ACTOR}/__outbox`, old);
     const { ledger, take } = fakeLedger();
@@ -93,15 +109,15 @@ describe('the Dapr host adapter, its stored outbox', () => {
     expect(sidecar.store.has(`${ACTOR}/__outbox`)).toBe(false);
     expect(index().slice(0, 2)).toEqual(['old-1', 'old-2']);
     expect(index()).toHaveLength(3);
-    expect(eventKeys()).toHaveLength(3);
+    expect(batchKeys()).toEqual([`${ACTOR}/__outbox:batch:0`, `${ACTOR}/__outbox:batch:1`]);
     await passes(async () => expect([...published].sort()).toEqual([...index()].sort()));
     for (const id of index()) take({ id } as EventEnvelope);
     await actor.receiveReminder({ name: await round(), data: null });
     expect(index()).toEqual([]);
-    expect(eventKeys()).toEqual([]);
+    expect(outboxKeys()).toEqual([`${ACTOR}/__outbox:batches`]);
   });
 
-  it('when the stored outbox is a flat index of ids (the layout before segments), then its events are published, the index moves to a segment in the next turn, and the events leave once confirmed', async () => {
+  it('when the stored outbox is a flat index of ids with a key per event, then its events are published, moved to a batch in the next turn, and leave once confirmed', async () => {
     const old = [1, 2].map((n) => billingEvent(`flat-${n}`, 0, { kind: 'credit', accountId: 'acct_ob', pool: 'pool-3', balanceDelta: n, amount: n, reference: `flat-${n}` }));
     sidecar.store.set(`${ACTOR}/__outbox:ids`, old.map((event) => event.id));
     for (const event of old) sidecar.store.set(`${ACTOR}/__outbox:event:${event.id}`, event);
@@ -110,15 +126,41 @@ describe('the Dapr host adapter, its stored outbox', () => {
     const actor = actorOn(async (_topic, events) => void published.push(...events.map((event) => event.id)), ledger);
     expect(await actor.credit({ amount: 1000, reference: 'new' })).toMatchObject({ ok: true });
     expect(sidecar.store.has(`${ACTOR}/__outbox:ids`)).toBe(false);
-    expect(sidecar.store.get(`${ACTOR}/__outbox:segments`)).toEqual([0, 1]);
+    expect(sidecar.store.get(`${ACTOR}/__outbox:batches`)).toEqual([0, 1]);
     expect(index().slice(0, 2)).toEqual(['flat-1', 'flat-2']);
-    expect(eventKeys()).toHaveLength(3);
+    expect(eventKeys()).toEqual([]);
     await passes(async () => expect([...published].sort()).toEqual([...index()].sort()));
     for (const id of index()) take({ id } as EventEnvelope);
     await actor.receiveReminder({ name: await round(), data: null });
     expect(index()).toEqual([]);
-    expect(sidecar.store.get(`${ACTOR}/__outbox:segments`)).toEqual([]);
-    expect([...sidecar.store.keys()].filter((key) => key.startsWith(`${ACTOR}/__outbox`))).toEqual([`${ACTOR}/__outbox:segments`]);
+    expect(outboxKeys()).toEqual([`${ACTOR}/__outbox:batches`]);
+  });
+
+  it('when the stored outbox is in segments of ids with a key per event (the layout before batches), then the next turn moves the unconfirmed events to a batch and deletes every old key; none is lost or published twice', async () => {
+    const old = [1, 2, 3].map((n) => billingEvent(`seg-${n}`, 0, { kind: 'credit', accountId: 'acct_ob', pool: 'pool-3', balanceDelta: n, amount: n, reference: `seg-${n}` }));
+    sidecar.store.set(`${ACTOR}/__outbox:segments`, [1, 2]);
+    sidecar.store.set(`${ACTOR}/__outbox:segment:1`, ['seg-1', 'seg-2']);
+    sidecar.store.set(`${ACTOR}/__outbox:segment:2`, ['seg-3']);
+    for (const event of old) sidecar.store.set(`${ACTOR}/__outbox:event:${event.id}`, event);
+    const { ledger, take, held } = fakeLedger();
+    take(old[1]); // already stored by the ledger: published again at most, stored once
+    const published: string[] = [];
+    const actor = actorOn(async (_topic, events) => {
+      for (const event of events) {
+        published.push(event.id);
+        take(event);
+      }
+    }, ledger);
+    expect(await actor.credit({ amount: 1000, reference: 'new' })).toMatchObject({ ok: true });
+    expect(outboxKeys()).toEqual([`${ACTOR}/__outbox:batch:0`, `${ACTOR}/__outbox:batch:1`, `${ACTOR}/__outbox:batches`]);
+    expect(index().slice(0, 3)).toEqual(['seg-1', 'seg-2', 'seg-3']);
+    expect(sidecar.store.get(`${ACTOR}/__outbox:batch:0`)).toEqual(old);
+    await passes(async () => expect(published).toHaveLength(4));
+    expect(new Set(published).size).toBe(4);
+    await actor.receiveReminder({ name: await round(), data: null });
+    expect(index()).toEqual([]);
+    expect(outboxKeys()).toEqual([`${ACTOR}/__outbox:batches`]);
+    for (const id of ['seg-1', 'seg-3']) expect(held.get(id)).toBe(1);
   });
 
   it('when an activation dies with its events committed but not published, then the next activation publishes each stored event once, and the ledger gets every one', async () => {
@@ -142,7 +184,7 @@ describe('the Dapr host adapter, its stored outbox', () => {
     await passes(async () => expect([...published].sort()).toEqual([...committed].sort()));
     await next.receiveReminder({ name: await round(), data: null });
     expect(index()).toEqual([]);
-    expect(eventKeys()).toEqual([]);
+    expect(batchKeys()).toEqual([]);
     expect([...held.keys()].sort()).toEqual([...committed].sort());
     for (const count of held.values()) expect(count).toBe(1);
     expect(published).toHaveLength(committed.length);

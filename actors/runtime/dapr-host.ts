@@ -21,20 +21,25 @@ import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorCallResult, typ
 import { checkArgument } from './args';
 
 /**
- * The stored outbox: each event under its own key, beside the index of their ids in segments (one
- * per turn that added events, and the list of their numbers; dapr-outbox.ts), so a turn writes
- * its own events, its own ids and a short list instead of every unconfirmed event or id again.
- * Earlier versions stored the whole outbox as one array (`__outbox`), then the ids as one flat
- * index (`__outbox:ids`): both are still read, and moved to this layout by the next turn that
- * commits.
+ * The stored outbox, in batches: the events each turn added, under one key per turn
+ * (`__outbox:batch:<n>`), beside the list of batch numbers (`__outbox:batches`). A turn writes its
+ * own events as one value and the short list; a confirmation round deletes each batch the ledger
+ * holds whole (and writes again the few that it holds in part). Under load a turn carries the
+ * events of many calls, so a call costs the store about one write instead of an upsert and a
+ * delete per event. Earlier versions' layouts are still read, and moved to this one by the next
+ * turn that commits: one key per event (`__outbox:event:<id>`) indexed by segments of ids
+ * (`__outbox:segments`, `__outbox:segment:<n>`) or by one flat list (`__outbox:ids`), and before
+ * that the whole outbox as one array (`__outbox`).
  */
-const OUTBOX_SEGMENTS_KEY = '__outbox:segments';
-const outboxSegmentKey = (n: number) => `__outbox:segment:${n}`;
+const OUTBOX_BATCHES_KEY = '__outbox:batches';
+const outboxBatchKey = (n: number) => `__outbox:batch:${n}`;
+const SEGMENTS_KEY = '__outbox:segments';
+const segmentKey = (n: number) => `__outbox:segment:${n}`;
 const OUTBOX_EVENT_PREFIX = '__outbox:event:';
 const FLAT_INDEX_KEY = '__outbox:ids';
 const LEGACY_OUTBOX_KEY = '__outbox';
 const outboxEventKey = (id: string) => OUTBOX_EVENT_PREFIX + id;
-/** The segment an earlier layout's ids are read into (real segments are numbered from 1). */
+/** The batch an earlier layout's events are moved into (real batches are numbered from 1). */
 const EARLIER_LAYOUT_SEGMENT = 0;
 /** Confirmation rounds of the outbox, each under a fresh name (`__outbox~retry@<ms>`, kernel.ts). */
 const OUTBOX_REMINDER = '__outbox';
@@ -150,22 +155,19 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
           if (status !== 200) throw new Error(`actor state read failed with ${status}`);
           return json;
         },
-        // The outbox joins the turn's writes: the turn's events under their keys, the confirmed
-        // ones' keys removed, and the index of what is left.
+        // The outbox joins the turn's writes: the turn's events as a batch of their own, each
+        // batch the ledger holds whole deleted, one it holds in part written again, and the list.
         prepare: async (_activation, turn) => {
           const stored = await this.storedOutbox();
           const change = this.outbox.next(stored.segments, turn.events, stored.earlier ? new Set([EARLIER_LAYOUT_SEGMENT]) : undefined);
-          if (stored.earlier) {
-            // Moved to the segmented layout (the same unconfirmed events, in the same transaction).
-            const kept = new Set(change ? idsOf(change.segments) : []);
-            for (const event of stored.earlier.events) if (kept.has(event.id)) turn.writes.set(outboxEventKey(event.id), event);
-            for (const key of stored.earlier.keys) turn.writes.set(key, DELETED);
-          }
+          // Moved from an earlier layout: its keys go, its unconfirmed events become batch 0 (same transaction).
+          for (const key of stored.earlier?.keys ?? []) turn.writes.set(key, DELETED);
           if (change) {
-            for (const event of turn.events) turn.writes.set(outboxEventKey(event.id), event);
-            for (const id of change.removed) turn.writes.set(outboxEventKey(id), DELETED);
-            for (const [n, ids] of change.writes) turn.writes.set(outboxSegmentKey(n), ids ?? DELETED);
-            if (change.listChanged) turn.writes.set(OUTBOX_SEGMENTS_KEY, [...change.segments.keys()]);
+            const added = new Map(turn.events.map((event) => [event.id, event]));
+            for (const [n, ids] of change.writes) {
+              turn.writes.set(outboxBatchKey(n), ids === undefined ? DELETED : ids.map((id) => added.get(id) ?? this.outboxEvents.get(id)!));
+            }
+            if (change.listChanged) turn.writes.set(OUTBOX_BATCHES_KEY, [...change.segments.keys()]);
           }
           this.outboxAfterTurn = change?.segments ?? stored.segments;
           this.outboxChange = { change, added: turn.events };
@@ -232,29 +234,64 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     }
 
     /**
-     * The stored outbox's index (the list of segments through the activation's cache, each
-     * segment's ids from `segmentIds`; both kept current by the turns), and what an earlier
-     * layout still holds: its ids as segment 0, its events (one array, kept in
-     * memory until moved) and the keys the move deletes.
+     * The stored outbox's batches (the list through the activation's cache; each batch's events
+     * read once, then kept in memory and current by the commits), and what an earlier layout still
+     * holds: its ids as batch 0 (their events in memory) and the keys the move deletes.
      */
-    private async storedOutbox(): Promise<{ segments: Map<number, readonly string[]>; earlier?: { events: EventEnvelope[]; keys: string[] } }> {
-      // The earlier layouts' keys beside the list (all three cached, absent ones too, after the first turn).
-      const [list, flat, old] = await Promise.all([OUTBOX_SEGMENTS_KEY, FLAT_INDEX_KEY, LEGACY_OUTBOX_KEY].map((key) => this.activation.read(key)));
+    private async storedOutbox(): Promise<{ segments: Map<number, readonly string[]>; earlier?: { keys: string[] } }> {
+      // The earlier layouts' keys beside the list (all cached, absent ones too, after the first turn).
+      const [list, segmentList, flat, old] = await Promise.all([OUTBOX_BATCHES_KEY, SEGMENTS_KEY, FLAT_INDEX_KEY, LEGACY_OUTBOX_KEY].map((key) => this.activation.read(key)));
       const numbers = Array.isArray(list) ? (list as number[]) : [];
       await Promise.all(numbers.filter((n) => !this.segmentIds.has(n)).map(async (n) => {
-        const ids = await this.activation.read(outboxSegmentKey(n), false);
-        this.segmentIds.set(n, Array.isArray(ids) ? (ids as string[]) : []);
+        const events = await this.activation.read(outboxBatchKey(n), false);
+        const batch = Array.isArray(events) ? (events as EventEnvelope[]) : [];
+        for (const event of batch) this.outboxEvents.set(event.id, event);
+        this.segmentIds.set(n, batch.map((event) => event.id));
       }));
       const segments = new Map<number, readonly string[]>(numbers.map((n) => [n, this.segmentIds.get(n) ?? []]));
-      if (!Array.isArray(flat) && !Array.isArray(old)) return { segments };
-      const events = Array.isArray(old) ? (old as EventEnvelope[]) : [];
-      for (const event of events) this.outboxEvents.set(event.id, event);
-      const known = new Set(idsOf(segments));
-      const ids = [...new Set([...(Array.isArray(flat) ? (flat as string[]) : []), ...events.map((event) => event.id)])].filter((id) => !known.has(id));
-      return {
-        segments: new Map([[EARLIER_LAYOUT_SEGMENT, ids], ...segments]),
-        earlier: { events, keys: [...(Array.isArray(flat) ? [FLAT_INDEX_KEY] : []), ...(Array.isArray(old) ? [LEGACY_OUTBOX_KEY] : [])] },
-      };
+      if (!Array.isArray(segmentList) && !Array.isArray(flat) && !Array.isArray(old)) return { segments };
+      return { segments: new Map([[EARLIER_LAYOUT_SEGMENT, await this.earlierIds(segmentList, flat, old, segments)], ...segments]), earlier: { keys: this.earlierKeys } };
+    }
+
+    /** The keys of earlier layouts the move deletes (set by earlierIds). */
+    private earlierKeys: string[] = [];
+
+    /**
+     * The ids an earlier layout holds that no batch does, their events loaded into memory; the
+     * keys of that layout listed for the move (every per-event key, confirmed or not).
+     */
+    private async earlierIds(segmentList: unknown, flat: unknown, old: unknown, batches: ReadonlyMap<number, readonly string[]>): Promise<string[]> {
+      const keys: string[] = [];
+      const ids: string[] = [];
+      if (Array.isArray(old)) {
+        keys.push(LEGACY_OUTBOX_KEY);
+        for (const event of old as EventEnvelope[]) {
+          this.outboxEvents.set(event.id, event);
+          ids.push(event.id);
+        }
+      }
+      if (Array.isArray(flat)) {
+        keys.push(FLAT_INDEX_KEY);
+        ids.push(...(flat as string[]));
+      }
+      if (Array.isArray(segmentList)) {
+        keys.push(SEGMENTS_KEY);
+        for (const n of segmentList as number[]) {
+          keys.push(segmentKey(n));
+          const segment = await this.activation.read(segmentKey(n), false);
+          if (Array.isArray(segment)) ids.push(...(segment as string[]));
+        }
+      }
+      const inBatches = new Set(idsOf(batches));
+      const unique = [...new Set(ids)].filter((id) => !inBatches.has(id));
+      // Per-event keys (flat and segmented layouts): read into memory, deleted by the move.
+      const perEvent = unique.filter((id) => !this.outboxEvents.has(id));
+      for (const id of perEvent) keys.push(outboxEventKey(id));
+      const loaded = await Promise.all(perEvent.map(async (id) => [id, (await this.activation.read(outboxEventKey(id), false)) as EventEnvelope | undefined] as const));
+      for (const [id, event] of loaded) if (event) this.outboxEvents.set(id, event);
+      this.earlierKeys = keys;
+      // An id whose event is gone cannot be published again: it leaves with the move.
+      return unique.filter((id) => this.outboxEvents.has(id));
     }
 
     /** Every id the stored outbox holds. */
@@ -262,13 +299,10 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       return idsOf((await this.storedOutbox()).segments);
     }
 
-    /** A stored outbox event, from memory or from its key (undefined: it has left the outbox). */
+    /** A stored outbox event (undefined: it has left the outbox). Every stored event is in memory once its batch was read. */
     private async outboxEvent(id: string): Promise<EventEnvelope | undefined> {
-      const known = this.outboxEvents.get(id);
-      if (known) return known;
-      const stored = (await this.activation.read(outboxEventKey(id), false)) as EventEnvelope | undefined;
-      if (stored) this.outboxEvents.set(id, stored);
-      return stored;
+      if (!this.outboxEvents.has(id)) await this.storedOutbox();
+      return this.outboxEvents.get(id);
     }
 
     private async outboxEventsOf(ids: readonly string[]): Promise<EventEnvelope[]> {

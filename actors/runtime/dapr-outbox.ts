@@ -51,11 +51,11 @@ export function daprOutboxLedger(sidecar: DaprSidecar, ledgerAppId: string): Out
 }
 
 /**
- * The stored outbox's index, in segments: each turn that adds events stores their ids as a segment
- * of its own (`__outbox:segment:<n>`), beside the list of segment numbers (`__outbox:segments`).
- * A turn writes its own ids and that short list, never every unconfirmed id again: the flat index
- * of earlier versions (`__outbox:ids`) was rewritten by every turn, 25 KB on average and up to
- * 300 KB at c=32, and decoding it was a third of the actors' sidecar's CPU.
+ * The stored outbox, in batches: each turn that adds events stores them as a batch of its own
+ * (dapr-host.ts), beside the list of batch numbers. A turn writes its own events and that short
+ * list, never every unconfirmed event or id again (a flat index rewritten by every turn was 25 KB
+ * on average and up to 300 KB at c=32, and decoding it was a third of the actors' sidecar's CPU).
+ * Here a batch is known by its events' ids.
  */
 export type OutboxSegments = ReadonlyMap<number, readonly string[]>;
 
@@ -77,8 +77,8 @@ export function idsOf(segments: OutboxSegments): string[] {
 }
 
 /**
- * One activation's bookkeeping of its stored outbox, by event id (each event is stored under its
- * own key, beside the segmented index of the ids; dapr-host.ts): which events it has published
+ * One activation's bookkeeping of its stored outbox, by event id (the events are stored in
+ * batches, one per turn, each known here as a segment of ids; dapr-host.ts): which events it has published
  * (and when), which the ledger has confirmed (dropped from the stored outbox at the next commit),
  * and the pause before the next confirmation round.
  */

@@ -22,8 +22,8 @@ export interface FakeSidecar {
 
 /** The ids an actor's stored outbox holds (`actor`: `<type>/<id>`): each segment's, in the order of the list of segments. */
 export function storedOutbox(sidecar: FakeSidecar, actor: string): string[] {
-  const segments = (sidecar.store.get(`${actor}/__outbox:segments`) as number[] | undefined) ?? [];
-  return segments.flatMap((n) => (sidecar.store.get(`${actor}/__outbox:segment:${n}`) as string[] | undefined) ?? []);
+  const batches = (sidecar.store.get(`${actor}/__outbox:batches`) as number[] | undefined) ?? [];
+  return batches.flatMap((n) => ((sidecar.store.get(`${actor}/__outbox:batch:${n}`) as { id: string }[] | undefined) ?? []).map((event) => event.id));
 }
 
 export async function startFakeSidecar(): Promise<FakeSidecar> {
