@@ -201,7 +201,11 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
     add(name, app === 'gateway' ? Tier.Edge : Tier.Backend, appProc, appProbe, app === 'gateway' ? `${name} GET /healthz` : `${name} listening on port ${p.app}`);
     const sidecarProbes: Probe[] = [httpProbe(`http://127.0.0.1:${p.http}/v1.0/healthz`)];
     if (app === 'actors') sidecarProbes.push(actorRuntimeProbe(p.http, actorTypes));
-    add(`daprd-${name}`, Tier.Sidecar, sidecar, allOf(sidecarProbes), app === 'actors' ? `daprd-actors healthz and actor types ${actorTypes.join(', ')}` : `daprd-${name} healthz`, [appProc]);
+    // A gateway's first calls go to the ledger through its sidecar: up only once that way works
+    // (name resolution can lag its sidecar's health by a moment; an account's first call then failed).
+    const viaLedger = app === 'gateway' && appSpec('ledger') !== false;
+    if (viaLedger) sidecarProbes.push(httpProbe(`http://127.0.0.1:${p.http}/v1.0/invoke/ledger/method/healthz`));
+    add(`daprd-${name}`, Tier.Sidecar, sidecar, allOf(sidecarProbes), app === 'actors' ? `daprd-actors healthz and actor types ${actorTypes.join(', ')}` : `daprd-${name} healthz${viaLedger ? ' and the ledger through it' : ''}`, [appProc]);
   }
 
   let up = false;
