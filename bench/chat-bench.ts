@@ -8,9 +8,11 @@
 // this process is the load generator and takes no part in serving.
 //   npm run bench                     # both hosts (Dapr when its runtime resolves, else embedded only)
 //   npm run bench -- --embedded-only  # skip the Dapr topology
+// Every target is started first; latencies are measured target by target, throughput in rounds
+// of every target in turn (medians; ratios are the median of each round's own ratio).
 // Options: --requests N (sequential calls for p50/p99, default 2000), --streams S (for TTFT,
-// default 500), --concurrency C (default 32), --seconds T (throughput run per target, default 8),
-// --json (the figures as JSON instead of the tables), --cpu-prof (profile the embedded gateway
+// default 500), --concurrency C (default 32), --seconds T (each throughput round per target,
+// default 4), --rounds R (default 3), --json (the figures as JSON instead of the tables), --cpu-prof (profile the embedded gateway
 // with node --cpu-prof and add where its CPU time went, by category, in µs per chat request).
 
 import '../lib/node-version'; // first: stops on Node older than 24 with the way out
@@ -23,15 +25,21 @@ import { writeTestCatalog } from '../test/support/catalog';
 import { ADMIN_TOKEN, freePort, ROOT, startGateway } from '../test/support/processes';
 import { resolveDaprBinaries, startTopology } from '../topology/topology';
 import { printSummary, summarizeProfile, type ProfileSummary } from './cpu-profile';
-import { measure, type Figures, type MeasureOptions, type Target } from './load';
+import { latencies, median, throughput, type Figures, type Latencies, type MeasureOptions, type Target } from './load';
 import { CHAT_BODY, CHAT_PATH, flag, option, STREAM_BODY } from './cli';
 
 const OPTIONS: MeasureOptions = {
   requests: option('requests', 2000),
   streams: option('streams', 500),
   concurrency: option('concurrency', 32),
-  seconds: option('seconds', 8),
+  seconds: option('seconds', 4),
 };
+/**
+ * Throughput is measured in rounds, each running every target in turn (the order rotating), so
+ * that this machine's drift (its speed moves by a third within minutes) hits them all alike:
+ * each figure is the median of its rounds, each ratio the median of the rounds' own ratios.
+ */
+const ROUNDS = option('rounds', 3);
 const body = CHAT_BODY;
 const streamBody = STREAM_BODY;
 
@@ -86,6 +94,14 @@ interface Row {
   memory: Record<string, Memory | undefined>;
   /** CPU time per chat request of each process (the whole measurement: c=1 and c=C), µs. */
   cpu?: Record<string, number>;
+  /** Answers per second at c=C in each round, in round order. */
+  rounds: number[];
+}
+
+/** Ratios of throughput, each the median of the rounds' own ratios. */
+interface Ratios {
+  embeddedOfBare?: number;
+  daprOfEmbedded?: number;
 }
 
 const ms = (n: number) => +n.toFixed(3);
@@ -102,25 +118,22 @@ interface Profiled {
   summary: ProfileSummary;
 }
 
-function summary(rows: Row[], note: string | undefined, profiled?: Profiled) {
-  const by = (name: string) => rows.find((r) => r.name === name)?.figures;
-  const direct = by('direct')!;
-  const bare = by('bare proxy');
-  const embedded = by('embedded');
-  const dapr = by('dapr');
+function summary(rows: Row[], ratios: Ratios, note: string | undefined, profiled?: Profiled) {
+  const direct = rows.find((r) => r.name === 'direct')!.figures;
   const added = (f: Figures) => ({ p50_ms: ms(f.p50 - direct.p50), p99_ms: ms(f.p99 - direct.p99), ttft_p50_ms: ms(f.ttft50 - direct.ttft50) });
   return {
     node: process.version,
     date: new Date().toISOString(),
-    options: OPTIONS,
+    options: { ...OPTIONS, rounds: ROUNDS },
     ...(note ? { note } : {}),
     ratios: {
-      embedded_pct_of_bare_proxy: embedded && bare ? pct(embedded.rps / bare.rps) : undefined,
-      dapr_pct_of_embedded: dapr && embedded ? pct(dapr.rps / embedded.rps) : undefined,
+      embedded_pct_of_bare_proxy: ratios.embeddedOfBare === undefined ? undefined : pct(ratios.embeddedOfBare),
+      dapr_pct_of_embedded: ratios.daprOfEmbedded === undefined ? undefined : pct(ratios.daprOfEmbedded),
     },
     targets: rows.map((r) => ({
       name: r.name,
       rps: Math.round(r.figures.rps),
+      rps_rounds: r.rounds,
       p50_ms: ms(r.figures.p50),
       p99_ms: ms(r.figures.p99),
       ttft_p50_ms: ms(r.figures.ttft50),
@@ -137,8 +150,8 @@ type Summary = ReturnType<typeof summary>;
 
 /** The figures as a markdown table, ready for README's Benchmarks section. */
 function printTable(out: Summary): void {
-  const { concurrency, requests, streams, seconds } = out.options;
-  console.log(`chat bench, Node ${out.node}, ${out.date}: throughput at c=${concurrency} for ${seconds} s (autocannon), latencies at c=1 (${requests} calls; TTFT ${streams} streams)`);
+  const { concurrency, requests, streams, seconds, rounds } = out.options;
+  console.log(`chat bench, Node ${out.node}, ${out.date}: throughput at c=${concurrency}, median of ${rounds} interleaved rounds of ${seconds} s per target (autocannon), latencies at c=1 (${requests} calls; TTFT ${streams} streams)`);
   if (out.note) console.log(out.note);
   console.log('');
   console.log(`| | req/s (c=${concurrency}) | p50 ms | p99 ms | TTFT p50 ms | added p50 | added p99 | added TTFT | RSS MB (anon) |`);
@@ -152,7 +165,8 @@ function printTable(out: Summary): void {
     console.log(`| ${t.name} | ${t.rps.toLocaleString('en')}${share} | ${t.p50_ms} | ${t.p99_ms} | ${t.ttft_p50_ms} | ${a ? `${a.p50_ms} ms` : '—'} | ${a ? `${a.p99_ms} ms` : '—'} | ${a ? `${a.ttft_p50_ms} ms` : '—'} | ${memory || '—'} |`);
   }
   console.log('');
-  console.log(`embedded / bare proxy: ${r.embedded_pct_of_bare_proxy ?? '—'} %; Dapr / embedded: ${r.dapr_pct_of_embedded ?? '—'} %`);
+  console.log(`embedded / bare proxy: ${r.embedded_pct_of_bare_proxy ?? '—'} %; Dapr / embedded: ${r.dapr_pct_of_embedded ?? '—'} % (medians of the rounds' own ratios)`);
+  console.log(`req/s by round: ${out.targets.map((t) => `${t.name} ${t.rps_rounds.map((n) => n.toLocaleString('en')).join(' / ')}`).join('; ')}`);
   for (const t of out.targets) {
     if (!t.cpu_us_per_chat) continue;
     const parts = Object.entries(t.cpu_us_per_chat).map(([name, us]) => `${name} ${us}`);
@@ -165,30 +179,49 @@ function printTable(out: Summary): void {
   }
 }
 
-/** The Dapr topology (gateway, actors and ledger apps, each with its sidecar) measured like the others. */
-async function measureDapr(binDir: string, dataDir: string, catalog: string): Promise<Row> {
+/** A target of the bench, running: its figures are taken by main(), its processes read here. */
+interface Running {
+  target: Target;
+  memory: () => Record<string, Memory | undefined>;
+  /** Dapr only: each process's CPU time so far (µs) and the chats its gateway has answered. */
+  cpu?: () => Record<string, number | undefined>;
+  chats?: () => Promise<number>;
+  stop: () => Promise<void>;
+}
+
+/** The Dapr topology (gateway, actors and ledger apps, each with its sidecar), funded, ready to measure. */
+async function startDapr(binDir: string, dataDir: string, catalog: string): Promise<Running> {
   const topology = await startTopology({ basePort: 23000, daprBinDir: binDir, dataDir, env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_CATALOG_FILE: catalog, GATEWAY_LOG_LEVEL: 'error' } });
   try {
     const { apiKey } = await fundedAccount(topology.gatewayUrls[0], 9_000_000_000_000_000);
-    const target: Target = { name: 'dapr', origin: topology.gatewayUrls[0], path: CHAT_PATH, headers: { authorization: `Bearer ${apiKey}` } };
-    // Where a chat's CPU goes across the topology: each process's CPU time over the measurement.
+    // Where a chat's CPU goes across the topology: each process's CPU time over its measurements.
     const processes = ['gateway', 'daprd-gateway', 'actors', 'daprd-actors', 'ledger', 'daprd-ledger', 'placement', 'scheduler', 'redis'] as const;
     // Redis is the topology's own only when none was running (else it is not counted here).
     const pids = Object.fromEntries(processes.map((name) => [name, topology.processes.includes(name) ? topology.pid(name) : undefined]));
-    const requestsBefore = await chatRequests(topology.gatewayUrls[0]);
-    const cpuBefore = Object.fromEntries(processes.map((name) => [name, cpuUs(pids[name])]));
-    const figures = await measure(target, body, streamBody, OPTIONS);
-    const chats = (await chatRequests(topology.gatewayUrls[0])) - requestsBefore;
-    const cpu: Record<string, number> = {};
-    for (const name of processes) {
-      const [before, after] = [cpuBefore[name], cpuUs(pids[name])];
-      if (before !== undefined && after !== undefined && chats > 0) cpu[name] = Math.round((after - before) / chats);
-    }
-    const memory = { gateway: rss(topology.pid('gateway')), gateway_sidecar: rss(topology.pid('daprd-gateway')), actors: rss(topology.pid('actors')) };
-    return { name: 'dapr', figures, memory, cpu };
-  } finally {
+    return {
+      target: { name: 'dapr', origin: topology.gatewayUrls[0], path: CHAT_PATH, headers: { authorization: `Bearer ${apiKey}` } },
+      memory: () => ({ gateway: rss(topology.pid('gateway')), gateway_sidecar: rss(topology.pid('daprd-gateway')), actors: rss(topology.pid('actors')) }),
+      cpu: () => Object.fromEntries(processes.map((name) => [name, cpuUs(pids[name])])),
+      chats: () => chatRequests(topology.gatewayUrls[0]),
+      stop: () => topology.stop(),
+    };
+  } catch (error) {
     await topology.stop();
+    throw error;
   }
+}
+
+/** Runs `measure` on a target, adding its Dapr processes' CPU time and its chats to `spent`. */
+async function accounted<T>(running: Running, spent: { cpu: Record<string, number>; chats: number }, measure: () => Promise<T>): Promise<T> {
+  if (!running.cpu || !running.chats) return measure();
+  const [before, chatsBefore] = [running.cpu(), await running.chats()];
+  const result = await measure();
+  const [after, chatsAfter] = [running.cpu(), await running.chats()];
+  spent.chats += chatsAfter - chatsBefore;
+  for (const [name, us] of Object.entries(after)) {
+    if (us !== undefined && before[name] !== undefined) spent.cpu[name] = (spent.cpu[name] ?? 0) + us - before[name]!;
+  }
+  return result;
 }
 
 async function main(): Promise<void> {
@@ -198,52 +231,74 @@ async function main(): Promise<void> {
   const upstreamOrigin = upstream.origin;
   const catalog = writeTestCatalog(join(dir, 'catalog.json'), `${upstreamOrigin}/v1`);
   const proxy = await startServer('dist/bench/bare-proxy.js', [upstreamOrigin], {}, /listening (\d+)/);
-  const rows: Row[] = [];
+  const running: Running[] = [
+    { target: { name: 'direct', origin: upstreamOrigin, path: '/v1/chat/completions', headers: {} }, memory: () => ({}), stop: async () => undefined },
+    { target: { name: 'bare proxy', origin: proxy.origin, path: '/v1/chat/completions', headers: {} }, memory: () => ({ bare_proxy: rss(proxy.child.pid) }), stop: async () => undefined },
+  ];
   let note: string | undefined;
   let profiled: Profiled | undefined;
   const profileDir = join(dir, 'cpu-profile');
+  const rows: Row[] = [];
+  let ratios: Ratios = {};
+  let embeddedRequests = 0;
   try {
-    log('direct');
-    rows.push({ name: 'direct', figures: await measure({ name: 'direct', origin: upstreamOrigin, path: '/v1/chat/completions', headers: {} }, body, streamBody, OPTIONS), memory: {} });
-    log('bare proxy');
-    rows.push({ name: 'bare proxy', figures: await measure({ name: 'bare proxy', origin: proxy.origin, path: '/v1/chat/completions', headers: {} }, body, streamBody, OPTIONS), memory: { bare_proxy: rss(proxy.child.pid) } });
-
-    log('embedded');
+    // Every target is up before the first measurement: their throughput rounds interleave.
     const profiling: Record<string, string> = flag('cpu-prof') ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${profileDir}` } : {};
     const gateway = await startGateway({ GATEWAY_DATA_DIR: join(dir, 'embedded'), GATEWAY_CATALOG_FILE: catalog, GATEWAY_LOG_LEVEL: 'error', ...profiling });
-    let requests = 0;
-    try {
-      const { apiKey } = await fundedAccount(gateway.url, 9_000_000_000_000_000);
-      const target: Target = { name: 'embedded', origin: gateway.url, path: CHAT_PATH, headers: { authorization: `Bearer ${apiKey}` } };
-      rows.push({ name: 'embedded', figures: await measure(target, body, streamBody, OPTIONS), memory: { gateway: rss(gateway.child.pid) } });
-      requests = await chatRequests(gateway.url);
-    } finally {
-      await gateway.stop();
-    }
-    if (flag('cpu-prof')) {
-      // Written when the gateway exits.
-      const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
-      if (file) profiled = { requests, summary: summarizeProfile(JSON.parse(readFileSync(join(profileDir, file), 'utf8')), requests) };
-    }
-
+    const { apiKey } = await fundedAccount(gateway.url, 9_000_000_000_000_000);
+    running.push({
+      target: { name: 'embedded', origin: gateway.url, path: CHAT_PATH, headers: { authorization: `Bearer ${apiKey}` } },
+      memory: () => ({ gateway: rss(gateway.child.pid) }),
+      stop: async () => {
+        embeddedRequests = await chatRequests(gateway.url);
+        await gateway.stop();
+      },
+    });
     const binDir = flag('embedded-only') ? undefined : await resolveDaprBinaries({ log }).catch((error: Error) => {
       note = `Dapr topology skipped: its runtime did not resolve (${error.message.split('\n')[0]})`;
       return undefined;
     });
     if (flag('embedded-only')) note = 'Dapr topology skipped (--embedded-only)';
     if (binDir) {
-      log('dapr');
-      // A failed Dapr run still prints the other figures, with why, and exits non-zero.
-      await measureDapr(binDir, join(dir, 'dapr'), catalog).then((row) => rows.push(row), (error: Error) => {
+      // A Dapr topology that fails to start still leaves the other figures, with why, and a non-zero exit.
+      await startDapr(binDir, join(dir, 'dapr'), catalog).then((dapr) => running.push(dapr), (error: Error) => {
         note = `Dapr run failed: ${error.message.split('\n')[0]}`;
         process.exitCode = 1;
       });
     }
+
+    const spent = { cpu: {} as Record<string, number>, chats: 0 };
+    const sequentialFigures = new Map<string, Latencies>();
+    for (const r of running) {
+      log(`${r.target.name}: latencies at c=1`);
+      sequentialFigures.set(r.target.name, await accounted(r, spent, () => latencies(r.target, body, streamBody, OPTIONS)));
+    }
+    const rounds: Record<string, number>[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = running.map((_, i) => running[(i + round) % running.length]);
+      log(`throughput round ${round + 1} of ${ROUNDS}: ${order.map((r) => r.target.name).join(', ')}`);
+      const rps: Record<string, number> = {};
+      for (const r of order) rps[r.target.name] = await accounted(r, spent, () => throughput(r.target, body, OPTIONS.concurrency, OPTIONS.seconds));
+      rounds.push(rps);
+    }
+    for (const r of running) {
+      const name = r.target.name;
+      const cpu = r.cpu && spent.chats > 0 ? Object.fromEntries(Object.entries(spent.cpu).map(([process, us]) => [process, Math.round(us / spent.chats)])) : undefined;
+      rows.push({ name, figures: { ...sequentialFigures.get(name)!, rps: median(rounds.map((x) => x[name])) }, rounds: rounds.map((x) => Math.round(x[name])), memory: r.memory(), ...(cpu ? { cpu } : {}) });
+    }
+    const ratio = (a: string, b: string) => (rounds.every((x) => x[a] !== undefined && x[b] !== undefined) ? median(rounds.map((x) => x[a] / x[b])) : undefined);
+    ratios = { embeddedOfBare: ratio('embedded', 'bare proxy'), daprOfEmbedded: ratio('dapr', 'embedded') };
   } finally {
+    await Promise.allSettled(running.map((r) => r.stop()));
     proxy.child.kill('SIGTERM');
     upstream.child.kill('SIGTERM');
   }
-  const out = summary(rows, note, profiled);
+  if (flag('cpu-prof')) {
+    // Written when the gateway exits.
+    const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
+    if (file) profiled = { requests: embeddedRequests, summary: summarizeProfile(JSON.parse(readFileSync(join(profileDir, file), 'utf8')), embeddedRequests) };
+  }
+  const out = summary(rows, ratios, note, profiled);
   if (flag('json')) console.log(JSON.stringify(out, null, 2));
   else printTable(out);
 }

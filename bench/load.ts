@@ -89,15 +89,24 @@ export interface MeasureOptions {
   /** Sequential streamed calls for the time to first token. */
   streams: number;
   concurrency: number;
+  /** Seconds of each throughput round. */
   seconds: number;
 }
 
-/** Warm-up, then the target's sequential figures and its throughput. */
-export async function measure(target: Target, body: string, streamBody: string, options: MeasureOptions): Promise<Figures> {
+export type Latencies = Omit<Figures, 'rps'>;
+
+/** Warm-up (sequential calls and a second under load), then the target's sequential figures. */
+export async function latencies(target: Target, body: string, streamBody: string, options: MeasureOptions): Promise<Latencies> {
   await sequential(target, body, 200);
   await throughput(target, body, options.concurrency, 1);
-  const latencies = await sequential(target, body, options.requests);
+  const sorted = await sequential(target, body, options.requests);
   const ttfts = await sequential(target, streamBody, options.streams, true);
-  const rps = await throughput(target, body, options.concurrency, options.seconds);
-  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), ttft50: percentile(ttfts, 0.5), ttft99: percentile(ttfts, 0.99), rps };
+  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), ttft50: percentile(ttfts, 0.5), ttft99: percentile(ttfts, 0.99) };
+}
+
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
