@@ -170,9 +170,14 @@ export abstract class HoldBook {
    * `move` from open, written as the hold's ended record with what it was charged.
    */
   protected recordEnded(holdId: string, move: HoldMove, amount: bigint, charged: bigint, expired?: ClosedHold['expired']): ClosedHold {
-    const closed: ClosedHold = { state: endingOf(move), amount: storedAmount(amount), charged: storedAmount(charged), ...(expired ? { expired } : {}) };
+    const closed = this.endingOf(move, amount, charged, expired);
     this.closedHolds.set(holdId, closed);
     return closed;
+  }
+
+  /** The ended record `move` from open gives (written by recordEnded, or for a carved hold by its lease's chunk). */
+  protected endingOf(move: HoldMove, amount: bigint, charged: bigint, expired?: ClosedHold['expired']): ClosedHold {
+    return { state: endingOf(move), amount: storedAmount(amount), charged: storedAmount(charged), ...(expired ? { expired } : {}) };
   }
 
   protected closedHold(holdId: string): Promise<ClosedHold | undefined> {
@@ -184,8 +189,8 @@ export abstract class HoldBook {
    * ended that way (a release of an expired hold answers its expiry), a settle after expiry
    * recorded as such (with the settle's route, if it has one), any other move refused.
    */
-  protected async onEnded(state: FundsState, holdId: string, move: Extract<HoldMove, 'settle' | 'release'>, usage: RecordedLine[] = [], route?: CheckedRoute): Promise<HoldOutcome> {
-    const closed = await this.closedHold(holdId);
+  protected async onEnded(state: FundsState, holdId: string, move: Extract<HoldMove, 'settle' | 'release'>, usage: RecordedLine[] = [], route?: CheckedRoute, known?: ClosedHold): Promise<HoldOutcome> {
+    const closed = known ?? (await this.closedHold(holdId));
     if (!closed) throw new GatewayError('hold_not_found', `no hold ${holdId}`);
     const verdict = holdVerdict(closed.state, move);
     if (verdict && 'afterExpiry' in verdict) return this.settleAfterExpiry(state, holdId, closed, usage, route);

@@ -10,8 +10,6 @@ import type { CarvedResult, HoldOutcome, LeaseBatchOutcome, LeaseBatchRequest, L
 import {
   carvedMeta,
   LEASE_KEY_PREFIX,
-  mayHaveEnded,
-  withEnded,
   LEASE_SHARE_DIVISOR,
   availableIn,
   MAX_BATCH_ITEMS,
@@ -21,6 +19,7 @@ import {
   type OpenLease,
   type ParsedCarved,
 } from './funds-state';
+import { BatchEndings } from './carve-endings';
 import { HoldBook } from './hold-book';
 import { StateRecords } from '../runtime/state-record';
 import { costed, mergeProgress, recordLines, type RecordedLine } from './usage';
@@ -79,9 +78,8 @@ export abstract class LeaseBook extends HoldBook {
     // An item's `closed:` record is read only when the item may have ended: the lease counts its
     // ended carves, so a hold it knows as still open needs no read (on Dapr a round trip to the
     // store per item). The others are read up front, all at once, side by side.
-    const items = new Carves(lease, [...checked.progress, ...checked.settle, ...checked.release].map(({ meta }) => meta));
-    await Promise.all(items.toRead().map((holdId) => this.closedHold(holdId)));
-    const closedHold = (holdId: string) => (items.open(holdId) ? Promise.resolve(undefined) : this.closedHold(holdId));
+    const endings = new BatchEndings(this.ctx.state, this.closedHolds, request.leaseId, lease, [...checked.progress, ...checked.settle, ...checked.release].map(({ meta }) => meta));
+    await endings.preload();
     const ended = lease ? undefined : await this.closedLeases.get(request.leaseId);
     if (!lease && !ended) throw new GatewayError('hold_not_found', `no lease ${request.leaseId}`);
     if (lease) {
@@ -89,7 +87,7 @@ export abstract class LeaseBook extends HoldBook {
         const entry = lease.progress[meta.holdId];
         if (entry) entry.lines = mergeProgress(entry.lines, lines);
         // A late record of a hold that has ended records nothing (it would be charged again at expiry).
-        else if (lines.length > 0 && !(await closedHold(meta.holdId))) {
+        else if (lines.length > 0 && !(await endings.of(meta))) {
           lease.progress[meta.holdId] = { amount: storedAmount(meta.amount), requestId: meta.requestId, model: meta.model, profileId: meta.profileId, lines };
         }
       }
@@ -97,11 +95,11 @@ export abstract class LeaseBook extends HoldBook {
     }
     const settled: CarvedResult[] = [];
     for (const { item, meta, lines } of checked.settle) {
-      settled.push(await this.carvedResult(meta.holdId, () => this.settleCarved(state, lease, meta, lines, item.platformBorne === true, item.route, closedHold, items)));
+      settled.push(await this.carvedResult(meta.holdId, () => this.settleCarved(state, lease, meta, lines, item.platformBorne === true, item.route, endings)));
     }
     const released: CarvedResult[] = [];
     for (const { item, meta } of checked.release) {
-      released.push(await this.carvedResult(meta.holdId, () => this.releaseCarved(state, lease, meta, String(item.reason ?? ''), closedHold, items)));
+      released.push(await this.carvedResult(meta.holdId, () => this.releaseCarved(state, lease, meta, String(item.reason ?? ''), endings)));
     }
     let outcome: LeaseOutcome;
     if (lease && request.close === true) {
@@ -123,9 +121,10 @@ export abstract class LeaseBook extends HoldBook {
   }
 
   /** One carved settle; a bad route refuses this item alone (before anything changes for it). */
-  private async settleCarved(state: FundsState, lease: OpenLease | undefined, meta: ParsedCarved, recorded: RecordedLine[], platformBorne: boolean, rawRoute: unknown, closedHold: ClosedLookup, items: Carves): Promise<HoldOutcome> {
+  private async settleCarved(state: FundsState, lease: OpenLease | undefined, meta: ParsedCarved, recorded: RecordedLine[], platformBorne: boolean, rawRoute: unknown, endings: BatchEndings): Promise<HoldOutcome> {
     const route = checkRoute(rawRoute);
-    if (await closedHold(meta.holdId)) return this.onEnded(state, meta.holdId, 'settle', recorded, route);
+    const ended = await endings.of(meta);
+    if (ended) return this.onEnded(state, meta.holdId, 'settle', recorded, route, ended);
     if (!lease) return this.settleAfterExpiry(state, meta.holdId, this.expireCarvedUnrecorded(meta), recorded, route);
     const { lines, cost } = costed(recorded);
     const rest = fromStored(lease.amount) - fromStored(lease.charged);
@@ -134,8 +133,7 @@ export abstract class LeaseBook extends HoldBook {
     this.charge(state, charged);
     lease.charged = storedAmount(fromStored(lease.charged) + charged);
     delete lease.progress[meta.holdId];
-    items.ended(lease, meta);
-    this.recordEnded(meta.holdId, 'settle', meta.amount, charged);
+    await endings.record(lease, meta, { ...this.endingOf('settle', meta.amount, charged), state: 'settled' });
     const now = this.ctx.now();
     const common = { accountId: this.accountId, pool: this.pool, holdId: meta.holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId };
     this.ctx.emit(billingEvent(`${meta.holdId}:charge`, now, { ...common, kind: platformBorne ? 'platform_borne' : 'charge', balanceDelta: -toJsonAmount(charged), amount: toJsonAmount(platformBorne ? cost : charged) }));
@@ -143,15 +141,15 @@ export abstract class LeaseBook extends HoldBook {
     return this.outcome(meta.holdId, 'settled', meta.amount, charged, state);
   }
 
-  private async releaseCarved(state: FundsState, lease: OpenLease | undefined, meta: ParsedCarved, reason: string, closedHold: ClosedLookup, items: Carves): Promise<HoldOutcome> {
-    if (await closedHold(meta.holdId)) return this.onEnded(state, meta.holdId, 'release');
+  private async releaseCarved(state: FundsState, lease: OpenLease | undefined, meta: ParsedCarved, reason: string, endings: BatchEndings): Promise<HoldOutcome> {
+    const ended = await endings.of(meta);
+    if (ended) return this.onEnded(state, meta.holdId, 'release', [], undefined, ended);
     if (!lease) {
       const closed = this.expireCarvedUnrecorded(meta);
       return this.outcome(meta.holdId, closed.state, meta.amount, 0n, state);
     }
     delete lease.progress[meta.holdId];
-    items.ended(lease, meta);
-    this.recordEnded(meta.holdId, 'release', meta.amount, 0n);
+    await endings.record(lease, meta, { ...this.endingOf('release', meta.amount, 0n), state: 'released' });
     this.emitRelease(meta, reason);
     return this.outcome(meta.holdId, 'released', meta.amount, 0n, state);
   }
@@ -203,45 +201,5 @@ export abstract class LeaseBook extends HoldBook {
   private leaseOutcome(leaseId: string, leaseState: LeaseOutcome['state'], lease: { amount: string; charged: string }, state: FundsState): LeaseOutcome {
     const available = availableIn(state);
     return { leaseId, state: leaseState, amount: toJsonAmount(fromStored(lease.amount)), charged: toJsonAmount(fromStored(lease.charged)), balance: toJsonAmount(fromStored(state.balance)), available: toJsonAvailable(available) };
-  }
-}
-
-type ClosedLookup = (holdId: string) => Promise<ClosedHold | undefined>;
-
-/**
- * A batch's items as its lease counts them: the holds known to be still open (a counted carve
- * number the lease has not recorded as ended) need no read of their `closed:` record; an item
- * ending here leaves that set, and its number joins the lease's ended ones.
- */
-class Carves {
-  private readonly known = new Set<string>();
-  private readonly unknown = new Set<string>();
-
-  constructor(lease: OpenLease | undefined, metas: readonly ParsedCarved[]) {
-    for (const meta of metas) {
-      if (lease && !mayHaveEnded(lease.ended, meta.carve)) this.known.add(meta.holdId);
-      else this.unknown.add(meta.holdId);
-    }
-    // A hold carried twice, once without its number (never sent so by the gateway): read.
-    for (const holdId of this.unknown) this.known.delete(holdId);
-  }
-
-  /** The holds whose `closed:` record must be read. */
-  toRead(): string[] {
-    return [...this.unknown];
-  }
-
-  /** Known to be still open: no record to read. */
-  open(holdId: string): boolean {
-    return this.known.has(holdId);
-  }
-
-  ended(lease: OpenLease, meta: ParsedCarved): void {
-    this.known.delete(meta.holdId);
-    if (lease.ended && meta.carve !== undefined) {
-      const counted = withEnded(lease.ended, meta.carve);
-      if (counted) lease.ended = counted;
-      else delete lease.ended;
-    }
   }
 }

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CarvedHold, LeaseBatchOutcome, UsageLine } from '../../actors/funds-hold/FundsHoldInterface';
 import { FundsHoldClient } from '../../actors/funds-hold/client';
+import { MAX_ENDED_RANGES } from '../../actors/funds-hold/funds-state';
 import { eventually } from '../support/eventually';
 import { startedHost, type HostUnderTest } from './funds-hold.contract';
 import type { RouteRecord } from '../../lib/route-record';
@@ -104,6 +105,25 @@ export function fundsLeaseContract(hostName: string, start: () => Promise<HostUn
       await again();
       // The one never ended (10) settles once, after all that.
       expect((await funds().leaseBatch({ leaseId, ttlMs: 60_000, settle: [settle(holds[10])] })).lease).toMatchObject({ charged: charged + 50 });
+    });
+
+    it('when a lease stops counting (its carves end too far out of order), then endings recorded before and after are each found again: retried settles answer the same and charge once', async () => {
+      const { id, leaseId } = await leasedAccount();
+      const funds = () => t.client.of(id);
+      const settleOf = (carve: number) => ({ ...carved(30), carve, lines: usage(1, 1) });
+      // Every other number: each its own range, past the counted ones (MAX_ENDED_RANGES) mid-batch.
+      const scattered = Array.from({ length: 2 * MAX_ENDED_RANGES + 4 }, (_, i) => settleOf(2 * i));
+      const first = await funds().leaseBatch({ leaseId, ttlMs: 60_000, settle: scattered.slice(0, MAX_ENDED_RANGES + 2) });
+      const second = await funds().leaseBatch({ leaseId, ttlMs: 60_000, settle: scattered.slice(MAX_ENDED_RANGES + 2) });
+      const charged = scattered.length * 3;
+      expect(second.lease).toMatchObject({ charged, balance: 100_000 - charged });
+      for (const [batch, answer] of [[scattered.slice(0, MAX_ENDED_RANGES + 2), first], [scattered.slice(MAX_ENDED_RANGES + 2), second]] as const) {
+        const again = await funds().leaseBatch({ leaseId, ttlMs: 60_000, settle: batch });
+        expect(again.settled.map((r) => [r.holdId, r.outcome?.state, r.outcome?.charged])).toEqual(answer.settled.map((r) => [r.holdId, 'settled', 3]));
+      }
+      const late = settleOf(1);
+      for (let i = 0; i < 2; i++) expect((await funds().leaseBatch({ leaseId, ttlMs: 60_000, settle: [late] })).settled[0].outcome).toMatchObject({ state: 'settled', charged: 3 });
+      expect(await funds().getBalance()).toMatchObject({ balance: 100_000 - charged - 3 });
     });
 
     it('when a batch item is malformed, then the whole batch is refused and nothing changes', async () => {

@@ -1,0 +1,62 @@
+import type { ActorState } from '../runtime/port';
+import { StateRecords } from '../runtime/state-record';
+import { BatchEndings, CARVE_CHUNK } from './carve-endings';
+import { CLOSED_KEY_PREFIX, type ClosedHold, type OpenLease, type ParsedCarved } from './funds-state';
+
+/** An actor state over a map, counting the reads that reach it. */
+function mapState() {
+  const store = new Map<string, unknown>();
+  const reads: string[] = [];
+  const state: ActorState = {
+    get: async <T>(key: string) => {
+      reads.push(key);
+      return store.get(key) as T | undefined;
+    },
+    getUncached: async <T>(key: string) => store.get(key) as T | undefined,
+    set: (key, value) => void store.set(key, value),
+    remove: (key) => void store.delete(key),
+  };
+  return { state, store, reads, closed: new StateRecords<ClosedHold>(state, CLOSED_KEY_PREFIX) };
+}
+
+const lease = (): OpenLease => ({ amount: '100000', charged: '0', expiresAt: 0, progress: {}, ended: [] });
+const meta = (carve: number | undefined, holdId = `h${carve}`): ParsedCarved => ({ holdId, amount: 100n, requestId: 'r', model: 'm', profileId: 'p', ...(carve === undefined ? {} : { carve }) });
+const settled = { state: 'settled' as const, amount: '100', charged: '40' };
+
+describe('the endings of a lease batch', () => {
+  it('when a lease counts its carves, then endings go to one record per chunk of numbers, a hold known open is never read, and each ending is found again by its number', async () => {
+    const { state, store, reads, closed } = mapState();
+    const open = lease();
+    const metas = Array.from({ length: CARVE_CHUNK + 8 }, (_, i) => meta(i));
+    const batch = new BatchEndings(state, closed, 'L', open, metas);
+    await batch.preload();
+    for (const m of metas) expect(await batch.of(m)).toBeUndefined();
+    expect(reads).toEqual([]);
+    for (const m of metas) await batch.record(open, m, settled);
+    // A chunk is read only once written (in a turn, its own write): never for its first ending.
+    expect(reads.filter((key) => key === 'carved:L:0')).toHaveLength(CARVE_CHUNK - 1);
+    expect(reads.filter((key) => key === 'carved:L:1')).toHaveLength(7);
+    expect(new Set(reads)).toEqual(new Set(['carved:L:0', 'carved:L:1']));
+    expect([...store.keys()].sort()).toEqual(['carved:L:0', 'carved:L:1']);
+    expect(open.ended).toEqual([0, CARVE_CHUNK + 8]);
+    // A retried batch (a fresh turn): every item may have ended, each is found in its chunk.
+    const again = new BatchEndings(state, closed, 'L', open, metas);
+    await again.preload();
+    for (const m of metas) expect(await again.of(m)).toEqual(settled);
+    // Another hold claiming an ended number is not taken for it.
+    expect(await again.of(meta(3, 'someone-else'))).toBeUndefined();
+  });
+
+  it('when an item has no number, or the lease has ended (no counting), then its own closed record is used, as a hold has', async () => {
+    const { state, store, closed } = mapState();
+    const open = lease();
+    const plain = meta(undefined, 'plain');
+    const batch = new BatchEndings(state, closed, 'L', open, [plain]);
+    await batch.record(open, plain, settled);
+    expect([...store.keys()]).toEqual([`${CLOSED_KEY_PREFIX}plain`]);
+    expect(await new BatchEndings(state, closed, 'L', undefined, [plain]).of(plain)).toEqual(settled);
+    const uncounted = { ...lease(), ended: undefined };
+    await new BatchEndings(state, closed, 'L', uncounted, [meta(5)]).record(uncounted, meta(5), settled);
+    expect(store.has(`${CLOSED_KEY_PREFIX}h5`)).toBe(true);
+  });
+});
