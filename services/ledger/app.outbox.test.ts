@@ -82,6 +82,16 @@ describe('ledger routes of the outbox and reconciliation', () => {
     expect(rows.items.map((row: { reference: string }) => row.reference)).toEqual(['z', 'y', 'x']);
   });
 
+  it('when a batch arrives as opaque bytes (the CloudEvent data_base64, as the actors publish it), then it is stored as if sent as JSON; bytes that are not JSON are dropped', async () => {
+    const events = [credit('acct_b64', 'p', 400), credit('acct_b64', 'q', 100)];
+    const data_base64 = Buffer.from(JSON.stringify({ events })).toString('base64');
+    const delivery = { specversion: '1.0', datacontenttype: 'application/octet-stream', data_base64 };
+    expect((await call('POST', '/events/billing', delivery)).body).toEqual({ status: 'SUCCESS' });
+    expect((await call('POST', '/events/stored', { ids: events.map((e) => e.id) })).body).toEqual({ stored: events.map((e) => e.id) });
+    expect((await call('GET', '/accounts/acct_b64/pools/pool-3')).body).toMatchObject({ balance: 500, bills: 2 });
+    expect((await call('POST', '/events/billing', { ...delivery, data_base64: Buffer.from('not json').toString('base64') })).body).toEqual({ status: 'DROP' });
+  });
+
   it('when a batch is empty or not a batch, then it is taken as one event and dropped, storing nothing', async () => {
     for (const data of [{ events: [] }, { events: 'x' }]) expect((await call('POST', '/events/billing', { data })).body).toEqual({ status: 'DROP' });
   });

@@ -51,8 +51,7 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
   app.post('/events/:topic', async (req, res) => {
     // Dapr wraps what was published in a CloudEvent; its `data` is what the actors sent: a batch
     // of events (`{ events }`), or one envelope (how earlier versions published).
-    const body = req.body as { data?: unknown } | undefined;
-    const data = body && typeof body === 'object' && 'data' in body ? body.data : body;
+    const data = payloadOf(req.body);
     const { topic } = req.params;
     const batch = eventBatchMessageSchema.safeParse(data);
     const status = batch.success ? await handleBatch(topic, batch.data.events) : await handleOne(topic, data);
@@ -163,4 +162,22 @@ function idOf(event: unknown): string {
 
 function traceparentIn(event: unknown): unknown {
   return typeof event === 'object' && event !== null ? (event as { traceparent?: unknown }).traceparent : undefined;
+}
+
+/**
+ * What a delivery carries: the CloudEvent's `data`, or its `data_base64` read as JSON (the actors
+ * publish their batches as opaque bytes); a body that is no CloudEvent is taken whole.
+ */
+export function payloadOf(body: unknown): unknown {
+  if (!body || typeof body !== 'object') return body;
+  const event = body as { data?: unknown; data_base64?: unknown };
+  if (typeof event.data_base64 === 'string') {
+    const text = Buffer.from(event.data_base64, 'base64').toString('utf8');
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text; // not JSON: refused as a poisoned event
+    }
+  }
+  return 'data' in event ? event.data : body;
 }

@@ -291,8 +291,14 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
         return response;
       }, DEADLINE_MS + 10_000);
       expect(unknown.status).toBe(503);
-      const ledger = await agree(accountId, apiKey, FUNDS);
-      expect(ledger.bills).toBe(2); // the credit and one release
+      // A release moves no balance: wait for its row (events reach the ledger a moment after the turn), then for no second one.
+      const ledger = await passes(async () => {
+        const view = await agree(accountId, apiKey, FUNDS);
+        expect(view.bills).toBe(2); // the credit and one release
+        return view;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect((await agree(accountId, apiKey, FUNDS)).bills).toBe(ledger.bills);
       d.url = await d.withdraw([]);
     });
 
