@@ -165,7 +165,8 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
           if (change) {
             const added = new Map(turn.events.map((event) => [event.id, event]));
             for (const [n, ids] of change.writes) {
-              turn.writes.set(outboxBatchKey(n), ids === undefined ? DELETED : ids.map((id) => added.get(id) ?? this.outboxEvents.get(id)!));
+              const events = ids?.map((id) => added.get(id) ?? this.outboxEvents.get(id)).filter((event) => event !== undefined);
+              turn.writes.set(outboxBatchKey(n), events === undefined ? DELETED : events);
             }
             if (change.listChanged) turn.writes.set(OUTBOX_BATCHES_KEY, [...change.segments.keys()]);
           }
@@ -244,7 +245,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       const numbers = Array.isArray(list) ? (list as number[]) : [];
       await Promise.all(numbers.filter((n) => !this.segmentIds.has(n)).map(async (n) => {
         const events = await this.activation.read(outboxBatchKey(n), false);
-        const batch = Array.isArray(events) ? (events as EventEnvelope[]) : [];
+        const batch = Array.isArray(events) ? (events as unknown[]).filter((event): event is EventEnvelope => typeof (event as EventEnvelope | null)?.id === 'string') : [];
         for (const event of batch) this.outboxEvents.set(event.id, event);
         this.segmentIds.set(n, batch.map((event) => event.id));
       }));
