@@ -13,4 +13,7 @@ module.exports = {
     { displayName: 'e2e-dapr', testEnvironment: 'node', transform, transformIgnorePatterns, testMatch: ['<rootDir>/test/dapr/**/*.test.ts'] },
   ],
   testTimeout: 60000,
+  // One temporary directory per run, removed at its end (test/support/jest-temp-dir.js).
+  globalSetup: '<rootDir>/test/support/jest-global-setup.js',
+  globalTeardown: '<rootDir>/test/support/jest-global-teardown.js',
 };

@@ -12,7 +12,7 @@
 
 import '../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fundedAccount } from '../test/support/api';
@@ -151,6 +151,8 @@ async function main(): Promise<void> {
     }
   } finally {
     for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((child) => (child.exitCode !== null || child.signalCode !== null ? undefined : new Promise((resolve) => child.once('exit', resolve)))));
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

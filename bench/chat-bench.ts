@@ -17,7 +17,7 @@
 
 import '../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fundedAccount } from '../test/support/api';
@@ -298,6 +298,8 @@ async function main(): Promise<void> {
     const file = readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile'));
     if (file) profiled = { requests: embeddedRequests, summary: summarizeProfile(JSON.parse(readFileSync(join(profileDir, file), 'utf8')), embeddedRequests) };
   }
+  // Its data (LMDB, Redis, Dapr: a few hundred MB) goes with it.
+  rmSync(dir, { recursive: true, force: true });
   const out = summary(rows, ratios, note, profiled);
   if (flag('json')) console.log(JSON.stringify(out, null, 2));
   else printTable(out);
