@@ -13,6 +13,8 @@ class Store {
   readonly registered: ReminderRegistration[] = [];
   readonly unregistered: string[][] = [];
   auto = true;
+  /** Like the embedded host: a turn with nothing to write commits nothing (no promise to wait for). */
+  skipEmpty = false;
   now = 1_000;
 
   host(): KernelHost {
@@ -20,7 +22,7 @@ class Store {
       actors: { invoke: () => Promise.reject(new Error('no calls here')) },
       now: () => this.now,
       read: (_activation, key) => structuredClone(this.values.get(key)),
-      commit: (_activation, request) => new Promise<void>((resolve, reject) => {
+      commit: (_activation, request) => this.skipEmpty && request.turn.writes.size === 0 && request.turn.events.length === 0 ? undefined : new Promise<void>((resolve, reject) => {
         const entry = { request, resolve: () => (this.apply(request), resolve()), reject };
         if (this.auto) entry.resolve();
         else this.waiting.push(entry);
@@ -236,6 +238,32 @@ describe('overlapping commits', () => {
     store.waiting.shift()!.resolve();
     expect(await second).toBe('w');
     expect(store.values.get('rec')).toEqual({ n: 2 });
+  });
+
+  it('when a turn only reads while the previous one is committing, then it is answered once that commit is durable, and fails if that commit fails', async () => {
+    for (const outcome of ['durable', 'failed'] as const) {
+      const store = new Store();
+      store.auto = false;
+      store.skipEmpty = true;
+      store.values.set('rec', { n: 0 });
+      const a = activation(store, { overlapCommits: true });
+      const first = turn(a, async (ctx) => ctx.state.set('rec', { n: 1 }));
+      let answered = false;
+      const read = turn(a, async (ctx) => ctx.state.get<{ n: number }>('rec')).then((value) => ((answered = true), value));
+      for (let i = 0; i < 5 && store.waiting.length < 1; i++) await flush();
+      for (let i = 0; i < 5; i++) await flush();
+      // It read the first turn's write, not yet durable: no answer yet.
+      expect(answered).toBe(false);
+      if (outcome === 'durable') {
+        store.waiting.shift()!.resolve();
+        await first;
+        expect(await read).toEqual({ n: 1 });
+      } else {
+        store.waiting.shift()!.reject(new Error('disk full'));
+        await expect(first).rejects.toThrow('disk full');
+        await expect(read).rejects.toBeInstanceOf(TurnFailedEarlier);
+      }
+    }
   });
 
   it('when a turn\'s commit fails, then a later turn that read its writes fails too and is never committed; the next starts from the store', async () => {

@@ -326,6 +326,15 @@ export class Activation {
           entry.durable = durable;
           if (overlap) this.release(ticket);
           await durable;
+        } else if (overlap) {
+          // Nothing of its own to commit, but it may have read what earlier turns have not made
+          // durable yet: answered once they are, never with what a failed commit undid.
+          const earlier = this.committing.filter((other) => other !== entry);
+          if (earlier.length > 0) {
+            this.release(ticket);
+            await Promise.allSettled(earlier.map((other) => other.durable));
+            if (incarnation !== this.incarnation) throw new TurnFailedEarlier();
+          }
         }
       } catch (error) {
         request.abort();
