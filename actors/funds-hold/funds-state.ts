@@ -114,8 +114,8 @@ export function mayHaveEnded(ended: EndedCarves | undefined, carve: number | und
 
 /** The ended numbers with `carve` among them (undefined: too many ranges, no longer counted). */
 export function withEnded(ended: EndedCarves, carve: number): EndedCarves | undefined {
-  if (mayHaveEnded(ended, carve)) return ended;
   const i = rangeOf(ended, carve);
+  if (i < ended.length && ended[i] <= carve) return ended; // already among them
   const next = [...ended];
   const joinsBefore = i > 0 && next[i - 1] === carve;
   const joinsAfter = i < next.length && next[i] === carve + 1;

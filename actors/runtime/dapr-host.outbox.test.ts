@@ -24,6 +24,18 @@ function fakeLedger() {
   return { ledger, held, take };
 }
 
+/** Credits as an earlier version stored them in its outbox: `<prefix>-1`, `<prefix>-2`, … */
+const earlierEvents = (prefix: string, count: number) => Array.from({ length: count }, (_, i) =>
+  billingEvent(`${prefix}-${i + 1}`, 0, { kind: 'credit', accountId: 'acct_ob', pool: 'pool-3', balanceDelta: i + 1, amount: i + 1, reference: `${prefix}-${i + 1}` }));
+
+/** A publisher whose every event pub/sub takes reaches the ledger (`take`), its id noted in `published`. */
+const deliveringTo = (take: (event: EventEnvelope) => void, published: string[]): DaprPublisher => async (_topic, events) => {
+  for (const event of events) {
+    published.push(event.id);
+    take(event);
+  }
+};
+
 describe('the Dapr host adapter, its stored outbox', () => {
   let sidecar: FakeSidecar;
   let client: DaprSidecar;
@@ -100,7 +112,7 @@ describe('the Dapr host adapter, its stored outbox', () => {
   });
 
   it('when the stored outbox is in the earliest layout (one array), then its events are published, moved to a batch by the next turn, and leave once confirmed', async () => {
-    const old = [1, 2].map((n) => billingEvent(`old-${n}`, 0, { kind: 'credit', accountId: 'acct_ob', pool: 'pool-3', balanceDelta: n, amount: n, reference: `old-${n}` }));
+    const old = earlierEvents('old', 2);
     sidecar.store.set(`${ACTOR}/__outbox`, old);
     const { ledger, take } = fakeLedger();
     const published: string[] = [];
@@ -118,7 +130,7 @@ describe('the Dapr host adapter, its stored outbox', () => {
   });
 
   it('when the stored outbox is a flat index of ids with a key per event, then its events are published, moved to a batch in the next turn, and leave once confirmed', async () => {
-    const old = [1, 2].map((n) => billingEvent(`flat-${n}`, 0, { kind: 'credit', accountId: 'acct_ob', pool: 'pool-3', balanceDelta: n, amount: n, reference: `flat-${n}` }));
+    const old = earlierEvents('flat', 2);
     sidecar.store.set(`${ACTOR}/__outbox:ids`, old.map((event) => event.id));
     for (const event of old) sidecar.store.set(`${ACTOR}/__outbox:event:${event.id}`, event);
     const { ledger, take } = fakeLedger();
@@ -137,7 +149,7 @@ describe('the Dapr host adapter, its stored outbox', () => {
   });
 
   it('when the stored outbox is in segments of ids with a key per event (the layout before batches), then the next turn moves the unconfirmed events to a batch and deletes every old key; none is lost or published twice', async () => {
-    const old = [1, 2, 3].map((n) => billingEvent(`seg-${n}`, 0, { kind: 'credit', accountId: 'acct_ob', pool: 'pool-3', balanceDelta: n, amount: n, reference: `seg-${n}` }));
+    const old = earlierEvents('seg', 3);
     sidecar.store.set(`${ACTOR}/__outbox:segments`, [1, 2]);
     sidecar.store.set(`${ACTOR}/__outbox:segment:1`, ['seg-1', 'seg-2']);
     sidecar.store.set(`${ACTOR}/__outbox:segment:2`, ['seg-3']);
@@ -145,12 +157,7 @@ describe('the Dapr host adapter, its stored outbox', () => {
     const { ledger, take, held } = fakeLedger();
     take(old[1]); // already stored by the ledger: published again at most, stored once
     const published: string[] = [];
-    const actor = actorOn(async (_topic, events) => {
-      for (const event of events) {
-        published.push(event.id);
-        take(event);
-      }
-    }, ledger);
+    const actor = actorOn(deliveringTo(take, published), ledger);
     expect(await actor.credit({ amount: 1000, reference: 'new' })).toMatchObject({ ok: true });
     expect(outboxKeys()).toEqual([`${ACTOR}/__outbox:batch:0`, `${ACTOR}/__outbox:batch:1`, `${ACTOR}/__outbox:batches`]);
     expect(index().slice(0, 3)).toEqual(['seg-1', 'seg-2', 'seg-3']);
@@ -173,12 +180,7 @@ describe('the Dapr host adapter, its stored outbox', () => {
 
     // The next activation (the actors app restarted): a fresh adapter over the same state.
     const published: string[] = [];
-    const next = actorOn(async (_topic, events) => {
-      for (const event of events) {
-        published.push(event.id);
-        take(event);
-      }
-    }, ledger);
+    const next = actorOn(deliveringTo(take, published), ledger);
     // Its first turn repeats a credit already applied: nothing new, and every stored event goes out.
     expect(await next.credit({ amount: 1000, reference: 'd4' })).toMatchObject({ ok: true, result: { applied: false } });
     await passes(async () => expect([...published].sort()).toEqual([...committed].sort()));

@@ -251,17 +251,15 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       }));
       const segments = new Map<number, readonly string[]>(numbers.map((n) => [n, this.segmentIds.get(n) ?? []]));
       if (!Array.isArray(segmentList) && !Array.isArray(flat) && !Array.isArray(old)) return { segments };
-      return { segments: new Map([[EARLIER_LAYOUT_SEGMENT, await this.earlierIds(segmentList, flat, old, segments)], ...segments]), earlier: { keys: this.earlierKeys } };
+      const earlier = await this.earlierLayout(segmentList, flat, old, segments);
+      return { segments: new Map([[EARLIER_LAYOUT_SEGMENT, earlier.ids], ...segments]), earlier: { keys: earlier.keys } };
     }
 
-    /** The keys of earlier layouts the move deletes (set by earlierIds). */
-    private earlierKeys: string[] = [];
-
     /**
-     * The ids an earlier layout holds that no batch does, their events loaded into memory; the
-     * keys of that layout listed for the move (every per-event key, confirmed or not).
+     * The ids an earlier layout holds that no batch does, their events loaded into memory, and the
+     * keys of that layout the move deletes (every per-event key, confirmed or not).
      */
-    private async earlierIds(segmentList: unknown, flat: unknown, old: unknown, batches: ReadonlyMap<number, readonly string[]>): Promise<string[]> {
+    private async earlierLayout(segmentList: unknown, flat: unknown, old: unknown, batches: ReadonlyMap<number, readonly string[]>): Promise<{ ids: string[]; keys: string[] }> {
       const keys: string[] = [];
       const ids: string[] = [];
       if (Array.isArray(old)) {
@@ -290,9 +288,8 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       for (const id of perEvent) keys.push(outboxEventKey(id));
       const loaded = await Promise.all(perEvent.map(async (id) => [id, (await this.activation.read(outboxEventKey(id), false)) as EventEnvelope | undefined] as const));
       for (const [id, event] of loaded) if (event) this.outboxEvents.set(id, event);
-      this.earlierKeys = keys;
       // An id whose event is gone cannot be published again: it leaves with the move.
-      return unique.filter((id) => this.outboxEvents.has(id));
+      return { ids: unique.filter((id) => this.outboxEvents.has(id)), keys };
     }
 
     /** Every id the stored outbox holds. */
