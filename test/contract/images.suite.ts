@@ -48,11 +48,18 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
     });
 
     /** The gateway's balance has nothing held and equals the ledger's; returns the ledger view. */
-    async function agree(accountId: string, apiKey: string, expected: number): Promise<AccountLedgerView> {
+    /**
+     * The actor's balance and the ledger's agree; `rows`: the ledger also holds this many usage
+     * events and bills (waited for: events reach the ledger a moment after their turn, each topic
+     * on its own, and a release or a usage row moves no balance).
+     */
+    async function agree(accountId: string, apiKey: string, expected: number, rows: { usage?: number; bills?: number } = {}): Promise<AccountLedgerView> {
       expect(await balance(d.url, apiKey)).toMatchObject({ balance: expected, held: 0, available: expected });
       return passes(async () => {
         const ledger = await d.ledger(accountId);
         expect(ledger.balance).toBe(expected);
+        if (rows.usage !== undefined) expect(ledger.usage).toBe(rows.usage);
+        if (rows.bills !== undefined) expect(ledger.bills).toBe(rows.bills);
         return ledger;
       });
     }
@@ -85,8 +92,7 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
       }
       const jwt = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln';
       expect((await image(d.url, jwt, picture)).body.error.code).toBe('credential_family_mismatch');
-      const ledger = await agree(accountId, apiKey, FUNDS);
-      expect(ledger.usage).toBe(0);
+      await agree(accountId, apiKey, FUNDS, { usage: 0 });
     });
 
     it('when an image is generated, then 200 with the image as asked, one IMAGE charge, and a retry (quoted key) returns the same task without a second charge', async () => {
@@ -111,8 +117,7 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
       const recovered = await imageTask(d.url, apiKey, first.body.taskId);
       expect(recovered.status).toBe(200);
       expect(recovered.body.data).toEqual(first.body.data);
-      const ledger = await agree(accountId, apiKey, FUNDS - 2 * PRICE);
-      expect(ledger.usage).toBe(2);
+      await agree(accountId, apiKey, FUNDS - 2 * PRICE, { usage: 2 });
     });
 
     it('when an image comes from an OpenAI-compatible upstream, then it is fetched over HTTP with the task id as its idempotency reference', async () => {
@@ -162,8 +167,7 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
       expect(new Set(responses.map((r) => r.body.taskId)).size).toBe(1);
       expect(new Set(responses.map((r) => JSON.stringify(r.body.data))).size).toBe(1);
       expect(d.upstream.imageRequests - before).toBe(1);
-      const ledger = await agree(accountId, apiKey, FUNDS - PRICE);
-      expect(ledger.usage).toBe(1);
+      await agree(accountId, apiKey, FUNDS - PRICE, { usage: 1 });
     });
 
     it('when the provider confirms a rejection, then 400 failed with the taskId, the hold released, and a retry answers the same', async () => {
@@ -178,8 +182,7 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
       const retry = await image(d.url, apiKey, picture, { key, headers });
       expect([retry.status, retry.body.taskId, retry.body.status]).toEqual([400, failed.body.taskId, 'failed']);
       expect((await imageTask(d.url, apiKey, failed.body.taskId)).status).toBe(400);
-      const ledger = await agree(accountId, apiKey, FUNDS);
-      expect(ledger.usage).toBe(0);
+      await agree(accountId, apiKey, FUNDS, { usage: 0 });
     });
 
     it('when the provider never answers, then 503 unresolved with taskId and Retry-After; only the original key sees the task; past the deadline it is UNKNOWN, released, and the provider is not called again', async () => {
@@ -223,8 +226,7 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
       expect((await image(d.url, apiKey, picture, { key, model: 'hanging-upstream-image' })).body.status).toBe('unknown');
       await passes(async () => expect((await imageTask(d.url, otherKey, switched.body.taskId, 'hanging-upstream-image')).body.status).toBe('unknown'));
       expect(d.upstream.imageRequests - before).toBe(2);
-      const ledger = await agree(accountId, apiKey, FUNDS);
-      expect(ledger.usage).toBe(0); // no zero usage invented
+      await agree(accountId, apiKey, FUNDS, { usage: 0 }); // no zero usage invented
     });
 
     it('when a genuine artifact arrives after UNKNOWN, then it is released only with a zero-charge IMAGE event in the ledger, and UNKNOWN stays the record', async () => {
@@ -247,8 +249,7 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
       }, 15_000);
       expect(late.body).toMatchObject({ taskId, status: 'unknown', resolution: 'image_unknown_resolved', late_artifact: true, charged: 0 });
       expect(late.body.data[0].b64_json).toBeTruthy();
-      const ledger = await agree(accountId, apiKey, FUNDS);
-      expect(ledger.usage).toBe(1); // the real IMAGE quantity-1 event, charged 0
+      await agree(accountId, apiKey, FUNDS, { usage: 1 }); // the real IMAGE quantity-1 event, charged 0
     });
 
     it('when the provider failed before any output, then 503 at first and the recovery query, asking the provider, resolves it as failed and releases the hold', async () => {
@@ -273,8 +274,7 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
         return response;
       }, 10_000);
       expect(done.body).toMatchObject({ status: 'succeeded', charged: PRICE });
-      const ledger = await agree(accountId, apiKey, FUNDS - PRICE);
-      expect(ledger.usage).toBe(1);
+      await agree(accountId, apiKey, FUNDS - PRICE, { usage: 1 });
     });
 
     it('when the model is withdrawn and the gateway restarted, then new images are refused but recovery still answers, and the deadline still fires once', async () => {
@@ -291,14 +291,10 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
         return response;
       }, DEADLINE_MS + 10_000);
       expect(unknown.status).toBe(503);
-      // A release moves no balance: wait for its row (events reach the ledger a moment after the turn), then for no second one.
-      const ledger = await passes(async () => {
-        const view = await agree(accountId, apiKey, FUNDS);
-        expect(view.bills).toBe(2); // the credit and one release
-        return view;
-      });
+      await agree(accountId, apiKey, FUNDS, { bills: 2 }); // the credit and one release
+      // And no second one.
       await new Promise((resolve) => setTimeout(resolve, 1000));
-      expect((await agree(accountId, apiKey, FUNDS)).bills).toBe(ledger.bills);
+      expect((await agree(accountId, apiKey, FUNDS)).bills).toBe(2);
       d.url = await d.withdraw([]);
     });
 
