@@ -9,7 +9,6 @@ import { FundsHoldClient } from '../funds-hold/client';
 import { ACTOR_CLASSES } from '../host/registry';
 import { EmbeddedActorHost } from '../runtime/embedded-host';
 import { openLocalDb } from '../../lib/local-db';
-import type { EventEnvelope } from '../../lib/events';
 import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
 import { ImageTaskClient } from './client';
 
@@ -18,8 +17,7 @@ describe('ImageTask past its deadline, before the reminder', () => {
     const db = openLocalDb(mkdtempSync(join(tmpdir(), 'image-deadline-')));
     const ledger = new LmdbLedgerStore(db);
     let clock = Date.now();
-    const deliver = (event: EventEnvelope) => void ledger.appendSync(event);
-    const host = new EmbeddedActorHost({ db, publish: async (event) => deliver(event), deliverInCommit: deliver, now: () => clock });
+    const host = new EmbeddedActorHost({ db, publish: async (event) => void ledger.appendSync(event), deliverInCommit: (events) => void ledger.appendInTransaction(events), now: () => clock });
     for (const cls of ACTOR_CLASSES) host.register(cls);
     await host.start();
     try {

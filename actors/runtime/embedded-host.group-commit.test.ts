@@ -54,7 +54,7 @@ describe('group commit on the embedded host', () => {
   beforeEach(async () => {
     db = openLocalDb(mkdtempSync(join(tmpdir(), 'group-commit-')));
     // Delivered inside the commit (as the embedded ledger is): with its turn's state or not at all.
-    host = new EmbeddedActorHost({ db, publish: async () => undefined, deliverInCommit: (event) => void db.ledger.putSync(event.id, 1) });
+    host = new EmbeddedActorHost({ db, publish: async () => undefined, deliverInCommit: (events) => events.forEach((event) => db.ledger.putSync(event.id, 1)) });
     host.register(Counter);
     await host.start();
   });

@@ -45,7 +45,7 @@ describe('the embedded host, observed', () => {
 
   async function start(deliverInCommit: boolean): Promise<FundsHoldClient> {
     db = openLocalDb(mkdtempSync(join(tmpdir(), 'host-metrics-')));
-    const deliver = (_event: EventEnvelope) => undefined;
+    const deliver = (_events: readonly EventEnvelope[]) => undefined;
     host = new EmbeddedActorHost({
       db,
       publish: async () => {

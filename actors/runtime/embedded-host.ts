@@ -54,11 +54,12 @@ export interface EmbeddedHostOptions {
   db: LocalDb;
   publish: Publisher;
   /**
-   * An in-process consumer on the same database (the embedded ledger): events are delivered
-   * inside the state commit's own transaction, so the outbox is not needed for them. It must be
-   * synchronous and idempotent by event id.
+   * An in-process consumer on the same database (the embedded ledger): a turn's events are
+   * delivered inside the state commit's own transaction (its write transaction is open: the
+   * consumer writes in it), so the outbox is not needed for them. It must be synchronous and
+   * idempotent by event id.
    */
-  deliverInCommit?: (event: EventEnvelope) => void;
+  deliverInCommit?: (events: readonly EventEnvelope[]) => void;
   now?: () => number;
   /** An activation without a turn for this long is dropped (default DEFAULT_ACTOR_IDLE_MS). */
   idleMs?: number;
@@ -242,9 +243,10 @@ export class EmbeddedActorHost implements ActorInvoker {
       if (value === DELETED) actorState.removeSync(stateKey(activation, key));
       else actorState.putSync(stateKey(activation, key), value);
     }
-    for (const event of turn.events) {
-      if (deliver) deliver(event);
-      else outbox.putSync(event.id, event);
+    if (deliver) {
+      if (turn.events.length > 0) deliver(turn.events);
+    } else {
+      for (const event of turn.events) outbox.putSync(event.id, event);
     }
     for (const [rKey, reminder] of turn.reminders as ReminderChanges) {
       if (reminder === DELETED) reminders.removeSync(rKey);

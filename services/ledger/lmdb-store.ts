@@ -1,5 +1,8 @@
 // Ledger storage of the embedded default, in the local database. One LMDB transaction per append
 // (an event, or a delivery's events): the dedupe mark, the rows and the running totals move together.
+// The embedded host appends a turn's events inside the turn's own commit instead (`writer`): no
+// transaction of the ledger's own then, not even a nested one, and each account's totals are
+// read and written once for the lot.
 //
 // Keys: `event\0<eventId>` (dedupe mark), `<topic>\0<account>\0<pool>\0<position, 12 digits>`
 // (a row; positions from 1 in append order, so a reverse key range reads newest first) and
@@ -37,7 +40,7 @@ export class LmdbLedgerStore implements LedgerStore {
   }
 
   appendSync(event: EventEnvelope): AppendOutcome {
-    return this.db.root.transactionSync(() => this.write(event));
+    return this.appendAllSync([event])[0];
   }
 
   /** Appends many events in one transaction (bulk loads: benchmarks, imports); each still once by id. */
@@ -45,8 +48,32 @@ export class LmdbLedgerStore implements LedgerStore {
     return this.appendAllSync(events).filter((outcome) => outcome === 'appended').length;
   }
 
+  /** Appends the events inside the caller's write transaction (which must be open): one outcome each. */
+  appendInTransaction(events: readonly EventEnvelope[]): AppendOutcome[] {
+    const writer = this.writer();
+    const outcomes = events.map((event) => writer.append(event));
+    writer.finish();
+    return outcomes;
+  }
+
+  /**
+   * Appends inside the caller's write transaction, which must be open (no transaction of the
+   * ledger's own, not even a nested one: LMDB's cost per commit is paid once, by the caller).
+   * Each account's running totals are read once and written by `finish`, which must be called
+   * before that transaction commits.
+   */
+  writer(): LedgerWriter {
+    const totals = new Map<string, Totals>();
+    return {
+      append: (event) => this.write(event, totals),
+      finish: () => {
+        for (const [key, value] of totals) this.db.ledger.putSync(key, value);
+      },
+    };
+  }
+
   private appendAllSync(events: readonly EventEnvelope[]): AppendOutcome[] {
-    return this.db.root.transactionSync(() => events.map((event) => this.write(event)));
+    return this.db.root.transactionSync(() => this.appendInTransaction(events));
   }
 
   async account(accountId: string, pool: string): Promise<AccountLedgerView> {
@@ -97,22 +124,30 @@ export class LmdbLedgerStore implements LedgerStore {
     return { balance: stored?.balance ?? 0, bills: stored?.bills ?? 0, usage: stored?.usage ?? 0, usageRows: stored?.usageRows ?? 0 };
   }
 
-  /** The body of an append; runs inside a write transaction. */
-  private write(event: EventEnvelope): AppendOutcome {
+  /** The body of an append; runs inside a write transaction. The totals it moves are in `totals` (by key), for the caller to write. */
+  private write(event: EventEnvelope, totals: Map<string, Totals>): AppendOutcome {
     const ledger = this.db.ledger;
     if (ledger.get(`event${SEP}${event.id}`) !== undefined) return 'duplicate';
     const { accountId, pool } = event.data;
-    const totals = this.totals(accountId, pool);
+    const key = totalsKey(accountId, pool);
+    let account = totals.get(key);
+    if (!account) totals.set(key, (account = this.totals(accountId, pool)));
     const rows = toRows(event);
     if (event.topic === 'billing') {
-      totals.balance = plus(totals.balance, (rows[0] as BillEntry).balanceDelta);
-      ledger.putSync(rowKey('billing', accountId, pool, ++totals.bills), rows[0]);
+      account.balance = plus(account.balance, (rows[0] as BillEntry).balanceDelta);
+      ledger.putSync(rowKey('billing', accountId, pool, ++account.bills), rows[0]);
     } else {
-      totals.usage += 1;
-      for (const row of rows) ledger.putSync(rowKey('usage', accountId, pool, ++totals.usageRows), row);
+      account.usage += 1;
+      for (const row of rows) ledger.putSync(rowKey('usage', accountId, pool, ++account.usageRows), row);
     }
     ledger.putSync(`event${SEP}${event.id}`, 1);
-    ledger.putSync(totalsKey(accountId, pool), totals);
     return 'appended';
   }
+}
+
+/** Appends inside a write transaction the caller holds open (LmdbLedgerStore.writer). */
+export interface LedgerWriter {
+  append(event: EventEnvelope): AppendOutcome;
+  /** Writes the running totals the appends moved; before the transaction commits. */
+  finish(): void;
 }

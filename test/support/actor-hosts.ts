@@ -69,8 +69,11 @@ export async function startEmbeddedActors(prefix: string, options: { deliverInCo
   const open = async () => {
     db = openLocalDb(dir);
     ledger = new LmdbLedgerStore(db);
-    const deliver = (event: EventEnvelope) => void ledger.appendSync(event);
-    host = new EmbeddedActorHost({ db, publish: async (event) => deliver(event), ...(options.deliverInCommit === false ? {} : { deliverInCommit: deliver }) });
+    host = new EmbeddedActorHost({
+      db,
+      publish: async (event) => void ledger.appendSync(event),
+      ...(options.deliverInCommit === false ? {} : { deliverInCommit: (events: readonly EventEnvelope[]) => void ledger.appendInTransaction(events) }),
+    });
     for (const cls of ACTOR_CLASSES) host.register(cls);
     await host.start();
     return host;

@@ -10,7 +10,6 @@ import { FundsHoldClient } from '../../actors/funds-hold/client';
 import { ACTOR_CLASSES } from '../../actors/host/registry';
 import { ImageTaskClient } from '../../actors/image-task/client';
 import { EmbeddedActorHost } from '../../actors/runtime/embedded-host';
-import type { EventEnvelope } from '../../lib/events';
 import { openLocalDb } from '../../lib/local-db';
 import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
 
@@ -31,8 +30,7 @@ async function main(): Promise<void> {
   if (!gc) throw new Error('run with --expose-gc');
   const db = openLocalDb(dir);
   const ledger = new LmdbLedgerStore(db);
-  const deliver = (event: EventEnvelope) => void ledger.appendSync(event);
-  const host = new EmbeddedActorHost({ db, publish: async (event) => deliver(event), deliverInCommit: deliver });
+  const host = new EmbeddedActorHost({ db, publish: async (event) => void ledger.appendSync(event), deliverInCommit: (events) => void ledger.appendInTransaction(events) });
   for (const cls of ACTOR_CLASSES) host.register(cls);
   await host.start();
   const owner = { accountId: 'acct_probe', apiKeyId: 'key_probe' };
