@@ -59,4 +59,34 @@ describe('the endings of a lease batch', () => {
     await new BatchEndings(state, closed, 'L', uncounted, [meta(5)]).record(uncounted, meta(5), settled);
     expect(store.has(`${CLOSED_KEY_PREFIX}h5`)).toBe(true);
   });
+
+  it('when a chunk was stored as an object of entries (the first layout), then its endings are still found, and its next ending turns it into lines that keep them', async () => {
+    const { state, store, closed } = mapState();
+    const open = { ...lease(), ended: [0, 2] };
+    store.set('carved:L:0', { 0: ['h0', 'settled', '100', '40'], 1: ['h1', 'released', '100', '0'] });
+    const batch = new BatchEndings(state, closed, 'L', open, [meta(0), meta(1), meta(2)]);
+    await batch.preload();
+    expect(await batch.of(meta(0))).toEqual(settled);
+    expect(await batch.of(meta(1))).toEqual({ state: 'released', amount: '100', charged: '0' });
+    expect(await batch.of(meta(1, 'someone-else'))).toBeUndefined();
+    await batch.record(open, meta(2), settled);
+    expect(store.get('carved:L:0')).toBe('[0,"h0","settled","100","40"]\n[1,"h1","released","100","0"]\n[2,"h2","settled","100","40"]');
+    const again = new BatchEndings(state, closed, 'L', open, [meta(0), meta(1), meta(2)]);
+    await again.preload();
+    for (const m of [meta(0), meta(2)]) expect(await again.of(m)).toEqual(settled);
+    expect(await again.of(meta(1))).toEqual({ state: 'released', amount: '100', charged: '0' });
+  });
+
+  it('when a hold id holds a line break, a quote or the opening of another line, or two holds claim one number, then each ending is found for its own hold only', async () => {
+    const { state, closed } = mapState();
+    const open = lease();
+    const odd = [meta(1, 'a\n[2,"b"'), meta(2, 'b'), meta(12, '[1,"x"]'), meta(21, '\\"'), meta(2, 'second')];
+    const batch = new BatchEndings(state, closed, 'L', open, odd);
+    for (const [i, m] of odd.entries()) await batch.record(open, m, { state: 'settled', amount: '100', charged: String(i) });
+    const again = new BatchEndings(state, closed, 'L', open, odd);
+    await again.preload();
+    for (const [i, m] of odd.entries()) expect(await again.of(m)).toEqual({ state: 'settled', amount: '100', charged: String(i) });
+    expect(await again.of(meta(1, 'b'))).toBeUndefined();
+    expect(await again.of(meta(3, 'b'))).toBeUndefined();
+  });
 });

@@ -5,6 +5,12 @@
 // (`carved:<leaseId>:<n>`, CARVE_CHUNK numbers each): a batch of many settles writes one or two
 // records instead of one per hold. A hold without a number, or of a lease that no longer counts,
 // has its own `closed:` record, as a hold does; a lookup reads both.
+//
+// A chunk is stored as text, one JSON line per ending (`[n,"holdId","settled","amount","charged"]`):
+// recording an ending appends a line, where an object of entries would be copied whole and
+// encoded again entry by entry (at one ending per batch, each settle paid for all the chunk's
+// earlier ones). Chunks stored as such an object (the first layout) are still read, and become
+// text at their next ending.
 
 import type { ActorState } from '../runtime/port';
 import type { StateRecords } from '../runtime/state-record';
@@ -15,7 +21,34 @@ export const CARVE_CHUNK = 32;
 
 /** One ended carve in its chunk: who it was, how it ended, what it held and was charged. */
 type Entry = [holdId: string, state: 'settled' | 'released', amount: string, charged: string];
-type Chunk = Record<string, Entry>;
+/** A chunk's line: the carve's number, then its entry. */
+type Line = [carve: number, ...entry: Entry];
+/** A chunk as stored: lines of JSON (Line), or (the first layout) an object of entries by number. */
+type Chunk = string | Record<string, Entry>;
+
+/** The entry of a number and hold in a chunk, in either layout. */
+function entryIn(chunk: Chunk | undefined, carve: number, holdId: string): Entry | undefined {
+  if (chunk === undefined) return undefined;
+  if (typeof chunk !== 'string') return chunk[carve]?.[0] === holdId ? chunk[carve] : undefined;
+  // JSON escapes line breaks inside strings: each line is one ending, found by its opening (a
+  // number claimed by two holds, which the gateway never sends, has a line for each).
+  const opening = `[${carve},`;
+  for (let at = chunk.startsWith(opening) ? 0 : chunk.indexOf(`\n${opening}`); at !== -1; at = chunk.indexOf(`\n${opening}`, at + 1)) {
+    const start = chunk[at] === '\n' ? at + 1 : at;
+    const end = chunk.indexOf('\n', start);
+    const [, ...entry] = JSON.parse(end === -1 ? chunk.slice(start) : chunk.slice(start, end)) as Line;
+    if (entry[0] === holdId) return entry;
+  }
+  return undefined;
+}
+
+/** The chunk with one more ending (a first-layout chunk becomes lines). */
+function withLine(chunk: Chunk | undefined, line: Line): string {
+  const text = JSON.stringify(line);
+  if (chunk === undefined || chunk === '') return text;
+  const earlier = typeof chunk === 'string' ? chunk : Object.entries(chunk).map(([carve, entry]) => JSON.stringify([Number(carve), ...entry])).join('\n');
+  return earlier === '' ? text : `${earlier}\n${text}`;
+}
 
 const chunkKey = (leaseId: string, carve: number) => `${CARVED_KEY_PREFIX}${leaseId}:${Math.floor(carve / CARVE_CHUNK)}`;
 
@@ -59,8 +92,8 @@ export class BatchEndings {
     if (this.open.has(meta.holdId)) return undefined;
     const own = await this.closedHolds.get(meta.holdId);
     if (own || meta.carve === undefined) return own;
-    const entry = (await this.state.get<Chunk>(chunkKey(this.leaseId, meta.carve)))?.[meta.carve];
-    return entry && entry[0] === meta.holdId ? { state: entry[1], amount: entry[2], charged: entry[3] } : undefined;
+    const entry = entryIn(await this.state.get<Chunk>(chunkKey(this.leaseId, meta.carve)), meta.carve, meta.holdId);
+    return entry ? { state: entry[1], amount: entry[2], charged: entry[3] } : undefined;
   }
 
   /** Records that a carved hold of the open lease ended by settle or release. */
@@ -73,8 +106,8 @@ export class BatchEndings {
     const key = chunkKey(this.leaseId, meta.carve);
     const from = meta.carve - (meta.carve % CARVE_CHUNK);
     // No number of the chunk has ended yet: it was never written, nothing to read.
-    const chunk = anyEndedIn(lease.ended, from, from + CARVE_CHUNK) ? ((await this.state.get<Chunk>(key)) ?? {}) : {};
-    this.state.set(key, { ...chunk, [meta.carve]: [meta.holdId, closed.state, closed.amount, closed.charged] satisfies Entry });
+    const chunk = anyEndedIn(lease.ended, from, from + CARVE_CHUNK) ? await this.state.get<Chunk>(key) : undefined;
+    this.state.set(key, withLine(chunk, [meta.carve, meta.holdId, closed.state, closed.amount, closed.charged]));
     const counted = withEnded(lease.ended, meta.carve);
     if (counted) lease.ended = counted;
     else delete lease.ended;
