@@ -8,10 +8,11 @@
 // this process is the load generator and takes no part in serving.
 //   npm run bench                     # both hosts (Dapr when its runtime resolves, else embedded only)
 //   npm run bench -- --embedded-only  # skip the Dapr topology
-// Every target is started first; latencies are measured target by target, throughput in rounds
-// of every target in turn (medians; ratios are the median of each round's own ratio).
-// Options: --requests N (sequential calls for p50/p99, default 2000), --streams S (for TTFT,
-// default 500), --concurrency C (default 32), --seconds T (each throughput round per target,
+// Every target is started first and warmed up; then latencies and throughput are measured in
+// rounds of every target in turn, the order rotating (latencies: each target's calls of all rounds
+// together; throughput: medians, and ratios are the median of each round's own ratio).
+// Options: --requests N (sequential calls for p50/p99, default 2000, shared among the rounds),
+// --streams S (for TTFT, default 500, shared likewise), --concurrency C (default 32), --seconds T (each throughput round per target,
 // default 4), --rounds R (default 3), --json (the figures as JSON instead of the tables), --cpu-prof (profile the embedded gateway
 // with node --cpu-prof and add where its CPU time went, by category, in µs per chat request).
 
@@ -25,7 +26,7 @@ import { writeTestCatalog } from '../test/support/catalog';
 import { ADMIN_TOKEN, freePort, ROOT, startGateway } from '../test/support/processes';
 import { resolveDaprBinaries, startTopology } from '../topology/topology';
 import { printSummary, summarizeProfile, type ProfileSummary } from './cpu-profile';
-import { latencies, median, throughput, type Figures, type Latencies, type MeasureOptions, type Target } from './load';
+import { latenciesOf, median, sample, throughput, warmUp, type Figures, type MeasureOptions, type Samples, type Target } from './load';
 import { CHAT_BODY, CHAT_PATH, flag, option, STREAM_BODY } from './cli';
 
 const OPTIONS: MeasureOptions = {
@@ -151,7 +152,7 @@ type Summary = ReturnType<typeof summary>;
 /** The figures as a markdown table, ready for README's Benchmarks section. */
 function printTable(out: Summary): void {
   const { concurrency, requests, streams, seconds, rounds } = out.options;
-  console.log(`chat bench, Node ${out.node}, ${out.date}: throughput at c=${concurrency}, median of ${rounds} interleaved rounds of ${seconds} s per target (autocannon), latencies at c=1 (${requests} calls; TTFT ${streams} streams)`);
+  console.log(`chat bench, Node ${out.node}, ${out.date}: throughput at c=${concurrency}, median of ${rounds} interleaved rounds of ${seconds} s per target (autocannon), latencies at c=1 (${requests} calls; TTFT ${streams} streams; in the same ${rounds} rounds)`);
   if (out.note) console.log(out.note);
   console.log('');
   console.log(`| | req/s (c=${concurrency}) | p50 ms | p99 ms | TTFT p50 ms | added p50 | added p99 | added TTFT | RSS MB (anon) |`);
@@ -268,10 +269,17 @@ async function main(): Promise<void> {
     }
 
     const spent = { cpu: {} as Record<string, number>, chats: 0 };
-    const sequentialFigures = new Map<string, Latencies>();
     for (const r of running) {
-      log(`${r.target.name}: latencies at c=1`);
-      sequentialFigures.set(r.target.name, await accounted(r, spent, () => latencies(r.target, body, streamBody, OPTIONS)));
+      log(`${r.target.name}: warm-up`);
+      await accounted(r, spent, () => warmUp(r.target, body, OPTIONS.concurrency));
+    }
+    // The sequential calls in rounds too: the machine's drift is shared by every target's figures.
+    const samples = new Map<string, Samples>(running.map((r) => [r.target.name, { json: [], ttft: [] }]));
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = running.map((_, i) => running[(i + round) % running.length]);
+      log(`latency round ${round + 1} of ${ROUNDS} at c=1: ${order.map((r) => r.target.name).join(', ')}`);
+      const share = (total: number) => Math.ceil(total / ROUNDS);
+      for (const r of order) await accounted(r, spent, () => sample(r.target, body, streamBody, share(OPTIONS.requests), share(OPTIONS.streams), samples.get(r.target.name)!));
     }
     const rounds: Record<string, number>[] = [];
     for (let round = 0; round < ROUNDS; round++) {
@@ -284,7 +292,7 @@ async function main(): Promise<void> {
     for (const r of running) {
       const name = r.target.name;
       const cpu = r.cpu && spent.chats > 0 ? Object.fromEntries(Object.entries(spent.cpu).map(([process, us]) => [process, Math.round(us / spent.chats)])) : undefined;
-      rows.push({ name, figures: { ...sequentialFigures.get(name)!, rps: median(rounds.map((x) => x[name])) }, rounds: rounds.map((x) => Math.round(x[name])), memory: r.memory(), ...(cpu ? { cpu } : {}) });
+      rows.push({ name, figures: { ...latenciesOf(samples.get(name)!), rps: median(rounds.map((x) => x[name])) }, rounds: rounds.map((x) => Math.round(x[name])), memory: r.memory(), ...(cpu ? { cpu } : {}) });
     }
     const ratio = (a: string, b: string) => (rounds.every((x) => x[a] !== undefined && x[b] !== undefined) ? median(rounds.map((x) => x[a] / x[b])) : undefined);
     ratios = { embeddedOfBare: ratio('embedded', 'bare proxy'), daprOfEmbedded: ratio('dapr', 'embedded') };

@@ -95,13 +95,29 @@ export interface MeasureOptions {
 
 export type Latencies = Omit<Figures, 'rps'>;
 
-/** Warm-up (sequential calls and a second under load), then the target's sequential figures. */
-export async function latencies(target: Target, body: string, streamBody: string, options: MeasureOptions): Promise<Latencies> {
+/** A target's sequential calls so far: each JSON call's latency and each stream's time to first token, ms. */
+export interface Samples {
+  json: number[];
+  ttft: number[];
+}
+
+/** Warm-up: sequential calls and a second under load. */
+export async function warmUp(target: Target, body: string, concurrency: number): Promise<void> {
   await sequential(target, body, 200);
-  await throughput(target, body, options.concurrency, 1);
-  const sorted = await sequential(target, body, options.requests);
-  const ttfts = await sequential(target, streamBody, options.streams, true);
-  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), ttft50: percentile(ttfts, 0.5), ttft99: percentile(ttfts, 0.99) };
+  await throughput(target, body, concurrency, 1);
+}
+
+/** One round's share of a target's sequential calls, added to its samples. */
+export async function sample(target: Target, body: string, streamBody: string, calls: number, streams: number, into: Samples): Promise<void> {
+  into.json.push(...(await sequential(target, body, calls)));
+  into.ttft.push(...(await sequential(target, streamBody, streams, true)));
+}
+
+/** The percentiles of a target's samples (of all its rounds together). */
+export function latenciesOf(samples: Samples): Latencies {
+  const json = [...samples.json].sort((a, b) => a - b);
+  const ttft = [...samples.ttft].sort((a, b) => a - b);
+  return { p50: percentile(json, 0.5), p99: percentile(json, 0.99), ttft50: percentile(ttft, 0.5), ttft99: percentile(ttft, 0.99) };
 }
 
 /** The middle value (the mean of the two middle ones for an even count). */
