@@ -9,7 +9,7 @@ import { FundsHold } from '../funds-hold/FundsHold';
 import { DaprSidecar } from '../../lib/dapr-http';
 import { billingEvent, type EventEnvelope } from '../../lib/events';
 import { passes } from '../../test/support/eventually';
-import { startFakeSidecar, storedOutbox, type FakeSidecar } from '../../test/support/fake-dapr-sidecar';
+import { startFakeSidecar, storedBatchEvents, storedOutbox, type FakeSidecar } from '../../test/support/fake-dapr-sidecar';
 import { daprActorClass, type DaprPublisher } from './dapr-host';
 import type { OutboxLedger } from './dapr-outbox';
 import type { ActorCallResult } from './port';
@@ -108,7 +108,9 @@ describe('the Dapr host adapter, its stored outbox', () => {
     await actor.receiveReminder({ name: await round(), data: null });
     expect(index()).toEqual(['h1:usage']);
     expect(batchKeys()).toEqual([`${ACTOR}/__outbox:batch:4`]);
-    expect(sidecar.store.get(`${ACTOR}/__outbox:batch:4`)).toEqual([published.find((e) => e.id === 'h1:usage')]);
+    expect(storedBatchEvents(sidecar, `${ACTOR}/__outbox:batch:4`)).toEqual([published.find((e) => e.id === 'h1:usage')]);
+    // Each batch is stored as one JSON text (daprd takes a string value as it is).
+    expect(typeof sidecar.store.get(`${ACTOR}/__outbox:batch:4`)).toBe('string');
   });
 
   it('when the stored outbox is in the earliest layout (one array), then its events are published, moved to a batch by the next turn, and leave once confirmed', async () => {
@@ -161,13 +163,30 @@ describe('the Dapr host adapter, its stored outbox', () => {
     expect(await actor.credit({ amount: 1000, reference: 'new' })).toMatchObject({ ok: true });
     expect(outboxKeys()).toEqual([`${ACTOR}/__outbox:batch:0`, `${ACTOR}/__outbox:batch:1`, `${ACTOR}/__outbox:batches`]);
     expect(index().slice(0, 3)).toEqual(['seg-1', 'seg-2', 'seg-3']);
-    expect(sidecar.store.get(`${ACTOR}/__outbox:batch:0`)).toEqual(old);
+    expect(storedBatchEvents(sidecar, `${ACTOR}/__outbox:batch:0`)).toEqual(old);
     await passes(async () => expect(published).toHaveLength(4));
     expect(new Set(published).size).toBe(4);
     await actor.receiveReminder({ name: await round(), data: null });
     expect(index()).toEqual([]);
     expect(outboxKeys()).toEqual([`${ACTOR}/__outbox:batches`]);
     for (const id of ['seg-1', 'seg-3']) expect(held.get(id)).toBe(1);
+  });
+
+  it('when a batch is stored as an array of events (before batches were text), then its events are published, kept beside the new batches, and leave once confirmed', async () => {
+    const old = earlierEvents('array', 2);
+    sidecar.store.set(`${ACTOR}/__outbox:batches`, [0]);
+    sidecar.store.set(`${ACTOR}/__outbox:batch:0`, old);
+    const { ledger, take, held } = fakeLedger();
+    const published: string[] = [];
+    const actor = actorOn(deliveringTo(take, published), ledger);
+    expect(await actor.credit({ amount: 1000, reference: 'new' })).toMatchObject({ ok: true });
+    expect(index().slice(0, 2)).toEqual(['array-1', 'array-2']);
+    expect(index()).toHaveLength(3);
+    await passes(async () => expect([...published].sort()).toEqual([...index()].sort()));
+    await actor.receiveReminder({ name: await round(), data: null });
+    expect(index()).toEqual([]);
+    expect(outboxKeys()).toEqual([`${ACTOR}/__outbox:batches`]);
+    for (const id of ['array-1', 'array-2']) expect(held.get(id)).toBe(1);
   });
 
   it('when an activation dies with its events committed but not published, then the next activation publishes each stored event once, and the ledger gets every one', async () => {

@@ -33,6 +33,18 @@ import { checkArgument } from './args';
  */
 const OUTBOX_BATCHES_KEY = '__outbox:batches';
 const outboxBatchKey = (n: number) => `__outbox:batch:${n}`;
+
+/** A stored outbox batch's events: its JSON text, or (as stored before) its array; anything else holds none. */
+function storedBatch(stored: unknown): unknown[] {
+  if (Array.isArray(stored)) return stored;
+  if (typeof stored !== 'string') return [];
+  try {
+    const parsed: unknown = JSON.parse(stored);
+    return Array.isArray(parsed) ? parsed : [];
+  } catch {
+    return [];
+  }
+}
 const SEGMENTS_KEY = '__outbox:segments';
 const segmentKey = (n: number) => `__outbox:segment:${n}`;
 const OUTBOX_EVENT_PREFIX = '__outbox:event:';
@@ -166,7 +178,9 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
             const added = new Map(turn.events.map((event) => [event.id, event]));
             for (const [n, ids] of change.writes) {
               const events = ids?.map((id) => added.get(id) ?? this.outboxEvents.get(id)).filter((event) => event !== undefined);
-              turn.writes.set(outboxBatchKey(n), events === undefined ? DELETED : events);
+              // As one JSON text: daprd takes a string value as it is, where an array of events
+              // is decoded into maps and encoded again field by field, in every state transaction.
+              turn.writes.set(outboxBatchKey(n), events === undefined ? DELETED : JSON.stringify(events));
             }
             if (change.listChanged) turn.writes.set(OUTBOX_BATCHES_KEY, [...change.segments.keys()]);
           }
@@ -244,8 +258,8 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       const [list, segmentList, flat, old] = await Promise.all([OUTBOX_BATCHES_KEY, SEGMENTS_KEY, FLAT_INDEX_KEY, LEGACY_OUTBOX_KEY].map((key) => this.activation.read(key)));
       const numbers = Array.isArray(list) ? (list as number[]) : [];
       await Promise.all(numbers.filter((n) => !this.segmentIds.has(n)).map(async (n) => {
-        const events = await this.activation.read(outboxBatchKey(n), false);
-        const batch = Array.isArray(events) ? (events as unknown[]).filter((event): event is EventEnvelope => typeof (event as EventEnvelope | null)?.id === 'string') : [];
+        const events = storedBatch(await this.activation.read(outboxBatchKey(n), false));
+        const batch = events.filter((event): event is EventEnvelope => typeof (event as EventEnvelope | null)?.id === 'string');
         for (const event of batch) this.outboxEvents.set(event.id, event);
         this.segmentIds.set(n, batch.map((event) => event.id));
       }));

@@ -20,10 +20,16 @@ export interface FakeSidecar {
   close(): Promise<void>;
 }
 
-/** The ids an actor's stored outbox holds (`actor`: `<type>/<id>`): each segment's, in the order of the list of segments. */
+/** The events of a stored outbox batch (`key`: `<type>/<id>/__outbox:batch:<n>`): its JSON text read, or an array as stored before. */
+export function storedBatchEvents(sidecar: FakeSidecar, key: string): { id: string }[] {
+  const stored = sidecar.store.get(key);
+  return (typeof stored === 'string' ? JSON.parse(stored) : (stored ?? [])) as { id: string }[];
+}
+
+/** The ids an actor's stored outbox holds (`actor`: `<type>/<id>`): each batch's, in the order of the list of batches. */
 export function storedOutbox(sidecar: FakeSidecar, actor: string): string[] {
   const batches = (sidecar.store.get(`${actor}/__outbox:batches`) as number[] | undefined) ?? [];
-  return batches.flatMap((n) => ((sidecar.store.get(`${actor}/__outbox:batch:${n}`) as { id: string }[] | undefined) ?? []).map((event) => event.id));
+  return batches.flatMap((n) => storedBatchEvents(sidecar, `${actor}/__outbox:batch:${n}`).map((event) => event.id));
 }
 
 export async function startFakeSidecar(): Promise<FakeSidecar> {
