@@ -36,4 +36,31 @@ describe('LMDB ledger batch append', () => {
       rmSync(batchDir, { recursive: true, force: true });
     }
   });
+
+  it('when a turn\'s events are appended inside the turn\'s own transaction, then they move with it: kept when it commits, gone when it fails', async () => {
+    const turnDir = mkdtempSync(join(tmpdir(), 'ledger-turn-'));
+    const local = openLocalDb(turnDir);
+    try {
+      const store = new LmdbLedgerStore(local);
+      const committed = [credit('acct_t', 1), credit('acct_u', 5), chatUsage('acct_t', 'ht', 3000, 1), credit('acct_t', 1)];
+      const outcomes = local.root.transactionSync(() => {
+        local.actorState.putSync('turn', 1);
+        return store.appendInTransaction(committed);
+      });
+      expect(outcomes).toEqual(['appended', 'appended', 'appended', 'duplicate']);
+      expect(await store.account('acct_t', 'pool-3')).toEqual({ accountId: 'acct_t', pool: 'pool-3', balance: 1001, bills: 1, usage: 1, usageRows: 2 });
+      expect(await store.account('acct_u', 'pool-3')).toMatchObject({ balance: 1005, bills: 1 });
+      const failed = credit('acct_t', 2);
+      expect(() => local.root.transactionSync(() => {
+        store.appendInTransaction([failed]);
+        throw new Error('the turn failed');
+      })).toThrow('the turn failed');
+      expect(await store.has(failed.id)).toBe(false);
+      expect(await store.account('acct_t', 'pool-3')).toMatchObject({ balance: 1001, bills: 1, usageRows: 2 });
+    } finally {
+      await local.close();
+      rmSync(turnDir, { recursive: true, force: true });
+    }
+  });
 });
+
