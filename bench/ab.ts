@@ -5,7 +5,10 @@
 //   node dist/bench/ab.js --variant base=/tmp/base-build/dist --variant new=dist[,GATEWAY_FUNDS_LEASE=on] [--rounds 5]
 // A variant: label=<dist directory>[,NAME=value…] (environment for that gateway).
 // Besides req/s, each server's CPU time per answer during the throughput run (from /proc): on a
-// shared machine it moves far less than req/s does.
+// shared machine it moves far less than req/s does. And its main thread's CPU time per answer
+// during the sequential (c=1) calls, in nanoseconds from /proc/<pid>/schedstat: at c=1 nearly
+// all a gateway adds is that thread's work, so it shows changes of a few µs per call that the
+// latencies (which move by 0.1 ms from round to round here) cannot.
 // Options: --rounds R (default 5), --requests N (sequential JSON calls per round, default 600),
 // --streams S (sequential streams per round, default 200), --concurrency C (default 32),
 // --seconds T (throughput per round and variant, default 4), --json.
@@ -66,6 +69,8 @@ interface Sample {
   rps: number;
   /** The server process's CPU time (user + system) per answer during the throughput run, µs. */
   cpuUs: number;
+  /** The server's main thread's CPU time per answer during the sequential JSON calls, µs. */
+  c1CpuUs: number;
 }
 
 /** A process's CPU time so far (user + system), µs. */
@@ -75,13 +80,20 @@ function cpuUs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
 }
 
+/** A process's main thread's time on a CPU so far, µs (schedstat counts nanoseconds; stat, 10 ms ticks). */
+function mainThreadCpuUs(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+}
+
 async function round(target: Target, pid: number): Promise<Sample> {
+  const c1Before = mainThreadCpuUs(pid);
   const latencies = await sequential(target, body, REQUESTS);
+  const c1CpuUs = (mainThreadCpuUs(pid) - c1Before) / REQUESTS;
   const ttfts = await sequential(target, streamBody, STREAMS, true);
   const cpuBefore = cpuUs(pid);
   const rps = await throughput(target, body, CONCURRENCY, SECONDS);
   const cpu = cpuUs(pid) - cpuBefore;
-  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), ttft50: percentile(ttfts, 0.5), rps, cpuUs: cpu / (rps * SECONDS) };
+  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), ttft50: percentile(ttfts, 0.5), rps, cpuUs: cpu / (rps * SECONDS), c1CpuUs };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -123,7 +135,7 @@ async function main(): Promise<void> {
       for (const target of order) {
         const sample = await round(target, pids.get(target.name)!);
         samples.get(target.name)!.push(sample);
-        process.stderr.write(`[ab] round ${r + 1} ${target.name}: ${Math.round(sample.rps)} req/s, ${Math.round(sample.cpuUs)} µs CPU/req, p50 ${sample.p50.toFixed(3)} ms, ttft ${sample.ttft50.toFixed(3)} ms\n`);
+        process.stderr.write(`[ab] round ${r + 1} ${target.name}: ${Math.round(sample.rps)} req/s, ${Math.round(sample.cpuUs)} µs CPU/req, c=1 ${Math.round(sample.c1CpuUs)} µs main-thread CPU/req, p50 ${sample.p50.toFixed(3)} ms, ttft ${sample.ttft50.toFixed(3)} ms\n`);
       }
     }
     const bare = samples.get('bare proxy')!;
@@ -140,14 +152,15 @@ async function main(): Promise<void> {
         p99_ms: +median(s.map((x) => x.p99)).toFixed(3),
         ttft50_ms: +median(s.map((x) => x.ttft50)).toFixed(3),
         cpu_us_per_request: Math.round(median(s.map((x) => x.cpuUs))),
+        c1_main_thread_cpu_us_per_request: Math.round(median(s.map((x) => x.c1CpuUs))),
       };
     });
     if (flag('json')) console.log(JSON.stringify({ rounds: ROUNDS, rows, samples: Object.fromEntries(samples) }, null, 2));
     else {
       console.log(`A/B, ${ROUNDS} rounds interleaved: medians (throughput at c=${CONCURRENCY}, ${SECONDS} s per round; latencies at c=1)`);
-      console.log('| | req/s (min–max) | % of bare (per round, median) | CPU µs/request | p50 ms | p99 ms | TTFT p50 ms |');
-      console.log('|---|---|---|---|---|---|---|');
-      for (const r of rows) console.log(`| ${r.name} | ${r.rps} (${r.rps_min}–${r.rps_max}) | ${r.pct_of_bare} | ${r.cpu_us_per_request} | ${r.p50_ms} | ${r.p99_ms} | ${r.ttft50_ms} |`);
+      console.log('| | req/s (min–max) | % of bare (per round, median) | CPU µs/request | c=1 main thread CPU µs/request | p50 ms | p99 ms | TTFT p50 ms |');
+      console.log('|---|---|---|---|---|---|---|---|');
+      for (const r of rows) console.log(`| ${r.name} | ${r.rps} (${r.rps_min}–${r.rps_max}) | ${r.pct_of_bare} | ${r.cpu_us_per_request} | ${r.c1_main_thread_cpu_us_per_request} | ${r.p50_ms} | ${r.p99_ms} | ${r.ttft50_ms} |`);
     }
   } finally {
     for (const child of children) child.kill('SIGTERM');
