@@ -12,9 +12,10 @@
 // rounds of every target in turn, the order rotating (latencies: each target's calls of all rounds
 // together; throughput: medians, and ratios are the median of each round's own ratio).
 // Options: --requests N (sequential calls for p50/p99, default 2000, shared among the rounds),
-// --streams S (for TTFT, default 500, shared likewise), --concurrency C (default 32), --seconds T (each throughput round per target,
-// default 4), --rounds R (default 3), --json (the figures as JSON instead of the tables), --cpu-prof (profile the embedded gateway
-// with node --cpu-prof and add where its CPU time went, by category, in µs per chat request).
+// --streams S (for TTFT, default 500, shared likewise), --concurrency C (default 32), --seconds T
+// (each throughput round per target, default 4), --rounds R (default 3), --json (the figures as
+// JSON instead of the tables), --cpu-prof (profile the embedded gateway with node --cpu-prof and
+// add where its CPU time went, by category, in µs per chat request).
 
 import '../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -22,17 +22,29 @@ import { checkArgument } from './args';
 
 /**
  * The stored outbox, in batches: the events each turn added, under one key per turn
- * (`__outbox:batch:<n>`), beside the list of batch numbers (`__outbox:batches`). A turn writes its
- * own events as one value and the short list; a confirmation round deletes each batch the ledger
- * holds whole (and writes again the few that it holds in part). Under load a turn carries the
- * events of many calls, so a call costs the store about one write instead of an upsert and a
- * delete per event. Earlier versions' layouts are still read, and moved to this one by the next
- * turn that commits: one key per event (`__outbox:event:<id>`) indexed by segments of ids
- * (`__outbox:segments`, `__outbox:segment:<n>`) or by one flat list (`__outbox:ids`), and before
- * that the whole outbox as one array (`__outbox`).
+ * (`__outbox:batch:<n>`, one JSON text), beside the list of batch numbers (`__outbox:batches`). A
+ * turn writes its own events as one value and the short list; a confirmation round deletes each
+ * batch the ledger holds whole (and writes again the few that it holds in part). Under load a
+ * turn carries the events of many calls, so a call costs the store about one write instead of an
+ * upsert and a delete per event. Earlier versions' layouts are still read, and moved to this one
+ * by the next turn that commits: one key per event (`__outbox:event:<id>`) indexed by segments of
+ * ids (`__outbox:segments`, `__outbox:segment:<n>`) or by one flat list (`__outbox:ids`), and
+ * before that the whole outbox as one array (`__outbox`). A batch stored as an array of events
+ * (before batches were text) is read as it is.
  */
 const OUTBOX_BATCHES_KEY = '__outbox:batches';
 const outboxBatchKey = (n: number) => `__outbox:batch:${n}`;
+const SEGMENTS_KEY = '__outbox:segments';
+const segmentKey = (n: number) => `__outbox:segment:${n}`;
+const OUTBOX_EVENT_PREFIX = '__outbox:event:';
+const FLAT_INDEX_KEY = '__outbox:ids';
+const LEGACY_OUTBOX_KEY = '__outbox';
+const outboxEventKey = (id: string) => OUTBOX_EVENT_PREFIX + id;
+/** The batch an earlier layout's events are moved into (real batches are numbered from 1). */
+const EARLIER_LAYOUT_SEGMENT = 0;
+/** Confirmation rounds of the outbox, each under a fresh name (`__outbox~retry@<ms>`, kernel.ts). */
+const OUTBOX_REMINDER = '__outbox';
+const RETRY_MS = 2000;
 
 /** A stored outbox batch's events: its JSON text, or (as stored before) its array; anything else holds none. */
 function storedBatch(stored: unknown): unknown[] {
@@ -45,17 +57,6 @@ function storedBatch(stored: unknown): unknown[] {
     return [];
   }
 }
-const SEGMENTS_KEY = '__outbox:segments';
-const segmentKey = (n: number) => `__outbox:segment:${n}`;
-const OUTBOX_EVENT_PREFIX = '__outbox:event:';
-const FLAT_INDEX_KEY = '__outbox:ids';
-const LEGACY_OUTBOX_KEY = '__outbox';
-const outboxEventKey = (id: string) => OUTBOX_EVENT_PREFIX + id;
-/** The batch an earlier layout's events are moved into (real batches are numbered from 1). */
-const EARLIER_LAYOUT_SEGMENT = 0;
-/** Confirmation rounds of the outbox, each under a fresh name (`__outbox~retry@<ms>`, kernel.ts). */
-const OUTBOX_REMINDER = '__outbox';
-const RETRY_MS = 2000;
 
 /**
  * Hands a batch of one topic's events to pub/sub as one message (at most MAX_EVENTS_PER_MESSAGE),
