@@ -1,7 +1,7 @@
 // Accounts and API keys. Keys are random, shown once, stored only as their SHA-256 hash
 // (keys carry 256 bits of entropy, so a fast hash is the right one).
 
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { hash, randomBytes, randomUUID } from 'node:crypto';
 import { API_KEY_CACHE_MAX_MS } from '../../../lib/config';
 import type { ApiKeyScope } from '../auth/scopes';
 import type { Limits } from '../../../lib/limits';
@@ -42,7 +42,7 @@ type StoredApiKeyRecord = Omit<ApiKeyRecord, 'scopes'> & { scopes?: ApiKeyScope[
 export const API_KEY_PREFIX = 'sk-payg-';
 
 export function hashApiKey(apiKey: string): string {
-  return createHash('sha256').update(apiKey).digest('hex');
+  return hash('sha256', apiKey, 'hex');
 }
 
 export function newApiKey(): { apiKeyId: string; apiKey: string } {

@@ -37,6 +37,8 @@ describe('respond: a use case answer over HTTP', () => {
     const res = await fetch(`${base}/json`);
     expect(res.status).toBe(201);
     expect(res.headers.get('x-payg-charged')).toBe('42');
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(res.headers.get('content-length')).toBe(String('{"ok":true}'.length));
     expect(await res.json()).toEqual({ ok: true });
   });
 

@@ -29,8 +29,14 @@ function sendNow(res: Response): void {
 /** Writes the answer. A stream is read to its end even once the client has gone (its end settles the money). */
 export async function respond(res: Response, answer: UseCaseAnswer): Promise<void> {
   if (answer.kind === 'json') {
+    // What Express's res.json sends (no ETag: the app has them off), written directly: its
+    // send() parses and formats the content type again on every answer, on the chat's path.
+    const text = JSON.stringify(answer.body) ?? '';
     for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
-    res.status(answer.status ?? 200).json(answer.body);
+    res.statusCode = answer.status ?? 200;
+    res.setHeader('content-type', 'application/json; charset=utf-8');
+    res.setHeader('content-length', Buffer.byteLength(text));
+    res.end(text);
     return;
   }
   if (answer.longLived) res.req.socket.setTimeout(0);
