@@ -47,11 +47,11 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
       await d?.close();
     });
 
-    /** The gateway's balance has nothing held and equals the ledger's; returns the ledger view. */
     /**
-     * The actor's balance and the ledger's agree; `rows`: the ledger also holds this many usage
-     * events and bills (waited for: events reach the ledger a moment after their turn, each topic
-     * on its own, and a release or a usage row moves no balance).
+     * The gateway's balance has nothing held and equals the ledger's; `rows`: the ledger also holds
+     * this many usage events and bills (waited for: events reach the ledger a moment after their
+     * turn, each topic on its own, and a release or a usage row moves no balance). Returns the
+     * ledger view.
      */
     async function agree(accountId: string, apiKey: string, expected: number, rows: { usage?: number; bills?: number } = {}): Promise<AccountLedgerView> {
       expect(await balance(d.url, apiKey)).toMatchObject({ balance: expected, held: 0, available: expected });
