@@ -11,7 +11,8 @@
 // latencies (which move by 0.1 ms from round to round here) cannot.
 // Options: --rounds R (default 5), --requests N (sequential JSON calls per round, default 600),
 // --streams S (sequential streams per round, default 200), --concurrency C (default 32),
-// --seconds T (throughput per round and variant, default 4), --json.
+// --seconds T (throughput per round and variant, default 4), --warm-up W (seconds of load in each
+// variant's warm-up, default 5), --json.
 
 import '../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -21,7 +22,7 @@ import { join, resolve } from 'node:path';
 import { fundedAccount } from '../test/support/api';
 import { writeTestCatalog } from '../test/support/catalog';
 import { ADMIN_TOKEN, freePort, ROOT, waitFor } from '../test/support/processes';
-import { percentile, sequential, throughput, type Target } from './load';
+import { percentile, sequential, throughput, warmUp, WARM_UP_SECONDS, type Target } from './load';
 import { args, CHAT_BODY, CHAT_PATH, flag, option, STREAM_BODY } from './cli';
 
 const ROUNDS = option('rounds', 5);
@@ -29,6 +30,7 @@ const REQUESTS = option('requests', 600);
 const STREAMS = option('streams', 200);
 const CONCURRENCY = option('concurrency', 32);
 const SECONDS = option('seconds', 4);
+const WARM_UP = option('warm-up', WARM_UP_SECONDS);
 const body = CHAT_BODY;
 const streamBody = STREAM_BODY;
 
@@ -124,10 +126,7 @@ async function main(): Promise<void> {
       targets.push({ name: variant.label, origin, path: CHAT_PATH, headers: { authorization: `Bearer ${apiKey}` } });
       pids.set(variant.label, child.pid!);
     }
-    for (const target of targets) {
-      await sequential(target, body, 200);
-      await throughput(target, body, CONCURRENCY, 1);
-    }
+    for (const target of targets) await warmUp(target, body, CONCURRENCY, WARM_UP);
     const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
     for (let r = 0; r < ROUNDS; r++) {
       // Rotating order: no variant always runs first (or right after the same neighbour).

@@ -13,7 +13,8 @@
 // together; throughput: medians, and ratios are the median of each round's own ratio).
 // Options: --requests N (sequential calls for p50/p99, default 2000, shared among the rounds),
 // --streams S (for TTFT, default 500, shared likewise), --concurrency C (default 32), --seconds T
-// (each throughput round per target, default 4), --rounds R (default 3), --json (the figures as
+// (each throughput round per target, default 4), --warm-up W (seconds of load in each target's
+// warm-up, default 5), --rounds R (default 3), --json (the figures as
 // JSON instead of the tables), --cpu-prof (profile the embedded gateway with node --cpu-prof and
 // add where its CPU time went, by category, in µs per chat request).
 
@@ -27,7 +28,7 @@ import { writeTestCatalog } from '../test/support/catalog';
 import { ADMIN_TOKEN, freePort, ROOT, startGateway } from '../test/support/processes';
 import { resolveDaprBinaries, startTopology } from '../topology/topology';
 import { printSummary, summarizeProfile, type ProfileSummary } from './cpu-profile';
-import { latenciesOf, median, sample, throughput, warmUp, type Figures, type MeasureOptions, type Samples, type Target } from './load';
+import { latenciesOf, median, sample, throughput, warmUp, WARM_UP_SECONDS, type Figures, type MeasureOptions, type Samples, type Target } from './load';
 import { CHAT_BODY, CHAT_PATH, flag, option, STREAM_BODY } from './cli';
 
 const OPTIONS: MeasureOptions = {
@@ -36,6 +37,7 @@ const OPTIONS: MeasureOptions = {
   concurrency: option('concurrency', 32),
   seconds: option('seconds', 4),
 };
+const WARM_UP = option('warm-up', WARM_UP_SECONDS);
 /**
  * Throughput is measured in rounds, each running every target in turn (the order rotating), so
  * that this machine's drift (its speed moves by a third within minutes) hits them all alike:
@@ -126,7 +128,7 @@ function summary(rows: Row[], ratios: Ratios, note: string | undefined, profiled
   return {
     node: process.version,
     date: new Date().toISOString(),
-    options: { ...OPTIONS, rounds: ROUNDS },
+    options: { ...OPTIONS, rounds: ROUNDS, warm_up_seconds: WARM_UP },
     ...(note ? { note } : {}),
     ratios: {
       embedded_pct_of_bare_proxy: ratios.embeddedOfBare === undefined ? undefined : pct(ratios.embeddedOfBare),
@@ -152,8 +154,8 @@ type Summary = ReturnType<typeof summary>;
 
 /** The figures as a markdown table, ready for README's Benchmarks section. */
 function printTable(out: Summary): void {
-  const { concurrency, requests, streams, seconds, rounds } = out.options;
-  console.log(`chat bench, Node ${out.node}, ${out.date}: throughput at c=${concurrency}, median of ${rounds} interleaved rounds of ${seconds} s per target (autocannon), latencies at c=1 (${requests} calls; TTFT ${streams} streams; in the same ${rounds} rounds)`);
+  const { concurrency, requests, streams, seconds, rounds, warm_up_seconds: warm } = out.options;
+  console.log(`chat bench, Node ${out.node}, ${out.date}: each target warmed up (${warm} s at c=${concurrency}); throughput at c=${concurrency}, median of ${rounds} interleaved rounds of ${seconds} s per target (autocannon), latencies at c=1 (${requests} calls; TTFT ${streams} streams; in the same ${rounds} rounds)`);
   if (out.note) console.log(out.note);
   console.log('');
   console.log(`| | req/s (c=${concurrency}) | p50 ms | p99 ms | TTFT p50 ms | added p50 | added p99 | added TTFT | RSS MB (anon) |`);
@@ -269,11 +271,12 @@ async function main(): Promise<void> {
       });
     }
 
-    const spent = { cpu: {} as Record<string, number>, chats: 0 };
+    // The warm-up is not in the CPU time per chat (it includes V8's compiling the request path).
     for (const r of running) {
       log(`${r.target.name}: warm-up`);
-      await accounted(r, spent, () => warmUp(r.target, body, OPTIONS.concurrency));
+      await warmUp(r.target, body, OPTIONS.concurrency, WARM_UP);
     }
+    const spent = { cpu: {} as Record<string, number>, chats: 0 };
     // The sequential calls in rounds too: the machine's drift is shared by every target's figures.
     const samples = new Map<string, Samples>(running.map((r) => [r.target.name, { json: [], ttft: [] }]));
     for (let round = 0; round < ROUNDS; round++) {
