@@ -58,9 +58,21 @@ function anyEndedIn(ended: EndedCarves, from: number, to: number): boolean {
   return false;
 }
 
+/** Whether every number in [from, to) has ended (the ranges are disjoint and merged: one holds them all). */
+function allEndedIn(ended: EndedCarves, from: number, to: number): boolean {
+  for (let i = 0; i < ended.length; i += 2) if (ended[i] <= from && ended[i + 1] >= to) return true;
+  return false;
+}
+
 export class BatchEndings {
   /** Holds known to be still open: their endings are not read. */
   private readonly open = new Set<string>();
+  /**
+   * The chunks this batch has read or written, by key. Only the chunk a lease is filling stays in
+   * the activation's cache (its next ending reads it): one whose numbers have all ended leaves it,
+   * and one read to look an item up is not kept, so memory holds no chunk per 32 calls.
+   */
+  private readonly chunks = new Map<string, Promise<Chunk | undefined>>();
   /** Items that may have ended: both their records are read, side by side, up front. */
   private readonly unsure: ParsedCarved[] = [];
 
@@ -79,11 +91,11 @@ export class BatchEndings {
     for (const meta of this.unsure) this.open.delete(meta.holdId);
   }
 
-  /** Reads, side by side, the records of the items that may have ended (then cached for the turn). */
+  /** Reads, side by side, the records of the items that may have ended (then known for the batch). */
   async preload(): Promise<void> {
     await Promise.all(this.unsure.flatMap((meta) => [
       this.closedHolds.get(meta.holdId),
-      ...(meta.carve === undefined ? [] : [this.state.get(chunkKey(this.leaseId, meta.carve))]),
+      ...(meta.carve === undefined ? [] : [this.chunk(chunkKey(this.leaseId, meta.carve))]),
     ]));
   }
 
@@ -92,8 +104,15 @@ export class BatchEndings {
     if (this.open.has(meta.holdId)) return undefined;
     const own = await this.closedHolds.get(meta.holdId);
     if (own || meta.carve === undefined) return own;
-    const entry = entryIn(await this.state.get<Chunk>(chunkKey(this.leaseId, meta.carve)), meta.carve, meta.holdId);
+    const entry = entryIn(await this.chunk(chunkKey(this.leaseId, meta.carve)), meta.carve, meta.holdId);
     return entry ? { state: entry[1], amount: entry[2], charged: entry[3] } : undefined;
+  }
+
+  /** A chunk as this batch knows it: read once (from the cache when it holds it; not kept there). */
+  private chunk(key: string): Promise<Chunk | undefined> {
+    let chunk = this.chunks.get(key);
+    if (!chunk) this.chunks.set(key, (chunk = this.state.getUncached<Chunk>(key)));
+    return chunk;
   }
 
   /** Records that a carved hold of the open lease ended by settle or release. */
@@ -105,10 +124,15 @@ export class BatchEndings {
     }
     const key = chunkKey(this.leaseId, meta.carve);
     const from = meta.carve - (meta.carve % CARVE_CHUNK);
-    // No number of the chunk has ended yet: it was never written, nothing to read.
-    const chunk = anyEndedIn(lease.ended, from, from + CARVE_CHUNK) ? await this.state.get<Chunk>(key) : undefined;
-    this.state.set(key, withLine(chunk, [meta.carve, meta.holdId, closed.state, closed.amount, closed.charged]));
+    // No number of the chunk has ended yet: it was never written, nothing to read. The chunk being
+    // filled is read through the activation's cache (kept there below).
+    const chunk = !anyEndedIn(lease.ended, from, from + CARVE_CHUNK) ? undefined : await (this.chunks.get(key) ?? this.state.get<Chunk>(key));
+    const text = withLine(chunk, [meta.carve, meta.holdId, closed.state, closed.amount, closed.charged]);
     const counted = withEnded(lease.ended, meta.carve);
+    // Kept while numbers of it may still end (its next ending reads it: on Dapr a round trip to the
+    // store when not cached); once all have, or the lease stops counting, it leaves the cache.
+    this.state.set(key, text, { keep: counted !== undefined && !allEndedIn(counted, from, from + CARVE_CHUNK) });
+    this.chunks.set(key, Promise.resolve(text));
     if (counted) lease.ended = counted;
     else delete lease.ended;
   }

@@ -71,6 +71,24 @@ describe('the embedded host, memory', () => {
     expect(await funds.getBalance()).toMatchObject({ balance: 1_000_000_000 - 3000 * 5, held: 0 });
   });
 
+  it('when thousands of carved holds of a lease settle in batches, then the activation keeps only the chunk of endings being filled, not one per 32 holds', async () => {
+    const funds = new FundsHoldClient(start()).of('acct_lease_mem');
+    await funds.credit({ amount: 1_000_000_000, reference: 'seed' });
+    await funds.openLease({ leaseId: 'L', amount: 100_000_000, minAmount: 1, ttlMs: 3_600_000 });
+    const carved = (carve: number) => ({ holdId: `c${carve}`, amount: 1000, requestId: `c${carve}`, model: 'm', profileId: 'p', carve });
+    for (let from = 0; from < 3000; from += 7) {
+      const settle = Array.from({ length: 7 }, (_, i) => ({ ...carved(from + i), lines: [{ unit: 'TEXT_OUTPUT' as const, quantity: 1, unitPrice: 5 }] }));
+      const { settled } = await funds.leaseBatch({ leaseId: 'L', ttlMs: 3_600_000, settle });
+      expect(settled.every((item) => item.outcome?.state === 'settled')).toBe(true);
+    }
+    // The funds record and the chunk still filling (94 chunks were written).
+    expect(host!.stats()).toMatchObject({ activations: 1, cachedValues: 2 });
+    // An ended carve is still found, from the database: a repeat answers the same.
+    const { settled } = await funds.leaseBatch({ leaseId: 'L', ttlMs: 3_600_000, settle: [{ ...carved(40), lines: [] }] });
+    expect(settled[0].outcome).toMatchObject({ state: 'settled', charged: 5 });
+    expect(host!.stats()).toMatchObject({ cachedValues: 2 });
+  });
+
   it('when an actor has had no call for the idle time, then its activation is dropped and the next call finds its state in the database', async () => {
     const h = start(150);
     expect(await h.invoke('Counter', 'a', 'count', {})).toEqual({ calls: 1, stored: 1 });

@@ -120,6 +120,44 @@ describe('the actor kernel', () => {
     expect(a.cachedValues).toBe(0);
   });
 
+  it('when a turn writes a key asking to keep it, then later turns read it from the cache, a key known absent too, until it is removed', async () => {
+    const store = new Store();
+    const reads: string[] = [];
+    const host = store.host();
+    const a = new Activation(Probe, 'p3', { ...host, read: (act, key) => (reads.push(key), host.read(act, key)) }, { cacheAbsent: true });
+    await turn(a, async (ctx) => {
+      ctx.state.set('chunk', 'line 1', { keep: true });
+      ctx.state.set('record', 'once');
+    });
+    expect(await turn(a, async (ctx) => ctx.state.get('chunk'))).toBe('line 1');
+    expect(reads).toEqual([]);
+    // Known absent, then written with keep: no read either.
+    await turn(a, async (ctx) => ctx.state.get('next'));
+    await turn(a, async (ctx) => ctx.state.set('next', 'line 2', { keep: true }));
+    store.values.set('next', 'changed behind its back'); // not read again: the cache holds line 2
+    expect(await turn(a, async (ctx) => ctx.state.get('next'))).toBe('line 2');
+    expect(reads).toEqual(['next']);
+    // A later write without keep, and a removal, leave it as before: a removed key known absent.
+    await turn(a, async (ctx) => ctx.state.remove('chunk'));
+    expect(await turn(a, async (ctx) => ctx.state.get('chunk'))).toBeUndefined();
+    expect(reads).toEqual(['next']);
+    expect(await turn(a, async (ctx) => ctx.state.get('record'))).toBe('once');
+    expect(reads).toEqual(['next', 'record']);
+  });
+
+  it('when a turn writes a key with keep and its commit fails (overlapping commits: kept before it is durable), then nothing is kept', async () => {
+    const store = new Store();
+    store.values.set('chunk', 'stored');
+    store.auto = false;
+    const a = activation(store, { overlapCommits: true });
+    const failing = turn(a, async (ctx) => ctx.state.set('chunk', 'not committed', { keep: true }));
+    await new Promise((resolve) => setImmediate(resolve));
+    store.waiting.shift()!.reject(new Error('the store refused'));
+    await expect(failing).rejects.toThrow('the store refused');
+    store.auto = true;
+    expect(await turn(a, async (ctx) => ctx.state.get('chunk'))).toBe('stored');
+  });
+
   it('when a turn throws after changing a cached object, then nothing is committed and the next turn starts afresh from the store', async () => {
     const store = new Store();
     store.values.set('rec', { n: 1 });

@@ -7,7 +7,8 @@
 //
 // - Read-your-writes: a read goes to this turn's writes, then the activation's cache, then
 //   the writes of earlier turns still being committed, then the host's store.
-// - Only what the actor reads is cached (a value only written stays in the store alone).
+// - Only what the actor reads, or writes asking to keep it, is cached (a value only written
+//   stays in the store alone), until it is written asking not to keep it.
 // - Gauges move once the turn has committed, never for a turn that failed.
 // - A failed turn (its body threw, or its commit failed) resets the activation: the method may
 //   have mutated cached objects. A later turn that already ran on the reset activation (hosts
@@ -48,6 +49,8 @@ export interface TurnBuffer {
   readonly reminders: Map<string, unknown>;
   /** The reminder (as registered) this turn was started for. */
   readonly firing: string | undefined;
+  /** Keys written with `keep` (ActorState.set): true, cached once the turn is sealed; false, dropped from the cache. */
+  readonly keep: Map<string, boolean>;
 }
 
 export interface CommitRequest {
@@ -117,7 +120,7 @@ export function registeredReminderName(name: string, firing: string | undefined,
 }
 
 function newTurn(firing?: string): TurnBuffer {
-  return { writes: new Map(), events: [], gauges: [], reminders: new Map(), firing };
+  return { writes: new Map(), events: [], gauges: [], reminders: new Map(), firing, keep: new Map() };
 }
 
 const COMMITTED: Promise<void> = Promise.resolve();
@@ -357,13 +360,15 @@ export class Activation {
   }
 
   /**
-   * The turn's writes as the next turn sees them: a value already cached is updated (a value the
-   * actor only writes is not kept); the others wait in `pending` until committed.
+   * The turn's writes as the next turn sees them: a value already cached is updated, one written
+   * with `keep` true is cached (a value the actor only writes is not kept, nor one written with
+   * `keep` false); the others wait in `pending` until committed.
    */
   private seal(turn: TurnBuffer, pend = true): void {
     for (const [key, value] of turn.writes) {
       const cached = this.cache.has(key) ? this.cache.get(key) : undefined;
-      if (this.cache.has(key) && value !== DELETED && cached !== ABSENT) this.cache.set(key, value);
+      const keep = turn.keep.get(key);
+      if (value !== DELETED && keep !== false && (keep === true || (this.cache.has(key) && cached !== ABSENT))) this.cache.set(key, value);
       else if (this.cache.has(key) && value === DELETED && this.options.cacheAbsent) this.cache.set(key, ABSENT);
       else {
         this.cache.delete(key);
@@ -394,8 +399,17 @@ export class Activation {
       state: {
         get: <T>(key: string) => read<T>(key, true),
         getUncached: <T>(key: string) => read<T>(key, false),
-        set: (key, value) => void turn().writes.set(key, value),
-        remove: (key) => void turn().writes.set(key, DELETED),
+        set: (key, value, options) => {
+          const { writes, keep } = turn();
+          writes.set(key, value);
+          if (options?.keep === undefined) keep.delete(key);
+          else keep.set(key, options.keep);
+        },
+        remove: (key) => {
+          const { writes, keep } = turn();
+          writes.set(key, DELETED);
+          keep.delete(key);
+        },
       },
       reminders: {
         register: async (name, dueInMs, data, options) => {

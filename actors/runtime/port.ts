@@ -13,7 +13,14 @@ export interface ActorState {
    * seldom (an image artifact), so that memory does not hold it between calls.
    */
   getUncached<T>(key: string): Promise<T | undefined>;
-  set<T>(key: string, value: T): void;
+  /**
+   * `options.keep` true: once the turn is sealed the value stays in the activation's cache, as a
+   * value the actor read would: for one it reads again in a later turn (a record it appends to),
+   * which would otherwise be fetched from the store then. False: it leaves the cache (a value the
+   * actor read but will not need again, so memory does not hold it). Without it, a value already
+   * cached is kept current and one only written is not kept.
+   */
+  set<T>(key: string, value: T, options?: { keep?: boolean }): void;
   remove(key: string): void;
 }
 
