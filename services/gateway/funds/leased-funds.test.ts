@@ -88,6 +88,31 @@ describe('funds leases in the gateway', () => {
     expect((await host.ledger(id)).balance).toBe(10_000_000 - 40 * COST);
   });
 
+  it('when a lease is nearly used up, then the next one is asked for ahead: the call that finds the first full carves from it, and the first is returned', async () => {
+    const id = account();
+    const { invoker, leases, direct } = start();
+    await direct.of(id).credit({ amount: 10_000_000, reference: 'c' });
+    const funds = leases.of(id);
+    const call = async () => {
+      const holdId = randomUUID();
+      await funds.reserve({ holdId, amount: ESTIMATE, ttlMs: 60_000, ...meta });
+      expect(await funds.settle({ holdId, lines: usage(10, 100) })).toMatchObject({ state: 'settled', charged: COST });
+    };
+    // The first lease is 8 holds' worth (8,000) and each call leaves 210 charged: the 25th carve
+    // (4,830 + 210 charged, 1,000 carved) leaves less than a quarter of it; at the 34th no hold fits.
+    for (let i = 0; i < 24; i++) await call();
+    expect(invoker.count('openLease')).toBe(1);
+    await call();
+    expect(invoker.count('openLease')).toBe(2);
+    expect(await eventually(() => direct.of(id).getBalance(), (b) => b.openLeases === 2, 2000)).toMatchObject({ openLeases: 2 });
+    for (let i = 0; i < 15; i++) await call();
+    // The 34th call and the ones after carved from the lease asked ahead: no third ask.
+    expect(invoker.count('openLease')).toBe(2);
+    expect(invoker.count('reserve')).toBe(0);
+    // The first lease, drained, has been returned: its rest is available again.
+    expect(await eventually(() => direct.of(id).getBalance(), (b) => b.openLeases === 1, 2000)).toMatchObject({ balance: 10_000_000 - 40 * COST, held: 0, openLeases: 1 });
+  });
+
   it('when a carved hold is settled with a route, then the route goes in its batch to the usage rows; a bad route is refused to its caller before any batch', async () => {
     const id = account();
     const { invoker, leases, direct } = start();
