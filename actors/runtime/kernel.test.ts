@@ -145,6 +145,20 @@ describe('the actor kernel', () => {
     expect(reads).toEqual(['next', 'record']);
   });
 
+  it('when a turn writes a cached key asking not to keep it, then it leaves the cache and a later read goes to the store', async () => {
+    const store = new Store();
+    store.values.set('full', 'lines');
+    const reads: string[] = [];
+    const host = store.host();
+    const a = new Activation(Probe, 'p4', { ...host, read: (act, key) => (reads.push(key), host.read(act, key)) });
+    await turn(a, async (ctx) => ctx.state.get('full'));
+    expect(a.cachedValues).toBe(1);
+    await turn(a, async (ctx) => ctx.state.set('full', 'all lines', { keep: false }));
+    expect(a.cachedValues).toBe(0);
+    expect(await turn(a, async (ctx) => ctx.state.get('full'))).toBe('all lines');
+    expect(reads).toEqual(['full', 'full']);
+  });
+
   it('when a turn writes a key with keep and its commit fails (overlapping commits: kept before it is durable), then nothing is kept', async () => {
     const store = new Store();
     store.values.set('chunk', 'stored');

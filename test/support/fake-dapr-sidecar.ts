@@ -17,6 +17,8 @@ export interface FakeSidecar {
   reminders: string[];
   /** The size of each state transaction's body, bytes (in order). */
   transactionBytes: number[];
+  /** The key of each state read (`<type>/<id>/<key>`, in order). */
+  reads: string[];
   close(): Promise<void>;
 }
 
@@ -36,6 +38,7 @@ export async function startFakeSidecar(): Promise<FakeSidecar> {
   const store = new Map<string, unknown>();
   const reminders: string[] = [];
   const transactionBytes: number[] = [];
+  const reads: string[] = [];
   const server = createServer((req, res) => {
     let raw = '';
     req.on('data', (chunk) => (raw += chunk));
@@ -43,6 +46,7 @@ export async function startFakeSidecar(): Promise<FakeSidecar> {
       const match = STATE.exec(req.url ?? '');
       if (match && req.method === 'GET' && match[3]) {
         const key = `${match[1]}/${decodeURIComponent(match[2])}/${decodeURIComponent(match[3])}`;
+        reads.push(key);
         if (!store.has(key)) return res.writeHead(204).end();
         return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(store.get(key)));
       }
@@ -69,6 +73,7 @@ export async function startFakeSidecar(): Promise<FakeSidecar> {
     store,
     reminders,
     transactionBytes,
+    reads,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
