@@ -46,9 +46,9 @@ const DEMAND_HEADROOM = 1.5;
 /**
  * When a carve leaves less than this share of its lease, the next lease is asked for at once, in
  * the background: the call that finds the lease full then carves from the next one instead of
- * waiting for an actor turn (every 250 chats of a $5 lease, the slowest calls at c=1).
+ * waiting for `openLease` (a synchronous actor round trip; on Dapr through two sidecars).
  */
-export const LEASE_AHEAD_SHARE = 0.25;
+const LEASE_AHEAD_SHARE = 0.25;
 
 interface Lease {
   id: string;
