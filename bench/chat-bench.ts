@@ -14,9 +14,9 @@
 // Options: --requests N (sequential calls for p50/p99, default 2000, shared among the rounds),
 // --streams S (for TTFT, default 500, shared likewise), --concurrency C (default 32), --seconds T
 // (each throughput round per target, default 4), --warm-up W (seconds of load in each target's
-// warm-up, default 5), --rounds R (default 3), --json (the figures as
-// JSON instead of the tables), --cpu-prof (profile the embedded gateway with node --cpu-prof and
-// add where its CPU time went, by category, in µs per chat request).
+// warm-up, default 5), --rounds R (default 3), --json (the figures as JSON instead of the
+// tables), --cpu-prof (profile the embedded gateway with node --cpu-prof and add where its CPU
+// time went, by category, in µs per chat request).
 
 import '../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { spawn, type ChildProcess } from 'node:child_process';

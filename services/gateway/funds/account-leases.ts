@@ -103,17 +103,13 @@ export class AccountLeases {
     for (let attempt = 0; attempt < 3; attempt++) {
       const lease = this.leases.find((l) => this.fits(l, request.amount));
       if (lease) {
-        // Leases ahead of it that no longer fit a hold: no new carves, returned once their holds end.
-        for (const l of this.leases) {
-          if (l === lease) break;
-          if (!l.draining && rest(l.granted, l.charged, l.carved) < request.amount) this.drain(l);
-        }
+        this.drainFull(request.amount, lease);
         const outcome = this.carve(lease, request);
         this.openAhead(lease, request.amount);
         return outcome;
       }
       if (this.now() < this.refusedUntil) break;
-      for (const l of this.leases) if (!l.draining && rest(l.granted, l.charged, l.carved) < request.amount) this.drain(l);
+      this.drainFull(request.amount);
       const opened = await this.open(request.amount);
       // Refused with less available than this call's hold: the actor's answer to a call that was
       // waiting for it, as fresh as a reserve of its own would have been (no second turn to say 402).
@@ -208,6 +204,17 @@ export class AccountLeases {
     // Idle counts from the last call's end: a lease is returned only after a quiet idleMs.
     carve.lease.lastUsedAt = this.now();
     if (carve.lease.holds === 0 && carve.lease.draining) this.close(carve.lease);
+  }
+
+  /**
+   * Drains the leases without room for a hold of `amount` (of those ahead of `until`, when given:
+   * the one a call carves from): no new carves, each returned once its holds have ended.
+   */
+  private drainFull(amount: number, until?: Lease): void {
+    for (const l of this.leases) {
+      if (l === until) return;
+      if (!l.draining && rest(l.granted, l.charged, l.carved) < amount) this.drain(l);
+    }
   }
 
   private drain(lease: Lease): void {
