@@ -33,7 +33,7 @@ import {
   type Sources,
 } from './manifest-model';
 import { composeApps, composeConfigFiles, composeResourceFiles } from './compose-model';
-import { SIDECAR_GOGC } from './commands';
+import { SIDECAR_GOGC, SIDECAR_GOMAXPROCS } from './commands';
 import { appInstances, type AppName } from './ports';
 import { APP_ENTRYPOINTS } from './topology';
 
@@ -572,15 +572,21 @@ const CHECKS: Check[] = [
   },
   {
     when: "the sidecars' environments are read (docker-compose services running daprd, Kubernetes dapr.io/env)",
-    then: "each sets the Go collector's target the local runner gives its sidecars",
+    then: "each sets the Go collector's target and the scheduler threads the local runner gives its sidecars",
     run: (s) => {
       const services: Record<string, Doc> = s.compose.services ?? {};
       const sidecars = Object.entries(services).filter(([, svc]) => Array.isArray(svc.command) && String(svc.command[0]).endsWith('daprd'));
       const envOf = (annotation: unknown) => Object.fromEntries(String(annotation ?? '').split(',').filter(Boolean).map((kv) => kv.trim().split('=') as [string, string]));
       return [
         ...(sidecars.length > 0 ? [] : ['docker-compose.yml runs no daprd']),
-        ...sidecars.flatMap(([name, svc]) => same(`docker-compose ${name} GOGC`, String(svc.environment?.GOGC), SIDECAR_GOGC)),
-        ...k8sApps(s).flatMap((a) => same(`${where(a.deployment)} dapr.io/env GOGC`, envOf(a.annotations['dapr.io/env']).GOGC, SIDECAR_GOGC)),
+        ...sidecars.flatMap(([name, svc]) => [
+          ...same(`docker-compose ${name} GOGC`, String(svc.environment?.GOGC), SIDECAR_GOGC),
+          ...same(`docker-compose ${name} GOMAXPROCS`, String(svc.environment?.GOMAXPROCS), SIDECAR_GOMAXPROCS),
+        ]),
+        ...k8sApps(s).flatMap((a) => [
+          ...same(`${where(a.deployment)} dapr.io/env GOGC`, envOf(a.annotations['dapr.io/env']).GOGC, SIDECAR_GOGC),
+          ...same(`${where(a.deployment)} dapr.io/env GOMAXPROCS`, envOf(a.annotations['dapr.io/env']).GOMAXPROCS, SIDECAR_GOMAXPROCS),
+        ]),
       ];
     },
     broken: { when: "the ledger's sidecar loses its dapr.io/env", mutate: (s) => { delete app(s, 'ledger').annotations['dapr.io/env']; } },

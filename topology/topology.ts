@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { repoRoot, resolveDaprBinaries } from './binaries';
-import { daprdCommand, placementCommand, redisCommand, schedulerCommand, SIDECAR_GOGC, type Command } from './commands';
+import { daprdCommand, placementCommand, redisCommand, schedulerCommand, SIDECAR_GOGC, SIDECAR_GOMAXPROCS, type Command } from './commands';
 import { CrashRestarts } from './crash-restarts';
 import { ManagedProcess, type ExitStatus } from './managed-process';
 import { appInstances, appPorts, assertPortsFree, controlPlanePorts, planPorts, type AppName, type SidecarPorts } from './ports';
@@ -167,6 +167,8 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
     DAPR_OTEL_ENDPOINT: options.otelEndpoint ?? process.env.DAPR_OTEL_ENDPOINT ?? '',
     GOGC: process.env.DAPR_SIDECAR_GOGC ?? SIDECAR_GOGC,
   };
+  const gomaxprocs = process.env.DAPR_SIDECAR_GOMAXPROCS ?? SIDECAR_GOMAXPROCS;
+  if (gomaxprocs !== '') sidecarEnv.GOMAXPROCS = gomaxprocs;
   const redisUrl = `redis://127.0.0.1:${plan.redis}`;
 
   if (ownRedis) {

@@ -3,10 +3,11 @@
 // in topology/fixtures (it checks the runner, not the product); the second starts the real app
 // entrypoints (dist/actors/host/dapr-main.js, dist/services/{ledger,gateway}/main.js; npm run build).
 
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixtureApp } from '../support/processes';
+import { SIDECAR_GOGC, SIDECAR_GOMAXPROCS } from '../../topology/commands';
 import { portIsFree } from '../../topology/ports';
 import { resolveDaprBinaries, startTopology, type RunningTopology } from '../../topology/topology';
 import { eventually } from '../support/eventually';
@@ -67,6 +68,15 @@ describe('topology runner with fixture apps', () => {
     for (const url of topology.gatewayUrls) {
       const res = await eventually(() => fetch(`${url}/call/ledger`), (r) => r.status === 200, 15_000);
       expect(res.status).toBe(200);
+    }
+  });
+
+  test("when it has started, then every sidecar runs with the runner's Go collector target and one scheduler thread", () => {
+    const environment = (pid: number | undefined) =>
+      Object.fromEntries(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+    for (const sidecar of ['daprd-actors', 'daprd-ledger', 'daprd-gateway', 'daprd-gateway-2'] as const) {
+      const env = environment(topology.pid(sidecar));
+      expect({ sidecar, GOGC: env.GOGC, GOMAXPROCS: env.GOMAXPROCS }).toEqual({ sidecar, GOGC: SIDECAR_GOGC, GOMAXPROCS: SIDECAR_GOMAXPROCS });
     }
   });
 
