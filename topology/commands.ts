@@ -86,6 +86,20 @@ export const SIDECAR_GOGC = '400';
  */
 export const SIDECAR_GOMAXPROCS = '1';
 
+/**
+ * The Go runtime settings the runner gives the Dapr processes: GOGC and GOMAXPROCS from
+ * DAPR_SIDECAR_GOGC and DAPR_SIDECAR_GOMAXPROCS, else the defaults above. Go ignores a value it
+ * cannot read without a word, so one that is neither a whole number (nor `off` for GOGC, nor
+ * empty for Go's own default) stops the start here, with the variable named.
+ */
+export function sidecarGoEnv(env: NodeJS.ProcessEnv = process.env): { GOGC: string; GOMAXPROCS?: string } {
+  const gogc = env.DAPR_SIDECAR_GOGC ?? SIDECAR_GOGC;
+  if (!/^(\d+|off)$/.test(gogc)) throw new Error(`DAPR_SIDECAR_GOGC=${JSON.stringify(gogc)}: expected a whole number (a percentage) or "off"`);
+  const procs = env.DAPR_SIDECAR_GOMAXPROCS ?? SIDECAR_GOMAXPROCS;
+  if (procs !== '' && !/^[1-9]\d*$/.test(procs)) throw new Error(`DAPR_SIDECAR_GOMAXPROCS=${JSON.stringify(procs)}: expected a whole number of threads (1 or more), or empty for Go's default`);
+  return procs === '' ? { GOGC: gogc } : { GOGC: gogc, GOMAXPROCS: procs };
+}
+
 export function daprdCommand({ binDir, appId, ports, plan, resourcesDir, configFile }: SidecarInput): Command {
   return {
     command: join(binDir, 'daprd'),

@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { repoRoot, resolveDaprBinaries } from './binaries';
-import { daprdCommand, placementCommand, redisCommand, schedulerCommand, SIDECAR_GOGC, SIDECAR_GOMAXPROCS, type Command } from './commands';
+import { daprdCommand, placementCommand, redisCommand, schedulerCommand, sidecarGoEnv, type Command } from './commands';
 import { CrashRestarts } from './crash-restarts';
 import { ManagedProcess, type ExitStatus } from './managed-process';
 import { appInstances, appPorts, assertPortsFree, controlPlanePorts, planPorts, type AppName, type SidecarPorts } from './ports';
@@ -114,6 +114,8 @@ export const APP_ENTRYPOINTS: Record<AppName, string> = {
 
 export async function startTopology(options: TopologyOptions): Promise<RunningTopology> {
   const root = repoRoot();
+  // Checked before anything starts: a bad value stops the run with the variable named.
+  const goEnv = sidecarGoEnv();
   const dataDir = resolve(options.dataDir);
   const logDir = join(dataDir, 'logs');
   for (const dir of [logDir, join(dataDir, 'run'), join(dataDir, 'redis'), join(dataDir, 'scheduler'), join(dataDir, 'apps')]) mkdirSync(dir, { recursive: true });
@@ -165,10 +167,8 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
     DAPR_HOST_IP: '127.0.0.1',
     // dapr/config.yaml reads it; empty means "no trace exporter" (spans are still propagated).
     DAPR_OTEL_ENDPOINT: options.otelEndpoint ?? process.env.DAPR_OTEL_ENDPOINT ?? '',
-    GOGC: process.env.DAPR_SIDECAR_GOGC ?? SIDECAR_GOGC,
+    ...goEnv,
   };
-  const gomaxprocs = process.env.DAPR_SIDECAR_GOMAXPROCS ?? SIDECAR_GOMAXPROCS;
-  if (gomaxprocs !== '') sidecarEnv.GOMAXPROCS = gomaxprocs;
   const redisUrl = `redis://127.0.0.1:${plan.redis}`;
 
   if (ownRedis) {
