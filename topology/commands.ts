@@ -78,7 +78,7 @@ export const SIDECAR_GOGC = '400';
  * The sidecars' Go scheduler threads (GOMAXPROCS): one. A sidecar's part of a call is a short
  * chain of goroutines (read the request, call on, write the answer); with one thread they hand off
  * on it, where at Go's default (a thread per core) each hand-off can wake a second thread. One
- * thread took a sixth to a fifth off the sidecars' CPU per chat at c=32 (docs/dapr-runtime.md).
+ * thread took about a sixth (12–19 %) off the sidecars' CPU per chat at c=32 (docs/dapr-runtime.md).
  * Go 1.25 and later derive the same from the Kubernetes manifests' sidecar limit of one CPU;
  * docker-compose.yml and the manifests also set it outright (topology/manifests.test.ts).
  * The runner gives placement and the scheduler the same; DAPR_SIDECAR_GOMAXPROCS overrides it
