@@ -577,16 +577,11 @@ const CHECKS: Check[] = [
       const services: Record<string, Doc> = s.compose.services ?? {};
       const sidecars = Object.entries(services).filter(([, svc]) => Array.isArray(svc.command) && String(svc.command[0]).endsWith('daprd'));
       const envOf = (annotation: unknown) => Object.fromEntries(String(annotation ?? '').split(',').filter(Boolean).map((kv) => kv.trim().split('=') as [string, string]));
+      const settings = Object.entries({ GOGC: SIDECAR_GOGC, GOMAXPROCS: SIDECAR_GOMAXPROCS });
       return [
         ...(sidecars.length > 0 ? [] : ['docker-compose.yml runs no daprd']),
-        ...sidecars.flatMap(([name, svc]) => [
-          ...same(`docker-compose ${name} GOGC`, String(svc.environment?.GOGC), SIDECAR_GOGC),
-          ...same(`docker-compose ${name} GOMAXPROCS`, String(svc.environment?.GOMAXPROCS), SIDECAR_GOMAXPROCS),
-        ]),
-        ...k8sApps(s).flatMap((a) => [
-          ...same(`${where(a.deployment)} dapr.io/env GOGC`, envOf(a.annotations['dapr.io/env']).GOGC, SIDECAR_GOGC),
-          ...same(`${where(a.deployment)} dapr.io/env GOMAXPROCS`, envOf(a.annotations['dapr.io/env']).GOMAXPROCS, SIDECAR_GOMAXPROCS),
-        ]),
+        ...sidecars.flatMap(([name, svc]) => settings.flatMap(([v, want]) => same(`docker-compose ${name} ${v}`, String(svc.environment?.[v]), want))),
+        ...k8sApps(s).flatMap((a) => settings.flatMap(([v, want]) => same(`${where(a.deployment)} dapr.io/env ${v}`, envOf(a.annotations['dapr.io/env'])[v], want))),
       ];
     },
     broken: { when: "the ledger's sidecar loses its dapr.io/env", mutate: (s) => { delete app(s, 'ledger').annotations['dapr.io/env']; } },

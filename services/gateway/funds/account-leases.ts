@@ -234,8 +234,10 @@ export class AccountLeases {
     this.open(amount).catch(() => undefined);
   }
 
-  /** One lease asked for at a time; everyone waiting for one shares it. */
-  /** The lease, or the available balance the actor answered when it refused one (undefined: not asked, or unreachable). */
+  /**
+   * One lease asked for at a time; everyone waiting for one shares it. The lease, or the available
+   * balance the actor answered when it refused one (undefined: not asked, or unreachable).
+   */
   private open(amount: number): Promise<Lease | number | undefined> {
     this.opening ??= this.ask(amount).finally(() => (this.opening = undefined));
     return this.opening;
