@@ -55,8 +55,21 @@ export const usageDataSchema = z.object({
   charged: safeInt.nonnegative(),
   /** How the call was routed (a settle that said it): the upstream charged and every attempt. */
   route: routeRecordSchema.optional(),
+  /**
+   * The bill of the same change (a settle, an expiry with progress, a platform-borne record):
+   * the ledger makes of it the bill row `id` beside the usage rows, in the same append. One event
+   * where there were two: a settle publishes, stores and delivers half as many events.
+   */
+  bill: z.object({
+    id: z.string().min(1).max(512),
+    kind: z.enum(['charge', 'platform_borne']),
+    balanceDelta: safeInt.max(0),
+    amount: safeInt.nonnegative(),
+    reference: z.string().optional(),
+  }).optional(),
 });
 export type UsageData = z.infer<typeof usageDataSchema>;
+export type UsageBill = NonNullable<UsageData['bill']>;
 
 /** The envelope off the wire; its data is checked by topic (billingDataSchema, usageDataSchema). */
 export const envelopeSchema = z.object({

@@ -6,7 +6,7 @@
 // funds leases lease-book.ts's, the state funds-state.ts's.
 
 import { GatewayError } from '../../lib/errors';
-import { billingEvent, usageEvent } from '../../lib/events';
+import { billingEvent } from '../../lib/events';
 import { availableOf, fromStored, MAX_SAFE, min, parseAmount, storedAmount, toJsonAmount, toJsonAvailable } from '../../lib/money';
 import type { ActorInstance } from '../runtime/port';
 import {
@@ -105,15 +105,7 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
     const charged = request.platformBorne ? 0n : min(cost, amount);
     this.charge(state, charged, hold.apiKeyId);
     this.close(state, request.holdId, 'settle', amount, charged);
-    const now = this.ctx.now();
-    const common = { accountId: this.accountId, pool: this.pool, holdId: request.holdId, requestId: hold.requestId, model: hold.model, profileId: hold.profileId };
-    this.ctx.emit(billingEvent(`${request.holdId}:charge`, now, {
-      ...common,
-      kind: request.platformBorne ? 'platform_borne' : 'charge',
-      balanceDelta: -toJsonAmount(charged),
-      amount: toJsonAmount(request.platformBorne ? cost : charged),
-    }));
-    this.ctx.emit(usageEvent(`${request.holdId}:usage`, now, { ...common, lines, charged: toJsonAmount(charged), ...(route ? { route } : {}) }));
+    this.emitCharge(request.holdId, hold, lines, charged, { kind: request.platformBorne ? 'platform_borne' : 'charge', amount: request.platformBorne ? cost : charged }, route);
     this.save(state);
     return this.outcome(request.holdId, 'settled', amount, charged, state);
   }

@@ -5,7 +5,7 @@
 // FundsHold's (FundsHold.ts); the leases are lease-book.ts's.
 
 import { GatewayError } from '../../lib/errors';
-import { billingEvent, usageEvent } from '../../lib/events';
+import { billingEvent, usageEvent, type UsageBill, type UsageData } from '../../lib/events';
 import { fromStored, min, storedAmount, toJsonAmount } from '../../lib/money';
 import type { ActorContext } from '../runtime/port';
 import { StateRecord, StateRecords } from '../runtime/state-record';
@@ -28,6 +28,11 @@ import {
 } from './funds-state';
 import { endingOf, holdVerdict, type HoldMove, type HoldState } from './transitions';
 import { beyond, costed, type RecordedLine } from './usage';
+
+/** Who a usage event is about (a hold's or a carved hold's record). */
+type UsageMeta = { requestId: string; model: string; profileId: string };
+/** A usage event's bill before it is written: its balance delta is the charge's. */
+type BillOf = Pick<UsageBill, 'kind' | 'reference'> & { amount: bigint };
 
 export abstract class HoldBook {
   protected readonly accountId: string;
@@ -141,10 +146,25 @@ export abstract class HoldBook {
     const charged = min(cost, amount);
     this.charge(state, charged, hold.apiKeyId);
     this.close(state, holdId, 'expire', amount, charged, { requestId: hold.requestId, model: hold.model, profileId: hold.profileId, lines: hold.progress });
-    const now = this.ctx.now();
-    const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: hold.requestId, model: hold.model, profileId: hold.profileId };
-    this.ctx.emit(billingEvent(`${holdId}:charge`, now, { ...common, kind: 'charge', balanceDelta: -toJsonAmount(charged), amount: toJsonAmount(charged), reference: 'expired_with_progress' }));
-    this.ctx.emit(usageEvent(`${holdId}:usage`, now, { ...common, lines, charged: toJsonAmount(charged) }));
+    this.emitCharge(holdId, hold, lines, charged, { kind: 'charge', amount: charged, reference: 'expired_with_progress' });
+  }
+
+  /**
+   * What a change that charges usage emits (a settle, an expiry with progress): one usage event
+   * (`<holdId>:usage`) carrying its bill (`<holdId>:charge`), which the ledger appends together.
+   */
+  protected emitCharge(holdId: string, meta: UsageMeta, lines: UsageData['lines'], charged: bigint, bill: BillOf, route?: CheckedRoute): void {
+    this.emitBilledUsage(`${holdId}:usage`, holdId, meta, lines, charged, { ...bill, id: `${holdId}:charge` }, route);
+  }
+
+  /** One usage event with the bill of the same change (lib/events.ts, UsageData.bill). */
+  private emitBilledUsage(id: string, holdId: string, meta: UsageMeta, lines: UsageData['lines'], charged: bigint, bill: BillOf & { id: string }, route?: CheckedRoute): void {
+    this.ctx.emit(usageEvent(id, this.ctx.now(), {
+      accountId: this.accountId, pool: this.pool, holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId,
+      lines, charged: toJsonAmount(charged), ...(route ? { route } : {}),
+      // -charged, not −(a number): a zero charge is 0, never −0.
+      bill: { id: bill.id, kind: bill.kind, balanceDelta: toJsonAmount(-charged), amount: toJsonAmount(bill.amount), ...(bill.reference !== undefined ? { reference: bill.reference } : {}) },
+    }));
   }
 
   /** Ends an open hold without a charge (released or expired) and emits the release. */
@@ -210,11 +230,8 @@ export abstract class HoldBook {
     // Nothing beyond the expiry's charge (or an empty settle, which only asks): nothing to record.
     if (lines.length === 0) return answer();
     this.closedHolds.set(holdId, { ...closed, borne: storedAmount(cost) });
-    const now = this.ctx.now();
     const meta = closed.expired ?? { requestId: '', model: '', profileId: '' };
-    const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId };
-    this.ctx.emit(billingEvent(`${holdId}:platform-borne`, now, { ...common, kind: 'platform_borne', balanceDelta: 0, amount: toJsonAmount(cost), reference: PLATFORM_BORNE_AFTER_EXPIRY }));
-    this.ctx.emit(usageEvent(`${holdId}:usage-borne`, now, { ...common, lines, charged: 0, ...(route ? { route } : {}) }));
+    this.emitBilledUsage(`${holdId}:usage-borne`, holdId, meta, lines, 0n, { id: `${holdId}:platform-borne`, kind: 'platform_borne', amount: cost, reference: PLATFORM_BORNE_AFTER_EXPIRY }, route);
     this.ctx.adjustGauge(`platform_borne:${PLATFORM_BORNE_AFTER_EXPIRY}`, toJsonAmount(cost));
     return answer();
   }

@@ -4,7 +4,6 @@
 // its expiry with what its carved holds recorded charged.
 
 import { GatewayError } from '../../lib/errors';
-import { billingEvent, usageEvent } from '../../lib/events';
 import { fromStored, min, parseAmount, storedAmount, toJsonAmount, toJsonAvailable } from '../../lib/money';
 import type { CarvedResult, HoldOutcome, LeaseBatchOutcome, LeaseBatchRequest, LeaseOutcome, OpenLeaseRequest } from './FundsHoldInterface';
 import {
@@ -134,10 +133,7 @@ export abstract class LeaseBook extends HoldBook {
     lease.charged = storedAmount(fromStored(lease.charged) + charged);
     delete lease.progress[meta.holdId];
     await endings.record(lease, meta, { ...this.endingOf('settle', meta.amount, charged), state: 'settled' });
-    const now = this.ctx.now();
-    const common = { accountId: this.accountId, pool: this.pool, holdId: meta.holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId };
-    this.ctx.emit(billingEvent(`${meta.holdId}:charge`, now, { ...common, kind: platformBorne ? 'platform_borne' : 'charge', balanceDelta: -toJsonAmount(charged), amount: toJsonAmount(platformBorne ? cost : charged) }));
-    this.ctx.emit(usageEvent(`${meta.holdId}:usage`, now, { ...common, lines, charged: toJsonAmount(charged), ...(route ? { route } : {}) }));
+    this.emitCharge(meta.holdId, meta, lines, charged, { kind: platformBorne ? 'platform_borne' : 'charge', amount: platformBorne ? cost : charged }, route);
     return this.outcome(meta.holdId, 'settled', meta.amount, charged, state);
   }
 
@@ -179,7 +175,6 @@ export abstract class LeaseBook extends HoldBook {
    */
   private endLease(state: FundsState, leaseId: string, to: ClosedLease['state']): void {
     const lease = state.leases![leaseId];
-    const now = this.ctx.now();
     for (const [holdId, record] of Object.entries(lease.progress)) {
       const amount = fromStored(record.amount);
       const { lines, cost } = costed(record.lines);
@@ -188,9 +183,7 @@ export abstract class LeaseBook extends HoldBook {
       this.charge(state, charged);
       lease.charged = storedAmount(fromStored(lease.charged) + charged);
       this.recordEnded(holdId, 'expire', amount, charged, { requestId: record.requestId, model: record.model, profileId: record.profileId, lines: record.lines });
-      const common = { accountId: this.accountId, pool: this.pool, holdId, requestId: record.requestId, model: record.model, profileId: record.profileId };
-      this.ctx.emit(billingEvent(`${holdId}:charge`, now, { ...common, kind: 'charge', balanceDelta: -toJsonAmount(charged), amount: toJsonAmount(charged), reference: 'expired_with_progress' }));
-      this.ctx.emit(usageEvent(`${holdId}:usage`, now, { ...common, lines, charged: toJsonAmount(charged) }));
+      this.emitCharge(holdId, record, lines, charged, { kind: 'charge', amount: charged, reference: 'expired_with_progress' });
     }
     lease.progress = {};
     this.closedLeases.set(leaseId, { state: to, amount: lease.amount, charged: lease.charged });

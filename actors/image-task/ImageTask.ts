@@ -13,7 +13,7 @@ import { DEFAULT_POOL, type FundsHoldApi, type HoldOutcome } from '../funds-hold
 import { GatewayError } from '../../lib/errors';
 import { faultPoint } from '../../lib/fault-points';
 import { fromStored, storedAmount, toJsonAmount } from '../../lib/money';
-import { billingEvent, usageEvent } from '../../lib/events';
+import { usageEvent } from '../../lib/events';
 import type { ImageArtifact } from '../../providers/port';
 import type { ActorContext, ActorInstance } from '../runtime/port';
 import { LifecycleRecord } from '../runtime/lifecycle';
@@ -268,17 +268,16 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
   private emitPlatformBorne(task: TaskRecord, reason: string, now: number): string[] {
     const price = toJsonAmount(fromStored(task.price));
     const common = { accountId: task.owner.accountId, pool: DEFAULT_POOL, holdId: task.holdId, requestId: task.requestId, model: task.model, profileId: task.profileId };
+    // One event: the usage with its platform-borne bill, which the ledger appends together.
+    const bill = { id: `${this.ctx.actorId}:${reason}:platform-borne`, kind: 'platform_borne' as const, balanceDelta: 0, amount: price, reference: reason };
     const usage = usageEvent(`${this.ctx.actorId}:${reason}:usage`, now, {
       ...common,
       lines: [{ unit: 'IMAGE', quantity: 1, unitPrice: price, cost: price }],
       charged: 0,
-    }, IMAGE_TASK_ACTOR_TYPE);
-    const billing = billingEvent(`${this.ctx.actorId}:${reason}:platform-borne`, now, {
-      ...common, kind: 'platform_borne', balanceDelta: 0, amount: price, reference: reason,
+      bill,
     }, IMAGE_TASK_ACTOR_TYPE);
     this.ctx.emit(usage);
-    this.ctx.emit(billing);
-    return [usage.id, billing.id];
+    return [usage.id, bill.id];
   }
 
   /** Keeps an observation as evidence: data, not a change of phase. */

@@ -97,13 +97,16 @@ describe('the Dapr host adapter, its stored outbox', () => {
     expect(index()).toEqual([published[2].id]);
     expect(batchKeys()).toEqual([`${ACTOR}/__outbox:batch:3`]);
     expect(sidecar.store.get(`${ACTOR}/__outbox:batches`)).toEqual([3]);
-    // One turn, two events (a carved hold's charge and usage): the ledger holds the charge only.
+    // One turn, two events (one carved hold's usage with its charge, another's release): the ledger holds the release only.
     await actor.openLease({ leaseId: 'l1', amount: 10_000, minAmount: 1, ttlMs: 60_000 });
     const settle = { holdId: 'h1', amount: 1000, requestId: 'r', model: 'm', profileId: 'p', carve: 0, lines: [{ unit: 'TEXT_INPUT', quantity: 1, unitPrice: 1 }] };
-    expect(await actor.leaseBatch({ leaseId: 'l1', ttlMs: 60_000, settle: [settle] })).toMatchObject({ ok: true });
-    await passes(async () => expect(published.map((e) => e.id)).toContain('h1:usage'));
-    expect(index()).toEqual([published[2].id, 'h1:charge', 'h1:usage']);
-    take(published.find((e) => e.id === 'h1:charge')!);
+    const release = { holdId: 'h2', amount: 1000, requestId: 'r2', model: 'm', profileId: 'p', carve: 1, reason: 'cancelled' };
+    expect(await actor.leaseBatch({ leaseId: 'l1', ttlMs: 60_000, settle: [settle], release: [release] })).toMatchObject({ ok: true });
+    await passes(async () => expect(published.map((e) => e.id)).toContain('h2:release'));
+    expect(index()).toEqual([published[2].id, 'h1:usage', 'h2:release']);
+    // The settle's one event: its usage, carrying its charge.
+    expect(published.find((e) => e.id === 'h1:usage')).toMatchObject({ topic: 'usage', data: { charged: 1, bill: { id: 'h1:charge', kind: 'charge', balanceDelta: -1, amount: 1 } } });
+    take(published.find((e) => e.id === 'h2:release')!);
     take(published[2]);
     await actor.receiveReminder({ name: await round(), data: null });
     expect(index()).toEqual(['h1:usage']);

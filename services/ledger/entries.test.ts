@@ -1,5 +1,5 @@
 import { billingEvent, usageEvent, type UsageData } from '../../lib/events';
-import { parseEvent, PoisonedEvent, toRows, type UsageRow } from './entries';
+import { eventParts, parseEvent, PoisonedEvent, toRows, type UsageRow } from './entries';
 
 const usage = (lines: UsageData['lines'], charged: number) =>
   usageEvent('hold-1:usage', Date.parse('2025-03-01T10:00:00.000Z'), {
@@ -7,6 +7,29 @@ const usage = (lines: UsageData['lines'], charged: number) =>
   });
 
 describe('ledger rows', () => {
+  it('when a usage event carries its bill, then it stands for the billing event of that bill and the usage event without it', () => {
+    const lines = [{ unit: 'TEXT_INPUT' as const, quantity: 8, unitPrice: 100, cost: 800 }];
+    const plain = usage(lines, 800);
+    const event = parseEvent(JSON.parse(JSON.stringify({ ...plain, traceparent: 't', data: { ...plain.data, bill: { id: 'hold-1:charge', kind: 'charge', balanceDelta: -800, amount: 800 } } })));
+    const [bill, rest] = eventParts(event);
+    expect(bill).toEqual({ ...billingEvent('hold-1:charge', Date.parse(plain.occurredAt), {
+      accountId: 'acct_1', pool: 'pool-3', holdId: 'hold-1', requestId: 'req-1', model: 'sim-chat', profileId: 'p-1', kind: 'charge', balanceDelta: -800, amount: 800,
+    }), traceparent: 't' });
+    // The bill row's fields in a billing event's order: the same JSON line in an export.
+    expect(JSON.stringify(toRows(bill))).toBe(JSON.stringify(toRows(billingEvent('hold-1:charge', Date.parse(plain.occurredAt), {
+      accountId: 'acct_1', pool: 'pool-3', holdId: 'hold-1', requestId: 'req-1', model: 'sim-chat', profileId: 'p-1', kind: 'charge', balanceDelta: -800, amount: 800,
+    }))));
+    expect(rest).toEqual({ ...plain, traceparent: 't' });
+    expect(eventParts(plain)).toEqual([plain]);
+  });
+
+  it('when a usage event carries a bill that is no charge, then it is poisoned', () => {
+    const plain = usage([], 0);
+    for (const bill of [{ id: 'x', kind: 'credit', balanceDelta: 0, amount: 0 }, { id: 'x', kind: 'charge', balanceDelta: 5, amount: 5 }, { kind: 'charge', balanceDelta: 0, amount: 0 }]) {
+      expect(() => parseEvent({ ...plain, data: { ...plain.data, bill } })).toThrow(PoisonedEvent);
+    }
+  });
+
   it('when a billing event becomes a row, then it is the event data with its id and time', () => {
     const event = billingEvent('credit:acct_1:pool-3:welcome', 0, { kind: 'credit', accountId: 'acct_1', pool: 'pool-3', balanceDelta: 5, amount: 5, reference: 'welcome' });
     expect(toRows(event)).toEqual([{ id: event.id, occurredAt: '1970-01-01T00:00:00.000Z', kind: 'credit', accountId: 'acct_1', pool: 'pool-3', balanceDelta: 5, amount: 5, reference: 'welcome' }]);

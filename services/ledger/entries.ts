@@ -17,6 +17,25 @@ export function parseEvent(raw: unknown): EventEnvelope {
   return { ...base.data, data: data.data } as EventEnvelope;
 }
 
+/**
+ * The events a stored event stands for: itself, or for a usage event that carries its bill (a
+ * settle's, lib/events.ts) the billing event of that bill, then the usage event without it. Each
+ * part is appended once by its own id, in the same store call, so the rows are those two events
+ * would make, and a part already appended (an earlier delivery) is a duplicate alone.
+ */
+export function eventParts(event: EventEnvelope): EventEnvelope[] {
+  if (event.topic !== 'usage' || (event.data as UsageData).bill === undefined) return [event];
+  const { bill, ...usage } = event.data as UsageData;
+  const { accountId, pool, holdId, requestId, model, profileId } = usage;
+  const { id, kind, balanceDelta, amount, reference } = bill!;
+  // The fields in the order a billing event of the same change has them (rows and exports alike).
+  const billing: BillingData = { accountId, pool, holdId, requestId, model, profileId, kind, balanceDelta, amount, ...(reference !== undefined ? { reference } : {}) };
+  return [
+    { ...event, id, topic: 'billing', type: `billing.${kind}`, data: billing },
+    { ...event, data: usage },
+  ];
+}
+
 /** One bill row: the billing event's data with its id and time. */
 export interface BillEntry extends BillingData {
   id: string;

@@ -29,6 +29,12 @@ export function chatUsage(accountId: string, holdId: string, charged: number, at
   });
 }
 
+/** A settle's one event: the chat's usage carrying its charge (what chatCharge and chatUsage say apart). */
+export function chatSettled(accountId: string, holdId: string, charged: number, atMs: number): EventEnvelope {
+  const usage = chatUsage(accountId, holdId, charged, atMs);
+  return { ...usage, data: { ...(usage.data as UsageData), bill: { id: `${holdId}:charge`, kind: 'charge', balanceDelta: -charged, amount: charged } } };
+}
+
 const ids = (items: ConsoleItem[]) => items.map((item) => item.id);
 
 async function collect(chunks: AsyncIterable<ConsoleItem[]>): Promise<ConsoleItem[]> {
@@ -69,6 +75,28 @@ export function ledgerStoreContract(name: string, open: () => Promise<LedgerStor
         expect.objectContaining({ id: 'h1:usage:TEXT_OUTPUT', unit: 'TEXT_OUTPUT', quantity: 5, unitPrice: 400, cost: 2000, charged: 1500, platformBorne: false, holdId: 'h1', requestId: 'req-h1' }),
         expect.objectContaining({ id: 'h1:usage:TEXT_INPUT', unit: 'TEXT_INPUT', quantity: 10, unitPrice: 100, cost: 1000, charged: 1000, platformBorne: false, occurredAt: new Date(T0).toISOString() }),
       ]);
+    });
+
+    it('when a usage event carries its bill, then the rows and totals are those of the billing and usage events apart, and each part is appended once', async () => {
+      const [one, two] = [account(), account()];
+      await store.appendAll([chatCharge(one, `${one}-h1`, 2500, T0), chatUsage(one, `${one}-h1`, 2500, T0)]);
+      expect(await store.appendAll([chatSettled(two, `${two}-h1`, 2500, T0)])).toEqual(['appended']);
+      const view = await store.account(one, POOL);
+      expect(await store.account(two, POOL)).toEqual({ ...view, accountId: two });
+      expect(view).toEqual({ accountId: one, pool: POOL, balance: -2500, bills: 1, usage: 1, usageRows: 2 });
+      for (const topic of ['billing', 'usage'] as const) {
+        const rows = (acct: string) => store.rows(topic, acct, POOL, 1, 9).then((found) => JSON.parse(JSON.stringify(found).replaceAll(acct, 'acct')) as unknown);
+        expect(await rows(two)).toEqual(await rows(one));
+      }
+      expect(await store.stored([`${two}-h1:charge`, `${two}-h1:usage`])).toEqual([`${two}-h1:charge`, `${two}-h1:usage`]);
+      // Delivered again, alone or beside a new event: a duplicate, nothing moves.
+      expect(await store.appendAll([chatSettled(two, `${two}-h1`, 2500, T0), chatSettled(two, `${two}-h2`, 100, T0 + 1)])).toEqual(['duplicate', 'appended']);
+      expect(await store.account(two, POOL)).toEqual({ accountId: two, pool: POOL, balance: -2600, bills: 2, usage: 2, usageRows: 4 });
+      // A bill already appended as a billing event of its own (an earlier layout's outbox): only the usage part is new.
+      const three = account();
+      await store.append(chatCharge(three, `${three}-h3`, 700, T0));
+      expect(await store.append(chatSettled(three, `${three}-h3`, 700, T0))).toBe('appended');
+      expect(await store.account(three, POOL)).toEqual({ accountId: three, pool: POOL, balance: -700, bills: 1, usage: 1, usageRows: 2 });
     });
 
     it('when a usage event carries a route, then each of its rows stores it and the page items show it; a row without one has none', async () => {

@@ -11,7 +11,7 @@
 import { plus } from '../../lib/money';
 import type { EventEnvelope, Topic } from '../../lib/events';
 import type { LocalDb } from '../../lib/local-db';
-import { toRows, type AccountLedgerView, type AppendOutcome, type BillEntry, type LedgerAccount, type LedgerRow, type LedgerStore } from './entries';
+import { eventParts, toRows, type AccountLedgerView, type AppendOutcome, type BillEntry, type LedgerAccount, type LedgerRow, type LedgerStore } from './entries';
 
 interface Totals {
   balance: number;
@@ -126,6 +126,13 @@ export class LmdbLedgerStore implements LedgerStore {
 
   /** The body of an append; runs inside a write transaction. The totals it moves are in `totals` (by key), for the caller to write. */
   private write(event: EventEnvelope, totals: Map<string, Totals>): AppendOutcome {
+    // A usage event with its bill is two parts, each appended once by its id (eventParts).
+    let outcome: AppendOutcome = 'duplicate';
+    for (const part of eventParts(event)) if (this.writePart(part, totals) === 'appended') outcome = 'appended';
+    return outcome;
+  }
+
+  private writePart(event: EventEnvelope, totals: Map<string, Totals>): AppendOutcome {
     const ledger = this.db.ledger;
     if (ledger.get(`event${SEP}${event.id}`) !== undefined) return 'duplicate';
     const { accountId, pool } = event.data;

@@ -8,7 +8,7 @@
 
 import { createClient, type RedisClientType } from 'redis';
 import type { EventEnvelope, Topic } from '../../lib/events';
-import { toRows, type AccountLedgerView, type AppendOutcome, type BillEntry, type LedgerAccount, type LedgerRow, type LedgerStore } from './entries';
+import { eventParts, toRows, type AccountLedgerView, type AppendOutcome, type BillEntry, type LedgerAccount, type LedgerRow, type LedgerStore } from './entries';
 
 // KEYS: three per event (its dedupe mark, rows list and totals hash). ARGV: per event its topic,
 // balance delta and row count, then its rows. Answers 1 (appended) or 0 (duplicate) per event.
@@ -59,15 +59,25 @@ export class RedisLedgerStore implements LedgerStore {
     if (events.length === 0) return [];
     const keys: string[] = [];
     const args: string[] = [];
+    // A usage event with its bill is two parts, each appended once by its id (eventParts).
+    const partsOf: number[] = [];
     for (const event of events) {
-      const { accountId, pool } = event.data;
-      const rows = toRows(event);
-      keys.push(`ledger:event:${event.id}`, rowsKey(event.topic, accountId, pool), `${TOTALS_PREFIX}${accountId}:${pool}`);
-      args.push(event.topic, event.topic === 'billing' ? String((rows[0] as BillEntry).balanceDelta) : '0', String(rows.length));
-      for (const row of rows) args.push(JSON.stringify(row));
+      const parts = eventParts(event);
+      partsOf.push(parts.length);
+      for (const part of parts) {
+        const { accountId, pool } = part.data;
+        const rows = toRows(part);
+        keys.push(`ledger:event:${part.id}`, rowsKey(part.topic, accountId, pool), `${TOTALS_PREFIX}${accountId}:${pool}`);
+        args.push(part.topic, part.topic === 'billing' ? String((rows[0] as BillEntry).balanceDelta) : '0', String(rows.length));
+        for (const row of rows) args.push(JSON.stringify(row));
+      }
     }
     const marks = (await this.runAppend({ keys, arguments: args })) as number[];
-    return marks.map((mark) => (mark === 1 ? 'appended' : 'duplicate'));
+    let next = 0;
+    return partsOf.map((count) => {
+      const appended = marks.slice(next, (next += count)).includes(1);
+      return appended ? 'appended' : 'duplicate';
+    });
   }
 
   async account(accountId: string, pool: string): Promise<AccountLedgerView> {

@@ -102,8 +102,10 @@ export function tracingSuite(name: string, start: () => Promise<TracedDeployment
         'gen_ai.usage.output_tokens': answer.body.usage.completion_tokens,
       });
 
-      // Each event: a producer span under the settle call, a consumer span linked to it.
-      for (const topic of ['billing', 'usage']) {
+      // The settle's one event (its usage, carrying its charge): a producer span under the settle
+      // call, a consumer span linked to it. No billing event of its own.
+      expect(spans.filter((s) => s.name === 'publish billing')).toEqual([]);
+      for (const topic of ['usage']) {
         const publish = spans.find((s) => s.name === `publish ${topic}` && s.kind === KIND.producer)!;
         const consume = spans.find((s) => s.name === `process ${topic}` && s.kind === KIND.consumer)!;
         expect(publish.service).toBe(actors);
