@@ -1,6 +1,7 @@
-// Ledger rows derived from events: one bill row per billing event (its id is the event id) and
-// one usage row per usage line (id `<eventId>:<unit>`). The event id is also the dedupe mark, so
-// a redelivered event is recognised and never doubles a row.
+// Ledger rows derived from events: one bill row per billing event (its id is the event id) or
+// per bill a usage event carries (its id is the bill's), and one usage row per usage line (id
+// `<eventId>:<unit>`). The ids are also the dedupe marks, so a redelivered event is recognised and
+// never doubles a row.
 
 import { billingDataSchema, envelopeSchema, usageDataSchema, type BillingData, type EventEnvelope, type Topic, type UsageData, type UsageUnit } from '../../lib/events';
 import { allocateInOrder, toJsonAmount } from '../../lib/money';
@@ -109,8 +110,9 @@ export interface LedgerStore {
   append(event: EventEnvelope): Promise<AppendOutcome>;
   /**
    * Appends the events in their order, each once by id (a repeat, within the call or of an
-   * earlier one, is a duplicate), in one call to the storage: one outcome per event. A failure
-   * may leave the first events appended: a retry finds them duplicates.
+   * earlier one, is a duplicate), in one call to the storage: one outcome per event. A usage
+   * event with its bill is its two parts (eventParts), each once by its own id: appended when
+   * either was new. A failure may leave the first events appended: a retry finds them duplicates.
    */
   appendAll(events: readonly EventEnvelope[]): Promise<AppendOutcome[]>;
   account(accountId: string, pool: string): Promise<AccountLedgerView>;

@@ -10,8 +10,9 @@ import { createClient, type RedisClientType } from 'redis';
 import type { EventEnvelope, Topic } from '../../lib/events';
 import { eventParts, toRows, type AccountLedgerView, type AppendOutcome, type BillEntry, type LedgerAccount, type LedgerRow, type LedgerStore } from './entries';
 
-// KEYS: three per event (its dedupe mark, rows list and totals hash). ARGV: per event its topic,
-// balance delta and row count, then its rows. Answers 1 (appended) or 0 (duplicate) per event.
+// KEYS: three per event (its dedupe mark, rows list and totals hash; a usage event with its bill
+// is two events here, entries.ts eventParts). ARGV: per event its topic, balance delta and row
+// count, then its rows. Answers 1 (appended) or 0 (duplicate) per event.
 const APPEND = `
 local outcomes = {}
 local a = 1
