@@ -12,7 +12,9 @@
 // Options: --rounds R (default 5), --requests N (sequential JSON calls per round, default 600),
 // --streams S (sequential streams per round, default 200), --concurrency C (default 32),
 // --seconds T (throughput per round and variant, default 4), --warm-up W (seconds of load in each
-// variant's warm-up, default 5), --json.
+// variant's warm-up, default 5), --json, --phases (every server, the bare proxy too, runs with
+// ./phase-probe.ts, and the sequential calls' time is told in phases: to the upstream, upstream,
+// its body, to the answer).
 
 import '../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -24,6 +26,7 @@ import { writeTestCatalog } from '../test/support/catalog';
 import { ADMIN_TOKEN, freePort, ROOT, waitFor } from '../test/support/processes';
 import { percentile, sequential, throughput, warmUp, WARM_UP_SECONDS, type Target } from './load';
 import { args, CHAT_BODY, CHAT_PATH, flag, option, STREAM_BODY } from './cli';
+import { PHASES, phaseMeans, type PhaseTotals } from './phase-probe';
 
 const ROUNDS = option('rounds', 5);
 const REQUESTS = option('requests', 600);
@@ -31,6 +34,10 @@ const STREAMS = option('streams', 200);
 const CONCURRENCY = option('concurrency', 32);
 const SECONDS = option('seconds', 4);
 const WARM_UP = option('warm-up', WARM_UP_SECONDS);
+const TIMED_PHASES = flag('phases');
+/** How a server is started with the phase probe: its node options, and where it writes (under the bench's directory). */
+const probe = (dir: string, name: string): { execArgv: string[]; env: { BENCH_PHASES_FILE?: string } } =>
+  TIMED_PHASES ? { execArgv: ['--require', join(ROOT, 'dist/bench/phase-probe.js')], env: { BENCH_PHASES_FILE: join(dir, `${name.replace(/\W/g, '-')}.phases.json`) } } : { execArgv: [], env: {} };
 const body = CHAT_BODY;
 const streamBody = STREAM_BODY;
 
@@ -52,8 +59,8 @@ function variants(): Variant[] {
   return out;
 }
 
-async function serve(script: string, argv: string[], env: Record<string, string>, ready: RegExp): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, [script, ...argv], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+async function serve(script: string, argv: string[], env: Record<string, string>, ready: RegExp, execArgv: string[] = []): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(process.execPath, [...execArgv, script, ...argv], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
   const port = await new Promise<number>((done, fail) => {
     child.once('exit', (code) => fail(new Error(`${script} exited (${code})`)));
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -73,6 +80,27 @@ interface Sample {
   cpuUs: number;
   /** The server's main thread's CPU time per answer during the sequential JSON calls, µs. */
   c1CpuUs: number;
+  /** With --phases: mean µs per phase of the sequential JSON calls (PHASES' order). */
+  phasesUs?: number[];
+}
+
+/** The phase probe's totals since its last signal (it numbers what it writes: waits for the next). */
+async function takePhases(pid: number, file: string): Promise<PhaseTotals> {
+  const read = (): { taken: number } & PhaseTotals => {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      return { taken: 0, calls: 0, sumsUs: [] };
+    }
+  };
+  const before = read().taken;
+  process.kill(pid, 'SIGUSR2');
+  for (let i = 0; i < 200; i++) {
+    const now = read();
+    if (now.taken > before) return now;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`the phase probe of ${pid} wrote nothing to ${file}`);
 }
 
 /** A process's CPU time so far (user + system), µs. */
@@ -87,15 +115,17 @@ function mainThreadCpuUs(pid: number): number {
   return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
 }
 
-async function round(target: Target, pid: number): Promise<Sample> {
+async function round(target: Target, pid: number, phasesFile?: string): Promise<Sample> {
+  if (phasesFile) await takePhases(pid, phasesFile);
   const c1Before = mainThreadCpuUs(pid);
   const latencies = await sequential(target, body, REQUESTS);
   const c1CpuUs = (mainThreadCpuUs(pid) - c1Before) / REQUESTS;
+  const phasesUs = phasesFile ? phaseMeans(await takePhases(pid, phasesFile)) : undefined;
   const ttfts = await sequential(target, streamBody, STREAMS, true);
   const cpuBefore = cpuUs(pid);
   const rps = await throughput(target, body, CONCURRENCY, SECONDS);
   const cpu = cpuUs(pid) - cpuBefore;
-  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), ttft50: percentile(ttfts, 0.5), rps, cpuUs: cpu / (rps * SECONDS), c1CpuUs };
+  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), ttft50: percentile(ttfts, 0.5), rps, cpuUs: cpu / (rps * SECONDS), c1CpuUs, ...(phasesUs ? { phasesUs } : {}) };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -108,15 +138,19 @@ async function main(): Promise<void> {
     children.push(upstream.child);
     const upstreamOrigin = `http://127.0.0.1:${upstream.port}`;
     const catalog = writeTestCatalog(join(dir, 'catalog.json'), `${upstreamOrigin}/v1`);
-    const proxy = await serve(join(ROOT, 'dist/bench/bare-proxy.js'), [upstreamOrigin], {}, /listening (\d+)/);
+    const proxyProbe = probe(dir, 'bare proxy');
+    const proxy = await serve(join(ROOT, 'dist/bench/bare-proxy.js'), [upstreamOrigin], proxyProbe.env, /listening (\d+)/, proxyProbe.execArgv);
     children.push(proxy.child);
+    const phaseFiles = new Map<string, string | undefined>([['bare proxy', proxyProbe.env.BENCH_PHASES_FILE]]);
     const targets: Target[] = [{ name: 'bare proxy', origin: `http://127.0.0.1:${proxy.port}`, path: '/v1/chat/completions', headers: {} }];
     const pids = new Map<string, number>([['bare proxy', proxy.child.pid!]]);
     for (const variant of variants()) {
       const port = await freePort();
-      const child = spawn(process.execPath, [join(variant.dist, 'services/gateway/main.js')], {
+      const variantProbe = probe(dir, variant.label);
+      phaseFiles.set(variant.label, variantProbe.env.BENCH_PHASES_FILE);
+      const child = spawn(process.execPath, [...variantProbe.execArgv, join(variant.dist, 'services/gateway/main.js')], {
         cwd: resolve(variant.dist, '..'),
-        env: { ...process.env, GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'fatal', GATEWAY_CATALOG_FILE: catalog, GATEWAY_DATA_DIR: join(dir, variant.label), ...variant.env, PORT: String(port), HOST: '127.0.0.1' },
+        env: { ...process.env, GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'fatal', GATEWAY_CATALOG_FILE: catalog, GATEWAY_DATA_DIR: join(dir, variant.label), ...variant.env, ...variantProbe.env, PORT: String(port), HOST: '127.0.0.1' },
         stdio: ['ignore', 'ignore', 'inherit'],
       });
       children.push(child);
@@ -132,7 +166,7 @@ async function main(): Promise<void> {
       // Rotating order: no variant always runs first (or right after the same neighbour).
       const order = targets.map((_, i) => targets[(i + r) % targets.length]);
       for (const target of order) {
-        const sample = await round(target, pids.get(target.name)!);
+        const sample = await round(target, pids.get(target.name)!, phaseFiles.get(target.name));
         samples.get(target.name)!.push(sample);
         process.stderr.write(`[ab] round ${r + 1} ${target.name}: ${Math.round(sample.rps)} req/s, ${Math.round(sample.cpuUs)} µs CPU/req, c=1 ${Math.round(sample.c1CpuUs)} µs main-thread CPU/req, p50 ${sample.p50.toFixed(3)} ms, ttft ${sample.ttft50.toFixed(3)} ms\n`);
       }
@@ -152,6 +186,7 @@ async function main(): Promise<void> {
         ttft50_ms: +median(s.map((x) => x.ttft50)).toFixed(3),
         cpu_us_per_request: Math.round(median(s.map((x) => x.cpuUs))),
         c1_main_thread_cpu_us_per_request: Math.round(median(s.map((x) => x.c1CpuUs))),
+        ...(TIMED_PHASES ? { phases_us: PHASES.map((_, i) => Math.round(median(s.map((x) => x.phasesUs?.[i] ?? 0)))) } : {}),
       };
     });
     if (flag('json')) console.log(JSON.stringify({ rounds: ROUNDS, rows, samples: Object.fromEntries(samples) }, null, 2));
@@ -160,6 +195,12 @@ async function main(): Promise<void> {
       console.log('| | req/s (min–max) | % of bare (per round, median) | CPU µs/request | c=1 main thread CPU µs/request | p50 ms | p99 ms | TTFT p50 ms |');
       console.log('|---|---|---|---|---|---|---|---|');
       for (const r of rows) console.log(`| ${r.name} | ${r.rps} (${r.rps_min}–${r.rps_max}) | ${r.pct_of_bare} | ${r.cpu_us_per_request} | ${r.c1_main_thread_cpu_us_per_request} | ${r.p50_ms} | ${r.p99_ms} | ${r.ttft50_ms} |`);
+      if (TIMED_PHASES) {
+        console.log(`\nThe sequential JSON calls in phases (mean µs per call, median of the rounds; each call timed alone in its server):`);
+        console.log(`| | ${PHASES.join(' | ')} | sum |`);
+        console.log(`|---|${PHASES.map(() => '---|').join('')}---|`);
+        for (const r of rows) console.log(`| ${r.name} | ${r.phases_us!.join(' | ')} | ${r.phases_us!.reduce((a, b) => a + b, 0)} |`);
+      }
     }
   } finally {
     for (const child of children) child.kill('SIGTERM');
