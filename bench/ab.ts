@@ -3,7 +3,8 @@
 // own data directory, the same upstream and bare proxy), and each round measures them one after
 // another in a rotating order, so drift on the machine hits them all alike. Medians over rounds.
 //   node dist/bench/ab.js --variant base=/tmp/base-build/dist --variant new=dist[,GATEWAY_FUNDS_LEASE=on] [--rounds 5]
-// A variant: label=<dist directory>[,NAME=value…] (environment for that gateway).
+// A variant: label=<dist directory>[,NAME=value…] (environment for that gateway; a value may hold
+// '=', e.g. NODE_OPTIONS=--max-semi-space-size=32).
 // Besides req/s, each server's CPU time per answer during the throughput run (from /proc): on a
 // shared machine it moves far less than req/s does. And its main thread's CPU time per answer
 // during the sequential (c=1) calls, in nanoseconds from /proc/<pid>/schedstat: at c=1 nearly
@@ -25,7 +26,7 @@ import { fundedAccount } from '../test/support/api';
 import { writeTestCatalog } from '../test/support/catalog';
 import { ADMIN_TOKEN, freePort, ROOT, waitFor } from '../test/support/processes';
 import { percentile, sequential, throughput, warmUp, WARM_UP_SECONDS, type Target } from './load';
-import { args, CHAT_BODY, CHAT_PATH, flag, option, STREAM_BODY } from './cli';
+import { args, CHAT_BODY, CHAT_PATH, flag, option, parseVariant, STREAM_BODY } from './cli';
 import { PHASES, phaseMeans, type PhaseTotals } from './phase-probe';
 
 const ROUNDS = option('rounds', 5);
@@ -51,9 +52,8 @@ function variants(): Variant[] {
   const out: Variant[] = [];
   args.forEach((arg, i) => {
     if (arg !== '--variant') return;
-    const [head, ...envs] = args[i + 1].split(',');
-    const [label, dist] = head.split('=');
-    out.push({ label, dist: resolve(dist), env: Object.fromEntries(envs.map((e) => e.split('=') as [string, string])) });
+    const { label, dist, env } = parseVariant(args[i + 1]);
+    out.push({ label, dist: resolve(dist), env });
   });
   if (out.length < 1) throw new Error('usage: ab --variant label=<dist>[,NAME=value…] [--variant …]');
   return out;

@@ -2,6 +2,10 @@
 // Every write is a committed LMDB transaction before it is acknowledged, so a killed process
 // loses nothing acknowledged; with GATEWAY_FSYNC=always each commit is also flushed to disk
 // (survives a machine crash), otherwise the OS flushes it (see docs/durability.md).
+// No write map (`useWritemap`), though it makes a commit cheaper: LMDB then sets the file's
+// length to each process's map size, and a second process opening the environment (the tests,
+// an operator's tool) cuts the file under the gateway, which dies with SIGBUS
+// (docs/benchmarks.md, 2026-11-27).
 
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
