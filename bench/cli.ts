@@ -1,5 +1,6 @@
-// What the benchmarks share: their numeric command-line options (`--name value`) and the chat
-// they send (one short message, 16 output tokens, JSON or streamed).
+// What the benchmarks share: their command-line options (numbers as `--name value`, flags, and
+// bench/ab.ts's `--variant`) and the chat they send (one short message, 16 output tokens, JSON or
+// streamed).
 
 /** The command line after the script. */
 export const args = process.argv.slice(2);
