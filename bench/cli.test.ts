@@ -3,6 +3,7 @@ import { parseVariant } from './cli';
 describe("bench/ab.ts's --variant", () => {
   it('when it names a label and a build, then the gateway runs with no extra environment', () => {
     expect(parseVariant('base=/tmp/base/dist')).toEqual({ label: 'base', dist: '/tmp/base/dist', env: {} });
+    expect(parseVariant('base=/tmp/a=b/dist')).toEqual({ label: 'base', dist: '/tmp/a=b/dist', env: {} });
   });
 
   it("when a value holds '=', then only the first '=' ends the name", () => {

@@ -23,15 +23,21 @@ export function flag(name: string): boolean {
  */
 export function parseVariant(spec: string): { label: string; dist: string; env: Record<string, string> } {
   const [head, ...envs] = spec.split(',');
-  const [label, dist] = head.split('=');
+  const [label, dist] = splitAtFirst(head);
   if (!label || !dist) throw new Error(`--variant ${spec}: expected label=<dist directory>[,NAME=value…]`);
   const env: Record<string, string> = {};
   for (const pair of envs) {
-    const at = pair.indexOf('=');
-    if (at <= 0) throw new Error(`--variant ${spec}: ${pair} is not NAME=value`);
-    env[pair.slice(0, at)] = pair.slice(at + 1);
+    const [name, value] = splitAtFirst(pair);
+    if (!name || value === undefined) throw new Error(`--variant ${spec}: ${pair} is not NAME=value`);
+    env[name] = value;
   }
   return { label, dist, env };
+}
+
+/** `name=value` split at its first '=' (the value keeps any other); no '=': the name alone. */
+function splitAtFirst(text: string): [string, string | undefined] {
+  const at = text.indexOf('=');
+  return at < 0 ? [text, undefined] : [text.slice(0, at), text.slice(at + 1)];
 }
 
 export const CHAT_BODY = JSON.stringify({ model: 'up-model', messages: [{ role: 'user', content: 'hello' }], max_tokens: 16 });
