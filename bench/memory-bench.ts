@@ -25,7 +25,7 @@ import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { Pool } from 'undici';
 import { loadConfig } from '../lib/config';
 import { createLogger } from '../lib/logger';
-import { createGatewayApp } from '../services/gateway/app';
+import { createGateway, listenGateway } from '../services/gateway/app';
 import { compose } from '../services/gateway/compose';
 import { writeTestCatalog } from '../test/support/catalog';
 import { ADMIN_TOKEN } from '../test/support/processes';
@@ -106,7 +106,7 @@ async function main(): Promise<void> {
     ...(IDLE_MS > 0 ? { GATEWAY_ACTOR_IDLE_MS: String(IDLE_MS) } : {}),
   });
   const composition = await compose(config, createLogger('gateway', 'error'));
-  const server = createGatewayApp(composition.deps).listen(0, '127.0.0.1');
+  const server = listenGateway(createGateway(composition.deps), 0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const pool = new Pool(origin, { connections: CONCURRENCY, keepAliveTimeout: 60_000 });

@@ -1,5 +1,7 @@
-// The gateway's HTTP edge: route families, request id and observation middleware, one error handler.
+// The gateway's HTTP edge: route families, request id and observation middleware, one error handler,
+// and the billed calls' routes also served directly (./http/direct-routes.ts).
 
+import { createServer, type RequestListener, type Server } from 'node:http';
 import express from 'express';
 import type { Logger } from 'pino';
 import { serveMetrics } from '../../lib/metrics';
@@ -21,6 +23,7 @@ import { adminRoutes } from './routes/admin';
 import { catalogRoutes } from './routes/catalog';
 import { chatRoutes } from './routes/chat';
 import { compatRoutes } from './routes/compat';
+import { DirectRoutes } from './http/direct-routes';
 import type { EmbeddingsAdapters } from './embeddings/use-case';
 import { memberRoutes } from './routes/member';
 import { consoleRoutes } from './routes/console';
@@ -87,12 +90,23 @@ export interface GatewayDeps {
   sessions: { sessions: SessionClient; workspaces: WorkspaceIndexClient; runLeaseMs: number; pollMs: number };
 }
 
-export function createGatewayApp(deps: GatewayDeps): express.Express {
+export interface Gateway {
+  /** Every route of the gateway. */
+  app: express.Express;
+  /** The HTTP server's request listener: the billed calls' direct routes, the app for the rest. */
+  listener: RequestListener;
+  /** The routes the listener serves without the app's router (each also registered in the app). */
+  direct: DirectRoutes;
+}
+
+export function createGateway(deps: GatewayDeps): Gateway {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestId());
-  app.use(observeRequests(deps.logger));
+  const front = [requestId(), observeRequests(deps.logger)];
+  const errors = errorResponder({ logger: deps.logger });
+  const direct = new DirectRoutes(front, errors);
+  for (const middleware of front) app.use(middleware);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -138,8 +152,8 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
     routing: deps.routing,
   };
   const credentials = { accounts: deps.accounts, oauth: deps.oauth };
-  app.use(chatRoutes(chat, deps.accounts));
-  app.use(compatRoutes({ ...chat, gate: new CompatGate(deps.compatEnabled, deps.funds) }, deps.accounts, deps.logger));
+  app.use(chatRoutes(chat, deps.accounts, direct));
+  app.use(compatRoutes({ ...chat, gate: new CompatGate(deps.compatEnabled, deps.funds) }, deps.accounts, deps.logger, direct));
   app.use(memberRoutes(chat, credentials));
   app.use(imageRoutes(deps.images, deps.accounts, deps.maxBodyBytes));
   app.use(consoleRoutes({ credentials, funds: deps.funds, ledger: deps.ledger, limits: deps.limits }));
@@ -149,6 +163,11 @@ export function createGatewayApp(deps: GatewayDeps): express.Express {
   const sessions = new SessionService({ ...deps.sessions, chat, leaseMs: deps.sessions.runLeaseMs, wakeups: new SessionWakeups() });
   app.use(sessionRoutes(sessions, deps.accounts, deps.maxBodyBytes));
   app.use(notFound());
-  app.use(errorResponder({ logger: deps.logger }));
-  return app;
+  app.use(errors);
+  return { app, listener: direct.listener(app), direct };
+}
+
+/** The gateway's HTTP server, listening; `ready` once it is (a failure to listen is the server's 'error'). */
+export function listenGateway(gateway: Gateway, port: number, host: string, ready?: () => void): Server {
+  return createServer(gateway.listener).listen(port, host, ready);
 }

@@ -4,7 +4,7 @@ import '../../lib/node-version'; // first: stops on Node older than 24 with the 
 import { DRAIN_HARD_EXIT_AFTER_MS, loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { startTracing, stopTracing } from '../../lib/tracing';
-import { createGatewayApp } from './app';
+import { createGateway, listenGateway } from './app';
 import { compose } from './compose';
 import { Drain } from './drain';
 
@@ -15,19 +15,24 @@ async function main(): Promise<void> {
   if (config.testMode) logger.warn('GATEWAY_TEST_MODE is on: test-only settings are accepted');
   const drain = new Drain();
   const composition = await compose(config, logger, drain);
-  const app = createGatewayApp({ ...composition.deps, drain });
+  const gateway = createGateway({ ...composition.deps, drain });
   // The catalog reloads without a restart: on SIGHUP (which would otherwise end the process) and
   // when its file changes (docs/money.md, "Reloading the catalog").
   const reloader = composition.catalogReloader;
   process.on('SIGHUP', () => reloader.reload('signal'));
   reloader.watch();
   logger.info({ file: config.catalogFile, version: composition.deps.catalog.loaded.version }, 'catalog loaded');
-  const server = app.listen(config.port, config.host, () => {
+  const server = listenGateway(gateway, config.port, config.host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     logger.info({ url: `http://${config.host}:${port}`, node: process.version, actorHost: config.actorHost, dataDir: config.actorHost === 'embedded' ? config.dataDir : undefined }, 'gateway listening');
   });
   server.keepAliveTimeout = 65_000;
+  // A port already taken (or not ours to bind): said plainly, and the process ends.
+  server.once('error', (error) => {
+    logger.fatal({ err: error, host: config.host, port: config.port }, 'the gateway cannot listen');
+    process.exit(1);
+  });
   const stop = () => {
     if (drain.draining) return;
     drain.begin();

@@ -1,15 +1,16 @@
 import pino from 'pino';
-import { createGatewayApp, type GatewayDeps } from './app';
+import { createGateway, type GatewayDeps } from './app';
 import { openApiDocument } from './openapi';
 import { FAMILY_PREFIXES, routeFamily, routeList } from './route-table';
 import { loadCatalog } from '../../catalog/catalog';
 import { join } from 'node:path';
 import type { RouteFamily } from '../../lib/metrics';
 
-interface Layer { route?: { path: string; methods: Record<string, boolean> }; handle?: { stack?: Layer[] } }
+type Handle = ((...args: never[]) => unknown) & { stack?: Layer[] };
+interface Layer { route?: { path: string; methods: Record<string, boolean>; stack: Layer[] }; handle: Handle; method?: string; match(path: string): boolean }
 
-/** Every route Express registers in the gateway app, as "METHOD path", read from its router (no request sent). */
-function registeredRoutes(): string[] {
+/** The gateway, built for a look at its routes. */
+function gateway() {
   // Building the app only registers routes: no collaborator is called, so none is needed.
   const unused = {} as never;
   const deps = {
@@ -19,7 +20,13 @@ function registeredRoutes(): string[] {
     compatEnabled: false, capabilityGates: { providers: new Set(), accepted: new Set() },
     sessions: { sessions: unused, workspaces: unused, runLeaseMs: 1000, pollMs: 100 },
   } satisfies Partial<GatewayDeps> as unknown as GatewayDeps;
-  const app = createGatewayApp(deps) as unknown as { router: { stack: Layer[] } };
+  return createGateway(deps);
+}
+
+const stackOf = (app: unknown) => (app as { router: { stack: Layer[] } }).router.stack;
+
+/** Every route Express registers in the gateway app, as "METHOD path", read from its router (no request sent). */
+function registeredRoutes(): string[] {
   const found: string[] = [];
   const walk = (stack: Layer[]) => {
     for (const layer of stack) {
@@ -27,13 +34,51 @@ function registeredRoutes(): string[] {
       else if (layer.handle?.stack) walk(layer.handle.stack);
     }
   };
-  walk(app.router.stack);
+  walk(stackOf(gateway().app));
   return found.sort();
+}
+
+/**
+ * What Express runs for a POST to `path` (routers mounted at the root, as the gateway's are):
+ * the middleware and the first POST route's handlers in order, the error handlers met before that
+ * route, and the first one after it (where the route's errors go).
+ */
+function expressChain(stack: Layer[], path: string) {
+  const found = { handlers: [] as Handle[], errorsBefore: [] as Handle[], errorsAfter: undefined as Handle | undefined, routed: false };
+  const walk = (layers: Layer[]) => {
+    for (const layer of layers) {
+      if (!layer.match(path)) continue;
+      if (layer.route) {
+        if (!found.routed && layer.route.methods.post) {
+          found.routed = true;
+          found.handlers.push(...layer.route.stack.filter((inner) => inner.method === 'post').map((inner) => inner.handle));
+        }
+      } else if (layer.handle.stack) walk(layer.handle.stack);
+      else if (layer.handle.length === 4) {
+        if (!found.routed) found.errorsBefore.push(layer.handle);
+        else found.errorsAfter ??= layer.handle;
+      } else if (!found.routed) found.handlers.push(layer.handle);
+    }
+  };
+  walk(stack);
+  return found;
 }
 
 describe('the route table', () => {
   it('when the gateway app is built, then it registers exactly the routes of the table, each once', () => {
     expect(registeredRoutes()).toEqual(routeList().map(({ key }) => key).sort());
+  });
+
+  it('when a billed call is served directly, then it runs what Express runs for it: the same handlers in order, errors to the same handler', () => {
+    const built = gateway();
+    const direct = built.direct.described();
+    expect(direct.map(({ path }) => path)).toEqual(['/api/open/v1/models/:id/chat', '/api/open/v1/models/:id/chat/anthropic', '/v1/chat/completions', '/v1/messages', '/v1/embeddings']);
+    for (const { path, chain, errors } of direct) {
+      const express = expressChain(stackOf(built.app), path.replace(/:\w+/g, 'x'));
+      expect({ path, routed: express.routed, errorsBefore: express.errorsBefore.length }).toEqual({ path, routed: true, errorsBefore: 0 });
+      expect(express.handlers).toEqual(chain);
+      expect(express.errorsAfter).toBe(errors);
+    }
   });
 
   it('when the OpenAPI document is read, then it describes exactly the documented routes of the table', () => {

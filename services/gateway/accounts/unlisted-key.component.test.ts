@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../../lib/config';
-import { createGatewayApp } from '../app';
+import { createGateway, listenGateway } from '../app';
 import { compose, type Composition } from '../compose';
 import { passes } from '../../../test/support/eventually';
 
@@ -21,7 +21,7 @@ const action = { who: 'admin:test', requestId: 'req-unlisted' };
 beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'unlisted-key-'));
   composition = await compose(loadConfig({ GATEWAY_DATA_DIR: dir, GATEWAY_LOG_LEVEL: 'silent', GATEWAY_ADMIN_TOKEN: 'x'.repeat(32) }), pino({ level: 'silent' }));
-  server = createGatewayApp(composition.deps).listen(0, '127.0.0.1');
+  server = listenGateway(createGateway(composition.deps), 0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });

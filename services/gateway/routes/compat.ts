@@ -25,6 +25,7 @@ import { prepareEmbeddings, runEmbeddings, type EmbeddingsDeps } from '../embedd
 import { apiKeyAuth } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
 import { chatInput } from '../http/chat-input';
+import type { DirectRoutes } from '../http/direct-routes';
 import { respond } from '../http/respond';
 
 /** The catalog has no publication date: the model lists carry the epoch (docs/compat.md). */
@@ -51,7 +52,8 @@ function modelList(models: CatalogModel[], shape: ErrorShape) {
   return { object: 'list', data };
 }
 
-export function compatRoutes(deps: EmbeddingsDeps & { gate: CompatGate }, accounts: AccountStore, logger: Logger): Router {
+/** The chat and embeddings calls are registered on the router and served directly too (the gateway's hot path). */
+export function compatRoutes(deps: EmbeddingsDeps & { gate: CompatGate }, accounts: AccountStore, logger: Logger, direct: DirectRoutes): Router {
   const router = Router();
   const auth = apiKeyAuth(accounts, { allowXApiKey: true });
   const body = jsonBody(deps.maxBodyBytes);
@@ -82,9 +84,12 @@ export function compatRoutes(deps: EmbeddingsDeps & { gate: CompatGate }, accoun
     await deps.gate.admitAccount(req.caller);
     await respond(res, await runPrepared(deps, wire as unknown as InboundWire<unknown, StreamPiece>, chat, input));
   };
-  router.post('/v1/chat/completions', auth, admitted, body, handle(openAiWire));
-  router.use('/v1/chat/completions', errorResponder({ logger, shapeOf: () => 'openai' }));
-  router.post('/v1/messages', auth, admitted, body, handle(anthropicWire));
+  // Each path's errors in its wire's shape, from the route served directly as from the router.
+  const openAiErrors = errorResponder({ logger, shapeOf: () => 'openai' });
+  const anthropicErrors = errorResponder({ logger, shapeOf: () => 'anthropic' });
+  direct.post(router, '/v1/chat/completions', [auth, admitted, body, handle(openAiWire)], openAiErrors);
+  router.use('/v1/chat/completions', openAiErrors);
+  direct.post(router, '/v1/messages', [auth, admitted, body, handle(anthropicWire)], anthropicErrors);
   // Free: checked like a Messages call of the model, counted as one request under a rate limit, nothing held.
   router.post('/v1/messages/count_tokens', auth, admitted, body, async (req, res) => {
     const input = chatInput(req, requireBodyModel(req.body), DEFAULT_POOL);
@@ -95,14 +100,14 @@ export function compatRoutes(deps: EmbeddingsDeps & { gate: CompatGate }, accoun
     const inputTokens = await countPromptTokens(deps, chat);
     res.set(rate?.headers ?? {}).json({ input_tokens: inputTokens });
   });
-  router.use('/v1/messages', errorResponder({ logger, shapeOf: () => 'anthropic' }));
-  router.post('/v1/embeddings', auth, admitted, body, async (req, res) => {
+  router.use('/v1/messages', anthropicErrors);
+  direct.post(router, '/v1/embeddings', [auth, admitted, body, async (req, res) => {
     const input = chatInput(req, requireBodyModel(req.body), DEFAULT_POOL, res);
     deps.gate.admitModel(deps.catalog.resolve(input.modelId, 'openai-embeddings').model, 'TEXT_INPUT');
     const prepared = prepareEmbeddings(deps, input);
     await deps.gate.admitAccount(req.caller);
     await respond(res, await runEmbeddings(deps, prepared, input));
-  });
-  router.use('/v1/embeddings', errorResponder({ logger, shapeOf: () => 'openai' }));
+  }], openAiErrors);
+  router.use('/v1/embeddings', openAiErrors);
   return router;
 }
