@@ -179,6 +179,8 @@ describe('credentialAuth and adminAuth, more than one credential in a request', 
     expect(await send('/open', [['authorization', `Bearer ${apiKey}`], ['authorization', `Bearer ${apiKey}`]])).toEqual(ambiguous);
     expect(await send('/either', [['authorization', `Bearer ${token}`], ['authorization', `Bearer ${apiKey}`]])).toEqual(ambiguous);
     expect(await send('/member', [['authorization', `Bearer ${token}`], ['authorization', 'Bearer x']])).toEqual(ambiguous);
+    // Header names in any letter case are the same header.
+    expect(await send('/open', [['Authorization', `Bearer ${apiKey}`], ['AUTHORIZATION', `Bearer ${otherKey}`]])).toEqual(ambiguous);
     expect(findApiKey).not.toHaveBeenCalled();
     expect(verify).not.toHaveBeenCalled();
   });
@@ -187,6 +189,7 @@ describe('credentialAuth and adminAuth, more than one credential in a request', 
     expect(await send('/anthropic', [['authorization', `Bearer ${apiKey}`], ['x-api-key', otherKey]])).toEqual(ambiguous);
     expect(await send('/anthropic', [['authorization', `Basic ${apiKey}`], ['x-api-key', apiKey]])).toEqual(ambiguous);
     expect(await send('/anthropic', [['x-api-key', apiKey], ['x-api-key', otherKey]])).toEqual(ambiguous);
+    expect(await send('/anthropic', [['X-Api-Key', apiKey], ['x-API-key', otherKey]])).toEqual(ambiguous);
     expect(await send('/anthropic', [['authorization', `Bearer ${apiKey}`], ['x-api-key', apiKey]])).toEqual({ status: 200, code: undefined });
     // A route that does not take x-api-key ignores it, as before.
     expect(await send('/open', [['authorization', `Bearer ${apiKey}`], ['x-api-key', otherKey]])).toEqual({ status: 200, code: undefined });

@@ -65,7 +65,12 @@ function bearer(req: Request): string | undefined {
  * credentials would be served under whichever came first.
  */
 function headerCopies(req: Request, name: string): string[] {
-  return req.headersDistinct[name] ?? [];
+  // From the raw list (names as sent, each copy once): req.headersDistinct would build arrays of
+  // every header of every request, on the chat's path, for the one or two names asked here.
+  const copies: string[] = [];
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i].length === name.length && raw[i].toLowerCase() === name) copies.push(raw[i + 1]);
+  return copies;
 }
 
 /** 400 ambiguous_credential, before any lookup, when the request names more than one credential. */
