@@ -203,6 +203,25 @@ describe('funds leases in the gateway', () => {
     expect(await eventually(async () => leases.openLeases, (n) => n === 0, 2000)).toBe(0);
   });
 
+  it('when an account\'s funds are asked for again, even after its lease was returned and forgotten, then the same source serves it and carves again', async () => {
+    const id = account();
+    const { invoker, leases, direct } = start({ idleMs: 300 });
+    await direct.of(id).credit({ amount: 1_000_000, reference: 'c' });
+    const funds = leases.of(id);
+    expect(leases.of(id)).toBe(funds);
+    expect(leases.of(account())).not.toBe(funds);
+    const first = randomUUID();
+    await funds.reserve({ holdId: first, amount: ESTIMATE, ttlMs: 60_000, ...meta });
+    await funds.settle({ holdId: first, lines: usage(10, 100) });
+    await eventually(async () => leases.openLeases, (n) => n === 0, 10_000);
+    expect(leases.of(id)).toBe(funds);
+    const second = randomUUID();
+    await funds.reserve({ holdId: second, amount: ESTIMATE, ttlMs: 60_000, ...meta });
+    expect(invoker.count('openLease')).toBe(2);
+    expect(await funds.settle({ holdId: second, lines: usage(10, 100) })).toMatchObject({ state: 'settled', charged: COST });
+    expect((await direct.of(id).getBalance()).balance).toBe(1_000_000 - 2 * COST);
+  });
+
   it('when a batch does not reach the actor or its answer is lost, then its settle is retried and charged once', async () => {
     const id = account();
     const { invoker, leases, direct } = start();

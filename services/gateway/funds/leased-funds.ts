@@ -6,10 +6,14 @@
 
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import { fundsHoldActorId, type FundsHoldApi } from '../../../actors/funds-hold/FundsHoldInterface';
+import { Kept } from '../../../lib/kept';
 import { AccountLeases, type LeaseSettings } from './account-leases';
 
 /** How often leases are renewed, returned when idle and forgotten when ended (at most). */
 const TICK_MS = 1000;
+
+/** Accounts whose funds source is kept for reuse (lib/kept.ts). */
+const KEPT_SOURCES = 1024;
 
 export interface FundsSource {
   of(accountId: string, pool?: string): FundsHoldApi;
@@ -17,6 +21,8 @@ export interface FundsSource {
 
 export class LeasedFunds implements FundsSource {
   private readonly accounts = new Map<string, AccountLeases>();
+  /** Each account's FundsHoldApi, made once: it holds only the account's key and actor proxy. */
+  private readonly sources = new Kept<FundsHoldApi>(KEPT_SOURCES);
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly client: FundsHoldClient, private readonly settings: LeaseSettings) {
@@ -26,6 +32,10 @@ export class LeasedFunds implements FundsSource {
 
   of(accountId: string, pool?: string): FundsHoldApi {
     const key = fundsHoldActorId(accountId, pool);
+    return this.sources.get(key, () => this.source(key, accountId, pool));
+  }
+
+  private source(key: string, accountId: string, pool?: string): FundsHoldApi {
     const actor = this.client.of(accountId, pool);
     // Looked up at each call: an account forgotten by the tick (nothing left) is made again.
     const account = () => {
