@@ -123,7 +123,7 @@ export class DirectRoutes {
       if (!handler) return notFound();
       try {
         const result: unknown = handler(req, res, step(index + 1));
-        if (result instanceof Promise) result.then(undefined, (reason: unknown) => fail(reason ?? new Error('Rejected promise')));
+        if (result instanceof Promise) result.then(undefined, (reason: unknown) => fail(reason || new Error('Rejected promise')));
       } catch (thrown) {
         fail(thrown);
       }
