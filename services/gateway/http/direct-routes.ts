@@ -13,7 +13,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, Express, NextFunction, Request, RequestHandler, Response, Router } from 'express';
-import { GatewayError } from '../../../lib/errors';
+import { notFound } from '../../../lib/error-responder';
 
 interface DirectRoute {
   /** The route's path as registered (`/a/:id/b`): `req.route.path`, which the access log and spans name. */
@@ -23,7 +23,8 @@ interface DirectRoute {
   params: readonly string[];
   /** The front middleware and the route's handlers, in the order they run. */
   chain: readonly RequestHandler[];
-  errors: ErrorRequestHandler;
+  /** Where Express sends an error from this route, in turn: the route's error handler, then the app's. */
+  errors: readonly ErrorRequestHandler[];
 }
 
 /** `/a/:id/b` as a pattern over the request target; a parameter is one whole segment. */
@@ -42,11 +43,10 @@ function compile(path: string): { pattern: RegExp; params: string[] } {
   return { pattern: new RegExp(`^/${segments.join('/')}$`), params };
 }
 
-/** What the app's last route answers (lib/error-responder.ts, notFound). */
-const notFoundError = (req: Request) => new GatewayError('not_found', `no route ${req.method} ${req.path}`);
-
 export class DirectRoutes {
   private readonly routes: DirectRoute[] = [];
+  /** The app's last route (lib/error-responder.ts): what Express reaches when no route answered. */
+  private readonly lastRoute = notFound();
 
   /**
    * @param front the app's first middleware (request id, observation), run first on a direct route too
@@ -61,12 +61,12 @@ export class DirectRoutes {
   post(router: Router, path: string, handlers: readonly RequestHandler[], errors: ErrorRequestHandler = this.errors): void {
     const compiled = compile(path);
     router.post(path, ...handlers);
-    this.routes.push({ path, ...compiled, chain: [...this.front, ...handlers], errors });
+    this.routes.push({ path, ...compiled, chain: [...this.front, ...handlers], errors: errors === this.errors ? [errors] : [errors, this.errors] });
   }
 
   /** Each route with the whole chain it runs and its error handler: what a test holds against Express's own. */
   described(): { path: string; chain: RequestHandler[]; errors: ErrorRequestHandler }[] {
-    return this.routes.map((route) => ({ path: route.path, chain: [...route.chain], errors: route.errors }));
+    return this.routes.map((route) => ({ path: route.path, chain: [...route.chain], errors: route.errors[0] }));
   }
 
   /** The HTTP server's request listener: a direct route when the request names one, Express otherwise. */
@@ -110,17 +110,12 @@ export class DirectRoutes {
 
   /** The front middleware, then the route's handlers, as Express chains them (a rejected handler's promise is an error). */
   private run(route: DirectRoute, req: Request, res: Response): void {
-    const chain = route.chain;
-    // Where Express sends an error from this route: the route's handler, then the app's.
-    const errorHandlers = route.errors === this.errors ? [this.errors] : [route.errors, this.errors];
-    const fail = (error: unknown) => this.answerError(errorHandlers, 0, error, req, res);
-    // Past the route's last handler, Express would find no other route for this request: its 404.
-    const notFound = () => this.answerError([this.errors], 0, notFoundError(req), req, res);
+    const fail = (error: unknown) => this.answerError(route.errors, 0, error, req, res);
     const step = (index: number): NextFunction => (error?: unknown) => {
-      if (error === 'route' || error === 'router') return notFound();
+      if (error === 'route' || error === 'router') return this.notFound(req, res);
       if (error) return fail(error);
-      const handler = chain[index];
-      if (!handler) return notFound();
+      const handler = route.chain[index];
+      if (!handler) return this.notFound(req, res);
       try {
         const result: unknown = handler(req, res, step(index + 1));
         if (result instanceof Promise) result.then(undefined, (reason: unknown) => fail(reason || new Error('Rejected promise')));
@@ -145,13 +140,17 @@ export class DirectRoutes {
       res.statusCode = typeof status === 'number' && status >= 400 && status < 600 ? status : 500;
       return void res.end();
     }
-    // next() without an error: handled, and Express goes on to the app's later layers, its 404 at
-    // last (from the app's own error handler there, there being no route after this one).
-    const handled = () => (handler === this.errors ? this.answerError([], 0, undefined, req, res) : this.answerError([this.errors], 0, notFoundError(req), req, res));
+    // next() without an error: handled, and Express goes on to the app's later layers (its 404).
+    const handled = () => (handler === this.errors ? this.answerError([], 0, undefined, req, res) : this.notFound(req, res));
     try {
       handler(error, req, res, (next?: unknown) => (next ? this.answerError(handlers, index + 1, next, req, res) : handled()));
     } catch (thrown) {
       this.answerError(handlers, index + 1, thrown, req, res);
     }
+  }
+
+  /** Past a direct route, Express finds no other route for the request: the app's last route, its 404, answered by the app's error handler. */
+  private notFound(req: Request, res: Response): void {
+    void this.lastRoute(req, res, (error?: unknown) => this.answerError([this.errors], 0, error, req, res));
   }
 }
