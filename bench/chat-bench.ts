@@ -3,7 +3,9 @@
 // (bench/bare-proxy.ts): throughput at concurrency C (autocannon), latency p50/p99 at c=1 and time
 // to first token (a sequential client) added to the direct call's, ratios embedded / bare proxy
 // and Dapr / embedded, and each process's resident set; on Dapr also each process's CPU time per
-// chat (from /proc: where a chat's CPU goes across the topology's processes).
+// chat (from /proc: where a chat's CPU goes across the topology's processes), for the c=1 calls
+// and the c=C runs apart (a c=1 chat is an actor call and a state transaction of its own; under
+// load one carries many chats).
 // Every server is its own process (upstream, bare proxy, gateway; on Dapr each app and sidecar);
 // this process is the load generator and takes no part in serving.
 //   npm run bench                     # both hosts (Dapr when its runtime resolves, else embedded only)
@@ -96,8 +98,8 @@ interface Row {
   name: string;
   figures: Figures;
   memory: Record<string, Memory | undefined>;
-  /** CPU time per chat request of each process (the whole measurement: c=1 and c=C), µs. */
-  cpu?: Record<string, number>;
+  /** CPU time per chat request of each process, µs: over the sequential (c=1) calls and over the runs at c=C. */
+  cpu?: { sequential: Record<string, number>; concurrent: Record<string, number> };
   /** Answers per second at c=C in each round, in round order. */
   rounds: number[];
 }
@@ -144,7 +146,7 @@ function summary(rows: Row[], ratios: Ratios, note: string | undefined, profiled
       ttft_p99_ms: ms(r.figures.ttft99),
       added_vs_direct: r.name === 'direct' ? undefined : added(r.figures),
       memory: r.memory,
-      ...(r.cpu ? { cpu_us_per_chat: r.cpu } : {}),
+      ...(r.cpu ? { cpu_us_per_chat_c1: r.cpu.sequential, cpu_us_per_chat_concurrent: r.cpu.concurrent } : {}),
     })),
     ...(profiled ? { embedded_cpu_profile: profiled } : {}),
   };
@@ -172,10 +174,12 @@ function printTable(out: Summary): void {
   console.log(`embedded / bare proxy: ${r.embedded_pct_of_bare_proxy ?? '—'} %; Dapr / embedded: ${r.dapr_pct_of_embedded ?? '—'} % (medians of the rounds' own ratios)`);
   console.log(`req/s by round: ${out.targets.map((t) => `${t.name} ${t.rps_rounds.map((n) => n.toLocaleString('en')).join(' / ')}`).join('; ')}`);
   for (const t of out.targets) {
-    if (!t.cpu_us_per_chat) continue;
-    const parts = Object.entries(t.cpu_us_per_chat).map(([name, us]) => `${name} ${us}`);
-    const total = Object.values(t.cpu_us_per_chat).reduce((sum, us) => sum + us, 0);
-    console.log(`${t.name}: CPU per chat by process (µs, c=1 and c=${out.options.concurrency} runs together): ${parts.join(', ')}; total ${total}`);
+    for (const [at, cpu] of [['c=1', t.cpu_us_per_chat_c1], [`c=${out.options.concurrency}`, t.cpu_us_per_chat_concurrent]] as const) {
+      if (!cpu) continue;
+      const parts = Object.entries(cpu).map(([name, us]) => `${name} ${us}`);
+      const total = Object.values(cpu).reduce((sum, us) => sum + us, 0);
+      console.log(`${t.name}: CPU per chat by process at ${at} (µs): ${parts.join(', ')}; total ${total}`);
+    }
   }
   if (out.embedded_cpu_profile) {
     console.log('\nembedded gateway, --cpu-prof (the profiler itself slows it down):');
@@ -215,8 +219,20 @@ async function startDapr(binDir: string, dataDir: string, catalog: string): Prom
   }
 }
 
+/** CPU time by process and the chats it served, summed over measurements. */
+interface Spent {
+  cpu: Record<string, number>;
+  chats: number;
+}
+
+/** Each process's CPU time per chat, µs; undefined before any chat. */
+function perChat(spent: Spent): Record<string, number> | undefined {
+  if (spent.chats === 0) return undefined;
+  return Object.fromEntries(Object.entries(spent.cpu).map(([process, us]) => [process, Math.round(us / spent.chats)]));
+}
+
 /** Runs `measure` on a target, adding its Dapr processes' CPU time and its chats to `spent`. */
-async function accounted<T>(running: Running, spent: { cpu: Record<string, number>; chats: number }, measure: () => Promise<T>): Promise<T> {
+async function accounted<T>(running: Running, spent: Spent, measure: () => Promise<T>): Promise<T> {
   if (!running.cpu || !running.chats) return measure();
   const [before, chatsBefore] = [running.cpu(), await running.chats()];
   const result = await measure();
@@ -276,26 +292,27 @@ async function main(): Promise<void> {
       log(`${r.target.name}: warm-up`);
       await warmUp(r.target, body, OPTIONS.concurrency, WARM_UP);
     }
-    const spent = { cpu: {} as Record<string, number>, chats: 0 };
+    const spent: { sequential: Spent; concurrent: Spent } = { sequential: { cpu: {}, chats: 0 }, concurrent: { cpu: {}, chats: 0 } };
     // The sequential calls in rounds too: the machine's drift is shared by every target's figures.
     const samples = new Map<string, Samples>(running.map((r) => [r.target.name, { json: [], ttft: [] }]));
     for (let round = 0; round < ROUNDS; round++) {
       const order = running.map((_, i) => running[(i + round) % running.length]);
       log(`latency round ${round + 1} of ${ROUNDS} at c=1: ${order.map((r) => r.target.name).join(', ')}`);
       const share = (total: number) => Math.ceil(total / ROUNDS);
-      for (const r of order) await accounted(r, spent, () => sample(r.target, body, streamBody, share(OPTIONS.requests), share(OPTIONS.streams), samples.get(r.target.name)!));
+      for (const r of order) await accounted(r, spent.sequential, () => sample(r.target, body, streamBody, share(OPTIONS.requests), share(OPTIONS.streams), samples.get(r.target.name)!));
     }
     const rounds: Record<string, number>[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const order = running.map((_, i) => running[(i + round) % running.length]);
       log(`throughput round ${round + 1} of ${ROUNDS}: ${order.map((r) => r.target.name).join(', ')}`);
       const rps: Record<string, number> = {};
-      for (const r of order) rps[r.target.name] = await accounted(r, spent, () => throughput(r.target, body, OPTIONS.concurrency, OPTIONS.seconds));
+      for (const r of order) rps[r.target.name] = await accounted(r, spent.concurrent, () => throughput(r.target, body, OPTIONS.concurrency, OPTIONS.seconds));
       rounds.push(rps);
     }
     for (const r of running) {
       const name = r.target.name;
-      const cpu = r.cpu && spent.chats > 0 ? Object.fromEntries(Object.entries(spent.cpu).map(([process, us]) => [process, Math.round(us / spent.chats)])) : undefined;
+      const [sequential, concurrent] = [perChat(spent.sequential), perChat(spent.concurrent)];
+      const cpu = r.cpu && sequential && concurrent ? { sequential, concurrent } : undefined;
       rows.push({ name, figures: { ...latenciesOf(samples.get(name)!), rps: median(rounds.map((x) => x[name])) }, rounds: rounds.map((x) => Math.round(x[name])), memory: r.memory(), ...(cpu ? { cpu } : {}) });
     }
     const ratio = (a: string, b: string) => (rounds.every((x) => x[a] !== undefined && x[b] !== undefined) ? median(rounds.map((x) => x[a] / x[b])) : undefined);
