@@ -1,5 +1,6 @@
 // The Dapr host's stored outbox, one key per turn's batch of events beside the list of batches: a
-// turn writes its own events and the list, never the earlier unconfirmed events again; the
+// turn writes its own events, never the earlier unconfirmed events again, and the list only when a
+// batch leaves (a fresh activation reads on past the listed batches, so none is lost); the
 // outboxes of earlier versions (one array under `__outbox`, one key per event indexed flat or by
 // segments) are still read and moved; and an activation that dies before publishing (a crash)
 // leaves its events stored, published by the next one, none lost, none twice. Over real HTTP to a stand-in sidecar (test/support/fake-dapr-sidecar.ts).
@@ -71,19 +72,71 @@ describe('the Dapr host adapter, its stored outbox', () => {
     return new Adapter(sdk, new ActorId('acct_ob:pool-3')) as unknown as Actor;
   };
 
-  it('when events stay unconfirmed turn after turn, then each turn writes only its own batch of events and the list of batches, never the earlier events again', async () => {
+  it('when events stay unconfirmed turn after turn, then each turn writes only its own batch of events, never the earlier events again nor the list of batches', async () => {
     const { ledger } = fakeLedger();
     const actor = actorOn(async () => undefined, ledger);
     for (let i = 0; i < 60; i++) expect(await actor.credit({ amount: 1000, reference: `r${i}` })).toMatchObject({ ok: true });
     expect(index()).toHaveLength(60);
     expect(batchKeys()).toHaveLength(60);
     expect(eventKeys()).toEqual([]);
-    // The 60th turn: its batch, the list of 60 batch numbers and the funds record.
+    expect(sidecar.store.has(`${ACTOR}/__outbox:batches`)).toBe(false);
+    // The 60th turn: its batch and the funds record, as the first.
     // With the whole outbox rewritten it carried all 60 events (over 20 KB); with a flat index of
-    // ids, all 60 ids (~40 bytes each).
+    // ids, all 60 ids (~40 bytes each); with the list of batches, 60 numbers.
     const first = sidecar.transactionBytes[0];
     const last = sidecar.transactionBytes[sidecar.transactionBytes.length - 1];
-    expect(last).toBeLessThan(first + 60 * 4);
+    expect(last).toBeLessThan(first + 20);
+  });
+
+  it('when 64 batches would be left out of the stored list, then the turn that adds the 64th writes the list, and the next ones are left out again', async () => {
+    const { ledger } = fakeLedger();
+    const actor = actorOn(async () => undefined, ledger);
+    for (let i = 0; i < 63; i++) await actor.credit({ amount: 1000, reference: `r${i}` });
+    expect(sidecar.store.has(`${ACTOR}/__outbox:batches`)).toBe(false);
+    await actor.credit({ amount: 1000, reference: 'r63' });
+    expect(sidecar.store.get(`${ACTOR}/__outbox:batches`)).toEqual(Array.from({ length: 64 }, (_, i) => i + 1));
+    for (let i = 64; i < 70; i++) await actor.credit({ amount: 1000, reference: `r${i}` });
+    expect(sidecar.store.get(`${ACTOR}/__outbox:batches`)).toHaveLength(64);
+    expect(index()).toHaveLength(70);
+    expect(batchKeys()).toHaveLength(70);
+  });
+
+  it('when a fresh activation finds batches the list leaves out (added after a round wrote it), then it reads on until a number is missing, publishes each of their events once, and they leave once confirmed', async () => {
+    const { ledger, held, take } = fakeLedger();
+    const published: EventEnvelope[] = [];
+    const first = actorOn(async (_topic, events) => void published.push(...events), ledger);
+    for (let i = 0; i < 3; i++) await first.credit({ amount: 1000, reference: `a${i}` });
+    await passes(async () => expect(published).toHaveLength(3));
+    take(published[0]);
+    await first.receiveReminder({ name: await round(), data: null });
+    expect(sidecar.store.get(`${ACTOR}/__outbox:batches`)).toEqual([2, 3]);
+    // 40 more turns: batches 4 to 43, none of them listed; then the activation dies unpublished.
+    const dying = actorOn(async () => new Promise<void>(() => undefined), ledger);
+    for (let i = 0; i < 40; i++) await dying.credit({ amount: 1000, reference: `b${i}` });
+    expect(sidecar.store.get(`${ACTOR}/__outbox:batches`)).toEqual([2, 3]);
+    const stored = index();
+    expect(stored).toHaveLength(42);
+    const reads = sidecar.reads.length;
+    const republished: string[] = [];
+    const next = actorOn(deliveringTo(take, republished), ledger);
+    expect(await next.credit({ amount: 1000, reference: 'a0' })).toMatchObject({ ok: true, result: { applied: false } });
+    // The listed two, then 41 read one by one and 16 at a time, up to the first missing number (44).
+    const batchReads = sidecar.reads.slice(reads).filter((key) => key.startsWith(`${ACTOR}/__outbox:batch:`));
+    expect(batchReads).toContain(`${ACTOR}/__outbox:batch:44`);
+    expect(batchReads).not.toContain(`${ACTOR}/__outbox:batch:60`);
+    await passes(async () => expect([...republished].sort()).toEqual([...stored].sort()));
+    await next.receiveReminder({ name: await round(), data: null });
+    expect(index()).toEqual([]);
+    expect(batchKeys()).toEqual([]);
+    expect(sidecar.store.get(`${ACTOR}/__outbox:batches`)).toEqual([]);
+    for (const id of stored) expect(held.get(id)).toBe(1);
+    // A turn after that numbers its batch 1 again, and a fresh activation finds it.
+    await next.credit({ amount: 1000, reference: 'c0' });
+    expect(batchKeys()).toEqual([`${ACTOR}/__outbox:batch:1`]);
+    const again: string[] = [];
+    const last = actorOn(deliveringTo(take, again), ledger);
+    await last.credit({ amount: 1000, reference: 'c0' });
+    await passes(async () => expect(again).toHaveLength(1));
   });
 
   it('when the ledger confirms events, then the batches it holds whole leave in one transaction, and one it holds in part keeps the rest', async () => {

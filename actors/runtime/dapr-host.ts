@@ -23,14 +23,17 @@ import { checkArgument } from './args';
 /**
  * The stored outbox, in batches: the events each turn added, under one key per turn
  * (`__outbox:batch:<n>`, one JSON text), beside the list of batch numbers (`__outbox:batches`). A
- * turn writes its own events as one value and the short list; a confirmation round deletes each
- * batch the ledger holds whole (and writes again the few that it holds in part). Under load a
- * turn carries the events of many calls, so a call costs the store about one write instead of an
- * upsert and a delete per event. Earlier versions' layouts are still read, and moved to this one
- * by the next turn that commits: one key per event (`__outbox:event:<id>`) indexed by segments of
- * ids (`__outbox:segments`, `__outbox:segment:<n>`) or by one flat list (`__outbox:ids`), and
- * before that the whole outbox as one array (`__outbox`). A batch stored as an array of events
- * (before batches were text) is read as it is.
+ * turn writes its own events as one value, numbered on from every batch before it; a confirmation
+ * round deletes each batch the ledger holds whole (and writes again the few that it holds in
+ * part) and writes the list. So the list can lack the batches added since it was last written: a
+ * fresh activation reads on past the highest listed number until one is missing (numbers are
+ * never skipped), and a turn writes the list rather than leave UNLISTED_MAX batches out of it,
+ * which bounds those reads. Under load a turn carries the events of many calls, so a call costs
+ * the store about one write instead of an upsert and a delete per event. Earlier versions'
+ * layouts are still read, and moved to this one by the next turn that commits: one key per event
+ * (`__outbox:event:<id>`) indexed by segments of ids (`__outbox:segments`, `__outbox:segment:<n>`)
+ * or by one flat list (`__outbox:ids`), and before that the whole outbox as one array
+ * (`__outbox`). A batch stored as an array of events (before batches were text) is read as it is.
  */
 const OUTBOX_BATCHES_KEY = '__outbox:batches';
 const outboxBatchKey = (n: number) => `__outbox:batch:${n}`;
@@ -42,6 +45,10 @@ const LEGACY_OUTBOX_KEY = '__outbox';
 const outboxEventKey = (id: string) => OUTBOX_EVENT_PREFIX + id;
 /** The batch an earlier layout's events are moved into (real batches are numbered from 1). */
 const EARLIER_LAYOUT_SEGMENT = 0;
+/** Fewer than this many batches are left out of the stored list: the turn that would leave out one more writes it. */
+const UNLISTED_MAX = 64;
+/** Batches past the listed ones read at a time by a fresh activation. */
+const PROBE_BATCHES = 16;
 /** Confirmation rounds of the outbox, each under a fresh name (`__outbox~retry@<ms>`, kernel.ts). */
 const OUTBOX_REMINDER = '__outbox';
 const RETRY_MS = 2000;
@@ -125,12 +132,20 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     /** The stored outbox's index as the turn under way commits it, and what it changes. */
     private outboxAfterTurn: OutboxSegments = new Map();
     private outboxChange: { change: OutboxChange | undefined; added: EventEnvelope[] } = { change: undefined, added: [] };
+    /** How many batches the stored list leaves out once the turn under way commits. */
+    private unlistedAfterTurn = 0;
     /**
      * The index's segments as stored, by number: read once (not through the activation's cache,
      * which would keep a marker for every segment ever deleted), then kept current by the commits;
      * forgotten when a commit fails (its outcome in the store is unknown).
      */
     private readonly segmentIds = new Map<number, readonly string[]>();
+    /** Whether `segmentIds` holds every stored batch, listed or not (read once, then kept by the commits). */
+    private batchesKnown = false;
+    /** Stored batches the stored list leaves out (added since it was last written). */
+    private unlisted = 0;
+    /** The reading of every stored batch under way (one at a time: a publish outside the turns may ask too). */
+    private batchesRead: Promise<void> | undefined;
     /** The events of the stored outbox this activation has in memory (the others are read when needed). */
     private readonly outboxEvents = new Map<string, EventEnvelope>();
     /**
@@ -183,8 +198,11 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
               // is decoded into maps and encoded again field by field, in every state transaction.
               turn.writes.set(outboxBatchKey(n), events === undefined ? DELETED : JSON.stringify(events));
             }
-            if (change.listChanged) turn.writes.set(OUTBOX_BATCHES_KEY, [...change.segments.keys()]);
-          }
+            // A batch only added is found past the listed ones; the list is written when one leaves (or too many are left out).
+            const listed = change.listChanged || (change.added && this.unlisted + 1 >= UNLISTED_MAX);
+            if (listed) turn.writes.set(OUTBOX_BATCHES_KEY, [...change.segments.keys()]);
+            this.unlistedAfterTurn = listed ? 0 : this.unlisted + (change.added ? 1 : 0);
+          } else this.unlistedAfterTurn = this.unlisted;
           this.outboxAfterTurn = change?.segments ?? stored.segments;
           this.outboxChange = { change, added: turn.events };
         },
@@ -197,10 +215,12 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
               if (status !== 204 && status !== 200) throw new Error(`actor state transaction failed with ${status}: ${JSON.stringify(json)}`);
             } catch (error) {
               this.segmentIds.clear();
+              this.batchesKnown = false;
               this.outbox.unknown();
               throw error;
             }
           }
+          this.unlisted = this.unlistedAfterTurn;
           this.outbox.committed();
           const { change, added } = this.outboxChange;
           if (change) {
@@ -256,18 +276,46 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
      */
     private async storedOutbox(): Promise<{ segments: Map<number, readonly string[]>; earlier?: { keys: string[] } }> {
       // The earlier layouts' keys beside the list (all cached, absent ones too, after the first turn).
-      const [list, segmentList, flat, old] = await Promise.all([OUTBOX_BATCHES_KEY, SEGMENTS_KEY, FLAT_INDEX_KEY, LEGACY_OUTBOX_KEY].map((key) => this.activation.read(key)));
-      const numbers = Array.isArray(list) ? (list as number[]) : [];
-      await Promise.all(numbers.filter((n) => !this.segmentIds.has(n)).map(async (n) => {
-        const events = storedBatch(await this.activation.read(outboxBatchKey(n), false));
-        const batch = events.filter((event): event is EventEnvelope => typeof (event as EventEnvelope | null)?.id === 'string');
-        for (const event of batch) this.outboxEvents.set(event.id, event);
-        this.segmentIds.set(n, batch.map((event) => event.id));
-      }));
-      const segments = new Map<number, readonly string[]>(numbers.map((n) => [n, this.segmentIds.get(n) ?? []]));
+      // Until the batches are known, batch 1 too, in the same round: with none listed, a first batch is numbered 1.
+      const [list, segmentList, flat, old, first] = await Promise.all([
+        ...[OUTBOX_BATCHES_KEY, SEGMENTS_KEY, FLAT_INDEX_KEY, LEGACY_OUTBOX_KEY].map((key) => this.activation.read(key)),
+        this.batchesKnown ? undefined : this.activation.read(outboxBatchKey(1), false),
+      ]);
+      if (!this.batchesKnown) await (this.batchesRead ??= this.readBatches(Array.isArray(list) ? (list as number[]) : [], first).finally(() => (this.batchesRead = undefined)));
+      const segments = new Map<number, readonly string[]>([...this.segmentIds].sort(([a], [b]) => a - b));
       if (!Array.isArray(segmentList) && !Array.isArray(flat) && !Array.isArray(old)) return { segments };
       const earlier = await this.earlierLayout(segmentList, flat, old, segments);
       return { segments: new Map([[EARLIER_LAYOUT_SEGMENT, earlier.ids], ...segments]), earlier: { keys: earlier.keys } };
+    }
+
+    /**
+     * Every stored batch into memory: the listed ones (one listed but missing counts as empty, and
+     * leaves the list with the next turn), then those added since the list was written, read on
+     * from the highest listed number until one is missing: the next one alone, then
+     * PROBE_BATCHES at a time. `first` is batch 1 as read beside the list.
+     */
+    private async readBatches(listed: readonly number[], first: unknown): Promise<void> {
+      this.segmentIds.clear();
+      const batches = await Promise.all(listed.map(async (n) => [n, await this.activation.read(outboxBatchKey(n), false)] as const));
+      for (const [n, stored] of batches) this.keepBatch(n, stored);
+      let next = Math.max(0, ...listed) + 1;
+      let found: unknown[] = next === 1 ? [first] : [await this.activation.read(outboxBatchKey(next), false)];
+      for (;;) {
+        const missing = found.indexOf(undefined);
+        for (const stored of missing < 0 ? found : found.slice(0, missing)) this.keepBatch(next++, stored);
+        if (missing >= 0) break;
+        const numbers = Array.from({ length: PROBE_BATCHES }, (_, i) => next + i);
+        found = await Promise.all(numbers.map((n) => this.activation.read(outboxBatchKey(n), false)));
+      }
+      this.unlisted = next - 1 - Math.max(0, ...listed);
+      this.batchesKnown = true;
+    }
+
+    /** A stored batch's events into memory, and its ids as segment `n`. */
+    private keepBatch(n: number, stored: unknown): void {
+      const batch = storedBatch(stored).filter((event): event is EventEnvelope => typeof (event as EventEnvelope | null)?.id === 'string');
+      for (const event of batch) this.outboxEvents.set(event.id, event);
+      this.segmentIds.set(n, batch.map((event) => event.id));
     }
 
     /**

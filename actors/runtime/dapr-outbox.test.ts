@@ -8,15 +8,16 @@ describe('the Dapr outbox kept until the ledger confirms', () => {
   it('when events are published, then they stay in the stored outbox until the ledger confirms them, and only those leave', () => {
     const tracker = new OutboxTracker(() => 0);
     const first = tracker.next(new Map(), [event(1), event(2)])!;
-    expect(first).toEqual({ segments: new Map([[1, ['e1', 'e2']]]), writes: new Map([[1, ['e1', 'e2']]]), listChanged: true, removed: [] });
+    // A segment only added leaves the stored list as it is (a fresh activation reads on past it).
+    expect(first).toEqual({ segments: new Map([[1, ['e1', 'e2']]]), writes: new Map([[1, ['e1', 'e2']]]), listChanged: false, added: true, removed: [] });
     for (const id of tracker.due(() => idsOf(first.segments), false)) tracker.sent(id);
     // Published is not confirmed: a turn with no events leaves the outbox as it is.
     expect(tracker.next(first.segments, [])).toBeUndefined();
     tracker.confirm(['e2']);
     // The thinned segment is written again, the turn's events are a new segment; the confirmed event's own key is removed.
-    expect(tracker.next(first.segments, [event(3)])).toEqual({ segments: new Map([[1, ['e1']], [2, ['e3']]]), writes: new Map([[1, ['e1']], [2, ['e3']]]), listChanged: true, removed: ['e2'] });
+    expect(tracker.next(first.segments, [event(3)])).toEqual({ segments: new Map([[1, ['e1']], [2, ['e3']]]), writes: new Map([[1, ['e1']], [2, ['e3']]]), listChanged: false, added: true, removed: ['e2'] });
     // Without new events the list of segments is unchanged.
-    expect(tracker.next(first.segments, [])).toEqual({ segments: new Map([[1, ['e1']]]), writes: new Map([[1, ['e1']]]), listChanged: false, removed: ['e2'] });
+    expect(tracker.next(first.segments, [])).toEqual({ segments: new Map([[1, ['e1']]]), writes: new Map([[1, ['e1']]]), listChanged: false, added: false, removed: ['e2'] });
     tracker.committed();
   });
 
@@ -27,15 +28,17 @@ describe('the Dapr outbox kept until the ledger confirms', () => {
     const change = tracker.next(stored, [event(4)])!;
     expect(change.writes).toEqual(new Map([[1, undefined], [4, ['e4']]]));
     expect([...change.segments.keys()]).toEqual([2, 3, 4]);
+    // A segment left: the list is written (with the added one in it).
+    expect(change).toMatchObject({ listChanged: true, added: true });
     expect(change.removed).toEqual(['e1', 'e2']);
   });
 
   it('when the outbox was read from an earlier layout (segment 0), then that segment is written whatever changes, and not deleted (it was never stored) once emptied', () => {
     const tracker = new OutboxTracker(() => 0);
     const earlier = new Map([[0, ['x1', 'x2']]]);
-    expect(tracker.next(earlier, [], new Set([0]))).toEqual({ segments: new Map([[0, ['x1', 'x2']]]), writes: new Map([[0, ['x1', 'x2']]]), listChanged: true, removed: [] });
+    expect(tracker.next(earlier, [], new Set([0]))).toEqual({ segments: new Map([[0, ['x1', 'x2']]]), writes: new Map([[0, ['x1', 'x2']]]), listChanged: true, added: false, removed: [] });
     tracker.confirm(['x1', 'x2']);
-    expect(tracker.next(earlier, [event(1)], new Set([0]))).toEqual({ segments: new Map([[1, ['e1']]]), writes: new Map([[1, ['e1']]]), listChanged: true, removed: ['x1', 'x2'] });
+    expect(tracker.next(earlier, [event(1)], new Set([0]))).toEqual({ segments: new Map([[1, ['e1']]]), writes: new Map([[1, ['e1']]]), listChanged: true, added: true, removed: ['x1', 'x2'] });
   });
 
   it('when a turn runs, then only events not yet published go out; a confirmation round also sends again those published a round ago', () => {

@@ -65,8 +65,15 @@ export interface OutboxChange {
   segments: Map<number, readonly string[]>;
   /** The segments to write (their ids), and those to delete (undefined). */
   writes: Map<number, readonly string[] | undefined>;
-  /** Whether the list of segment numbers changes. */
+  /**
+   * Whether the list of segment numbers must be written: a segment left, or one of an earlier
+   * layout came in. A segment only added is not listed by its own turn: it takes the next number
+   * after every other, and a fresh activation finds it by reading on past the listed ones
+   * (dapr-host.ts).
+   */
   listChanged: boolean;
+  /** Whether the turn adds a segment (its own events). */
+  added: boolean;
   /** The confirmed ids that leave the outbox (their event keys are deleted). */
   removed: string[];
 }
@@ -134,9 +141,8 @@ export class OutboxTracker {
       const ids = added.map((event) => event.id);
       segments.set(n, ids);
       writes.set(n, ids);
-      listChanged = true;
     }
-    return writes.size === 0 && !listChanged ? undefined : { segments, writes, listChanged, removed };
+    return writes.size === 0 && !listChanged ? undefined : { segments, writes, listChanged, added: added.length > 0, removed };
   }
 
   /** The stored outbox no longer holds the confirmed events. */

@@ -28,9 +28,14 @@ export function storedBatchEvents(sidecar: FakeSidecar, key: string): { id: stri
   return (typeof stored === 'string' ? JSON.parse(stored) : (stored ?? [])) as { id: string }[];
 }
 
-/** The ids an actor's stored outbox holds (`actor`: `<type>/<id>`): each batch's, in the order of the list of batches. */
+/**
+ * The ids an actor's stored outbox holds (`actor`: `<type>/<id>`): each batch's, in the order of
+ * the list of batches, then those of the batches added since the list was written (numbered on
+ * from the highest listed, up to the first missing number).
+ */
 export function storedOutbox(sidecar: FakeSidecar, actor: string): string[] {
-  const batches = (sidecar.store.get(`${actor}/__outbox:batches`) as number[] | undefined) ?? [];
+  const batches = [...((sidecar.store.get(`${actor}/__outbox:batches`) as number[] | undefined) ?? [])];
+  for (let n = Math.max(0, ...batches) + 1; sidecar.store.has(`${actor}/__outbox:batch:${n}`); n++) batches.push(n);
   return batches.flatMap((n) => storedBatchEvents(sidecar, `${actor}/__outbox:batch:${n}`).map((event) => event.id));
 }
 
