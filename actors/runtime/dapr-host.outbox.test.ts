@@ -120,7 +120,7 @@ describe('the Dapr host adapter, its stored outbox', () => {
     const republished: string[] = [];
     const next = actorOn(deliveringTo(take, republished), ledger);
     expect(await next.credit({ amount: 1000, reference: 'a0' })).toMatchObject({ ok: true, result: { applied: false } });
-    // The listed two, then 41 read one by one and 16 at a time, up to the first missing number (44).
+    // The listed two, then the 40 past them (batch 4 alone, then 16 at a time), up to the first missing number (44).
     const batchReads = sidecar.reads.slice(reads).filter((key) => key.startsWith(`${ACTOR}/__outbox:batch:`));
     expect(batchReads).toContain(`${ACTOR}/__outbox:batch:44`);
     expect(batchReads).not.toContain(`${ACTOR}/__outbox:batch:60`);
