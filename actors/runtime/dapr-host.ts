@@ -131,9 +131,8 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     private resend = false;
     /** The stored outbox's index as the turn under way commits it, and what it changes. */
     private outboxAfterTurn: OutboxSegments = new Map();
-    private outboxChange: { change: OutboxChange | undefined; added: EventEnvelope[] } = { change: undefined, added: [] };
-    /** How many batches the stored list leaves out once the turn under way commits. */
-    private unlistedAfterTurn = 0;
+    /** `unlisted`: how many batches the stored list leaves out once the turn commits. */
+    private outboxChange: { change: OutboxChange | undefined; added: EventEnvelope[]; unlisted: number } = { change: undefined, added: [], unlisted: 0 };
     /**
      * The index's segments as stored, by number: read once (not through the activation's cache,
      * which would keep a marker for every segment ever deleted), then kept current by the commits;
@@ -190,6 +189,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
           const change = this.outbox.next(stored.segments, turn.events, stored.earlier ? new Set([EARLIER_LAYOUT_SEGMENT]) : undefined);
           // Moved from an earlier layout: its keys go, its unconfirmed events become batch 0 (same transaction).
           for (const key of stored.earlier?.keys ?? []) turn.writes.set(key, DELETED);
+          let unlisted = this.unlisted;
           if (change) {
             const added = new Map(turn.events.map((event) => [event.id, event]));
             for (const [n, ids] of change.writes) {
@@ -199,12 +199,12 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
               turn.writes.set(outboxBatchKey(n), events === undefined ? DELETED : JSON.stringify(events));
             }
             // A batch only added is found past the listed ones; the list is written when one leaves (or too many are left out).
-            const listed = change.listChanged || (change.added && this.unlisted + 1 >= UNLISTED_MAX);
+            const listed = change.listChanged || (change.added && unlisted + 1 >= UNLISTED_MAX);
             if (listed) turn.writes.set(OUTBOX_BATCHES_KEY, [...change.segments.keys()]);
-            this.unlistedAfterTurn = listed ? 0 : this.unlisted + (change.added ? 1 : 0);
-          } else this.unlistedAfterTurn = this.unlisted;
+            unlisted = listed ? 0 : unlisted + (change.added ? 1 : 0);
+          }
           this.outboxAfterTurn = change?.segments ?? stored.segments;
-          this.outboxChange = { change, added: turn.events };
+          this.outboxChange = { change, added: turn.events, unlisted };
         },
         commit: async (_activation, { turn }) => {
           if (turn.writes.size > 0) {
@@ -220,9 +220,9 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
               throw error;
             }
           }
-          this.unlisted = this.unlistedAfterTurn;
+          const { change, added, unlisted } = this.outboxChange;
+          this.unlisted = unlisted;
           this.outbox.committed();
-          const { change, added } = this.outboxChange;
           if (change) {
             this.segmentIds.clear();
             for (const [n, ids] of change.segments) this.segmentIds.set(n, ids);
@@ -282,7 +282,8 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
         this.batchesKnown ? undefined : this.activation.read(outboxBatchKey(1), false),
       ]);
       if (!this.batchesKnown) await (this.batchesRead ??= this.readBatches(Array.isArray(list) ? (list as number[]) : [], first).finally(() => (this.batchesRead = undefined)));
-      const segments = new Map<number, readonly string[]>([...this.segmentIds].sort(([a], [b]) => a - b));
+      // In number order: the list's, then the batches past it, and the commits append (OutboxTracker.next).
+      const segments = new Map<number, readonly string[]>(this.segmentIds);
       if (!Array.isArray(segmentList) && !Array.isArray(flat) && !Array.isArray(old)) return { segments };
       const earlier = await this.earlierLayout(segmentList, flat, old, segments);
       return { segments: new Map([[EARLIER_LAYOUT_SEGMENT, earlier.ids], ...segments]), earlier: { keys: earlier.keys } };
@@ -298,7 +299,8 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       this.segmentIds.clear();
       const batches = await Promise.all(listed.map(async (n) => [n, await this.activation.read(outboxBatchKey(n), false)] as const));
       for (const [n, stored] of batches) this.keepBatch(n, stored);
-      let next = Math.max(0, ...listed) + 1;
+      const highest = Math.max(0, ...listed);
+      let next = highest + 1;
       let found: unknown[] = next === 1 ? [first] : [await this.activation.read(outboxBatchKey(next), false)];
       for (;;) {
         const missing = found.indexOf(undefined);
@@ -307,7 +309,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
         const numbers = Array.from({ length: PROBE_BATCHES }, (_, i) => next + i);
         found = await Promise.all(numbers.map((n) => this.activation.read(outboxBatchKey(n), false)));
       }
-      this.unlisted = next - 1 - Math.max(0, ...listed);
+      this.unlisted = next - 1 - highest;
       this.batchesKnown = true;
     }
 
