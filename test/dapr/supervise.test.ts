@@ -27,6 +27,15 @@ const only = (procs: ProcessRow[], entrypoint: string): ProcessRow => {
 describe('npm run start:dapr supervises its processes', () => {
   let runner: ChildProcessByStdio<null, Readable, Readable>;
   let output = '';
+  /** A test's body; when it fails, what the runner printed (each crash, each restart) is shown beside the failure. */
+  const telling = (body: () => Promise<void>) => async () => {
+    try {
+      await body();
+    } catch (err) {
+      console.error(`npm run start:dapr printed (its last 8,000 characters):\n${output.slice(-8000)}`);
+      throw err;
+    }
+  };
 
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'start-dapr-supervise-'));
@@ -47,7 +56,7 @@ describe('npm run start:dapr supervises its processes', () => {
     await exited;
   });
 
-  it('when the actors app is killed with SIGKILL, then only it is restarted and chats succeed again within seconds, the gateway never restarted', async () => {
+  it('when the actors app is killed with SIGKILL, then only it is restarted and chats succeed again within seconds, the gateway never restarted', telling(async () => {
     const { apiKey } = await fundedAccount(URL, 10_000_000);
     expect((await chat(URL, apiKey, { ...hello, max_tokens: 5 })).status).toBe(200);
 
@@ -71,16 +80,23 @@ describe('npm run start:dapr supervises its processes', () => {
     expect({ runnerExit: runner.exitCode, status: answered?.status }).toEqual({ runnerExit: null, status: 200 });
     expect(recoveredInMs).toBeLessThan(15_000);
 
+    // A chat may succeed before the restart (the gateway serves it from the account's funds lease,
+    // without an actor call): wait for the new process, then show that it serves a new account,
+    // whose creation and first chat both need the actors app.
+    await passes(async () => expect(only(descendants(runner.pid!), 'dist/actors/host/dapr-main.js').pid).not.toBe(actors.pid), 30_000);
+    await passes(async () => expect((await fetch(`${URL}/readyz`)).status).toBe(200), 30_000);
+    // (readiness asks whether actor calls can be placed, not whether the new app listens yet)
+    const fresh = await passes(() => fundedAccount(URL, 1_000_000), 30_000);
+    expect((await chat(URL, fresh.apiKey, { ...hello, max_tokens: 5 })).status).toBe(200);
+
     // The actors app runs again under a new pid; the gateway and every other process are the same.
     const after = descendants(runner.pid!);
-    expect(only(after, 'dist/actors/host/dapr-main.js').pid).not.toBe(actors.pid);
     expect(only(after, 'dist/services/gateway/main.js').pid).toBe(gateway.pid);
     expect(others.filter((p) => !alive(p.pid))).toEqual([]);
     expect(output).toMatch(/actors exited unexpectedly \(code null, signal SIGKILL\); restarting it in 0\.5 s/);
-    expect((await fetch(`${URL}/readyz`)).status).toBe(200);
-  });
+  }));
 
-  it('when the actors sidecar and then placement are killed with SIGKILL, then each is restarted and chats succeed again, the gateway never restarted', async () => {
+  it('when the actors sidecar and then placement are killed with SIGKILL, then each is restarted and chats succeed again, the gateway never restarted', telling(async () => {
     const { apiKey } = await fundedAccount(URL, 10_000_000);
     const gateway = only(descendants(runner.pid!), 'dist/services/gateway/main.js');
     for (const marker of ['--app-id actors', '/bin/placement']) {
@@ -100,7 +116,7 @@ describe('npm run start:dapr supervises its processes', () => {
       await passes(async () => expect((await fetch(`${URL}/readyz`)).status).toBe(200), 30_000);
     }
     expect(only(descendants(runner.pid!), 'dist/services/gateway/main.js').pid).toBe(gateway.pid);
-  });
+  }));
 
   it('when it is then sent SIGTERM, then it still stops everything in order and exits 0', async () => {
     expect(runner.exitCode).toBeNull();
