@@ -15,7 +15,7 @@ import { currentContext, traceparentOf, type RequestContext } from '../../lib/re
 import { endSpan, messagingAttributes, SpanKind, startSpan, withinSpan } from '../../lib/tracing';
 import { metrics } from '../../lib/metrics';
 import { DaprActorInvoker } from './dapr-invoker';
-import { daprOutboxLedger, idsOf, OutboxTracker, type OutboxChange, type OutboxLedger, type OutboxSegments } from './dapr-outbox';
+import { daprOutboxLedger, idsOf, OutboxIndex, OutboxTracker, type OutboxChange, type OutboxLedger, type OutboxSegments } from './dapr-outbox';
 import { Activation, actorReminderName, DELETED, freshReminderName, type Instance, type KernelHost } from './kernel';
 import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorCallResult, type ActorClass, type OutboxDelivery, type OutboxPending } from './port';
 import { checkArgument } from './args';
@@ -129,17 +129,15 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     private readonly outbox = new OutboxTracker(Date.now, outboxConfirmMs);
     /** The turn under way is a confirmation round (publishes again what is due). */
     private resend = false;
-    /** The stored outbox's index as the turn under way commits it, and what it changes. */
-    private outboxAfterTurn: OutboxSegments = new Map();
-    /** `unlisted`: how many batches the stored list leaves out once the turn commits. */
+    /** What the turn under way changes in the stored outbox; `unlisted`: how many batches the stored list leaves out once it commits. */
     private outboxChange: { change: OutboxChange | undefined; added: EventEnvelope[]; unlisted: number } = { change: undefined, added: [], unlisted: 0 };
     /**
      * The index's segments as stored, by number: read once (not through the activation's cache,
      * which would keep a marker for every segment ever deleted), then kept current by the commits;
      * forgotten when a commit fails (its outcome in the store is unknown).
      */
-    private readonly segmentIds = new Map<number, readonly string[]>();
-    /** Whether `segmentIds` holds every stored batch, listed or not (read once, then kept by the commits). */
+    private readonly index = new OutboxIndex();
+    /** Whether `index` holds every stored batch, listed or not (read once, then kept by the commits). */
     private batchesKnown = false;
     /** Stored batches the stored list leaves out (added since it was last written). */
     private unlisted = 0;
@@ -186,7 +184,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
         // batch the ledger holds whole deleted, one it holds in part written again, and the list.
         prepare: async (_activation, turn) => {
           const stored = await this.storedOutbox();
-          const change = this.outbox.next(stored.segments, turn.events, stored.earlier ? new Set([EARLIER_LAYOUT_SEGMENT]) : undefined);
+          const change = this.outbox.next(stored.segments, turn.events, stored.earlier ? new Set([EARLIER_LAYOUT_SEGMENT]) : undefined, this.index.highest);
           // Moved from an earlier layout: its keys go, its unconfirmed events become batch 0 (same transaction).
           for (const key of stored.earlier?.keys ?? []) turn.writes.set(key, DELETED);
           let unlisted = this.unlisted;
@@ -200,10 +198,9 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
             }
             // A batch only added is found past the listed ones; the list is written when one leaves (or too many are left out).
             const listed = change.listChanged || (change.added && unlisted + 1 >= UNLISTED_MAX);
-            if (listed) turn.writes.set(OUTBOX_BATCHES_KEY, [...change.segments.keys()]);
+            if (listed) turn.writes.set(OUTBOX_BATCHES_KEY, change.segments ? [...change.segments.keys()] : [...stored.segments.keys(), ...change.writes.keys()]);
             unlisted = listed ? 0 : unlisted + (change.added ? 1 : 0);
           }
-          this.outboxAfterTurn = change?.segments ?? stored.segments;
           this.outboxChange = { change, added: turn.events, unlisted };
         },
         commit: async (_activation, { turn }) => {
@@ -214,7 +211,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
               const { status, json } = await sidecar.request('POST', this.statePath(), operations);
               if (status !== 204 && status !== 200) throw new Error(`actor state transaction failed with ${status}: ${JSON.stringify(json)}`);
             } catch (error) {
-              this.segmentIds.clear();
+              this.index.clear();
               this.batchesKnown = false;
               this.outbox.unknown();
               throw error;
@@ -223,16 +220,13 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
           const { change, added, unlisted } = this.outboxChange;
           this.unlisted = unlisted;
           this.outbox.committed();
-          if (change) {
-            this.segmentIds.clear();
-            for (const [n, ids] of change.segments) this.segmentIds.set(n, ids);
-          }
+          if (change) this.index.apply(change);
           for (const id of change?.removed ?? []) this.outboxEvents.delete(id);
           for (const event of added) this.outboxEvents.set(event.id, event);
           // Committed: whatever happens from here on, the events are safe in the stored outbox.
           // They are published after the answer, outside the turns: neither the caller nor the
           // actor's next turn waits for pub/sub or for the confirmation round's registration.
-          this.publishAfterTurn(this.outboxAfterTurn, added, this.resend);
+          this.publishAfterTurn(added, this.resend);
         },
         // Registered at once (the Scheduler is no part of the state transaction).
         register: (_activation, _turn, reminder) =>
@@ -274,7 +268,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
      * read once, then kept in memory and current by the commits), and what an earlier layout still
      * holds: its ids as batch 0 (their events in memory) and the keys the move deletes.
      */
-    private async storedOutbox(): Promise<{ segments: Map<number, readonly string[]>; earlier?: { keys: string[] } }> {
+    private async storedOutbox(): Promise<{ segments: OutboxSegments; earlier?: { keys: string[] } }> {
       // The earlier layouts' keys beside the list (all cached, absent ones too, after the first turn).
       // Until the batches are known, batch 1 too, in the same round: with none listed, a first batch is numbered 1.
       const [list, segmentList, flat, old, first] = await Promise.all([
@@ -283,7 +277,8 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       ]);
       if (!this.batchesKnown) await (this.batchesRead ??= this.readBatches(Array.isArray(list) ? (list as number[]) : [], first).finally(() => (this.batchesRead = undefined)));
       // In number order: the list's, then the batches past it, and the commits append (OutboxTracker.next).
-      const segments = new Map<number, readonly string[]>(this.segmentIds);
+      // The index itself, not a copy: only a commit changes it, after the turn's last look at it.
+      const segments = this.index.segments;
       if (!Array.isArray(segmentList) && !Array.isArray(flat) && !Array.isArray(old)) return { segments };
       const earlier = await this.earlierLayout(segmentList, flat, old, segments);
       return { segments: new Map([[EARLIER_LAYOUT_SEGMENT, earlier.ids], ...segments]), earlier: { keys: earlier.keys } };
@@ -296,7 +291,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
      * PROBE_BATCHES at a time. `first` is batch 1 as read beside the list.
      */
     private async readBatches(listed: readonly number[], first: unknown): Promise<void> {
-      this.segmentIds.clear();
+      this.index.clear();
       const batches = await Promise.all(listed.map(async (n) => [n, await this.activation.read(outboxBatchKey(n), false)] as const));
       for (const [n, stored] of batches) this.keepBatch(n, stored);
       const highest = Math.max(0, ...listed);
@@ -317,7 +312,7 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     private keepBatch(n: number, stored: unknown): void {
       const batch = storedBatch(stored).filter((event): event is EventEnvelope => typeof (event as EventEnvelope | null)?.id === 'string');
       for (const event of batch) this.outboxEvents.set(event.id, event);
-      this.segmentIds.set(n, batch.map((event) => event.id));
+      this.index.keep(n, batch.map((event) => event.id));
     }
 
     /**
@@ -374,15 +369,14 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
     }
 
     /** Picks what is due from the committed outbox (dapr-outbox.ts) and publishes it in the background. */
-    private publishAfterTurn(stored: OutboxSegments, added: readonly EventEnvelope[], resend: boolean): void {
+    private publishAfterTurn(added: readonly EventEnvelope[], resend: boolean): void {
       const context = currentContext();
+      const stored = this.index.segments;
       for (const id of this.outbox.due(() => idsOf(stored), resend, added.map((event) => event.id))) {
         this.outbox.sent(id);
         this.toPublish.set(id, context);
       }
-      let size = 0;
-      for (const ids of stored.values()) size += ids.length;
-      this.outboxSize = size;
+      this.outboxSize = this.index.size;
       this.publishing ??= this.publishOutbox().finally(() => (this.publishing = undefined));
     }
 

@@ -1,24 +1,30 @@
 import { billingEvent } from '../../lib/events';
 import type { DaprSidecar } from '../../lib/dapr-http';
-import { ASK_BATCH, daprOutboxLedger, idsOf, OUTBOX_CONFIRM_FIRST_MS, OUTBOX_CONFIRM_MAX_MS, OutboxTracker } from './dapr-outbox';
+import { ASK_BATCH, daprOutboxLedger, idsOf, OUTBOX_CONFIRM_FIRST_MS, OUTBOX_CONFIRM_MAX_MS, OutboxIndex, OutboxTracker } from './dapr-outbox';
 
 const event = (n: number) => billingEvent(`e${n}`, 0, { kind: 'credit', accountId: 'a', pool: 'pool-3', balanceDelta: n, amount: n, reference: `r${n}` });
 
 describe('the Dapr outbox kept until the ledger confirms', () => {
   it('when events are published, then they stay in the stored outbox until the ledger confirms them, and only those leave', () => {
     const tracker = new OutboxTracker(() => 0);
-    const first = tracker.next(new Map(), [event(1), event(2)])!;
+    const index = new OutboxIndex();
+    const first = tracker.next(index.segments, [event(1), event(2)])!;
     // A segment only added leaves the stored list as it is (a fresh activation reads on past it).
-    expect(first).toEqual({ segments: new Map([[1, ['e1', 'e2']]]), writes: new Map([[1, ['e1', 'e2']]]), listChanged: false, added: true, removed: [] });
-    for (const id of tracker.due(() => idsOf(first.segments), false)) tracker.sent(id);
+    expect(first).toEqual({ writes: new Map([[1, ['e1', 'e2']]]), listChanged: false, added: true, removed: [] });
+    index.apply(first);
+    expect({ segments: index.segments, size: index.size, highest: index.highest }).toEqual({ segments: new Map([[1, ['e1', 'e2']]]), size: 2, highest: 1 });
+    for (const id of tracker.due(() => idsOf(index.segments), false)) tracker.sent(id);
     // Published is not confirmed: a turn with no events leaves the outbox as it is.
-    expect(tracker.next(first.segments, [])).toBeUndefined();
+    expect(tracker.next(index.segments, [])).toBeUndefined();
     tracker.confirm(['e2']);
     // The thinned segment is written again, the turn's events are a new segment; the confirmed event's own key is removed.
-    expect(tracker.next(first.segments, [event(3)])).toEqual({ segments: new Map([[1, ['e1']], [2, ['e3']]]), writes: new Map([[1, ['e1']], [2, ['e3']]]), listChanged: false, added: true, removed: ['e2'] });
+    expect(tracker.next(index.segments, [event(3)])).toEqual({ segments: new Map([[1, ['e1']], [2, ['e3']]]), writes: new Map([[1, ['e1']], [2, ['e3']]]), listChanged: false, added: true, removed: ['e2'] });
     // Without new events the list of segments is unchanged.
-    expect(tracker.next(first.segments, [])).toEqual({ segments: new Map([[1, ['e1']]]), writes: new Map([[1, ['e1']]]), listChanged: false, added: false, removed: ['e2'] });
+    const thinned = tracker.next(index.segments, [])!;
+    expect(thinned).toEqual({ segments: new Map([[1, ['e1']]]), writes: new Map([[1, ['e1']]]), listChanged: false, added: false, removed: ['e2'] });
+    index.apply(thinned);
     tracker.committed();
+    expect({ segments: index.segments, size: index.size, highest: index.highest }).toEqual({ segments: new Map([[1, ['e1']]]), size: 1, highest: 1 });
   });
 
   it('when every id of a segment is confirmed, then the segment is deleted and leaves the list; a turn writes only its own ids however long the outbox', () => {
@@ -27,10 +33,33 @@ describe('the Dapr outbox kept until the ledger confirms', () => {
     tracker.confirm(['e1', 'e2']);
     const change = tracker.next(stored, [event(4)])!;
     expect(change.writes).toEqual(new Map([[1, undefined], [4, ['e4']]]));
-    expect([...change.segments.keys()]).toEqual([2, 3, 4]);
+    expect([...change.segments!.keys()]).toEqual([2, 3, 4]);
     // A segment left: the list is written (with the added one in it).
     expect(change).toMatchObject({ listChanged: true, added: true });
     expect(change.removed).toEqual(['e1', 'e2']);
+  });
+
+  it('when a turn only adds its events, then the stored segments are not walked: its segment is numbered after the highest it is told, and the index takes it last', () => {
+    const tracker = new OutboxTracker(() => 0);
+    const index = new OutboxIndex();
+    for (const n of [3, 4, 7]) index.keep(n, [`old${n}a`, `old${n}b`]);
+    // Any walk of the stored segments throws.
+    const walked = () => {
+      throw new Error('the stored segments were walked');
+    };
+    const unwalkable = Object.assign(new Map(index.segments), { [Symbol.iterator]: walked, keys: walked, values: walked, entries: walked, forEach: walked });
+    const change = tracker.next(unwalkable, [event(1)], undefined, index.highest)!;
+    expect(change).toEqual({ writes: new Map([[8, ['e1']]]), listChanged: false, added: true, removed: [] });
+    index.apply(change);
+    expect({ numbers: [...index.segments.keys()], size: index.size, highest: index.highest }).toEqual({ numbers: [3, 4, 7, 8], size: 7, highest: 8 });
+    // A turn that removes walks them, and the index is then the change's: the highest number is that of what is left.
+    tracker.confirm(['old7a', 'old7b', 'e1']);
+    const removal = tracker.next(index.segments, [], undefined, index.highest)!;
+    expect(removal).toMatchObject({ writes: new Map([[7, undefined], [8, undefined]]), listChanged: true, removed: ['old7a', 'old7b', 'e1'] });
+    index.apply(removal);
+    expect({ numbers: [...index.segments.keys()], size: index.size, highest: index.highest }).toEqual({ numbers: [3, 4], size: 4, highest: 4 });
+    index.clear();
+    expect({ numbers: [...index.segments.keys()], size: index.size, highest: index.highest }).toEqual({ numbers: [], size: 0, highest: 0 });
   });
 
   it('when the outbox was read from an earlier layout (segment 0), then that segment is written whatever changes, and not deleted (it was never stored) once emptied', () => {

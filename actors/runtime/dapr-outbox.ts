@@ -61,8 +61,13 @@ export type OutboxSegments = ReadonlyMap<number, readonly string[]>;
 
 /** What a turn changes in the stored outbox's index. */
 export interface OutboxChange {
-  /** The index once the turn has committed. */
-  segments: Map<number, readonly string[]>;
+  /**
+   * The index once the turn has committed, when the turn does more than add its own segment (a
+   * segment thinned or emptied, or one of an earlier layout written). Undefined when it only adds
+   * one: the index is then the stored one plus the segment in `writes` (so a turn's bookkeeping
+   * costs the same however many segments the outbox holds: up to a second of turns, about 250 at c=1).
+   */
+  segments?: Map<number, readonly string[]>;
   /** The segments to write (their ids), and those to delete (undefined). */
   writes: Map<number, readonly string[] | undefined>;
   /**
@@ -81,6 +86,56 @@ export interface OutboxChange {
 /** Every id of the index, oldest segment first. */
 export function idsOf(segments: OutboxSegments): string[] {
   return [...segments.values()].flat();
+}
+
+const NO_SEGMENTS: ReadonlySet<number> = new Set();
+
+/**
+ * The stored outbox's segments as one activation knows them, in number order, with how many ids
+ * they hold and the highest number: a turn that only adds its segment updates all three without
+ * walking the others.
+ */
+export class OutboxIndex {
+  private readonly byNumber = new Map<number, readonly string[]>();
+  private ids = 0;
+  private top = 0;
+
+  get segments(): OutboxSegments {
+    return this.byNumber;
+  }
+
+  /** How many ids the segments hold. */
+  get size(): number {
+    return this.ids;
+  }
+
+  /** The highest segment number (0: none). */
+  get highest(): number {
+    return this.top;
+  }
+
+  clear(): void {
+    this.byNumber.clear();
+    this.ids = 0;
+    this.top = 0;
+  }
+
+  /** A segment as stored (read in number order, or the one a committed turn added after every other). */
+  keep(n: number, ids: readonly string[]): void {
+    this.ids += ids.length - (this.byNumber.get(n)?.length ?? 0);
+    this.byNumber.set(n, ids);
+    if (n > this.top) this.top = n;
+  }
+
+  /** A committed turn's change. */
+  apply(change: OutboxChange): void {
+    if (!change.segments) {
+      for (const [n, ids] of change.writes) if (ids) this.keep(n, ids);
+      return;
+    }
+    this.clear();
+    for (const [n, ids] of change.segments) this.keep(n, ids);
+  }
 }
 
 /**
@@ -118,11 +173,19 @@ export class OutboxTracker {
   /**
    * What the turn writes to the index (undefined: nothing): confirmed ids leave their segments
    * (an emptied segment is deleted, a thinned one written again), the turn's own events form a
-   * new segment, and `unsaved` segments (read from an earlier layout) are written whatever happens.
+   * new segment (numbered after `highest`, the highest stored number), and `unsaved` segments
+   * (read from an earlier layout) are written whatever happens.
    */
-  next(stored: OutboxSegments, added: readonly EventEnvelope[], unsaved: ReadonlySet<number> = new Set()): OutboxChange | undefined {
-    const segments = new Map<number, readonly string[]>();
+  next(stored: OutboxSegments, added: readonly EventEnvelope[], unsaved: ReadonlySet<number> = NO_SEGMENTS, highest = Math.max(0, ...stored.keys())): OutboxChange | undefined {
     const writes = new Map<number, readonly string[] | undefined>();
+    const own = added.map((event) => event.id);
+    // Nothing confirmed and nothing to move: the stored segments stay as they are, unwalked.
+    if (this.confirmed.size === 0 && unsaved.size === 0) {
+      if (own.length === 0) return undefined;
+      writes.set(highest + 1, own);
+      return { writes, listChanged: false, added: true, removed: [] };
+    }
+    const segments = new Map<number, readonly string[]>();
     const removed: string[] = [];
     let listChanged = unsaved.size > 0;
     for (const [n, ids] of stored) {
@@ -136,13 +199,11 @@ export class OutboxTracker {
       segments.set(n, kept);
       if (kept.length < ids.length || unsaved.has(n)) writes.set(n, kept);
     }
-    if (added.length > 0) {
-      const n = Math.max(0, ...stored.keys()) + 1;
-      const ids = added.map((event) => event.id);
-      segments.set(n, ids);
-      writes.set(n, ids);
+    if (own.length > 0) {
+      segments.set(highest + 1, own);
+      writes.set(highest + 1, own);
     }
-    return writes.size === 0 && !listChanged ? undefined : { segments, writes, listChanged, added: added.length > 0, removed };
+    return writes.size === 0 && !listChanged ? undefined : { segments, writes, listChanged, added: own.length > 0, removed };
   }
 
   /** The stored outbox no longer holds the confirmed events. */
