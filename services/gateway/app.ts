@@ -23,7 +23,7 @@ import { adminRoutes } from './routes/admin';
 import { catalogRoutes } from './routes/catalog';
 import { chatRoutes } from './routes/chat';
 import { compatRoutes } from './routes/compat';
-import { DirectRoutes } from './http/direct-routes';
+import { DirectRoutes, serverClasses } from './http/direct-routes';
 import type { EmbeddingsAdapters } from './embeddings/use-case';
 import { memberRoutes } from './routes/member';
 import { consoleRoutes } from './routes/console';
@@ -169,5 +169,5 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
 /** The gateway's HTTP server, listening; `ready` once it is (a failure to listen is the server's 'error'). */
 export function listenGateway(gateway: Gateway, port: number, host: string, ready?: () => void): Server {
-  return createServer(gateway.listener).listen(port, host, ready);
+  return createServer(serverClasses(gateway.app), gateway.listener).listen(port, host, ready);
 }

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { Router, type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { GatewayError } from '../../../lib/errors';
-import { DirectRoutes } from './direct-routes';
+import { DirectRoutes, serverClasses } from './direct-routes';
 
 /** A small app shaped like the gateway's: front middleware, a GET route, a router with direct routes, a 404 and an error handler. */
 function build() {
@@ -28,7 +28,9 @@ function build() {
   const router = Router();
   const answer: RequestHandler = (req, res) => {
     seen.push('answer');
-    res.json({ params: req.params, route: req.route?.path, originalUrl: req.originalUrl, baseUrl: req.baseUrl, path: req.path, viaProto: typeof res.status });
+    // `set`: the request and response had their prototypes set to Express's (not born with them).
+    const set = Object.getPrototypeOf(req) === req.app.request && Object.getPrototypeOf(res) === req.app.response;
+    res.json({ params: req.params, route: req.route?.path, originalUrl: req.originalUrl, baseUrl: req.baseUrl, path: req.path, viaProto: typeof res.status, set });
   };
   direct.post(router, '/m/:id/chat', [answer]);
   direct.post(router, '/fails/:how', [(req, _res, next) => {
@@ -89,9 +91,27 @@ describe('DirectRoutes', () => {
       status: 200,
       front: '1',
       viaExpress: false,
-      body: { params: { id: 'a b' }, route: '/m/:id/chat', originalUrl: '/m/a%20b/chat', baseUrl: '', path: '/m/a%20b/chat', viaProto: 'function' },
+      body: { params: { id: 'a b' }, route: '/m/:id/chat', originalUrl: '/m/a%20b/chat', baseUrl: '', path: '/m/a%20b/chat', viaProto: 'function', set: true },
     });
     expect(built.seen).toEqual(['front', 'answer']);
+  });
+
+  it('when the server is made with serverClasses, then a direct route\'s request and response are born with Express\'s prototypes, none set, and Express still serves the rest', async () => {
+    const app = built.app;
+    const classed = createServer(serverClasses(app), built.direct.listener(app)).listen(0, '127.0.0.1');
+    await new Promise((resolve) => classed.once('listening', resolve));
+    try {
+      const origin = `http://127.0.0.1:${(classed.address() as AddressInfo).port}`;
+      const direct = await fetch(`${origin}/m/plain/chat`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+      expect(direct.status).toBe(200);
+      expect(await direct.json()).toEqual({ params: { id: 'plain' }, route: '/m/:id/chat', originalUrl: '/m/plain/chat', baseUrl: '', path: '/m/plain/chat', viaProto: 'function', set: false });
+      // Through Express (a trailing slash): Express sets its own prototypes, as on any server.
+      const routed = await fetch(`${origin}/m/plain/chat/`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+      expect(await routed.json()).toMatchObject({ params: { id: 'plain' }, set: true });
+      expect(await (await fetch(`${origin}/ping`)).json()).toEqual({ pong: true });
+    } finally {
+      await new Promise((resolve) => classed.close(resolve));
+    }
   });
 
   it.each([

@@ -11,7 +11,7 @@
 // which has the same handlers registered. No router library: one (find-my-way and its kind)
 // would match paths, and the cost here is not matching five paths but the layers before them.
 
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, ServerResponse, type ServerOptions } from 'node:http';
 import type { ErrorRequestHandler, Express, NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { notFound } from '../../../lib/error-responder';
 
@@ -41,6 +41,22 @@ function compile(path: string): { pattern: RegExp; params: string[] } {
     return segment.replace(/\./g, '\\.');
   });
   return { pattern: new RegExp(`^/${segments.join('/')}$`), params };
+}
+
+/**
+ * The request and response classes for the HTTP server (`createServer`'s options), their
+ * instances born with Express's prototypes (`app.request`, `app.response`) in their chain: a
+ * direct route then has no prototype to change on each call. Changing a live object's prototype
+ * (`Object.setPrototypeOf`, as Express does on each request) cost 3.4 µs per chat on average
+ * under load and up to 7 µs at c=1, timed in place (docs/benchmarks.md, 2026-11-28). Express
+ * still sets its own prototypes on the requests it routes.
+ */
+export function serverClasses(app: Express): ServerOptions {
+  class AppRequest extends IncomingMessage {}
+  class AppResponse<R extends IncomingMessage = IncomingMessage> extends ServerResponse<R> {}
+  Object.setPrototypeOf(AppRequest.prototype, app.request);
+  Object.setPrototypeOf(AppResponse.prototype, app.response);
+  return { IncomingMessage: AppRequest, ServerResponse: AppResponse };
 }
 
 export class DirectRoutes {
@@ -76,11 +92,12 @@ export class DirectRoutes {
       if (!found) return void app(req as Request, res as Response);
       const request = req as Request;
       const response = res as Response;
-      // What Express's app.handle and router do before a route's handlers run.
+      // What Express's app.handle and router do before a route's handlers run. A server made
+      // with `serverClasses` has its request and response born with Express's prototypes.
       request.res = response;
       response.req = request;
-      Object.setPrototypeOf(request, app.request);
-      Object.setPrototypeOf(response, app.response);
+      if (!Object.prototype.isPrototypeOf.call(app.request, request)) Object.setPrototypeOf(request, app.request);
+      if (!Object.prototype.isPrototypeOf.call(app.response, response)) Object.setPrototypeOf(response, app.response);
       response.locals ??= Object.create(null) as Record<string, unknown>;
       request.originalUrl = request.url;
       request.baseUrl = '';
@@ -98,7 +115,8 @@ export class DirectRoutes {
       const params: Record<string, string> = {};
       try {
         route.params.forEach((name, index) => {
-          params[name] = decodeURIComponent(matched[index + 1]);
+          const raw = matched[index + 1];
+          params[name] = raw.includes('%') ? decodeURIComponent(raw) : raw;
         });
       } catch {
         return undefined;
