@@ -29,7 +29,8 @@ function build() {
   const answer: RequestHandler = (req, res) => {
     seen.push('answer');
     // `set`: the request and response had their prototypes set to Express's (not born with them).
-    const set = Object.getPrototypeOf(req) === req.app.request && Object.getPrototypeOf(res) === req.app.response;
+    const app = req.app as Express;
+    const set = Object.getPrototypeOf(req) === app.request && Object.getPrototypeOf(res) === app.response;
     res.json({ params: req.params, route: req.route?.path, originalUrl: req.originalUrl, baseUrl: req.baseUrl, path: req.path, viaProto: typeof res.status, set });
   };
   direct.post(router, '/m/:id/chat', [answer]);
