@@ -105,6 +105,11 @@ export interface ChatStreamChunk {
   outputDelta: string;
   /** Present on the final usage chunk. */
   usage?: TokenUsage;
+  /**
+   * The prompt as the provider stated it before the end, where its wire does (an Anthropic
+   * stream's message_start, translated to this wire): what a cut stream's prompt is charged.
+   */
+  statedPrompt?: TokenUsage;
 }
 
 /** What every text provider offers, on its own wire: its name, its body limit, a stream. */

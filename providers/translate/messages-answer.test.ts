@@ -79,6 +79,8 @@ describe('messagesEventsToChunks', () => {
     const input = Math.ceil(JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }).length / 4);
     expect(usage).toMatchObject({ choices: [], usage: { prompt_tokens: input, completion_tokens: 3, total_tokens: input + 3 } });
     expect(chunks.map((c) => c.usage)).toEqual([undefined, undefined, undefined, undefined, undefined, { inputTokens: input, outputTokens: 3 }]);
+    // The prompt message_start stated rides on the role chunk apart from `usage` (no usage chunk is relayed for it).
+    expect(chunks.map((c) => c.statedPrompt?.inputTokens)).toEqual([input, undefined, undefined, undefined, undefined, undefined]);
     expect(new Set(chunks.map((c) => c.chunk.id)).size).toBe(1);
   });
 

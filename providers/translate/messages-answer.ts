@@ -56,7 +56,8 @@ async function* chunks(events: AsyncIterable<MessagesStreamEvent>, model: string
       case 'message_start': {
         const id = asOptionalObject(data.message)?.id;
         base = { id: chatIdOf(typeof id === 'string' ? id : ''), object: 'chat.completion.chunk', created, model };
-        yield { chunk: chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]), outputDelta: '' };
+        // The prompt Anthropic states here is what a stream cut before its end is charged for.
+        yield { chunk: chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]), outputDelta: '', ...(event.usage ? { statedPrompt: event.usage } : {}) };
         break;
       }
       case 'content_block_start': {

@@ -347,10 +347,10 @@ export function chatSuite(hostName: string, start: () => Promise<DeploymentUnder
         expect([quantities(whole.rows), quantities(cut.rows)]).toEqual([{ TEXT_INPUT: [prompt, 100], TEXT_OUTPUT: [4, 400] }, { TEXT_INPUT: [prompt, 100], TEXT_OUTPUT: [3, 400] }]);
       });
 
-      it('when an Anthropic stream is cut, then it is billed the prompt Anthropic stated at its start, each cache unit at its price, and the output sent', async () => {
-        const whole = await streamedRows('cached-anthropic-chat', 'chat/anthropic', 5);
-        const cut = await streamedRows('cached-anthropic-cut-chat', 'chat/anthropic', 5);
-        expect(cut.text).toContain('event: error');
+      it.each(['chat/anthropic', 'chat'] as const)('when an Anthropic stream is cut, then it is billed the prompt Anthropic stated at its start, each cache unit at its price, and the output sent (route %s)', async (route) => {
+        const whole = await streamedRows('cached-anthropic-chat', route, 5);
+        const cut = await streamedRows('cached-anthropic-cut-chat', route, 5);
+        expect(cut.text).toContain(route === 'chat' ? '"error"' : 'event: error');
         const prompt = (rows: Record<string, UsageRow>) => Object.fromEntries(Object.entries(quantities(rows)).filter(([unit]) => unit !== 'TEXT_OUTPUT'));
         expect(prompt(cut.rows)).toEqual(prompt(whole.rows));
         expect(prompt(cut.rows)).toMatchObject({ TEXT_INPUT_CACHE_READ: [100, 100], TEXT_INPUT_CACHE_WRITE: [30, 1250], TEXT_INPUT_CACHE_WRITE_1H: [20, 2000] });

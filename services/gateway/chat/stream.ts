@@ -35,6 +35,7 @@ export class StreamCount<P extends StreamPiece> {
   constructor(private readonly wire: InboundWire<unknown, P>, private readonly chat: PreparedChat) {}
 
   add(piece: P): void {
+    if (piece.statedPrompt) this.stated = piece.statedPrompt;
     if (piece.usage) {
       this.stated = piece.usage;
       if (this.wire.charge.finalUsage(piece)) this.final = piece.usage;

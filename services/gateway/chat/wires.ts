@@ -16,6 +16,8 @@ import type { InboundCall, Upstream } from './upstream';
 export interface StreamPiece {
   outputDelta: string;
   usage?: TokenUsage;
+  /** The prompt the provider stated before the end, on a piece whose wire carries it apart from its usage. */
+  statedPrompt?: TokenUsage;
 }
 
 /** A request as its wire states it, shape-checked; the limits are the use case's. */
