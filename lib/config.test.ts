@@ -180,3 +180,17 @@ describe('API key cache setting', () => {
     expect(() => loadConfig({ GATEWAY_API_KEY_CACHE_MS: '-1' })).toThrow(/GATEWAY_API_KEY_CACHE_MS/);
   });
 });
+
+describe('numbers in the environment', () => {
+  it('when a number is empty or blank (`PORT=` in an env file), then start-up is refused naming it, never read as 0', () => {
+    for (const [name, value] of [['PORT', ''], ['GATEWAY_DRAIN_TIMEOUT_MS', ''], ['GATEWAY_API_KEY_CACHE_MS', '  '], ['GATEWAY_EVENT_LINGER_MS', '']]) {
+      expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}: must be a whole number`));
+    }
+    expect(() => gatewayStopGraceMs({ GATEWAY_DRAIN_TIMEOUT_MS: '' })).toThrow(/GATEWAY_DRAIN_TIMEOUT_MS/);
+  });
+  it('when a number is written otherwise than in decimal digits, then start-up is refused; digits with spaces around are read', () => {
+    for (const value of ['8e3', '0x1f90', '80.5', '80 80']) expect(() => loadConfig({ PORT: value })).toThrow(/PORT/);
+    expect(loadConfig({ PORT: ' 8081 ' }).port).toBe(8081);
+    expect(loadConfig({ PORT: '0' }).port).toBe(0);
+  });
+});

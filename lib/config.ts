@@ -20,7 +20,8 @@ const DAY_MS = IMAGE_UNKNOWN_DEADLINE_MS;
  */
 export const API_KEY_CACHE_MAX_MS = 1000;
 
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** A whole number in range, in decimal digits. An empty or blank value is refused, not read as 0 (`PORT=` in an env file). */
+const int = (min: number, max: number) => z.string().trim().regex(/^-?[0-9]+$/, 'must be a whole number (it is empty or not a number)').transform(Number).pipe(z.number().int().min(min).max(max));
 const flag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const envSchema = z.object({
