@@ -59,7 +59,7 @@ export function operationOf(method: string, pathname: string): { template: strin
 export function violationsOf(answer: Answer): string[] {
   const { pathname } = new URL(answer.url);
   const found = operationOf(answer.method, pathname);
-  // The operator API, the prototypes and unknown routes are not part of the document.
+  // The prototype session routes and unknown routes are not part of the document.
   if (!found) return [];
   const where = `${answer.method} ${found.template} → ${answer.status}`;
   const declared = found.operation.responses[String(answer.status)] ?? found.operation.responses.default;
