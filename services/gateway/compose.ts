@@ -16,6 +16,7 @@ import type { GatewayConfig } from '../../lib/config';
 import type { EventEnvelope } from '../../lib/events';
 import { DaprSidecar } from '../../lib/dapr-http';
 import { openLocalDb, type LocalDb } from '../../lib/local-db';
+import { lockDataDir } from '../../lib/data-dir-lock';
 import { deliverInProcess } from '../../lib/tracing';
 import { createProviders } from '../../providers/registry';
 import { CatalogReloader, checkProfilesServed } from './catalog-reload';
@@ -180,7 +181,15 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     } };
   }
 
-  const db = openLocalDb(config.dataDir, { fsync: config.fsync });
+  // One gateway per data directory: a second one would overwrite this one's actor state.
+  const unlock = lockDataDir(config.dataDir);
+  let db: LocalDb;
+  try {
+    db = openLocalDb(config.dataDir, { fsync: config.fsync });
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   const ledger = new LmdbLedgerStore(db);
   // The embedded pub/sub: events reach the ledger inside the actor's own state commit (one LMDB
   // transaction), so a change of funds and its ledger entry can never be apart.
@@ -213,6 +222,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
       await close();
       await host.close();
       await db.close();
+      unlock();
     },
   };
 }
