@@ -347,6 +347,33 @@ const CHECKS: Check[] = [
     broken: { when: "the ledger's app-port differs from its container port", mutate: (s) => { app(s, 'ledger').annotations['dapr.io/app-port'] = '3999'; } },
   },
   {
+    when: "the gateway's Deployment is read",
+    then: 'its sidecar keeps serving through the preStop, the drain and the settles after it, both of their shutdowns fit in the pod\'s grace, and no app health check can end the block early',
+    run: (s) => {
+      const a = app(s, 'gateway');
+      const at = where(a.deployment);
+      const an = a.annotations;
+      const seconds = (duration: string | undefined): number => {
+        const parts = [...String(duration ?? '').matchAll(/(\d+)(ms|s|m|h)/g)];
+        const whole = parts.map((m) => m[0]).join('');
+        if (!duration || whole !== duration) return Number.NaN;
+        return parts.reduce((sum, [, n, unit]) => sum + Number(n) * { ms: 0.001, s: 1, m: 60, h: 3600 }[unit as 'ms' | 's' | 'm' | 'h'], 0);
+      };
+      const preStop = a.container.lifecycle?.preStop?.exec?.command;
+      const preStopS = Array.isArray(preStop) && preStop[0] === 'sleep' ? Number(preStop[1]) : 0;
+      const drainS = loadConfig(envOf(a)).drainTimeoutMs / 1000;
+      const block = seconds(an['dapr.io/block-shutdown-duration']);
+      const graceful = Number(an['dapr.io/graceful-shutdown-seconds'] ?? 5);
+      const grace = Number(a.deployment.doc.spec?.template?.spec?.terminationGracePeriodSeconds ?? 30);
+      return [
+        ...(block >= preStopS + drainS + 5 ? [] : [`${at}: dapr.io/block-shutdown-duration ${an['dapr.io/block-shutdown-duration']} is shorter than preStop ${preStopS} s + drain ${drainS} s + 5 s of settles`]),
+        ...(block + graceful <= grace ? [] : [`${at}: the sidecar's block ${block} s and graceful shutdown ${graceful} s pass terminationGracePeriodSeconds ${grace}`]),
+        ...(an['dapr.io/enable-app-health-check'] === 'true' ? [`${at}: an app health check ends the sidecar's block once the drain closes the gateway's listener`] : []),
+      ];
+    },
+    broken: { when: 'the sidecar shuts down with its default, before the drain ends', mutate: (s) => { delete app(s, 'gateway').annotations['dapr.io/block-shutdown-duration']; } },
+  },
+  {
     when: "a Dapr app's probes are read",
     then: 'liveness asks /healthz and readiness /readyz where the app serves it, on the app port, from inside the container where the app binds loopback only',
     run: (s) => k8sApps(s).flatMap((a) => {
