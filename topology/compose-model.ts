@@ -6,11 +6,20 @@ import { readdirSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { repoRoot, type Doc } from './manifest-model';
 
-/** An app of docker-compose.yml: a service with a daprd sidecar in its network namespace. */
+/**
+ * An app of docker-compose.yml: a service and its daprd sidecar in one network namespace, the
+ * sidecar's in the app's (`network_mode: service:<app>`: compose stops the sidecar first, as an
+ * actor host or a subscriber wants) or the app's in the sidecar's (`network_mode:
+ * service:<sidecar>`: the app stops first, as the gateway wants, whose drain calls its sidecar).
+ */
 export interface ComposeApp {
   id: string;
   port: number;
   service: string;
+  /** The sidecar's service. */
+  sidecar: string;
+  /** The service that owns the network namespace (and publishes its ports). */
+  networkOwner: string;
   command: string[];
   env: Record<string, unknown>;
 }
@@ -20,18 +29,27 @@ const argAfter = (args: string[], flag: string): string | undefined => {
   return i >= 0 ? args[i + 1] : undefined;
 };
 
+const networkOf = (svc: Doc): string | undefined => {
+  const mode = String(svc.network_mode ?? '');
+  return mode.startsWith('service:') ? mode.slice('service:'.length) : undefined;
+};
+
 export function composeApps(compose: Doc): ComposeApp[] {
   const services: Record<string, Doc> = compose.services ?? {};
-  return Object.values(services)
-    .filter((sidecar) => Array.isArray(sidecar.command) && String(sidecar.command[0]).endsWith('daprd'))
-    .map((sidecar) => {
+  return Object.entries(services)
+    .filter(([, sidecar]) => Array.isArray(sidecar.command) && String(sidecar.command[0]).endsWith('daprd'))
+    .map(([sidecarName, sidecar]) => {
       const args: string[] = sidecar.command.map(String);
-      const service = String(sidecar.network_mode ?? '').replace(/^service:/, '');
+      // The app whose network the sidecar joins, else the app that joins the sidecar's.
+      const joined = networkOf(sidecar);
+      const service = joined ?? Object.entries(services).find(([, svc]) => networkOf(svc) === sidecarName)?.[0] ?? '';
       const app = services[service] ?? {};
       return {
         id: argAfter(args, '--app-id') ?? '',
         port: Number(argAfter(args, '--app-port')),
         service,
+        sidecar: sidecarName,
+        networkOwner: joined ? service : sidecarName,
         command: (app.command ?? []).map(String),
         env: app.environment ?? {},
       };
@@ -84,6 +102,6 @@ export function composeConfigFiles(compose: Doc): string[] {
     .filter((svc) => Array.isArray(svc.command) && String(svc.command[0]).endsWith('daprd'))
     .map((svc) => {
       const inContainer = argAfter(svc.command.map(String), '--config');
-      return (inContainer && hostPath(svc, inContainer)) ?? `(no --config mount in ${svc.network_mode})`;
+      return (inContainer && hostPath(svc, inContainer)) ?? `(no --config mount in ${svc.network_mode ?? svc.command.join(' ')})`;
     });
 }

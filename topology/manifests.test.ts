@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, matchesGlob, posix } from 'node:path';
 import { ACTOR_CLASSES } from '../actors/host/registry';
-import { loadConfig } from '../lib/config';
+import { DRAIN_HARD_EXIT_AFTER_MS, loadConfig } from '../lib/config';
 import { PUBSUB_NAME } from '../services/ledger/app';
 import { copyParts, instructionsOf, type Instruction, type Stage } from './dockerfile-model';
 import {
@@ -372,6 +372,31 @@ const CHECKS: Check[] = [
       ];
     },
     broken: { when: 'the sidecar shuts down with its default, before the drain ends', mutate: (s) => { delete app(s, 'gateway').annotations['dapr.io/block-shutdown-duration']; } },
+  },
+  {
+    when: 'docker-compose.yml is stopped',
+    then: 'the gateway stops before its sidecar (it joins the sidecar\'s network) and is given its drain and hard-exit margin; the actors and ledger sidecars stop before their apps',
+    run: (s) => {
+      const services: Record<string, Doc> = s.compose.services ?? {};
+      return composeApps(s.compose).flatMap((c) => {
+        if (c.id !== 'gateway') return c.networkOwner === c.service ? [] : [`docker-compose ${c.service}: its sidecar should join the app's network, so the sidecar stops first`];
+        const grace = /^(\d+)s$/.exec(String(services[c.service]?.stop_grace_period ?? ''));
+        const drain = c.env.GATEWAY_DRAIN_TIMEOUT_MS;
+        const needed = (loadConfig(drain === undefined ? {} : { GATEWAY_DRAIN_TIMEOUT_MS: String(drain) }).drainTimeoutMs + DRAIN_HARD_EXIT_AFTER_MS) / 1000;
+        return [
+          ...(c.networkOwner === c.sidecar ? [] : [`docker-compose ${c.service}: it should join ${c.sidecar}'s network, so that compose stops it before the sidecar its drain calls`]),
+          ...(grace && Number(grace[1]) >= needed ? [] : [`docker-compose ${c.service}: stop_grace_period ${services[c.service]?.stop_grace_period} is shorter than the drain and its hard-exit margin, ${needed} s`]),
+        ];
+      });
+    },
+    broken: {
+      when: "the gateway's sidecar joins the gateway's network",
+      mutate: (s) => {
+        const services = s.compose.services;
+        services['gateway-dapr'].network_mode = 'service:gateway';
+        delete services.gateway.network_mode;
+      },
+    },
   },
   {
     when: "a Dapr app's probes are read",
