@@ -299,6 +299,23 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       await checkAndShoot(page, 'operator-account');
 
       const keyId = (await json(`${d.url}/admin/v1/accounts/${accountId}/api-keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.items[0].apiKeyId as string;
+      // Limits: a typo refuses the whole save (it once went out as null, which removes a limit),
+      // and what was typed for the account is not carried to a key.
+      const limitsOf = async () => (await json(`${d.url}/admin/v1/accounts/${accountId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.limits;
+      await page.getByLabel('requests per minute').fill('600');
+      await page.getByLabel('spend per day').fill('2.5');
+      await page.getByRole('button', { name: 'Save the limits' }).click();
+      await page.getByText('Limits of the account saved').waitFor();
+      expect(await limitsOf()).toEqual({ requests_per_minute: 600, spend_per_day: 2_500_000_000 });
+      expect(await page.getByLabel('spend per day').inputValue()).toBe('');
+      await page.getByLabel('requests per minute').fill('abc');
+      await page.getByLabel('spend per day').fill('0');
+      await page.getByRole('button', { name: 'Save the limits' }).click();
+      await page.getByRole('alert').filter({ hasText: 'requests per minute: "abc" is not a whole number above zero' }).waitFor();
+      await page.getByRole('alert').filter({ hasText: 'spend per day: "0" is not an amount in USD' }).waitFor();
+      expect(await limitsOf()).toEqual({ requests_per_minute: 600, spend_per_day: 2_500_000_000 });
+      await page.getByLabel('Limits of').selectOption(keyId);
+      expect([await page.getByLabel('requests per minute').inputValue(), await page.getByLabel('spend per day').inputValue()]).toEqual(['', '']);
       await page.getByRole('button', { name: `Revoke key ${keyId}` }).click();
       await passes(async () => expect(await page.locator(`[data-key-state="${keyId}"]`).textContent()).toBe('revoked'), LIVE_MS);
       // Refused by every instance within a second (docs/auth.md).
@@ -333,7 +350,24 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect((await json(`${d.url}/admin/v1/api-keys/${keyId}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).toBe(204);
       await page.getByRole('alert').filter({ hasText: 'did not accept this credential' }).first().waitFor({ timeout: LIVE_MS });
       expect((await chat(d.url, own.apiKey, { ...hello, max_tokens: 8 })).status).toBe(401);
+      // It stops asking (it polled every 2 s) and shows no stale figure, only how to go on.
+      let asked = 0;
+      page.on('request', (r) => { if (r.url().includes('/api/distribution/')) asked++; });
+      await new Promise((r) => setTimeout(r, 4_500));
+      expect(asked).toBe(0);
+      expect(await page.locator('#balance').count()).toBe(0);
+      await page.getByRole('alert').filter({ hasText: 'Sign out, then sign in with a key that works' }).waitFor();
       expect(problems.filter((p) => !REFUSED_401.test(p))).toEqual([]);
+    });
+
+    it('when the skip link is followed on a later view, then the focus moves to the content and the view stays', async () => {
+      const { page, problems } = await customerOn('Usage');
+      await page.locator('a.skip').focus();
+      await page.keyboard.press('Enter');
+      expect(new URL(page.url()).hash).toBe('#usage');
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
+      await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor({ state: 'attached' });
+      expect(problems).toEqual([]);
     });
   });
 }

@@ -5,7 +5,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiError, download, exportRows, json, query, request } from './api';
 import { SpendingChart, spendingOf } from './chart';
-import { dayEnd, dayStart, parseUsd, usd, when } from './format';
+import { dayEnd, dayStart, parseUsd, usd, when, type LimitName } from './format';
 import { ErrorBox, Field, Outcome, Pager, Section, Table, useAction, useLoad } from './ui';
 
 interface Balance { accountId: string; pool: string; balance: number; held: number; available: number; leased: number; openHolds: number }
@@ -29,6 +29,8 @@ export function CustomerView({ tab }: { tab: string }) {
   const [version, setVersion] = useState('');
   const [balance, setBalance] = useState<Balance>();
   const [error, setError] = useState<string>();
+  // The credential refused (revoked, expired): polling stops and no figure is shown, all of them stale.
+  const [refused, setRefused] = useState(false);
   useEffect(() => {
     let live = true;
     const poll = async () => {
@@ -39,14 +41,23 @@ export function CustomerView({ tab }: { tab: string }) {
         setError(undefined);
         setVersion(`${newest.total}:${b.balance}:${b.held}`);
       } catch (e) {
-        if (live) setError((e as Error).message);
+        if (!live) return;
+        if (e instanceof ApiError && e.status === 401) {
+          live = false;
+          clearInterval(timer);
+          setRefused(true);
+          setError(`${e.message} Sign out, then sign in with a key that works.`);
+          return;
+        }
+        setError((e as Error).message);
       }
     };
-    void poll();
     const timer = setInterval(poll, LIVE_MS);
+    void poll();
     return () => { live = false; clearInterval(timer); };
   }, []);
 
+  if (refused) return <ErrorBox error={error} />;
   return (
     <>
       <ErrorBox error={error} />
@@ -275,7 +286,6 @@ function Orders({ version }: { version: string }) {
   );
 }
 
-type LimitName = 'requests_per_minute' | 'tokens_per_minute' | 'spend_per_day' | 'spend_per_month' | 'spend_total';
 type Limits = Partial<Record<LimitName, number>>;
 
 /** The account's spend as the spend limits count it: charges in the UTC day, month and in total, plus what is held now. */

@@ -30,3 +30,36 @@ export function dayEnd(date: string): string | undefined {
   next.setUTCDate(next.getUTCDate() + 1);
   return next.toISOString();
 }
+
+export type LimitName = 'requests_per_minute' | 'tokens_per_minute' | 'spend_per_day' | 'spend_per_month' | 'spend_total';
+export const LIMITS: LimitName[] = ['requests_per_minute', 'tokens_per_minute', 'spend_per_day', 'spend_per_month', 'spend_total'];
+export const limitLabel = (name: LimitName): string => name.replace(/_/g, ' ');
+
+/**
+ * The limits form's fields → the PATCH body's `limits`: an empty field keeps the limit (left
+ * out), `none` removes it (null), a whole number above zero (rates) or an amount in USD (spend)
+ * sets it. Anything else throws, naming the field, so that nothing is sent: a typo must never
+ * reach the API as `null` (which removes the limit) or as some other number.
+ */
+export function parseLimits(values: Partial<Record<LimitName, string>>): Partial<Record<LimitName, number | null>> {
+  const limits: Partial<Record<LimitName, number | null>> = {};
+  const problems: string[] = [];
+  for (const name of LIMITS) {
+    const text = (values[name] ?? '').trim();
+    if (text === '') continue;
+    if (text.toLowerCase() === 'none') {
+      limits[name] = null;
+    } else if (name.startsWith('spend')) {
+      const nano = parseUsd(text);
+      if (nano === undefined) problems.push(`${limitLabel(name)}: "${text}" is not an amount in USD above zero, such as 5 or 0.25`);
+      else limits[name] = nano;
+    } else if (/^[1-9][0-9]{0,14}$/.test(text)) {
+      limits[name] = Number(text);
+    } else {
+      problems.push(`${limitLabel(name)}: "${text}" is not a whole number above zero`);
+    }
+  }
+  if (problems.length > 0) throw new Error(`Nothing was saved. ${problems.join('; ')}. Type none to remove a limit.`);
+  if (Object.keys(limits).length === 0) throw new Error('Nothing to save: type a limit, or none to remove one.');
+  return limits;
+}

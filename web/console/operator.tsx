@@ -4,7 +4,7 @@
 
 import { useState } from 'preact/hooks';
 import { json, query } from './api';
-import { parseUsd, usd, when } from './format';
+import { LIMITS, limitLabel, parseLimits, parseUsd, usd, when, type LimitName } from './format';
 import { ErrorBox, Field, Outcome, Section, Select, Table, useAction, useLoad } from './ui';
 
 interface Account { accountId: string; name: string; createdAt: string; suspendedAt: string | null; limits: Limits }
@@ -12,9 +12,7 @@ interface Key { apiKeyId: string; prefix: string; name: string | null; scopes: s
 interface Detail extends Account { pools: { pool: string; balance: number; held: number; available: number; leased: number }[]; keys: Key[] }
 interface Audit { id: string; at: string; who: string; action: string; accountId: string | null; apiKeyId: string | null; requestId: string; details: Record<string, unknown> }
 interface Reconciliation { accounts: number; differences: { accountId: string; pool: string; ledger: number; actor: number; ledgerRunningTotal: number; missing: { id: string; type: string }[] }[] }
-type LimitName = 'requests_per_minute' | 'tokens_per_minute' | 'spend_per_day' | 'spend_per_month' | 'spend_total';
 type Limits = Partial<Record<LimitName, number>>;
-const LIMITS: LimitName[] = ['requests_per_minute', 'tokens_per_minute', 'spend_per_day', 'spend_per_month', 'spend_total'];
 const ADMIN = '/admin/v1';
 
 export function OperatorView({ tab }: { tab: string }) {
@@ -117,10 +115,10 @@ function AccountDetail({ accountId, onBack }: { accountId: string; onBack: () =>
               })}>Rotate</button>
             </span> },
           ]} />
-          <LimitsForm title="Limits of a key" keys={d.keys} onSave={(target, limits) => act(async () => {
+          <LimitsForm keys={d.keys} account={d.limits} onSave={async (target, limits) => {
             await json(target === 'account' ? `${ADMIN}/accounts/${accountId}` : `${ADMIN}/api-keys/${target}`, { method: 'PATCH', body: { limits } });
-            return 'Limits saved: in force within a second.';
-          })} account={d.limits} />
+            detail.reload();
+          }} />
         </Section>
         <MoneyForms accountId={accountId} onDone={() => detail.reload()} />
         <Section title="This account's audit log" id="account-audit">
@@ -132,29 +130,34 @@ function AccountDetail({ accountId, onBack }: { accountId: string; onBack: () =>
   );
 }
 
-const limitsText = (limits: Limits) => LIMITS.filter((n) => limits[n] !== undefined).map((n) => `${n.replace(/_/g, ' ')}: ${n.startsWith('spend') ? usd(limits[n]!) : limits[n]}`).join('; ') || 'none';
+const limitsText = (limits: Limits) => LIMITS.filter((n) => limits[n] !== undefined).map((n) => `${limitLabel(n)}: ${n.startsWith('spend') ? usd(limits[n]!) : limits[n]}`).join('; ') || 'none';
 
-function LimitsForm({ keys, account, onSave }: { title: string; keys: Key[]; account: Limits; onSave: (target: string, limits: Record<LimitName, number | null>) => void }) {
+/**
+ * The limits of the account or of one of its keys. A field typed wrong refuses the whole save
+ * (nothing is sent); a save, or choosing another target, empties the fields, so that what was
+ * typed for one target is never sent for another.
+ */
+function LimitsForm({ keys, account, onSave }: { keys: Key[]; account: Limits; onSave: (target: string, limits: Partial<Record<LimitName, number | null>>) => Promise<void> }) {
   const [target, setTarget] = useState('account');
-  const [values, setValues] = useState<Record<string, string>>({});
+  const [values, setValues] = useState<Partial<Record<LimitName, string>>>({});
+  const action = useAction();
   const current = target === 'account' ? account : keys.find((k) => k.apiKeyId === target)?.limits ?? {};
-  const save = () => {
-    const limits = {} as Record<LimitName, number | null>;
-    for (const name of LIMITS) {
-      const text = (values[name] ?? '').trim();
-      if (text === '') continue;
-      limits[name] = text === 'none' ? null : name.startsWith('spend') ? parseUsd(text) ?? Number.NaN : Number(text);
-    }
-    onSave(target, limits);
-  };
+  const targetName = target === 'account' ? 'the account' : `key ${target}`;
+  const save = () => action.run(async () => {
+    const limits = parseLimits(values);
+    await onSave(target, limits);
+    setValues({});
+    return `Limits of ${targetName} saved: in force within a second.`;
+  });
   return (
-    <form class="limits" onSubmit={(e) => { e.preventDefault(); save(); }}>
+    <form class="limits" onSubmit={(e) => { e.preventDefault(); void save(); }}>
       <h3>Limits</h3>
-      <p class="muted">Current: {limitsText(current)}. Leave a field empty to keep it, type <code>none</code> to remove it; spend in USD.</p>
-      <Select label="Limits of" name="limits-target" value={target} onChange={setTarget}
+      <p class="muted">Current limits of {targetName}: {limitsText(current)}. Leave a field empty to keep it, type <code>none</code> to remove it; rates are whole numbers, spend in USD.</p>
+      <Select label="Limits of" name="limits-target" value={target} onChange={(next) => { setTarget(next); setValues({}); }}
         options={[['account', 'the account'], ...keys.filter((k) => k.state !== 'revoked').map((k): [string, string] => [k.apiKeyId, `key ${k.prefix}… ${k.name ?? ''}`])]} />
-      {LIMITS.map((name) => <Field label={name.replace(/_/g, ' ')} name={name} value={values[name] ?? ''} onInput={(v) => setValues({ ...values, [name]: v })} />)}
-      <button type="submit">Save the limits</button>
+      {LIMITS.map((name) => <Field label={limitLabel(name)} name={name} value={values[name] ?? ''} onInput={(v) => setValues({ ...values, [name]: v })} />)}
+      <button type="submit" disabled={action.busy}>Save the limits</button>
+      <Outcome action={action} />
     </form>
   );
 }

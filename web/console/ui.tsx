@@ -5,18 +5,28 @@ import { useEffect, useState } from 'preact/hooks';
 
 export interface Loaded<T> { data?: T; error?: string; loading: boolean; reload: () => void }
 
-/** Runs `load` when a dependency changes (or reload() is called); keeps the last data while it reloads. */
+/**
+ * Runs `load` when a dependency changes (or reload() is called); keeps the last data while it
+ * reloads. A reload that fails keeps the data it had (a poll's passing error); a load for
+ * other dependencies (another filter, another page) that fails shows no data: the last would
+ * be the answer to another question.
+ */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
+  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean; deps?: unknown[] }>({ loading: true });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
     setState((s) => ({ ...s, loading: true }));
-    load().then((data) => live && setState({ data, loading: false }), (e: Error) => live && setState((s) => ({ data: s.data, error: e.message, loading: false })));
+    load().then(
+      (data) => live && setState({ data, loading: false, deps }),
+      (e: Error) => live && setState((s) => ({ data: sameDeps(s.deps, deps) ? s.data : undefined, error: e.message, loading: false, deps: s.deps })),
+    );
     return () => { live = false; };
   }, [...deps, tick]);
-  return { ...state, reload: () => setTick((t) => t + 1) };
+  return { data: state.data, error: state.error, loading: state.loading, reload: () => setTick((t) => t + 1) };
 }
+
+const sameDeps = (a: unknown[] | undefined, b: unknown[]): boolean => a !== undefined && a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
 
 export function ErrorBox({ error }: { error?: string }) {
   return error ? <p class="error" role="alert">{error}</p> : null;
@@ -31,7 +41,8 @@ export interface Column<T> { label: string; cell: (row: T) => ComponentChildren;
 export function Table<T>({ caption, rows, columns, rowKey, empty = 'Nothing yet.' }: { caption: string; rows: T[]; columns: Column<T>[]; rowKey: (row: T) => string; empty?: string }) {
   if (rows.length === 0) return <p class="muted">{empty}</p>;
   return (
-    <div class="scroll">
+    // Focusable and named, so that a keyboard can scroll a table wider than the screen.
+    <div class="scroll" tabIndex={0} role="region" aria-label={caption}>
       <table>
         <caption class="visually-hidden">{caption}</caption>
         <thead><tr>{columns.map((c) => <th scope="col" class={c.numeric ? 'num' : undefined}>{c.label}</th>)}</tr></thead>

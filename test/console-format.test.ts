@@ -1,0 +1,21 @@
+// The web console's pure helpers (web/console/format.ts): what a typed limit becomes.
+
+import { parseLimits } from '../web/console/format';
+
+describe('the limits form of the console', () => {
+  it('when fields are typed right, then empty ones are left out, none removes, rates are whole numbers and spend is exact nano-USD', () => {
+    expect(parseLimits({ requests_per_minute: ' 600 ', tokens_per_minute: '', spend_per_day: '3.25', spend_total: 'None' }))
+      .toEqual({ requests_per_minute: 600, spend_per_day: 3_250_000_000, spend_total: null });
+  });
+
+  it.each([
+    ['requests_per_minute', 'abc'], ['requests_per_minute', '0'], ['tokens_per_minute', '0x10'], ['tokens_per_minute', '1e3'],
+    ['tokens_per_minute', '-5'], ['requests_per_minute', '2.5'], ['spend_per_day', 'lots'], ['spend_per_month', '0'], ['spend_total', '-1'],
+  ] as const)('when %s is typed as "%s", then nothing is sent and the field is named', (name, text) => {
+    expect(() => parseLimits({ [name]: text, spend_per_day: name === 'spend_per_day' ? text : '5' })).toThrow(name.replace(/_/g, ' '));
+  });
+
+  it('when every field is empty, then there is nothing to save', () => {
+    expect(() => parseLimits({ requests_per_minute: '  ' })).toThrow('Nothing to save');
+  });
+});
