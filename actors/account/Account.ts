@@ -85,7 +85,7 @@ export class Account implements AccountApi, ActorInstance {
     if (refusedSince <= now) throw new GatewayError('api_key_inactive', `API key ${old.apiKeyId} is ${old.revokedAt !== null && old.revokedAt <= now ? 'revoked' : 'expired'}: make a new key instead`);
     const successor = await this.add({
       ...request.successor, name: old.name, scopes: old.scopes, expiresAt: old.expiresAt, ...(old.limits ? { limits: old.limits } : {}),
-      createdAt: now, revokedAt: null, rotatedFrom: old.apiKeyId, rotatedTo: null,
+      createdAt: now, revokedAt: null, rotatedFrom: old.apiKeyId, rotatedTo: null, spendKeyId: old.spendKeyId ?? old.apiKeyId,
     });
     // The old key's refusal comes with the grace, unless it was already due earlier.
     old.revokedAt = Math.min(old.revokedAt ?? Infinity, now + request.graceMs);

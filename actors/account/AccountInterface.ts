@@ -35,6 +35,11 @@ export interface ApiKeyEntry extends NewApiKey {
   /** The key this one was made to replace, and the key made to replace this one. */
   rotatedFrom: string | null;
   rotatedTo: string | null;
+  /**
+   * The key whose spend this key's charges count as (FundsHold's key spend): the first key of its
+   * rotation chain, so a rotation does not start a new count. Absent: the key itself.
+   */
+  spendKeyId?: string;
   /** The key's own limits (lib/limits.ts); absent in entries made before limits existed. */
   limits?: Limits;
 }

@@ -56,10 +56,14 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
         extra: { required: toJsonAmount(amount), available: toJsonAvailable(available) },
       });
     }
-    if (request.spend) this.fitSpend(state, request.spend, amount);
+    // The key whose spend the charge counts towards: the call's spend key, with or without limits.
+    const apiKeyId = request.spendKeyId ?? request.spend?.apiKeyId ?? undefined;
+    if (request.spend) {
+      await this.keySpend.load([request.spend.apiKeyId ?? undefined]);
+      this.fitSpend(state, request.spend, amount);
+    }
     const expiresAt = this.ctx.now() + request.ttlMs;
-    const keyId = request.spend?.key && request.spend.apiKeyId !== null ? { apiKeyId: request.spend.apiKeyId } : {};
-    state.holds[request.holdId] = { amount: storedAmount(amount), expiresAt, requestId: request.requestId, model: request.model, profileId: request.profileId, ...keyId };
+    state.holds[request.holdId] = { amount: storedAmount(amount), expiresAt, requestId: request.requestId, model: request.model, profileId: request.profileId, ...(apiKeyId !== undefined ? { apiKeyId } : {}) };
     this.ctx.adjustGauge('holds_open', 1);
     await this.scheduleExpiry(state, this.ctx.now());
     this.save(state);
@@ -69,14 +73,14 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
   /**
    * Refuses a hold that would take a scope past one of its spend limits: what the scope was
    * charged in the limit's period, plus what it holds open (the account: every open hold and what
-   * leases lock; a key: its own holds), plus this amount.
+   * leases lock; a key: its own holds), plus this amount. The key's counter is loaded (reserve).
    */
   private fitSpend(state: FundsState, spend: SpendScopes, amount: bigint): void {
     const now = this.ctx.now();
     const scopes = [
       { scope: 'account' as const, limits: spend.account, spent: spentAt(state.spent, now), open: held(state) + leasedRest(state) },
       ...(spend.apiKeyId !== null && spend.key
-        ? [{ scope: 'key' as const, limits: spend.key, spent: spentAt(state.keySpent?.[spend.apiKeyId], now), open: heldForKey(state, spend.apiKeyId) }]
+        ? [{ scope: 'key' as const, limits: spend.key, spent: this.keySpend.spentAt(spend.apiKeyId, now), open: heldForKey(state, spend.apiKeyId) }]
         : []),
     ];
     for (const { scope, limits, spent, open } of scopes) {
@@ -103,6 +107,7 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
     const { lines, cost } = costed(recorded);
     // Never above the hold: usage beyond the estimate is borne by the platform.
     const charged = request.platformBorne ? 0n : min(cost, amount);
+    await this.keySpend.load([hold.apiKeyId]);
     this.charge(state, charged, hold.apiKeyId);
     this.close(state, request.holdId, 'settle', amount, charged);
     this.emitCharge(request.holdId, hold, lines, charged, { kind: request.platformBorne ? 'platform_borne' : 'charge', amount: request.platformBorne ? cost : charged }, route);
@@ -133,6 +138,7 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
 
   /** A release asExpiry: the hold ends now as its expiry would end it (expireHold). */
   private async expireNow(state: FundsState, holdId: string): Promise<HoldOutcome> {
+    await this.keySpend.load([state.holds[holdId].apiKeyId]);
     this.expireHold(state, holdId);
     this.save(state);
     const closed = (await this.closedHold(holdId)) as ClosedHold;

@@ -29,10 +29,16 @@ export interface ReserveRequest {
    * must not pass a limit, else 402 spend_limit_exceeded and nothing is held.
    */
   spend?: SpendScopes;
+  /**
+   * The spend key of the API key the call came with (the first key of its rotation chain): the
+   * hold's charge counts towards that key's spend, with or without a spend limit, so that a limit
+   * set later counts what the key spent before. Absent: not an API key, or not counted (sessions).
+   */
+  spendKeyId?: string;
 }
 
 export interface SpendScopes {
-  /** The key the hold is for (null: not an API key): its charge counts against the key's spend. */
+  /** The key's spend key (null: not an API key): its charges count against the key's spend limits. */
   apiKeyId: string | null;
   account?: SpendLimits;
   key?: SpendLimits;
@@ -155,6 +161,8 @@ export interface CarvedHold {
    * `closed:` record only when the item may have ended before; without it, it always reads.
    */
   carve?: number;
+  /** The spend key of the API key the call came with (ReserveRequest.spendKeyId): its charge counts there. */
+  apiKeyId?: string;
 }
 
 export interface CarvedSettle extends CarvedHold {
@@ -226,14 +234,16 @@ const amountArg = z.union([z.number(), z.string(), z.bigint()]);
 export const MAX_RENEWAL_MS = 86_400_000;
 const ttlArg = z.number().int().min(1).max(MAX_RENEWAL_MS);
 const usageLines = z.array(z.looseObject({ unit: z.string(), quantity: z.number(), unitPrice: z.number() }));
-const carved = { holdId: holdIdArg, amount: amountArg, requestId: z.string().optional(), model: z.string().optional(), profileId: z.string().optional(), carve: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional() };
+const keyIdArg = z.string().min(1).max(100);
+const carved = { holdId: holdIdArg, amount: amountArg, requestId: z.string().optional(), model: z.string().optional(), profileId: z.string().optional(), carve: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(), apiKeyId: keyIdArg.optional() };
 const spendLimitsArg = z.object(Object.fromEntries(SPEND_LIMITS.map((name) => [name, z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional()]))).strict();
-export const spendScopesArg = z.looseObject({ apiKeyId: z.string().min(1).max(100).nullable(), account: spendLimitsArg.optional(), key: spendLimitsArg.optional() });
+export const spendScopesArg = z.looseObject({ apiKeyId: keyIdArg.nullable(), account: spendLimitsArg.optional(), key: spendLimitsArg.optional() });
 
 export const FUNDS_HOLD_ARGS = {
   reserve: z.looseObject({
     holdId: holdIdArg, amount: amountArg, ttlMs: z.number().int().min(1).describe("an image hold outlives its 24-hour deadline: no upper bound here"), requestId: z.string(), model: z.string(), profileId: z.string(),
     spend: spendScopesArg.optional(),
+    spendKeyId: keyIdArg.optional(),
   }),
   settle: z.looseObject({ holdId: holdIdArg, lines: usageLines, platformBorne: z.boolean().optional(), route: routeRecordSchema.optional() }),
   release: z.looseObject({ holdId: holdIdArg, reason: z.string().optional(), asExpiry: z.boolean().optional() }),

@@ -40,7 +40,11 @@ export interface OpenHold {
   profileId: string;
   /** The usage delivered so far (progress): what expiry charges if the call never settles. */
   progress?: RecordedLine[];
-  /** The key whose spend limits the hold was reserved under (its charge counts against them). */
+  /**
+   * The spend key of the API key the hold was made with (its charge counts against that key's
+   * spend, key-spend.ts). Holds reserved before every key's spend was counted carry it only when
+   * reserved under the key's spend limits.
+   */
   apiKeyId?: string;
 }
 
@@ -72,7 +76,10 @@ export interface FundsState {
   leases?: Record<string, OpenLease>;
   /** What the account has been charged, per period (absent in records from before spend limits: nothing counted yet). */
   spent?: SpendCounter;
-  /** The same per key, for keys whose holds were reserved under their spend limits. */
+  /**
+   * The same per key, as an earlier version kept it here (only for keys under spend limits):
+   * moved to the keys' own records (key-spend.ts) by the first turn that loads it.
+   */
   keySpent?: Record<string, SpendCounter>;
 }
 
@@ -82,7 +89,7 @@ export interface OpenLease {
   charged: string;
   expiresAt: number;
   /** Delivered usage of the lease's carved holds still running (what its expiry charges). */
-  progress: Record<string, { amount: string; requestId: string; model: string; profileId: string; lines: RecordedLine[] }>;
+  progress: Record<string, { amount: string; requestId: string; model: string; profileId: string; lines: RecordedLine[]; apiKeyId?: string }>;
   /** The numbers of its carved holds that have ended (CarvedHold.carve); absent: not counted (every item's record is read). */
   ended?: EndedCarves;
 }
@@ -168,12 +175,18 @@ export interface ParsedCarved {
   model: string;
   profileId: string;
   carve?: number;
+  /** The spend key whose count the carved hold's charge joins (CarvedHold.apiKeyId). */
+  apiKeyId?: string;
 }
 
 export function carvedMeta(item: CarvedHold): ParsedCarved {
   // Its shape (an object with a holdId of 1 to 200 characters) was checked by the host (FUNDS_HOLD_ARGS).
   const text = (value: unknown) => (typeof value === 'string' ? value : '');
-  return { holdId: item.holdId, amount: parseAmount(item.amount), requestId: text(item.requestId), model: text(item.model), profileId: text(item.profileId), ...(item.carve !== undefined ? { carve: item.carve } : {}) };
+  return {
+    holdId: item.holdId, amount: parseAmount(item.amount), requestId: text(item.requestId), model: text(item.model), profileId: text(item.profileId),
+    ...(item.carve !== undefined ? { carve: item.carve } : {}),
+    ...(item.apiKeyId !== undefined ? { apiKeyId: item.apiKeyId } : {}),
+  };
 }
 
 /** A scope's spend per period at `now` (a past day or month counts nothing). */
@@ -197,7 +210,7 @@ export function withSpend(counter: SpendCounter | undefined, charged: bigint, no
   };
 }
 
-/** What the open holds reserved under one key's spend limits hold. */
+/** What the open holds made with one key (its spend key) hold. */
 export function heldForKey(state: FundsState, apiKeyId: string): bigint {
   return sumOf(Object.values(state.holds).filter((hold) => hold.apiKeyId === apiKeyId).map((hold) => hold.amount));
 }

@@ -27,6 +27,7 @@ import {
   type ParsedCarved,
 } from './funds-state';
 import { endingOf, holdVerdict, type HoldMove, type HoldState } from './transitions';
+import { KeySpendBook } from './key-spend';
 import { beyond, costed, type RecordedLine } from './usage';
 
 /** Who a usage event is about (a hold's or a carved hold's record). */
@@ -42,26 +43,41 @@ export abstract class HoldBook {
   private readonly funds: StateRecord<FundsState>;
   /** Each ended hold, by hold id. */
   protected readonly closedHolds: StateRecords<ClosedHold>;
+  /** What each key was charged (its own records), loaded by each turn for the keys it may charge. */
+  protected readonly keySpend: KeySpendBook;
 
   constructor(protected readonly ctx: ActorContext) {
     this.funds = new StateRecord(ctx.state, STATE_KEY, 'no funds record');
     this.closedHolds = new StateRecords(ctx.state, CLOSED_KEY_PREFIX);
+    this.keySpend = new KeySpendBook(ctx.state);
     const separator = ctx.actorId.lastIndexOf(':');
     if (separator <= 0) throw new GatewayError('invalid_request', `FundsHold id must be "<account>:<pool>", got "${ctx.actorId}"`);
     this.accountId = ctx.actorId.slice(0, separator);
     this.pool = ctx.actorId.slice(separator + 1);
   }
 
-  /** Takes a charge off the balance and counts it against the account's spend (and the key's, for a hold reserved under its limits). */
+  /**
+   * Takes a charge off the balance and counts it against the account's spend, and against the
+   * key's (its spend key) when the hold was made with one; that key's counter must have been
+   * loaded in this turn (keySpend.load).
+   */
   protected charge(state: FundsState, charged: bigint, apiKeyId?: string): bigint {
     const balance = fromStored(state.balance) - charged;
     state.balance = storedAmount(balance);
     if (charged > 0n) {
       const now = this.ctx.now();
       state.spent = withSpend(state.spent, charged, now);
-      if (apiKeyId !== undefined) (state.keySpent ??= {})[apiKeyId] = withSpend(state.keySpent?.[apiKeyId], charged, now);
+      if (apiKeyId !== undefined) this.keySpend.add(apiKeyId, charged, now);
     }
     return balance;
+  }
+
+  /** The keys whose counters a sweep at `now` may charge: overdue holds' and overdue leases' carved holds'. */
+  private keysDueAt(state: FundsState, now: number): Array<string | undefined> {
+    return [
+      ...Object.values(state.holds).filter((hold) => hold.expiresAt <= now).map((hold) => hold.apiKeyId),
+      ...Object.values(state.leases ?? {}).filter((lease) => lease.expiresAt <= now).flatMap((lease) => Object.values(lease.progress).map((record) => record.apiKeyId)),
+    ];
   }
 
   /** Ends every lease whose time is up; the number ended (lease-book.ts). */
@@ -76,6 +92,7 @@ export abstract class HoldBook {
   private async keepExpiring(state: FundsState, fired?: string): Promise<boolean> {
     const now = this.ctx.now();
     const before = { dueAt: state.reminderDueAt, netPeriodMs: state.net?.periodMs, netDueAt: state.net?.dueAt };
+    await this.keySpend.load(this.keysDueAt(state, now));
     const expired = this.expireOverdue(state, now);
     if (fired === NET_REMINDER) {
       if (state.net) state.net.dueAt = now + state.net.periodMs;
@@ -249,12 +266,26 @@ export abstract class HoldBook {
 
   /** The state, with its expiry kept (keepExpiring) before anything else happens in the turn. */
   protected async load(firedReminder?: string): Promise<FundsState> {
+    this.keySpend.reset();
     const state = (await this.funds.load()) ?? emptyState();
-    if (await this.keepExpiring(state, firedReminder)) this.save(state);
+    const moved = await this.moveKeySpent(state);
+    if ((await this.keepExpiring(state, firedReminder)) || moved) this.save(state);
     return state;
   }
 
+  /** Counters an earlier version kept in the hot record go to the keys' own records (key-spend.ts). */
+  private async moveKeySpent(state: FundsState): Promise<boolean> {
+    if (!state.keySpent) return false;
+    const kept = state.keySpent;
+    await this.keySpend.load(Object.keys(kept));
+    for (const [id, counter] of Object.entries(kept)) this.keySpend.adopt(id, counter);
+    delete state.keySpent;
+    return true;
+  }
+
+  /** The state and the key counters changed in this turn, written with it. */
   protected save(state: FundsState): void {
+    this.keySpend.flush();
     this.funds.save(state);
   }
 }

@@ -81,13 +81,18 @@ export abstract class LeaseBook extends HoldBook {
     await endings.preload();
     const ended = lease ? undefined : await this.closedLeases.get(request.leaseId);
     if (!lease && !ended) throw new GatewayError('hold_not_found', `no lease ${request.leaseId}`);
+    // The keys this batch may charge: its settles', and on closing the progress records' (endLease).
+    await this.keySpend.load([
+      ...checked.settle.map(({ meta }) => meta.apiKeyId),
+      ...(lease && request.close === true ? Object.values(lease.progress).map((record) => record.apiKeyId) : []),
+    ]);
     if (lease) {
       for (const { meta, lines } of checked.progress) {
         const entry = lease.progress[meta.holdId];
         if (entry) entry.lines = mergeProgress(entry.lines, lines);
         // A late record of a hold that has ended records nothing (it would be charged again at expiry).
         else if (lines.length > 0 && !(await endings.of(meta))) {
-          lease.progress[meta.holdId] = { amount: storedAmount(meta.amount), requestId: meta.requestId, model: meta.model, profileId: meta.profileId, lines };
+          lease.progress[meta.holdId] = { amount: storedAmount(meta.amount), requestId: meta.requestId, model: meta.model, profileId: meta.profileId, lines, ...(meta.apiKeyId !== undefined ? { apiKeyId: meta.apiKeyId } : {}) };
         }
       }
       lease.expiresAt = Math.max(lease.expiresAt, this.ctx.now() + request.ttlMs);
@@ -129,7 +134,7 @@ export abstract class LeaseBook extends HoldBook {
     const rest = fromStored(lease.amount) - fromStored(lease.charged);
     // Never above the carved hold, never above what the lease has left.
     const charged = platformBorne ? 0n : min(min(cost, meta.amount), rest);
-    this.charge(state, charged);
+    this.charge(state, charged, meta.apiKeyId);
     lease.charged = storedAmount(fromStored(lease.charged) + charged);
     delete lease.progress[meta.holdId];
     await endings.record(lease, meta, { ...this.endingOf('settle', meta.amount, charged), state: 'settled' });
@@ -180,7 +185,7 @@ export abstract class LeaseBook extends HoldBook {
       const { lines, cost } = costed(record.lines);
       const rest = fromStored(lease.amount) - fromStored(lease.charged);
       const charged = min(min(cost, amount), rest);
-      this.charge(state, charged);
+      this.charge(state, charged, record.apiKeyId);
       lease.charged = storedAmount(fromStored(lease.charged) + charged);
       this.recordEnded(holdId, 'expire', amount, charged, { requestId: record.requestId, model: record.model, profileId: record.profileId, lines: record.lines });
       this.emitCharge(holdId, record, lines, charged, { kind: 'charge', amount: charged, reference: 'expired_with_progress' });

@@ -104,7 +104,7 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
    */
   private async takeHold(request: StartRequest, price: number, ttlMs: number): Promise<string> {
     const funds = this.fundsOf(request.owner);
-    const reserve = (holdId: string) => funds.reserve({ holdId, amount: price, ttlMs, requestId: request.requestId, model: request.model, profileId: request.profileId, ...(request.spend ? { spend: request.spend } : {}) });
+    const reserve = (holdId: string) => funds.reserve({ holdId, amount: price, ttlMs, requestId: request.requestId, model: request.model, profileId: request.profileId, ...(request.spend ? { spend: request.spend } : {}), ...(request.spendKeyId !== undefined ? { spendKeyId: request.spendKeyId } : {}) });
     const first = `img:${this.ctx.actorId}`;
     try {
       await reserve(first);

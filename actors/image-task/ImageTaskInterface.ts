@@ -54,6 +54,8 @@ export interface StartRequest {
   call: SentImageCall;
   /** The spend limits the image's hold must fit (FundsHold's reserve checks them). */
   spend?: SpendScopes;
+  /** The spend key whose count the image's charge joins (ReserveRequest.spendKeyId). */
+  spendKeyId?: string;
 }
 
 export interface Observation {
@@ -135,6 +137,7 @@ export const IMAGE_TASK_ARGS = {
     price: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), deadlineMs: z.number().int().min(1).max(IMAGE_UNKNOWN_DEADLINE_MS), holdTtlMs: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
     call: z.looseObject({ provider: z.string(), upstreamModel: z.string(), prompt: z.string(), responseFormat: z.enum(['url', 'b64_json']), passthrough: z.record(z.string(), z.unknown()) }),
     spend: spendScopesArg.optional(),
+    spendKeyId: z.string().min(1).max(100).optional(),
   }),
   record: z.looseObject({ kind: z.enum(['succeeded', 'failed', 'unresolved']) }),
   finish: z.looseObject({}),

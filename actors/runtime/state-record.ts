@@ -38,7 +38,7 @@ export class StateRecords<T> {
     return this.state.get<T>(this.prefix + id);
   }
 
-  set(id: string, value: T): void {
-    this.state.set(this.prefix + id, value);
+  set(id: string, value: T, options?: { keep?: boolean }): void {
+    this.state.set(this.prefix + id, value, options);
   }
 }

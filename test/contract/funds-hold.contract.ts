@@ -95,6 +95,32 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
       expect(await funds.getBalance()).toMatchObject({ balance: 9_900, held: 500 });
     });
 
+    it('when a key is charged without a spend limit (its holds, its carved holds, their expiries), then all of it counts once a limit is set, and no other key\'s does', async () => {
+      const funds = t.client.of(t.account());
+      await funds.credit({ amount: 100_000, reference: 'c' });
+      const line = (quantity: number) => [{ unit: 'TEXT_OUTPUT' as const, quantity, unitPrice: 1 }];
+      // A hold made with the key, no limit: settled for 300.
+      await funds.reserve({ holdId: 'k1', amount: 500, ttlMs: 60_000, ...meta, spendKeyId: 'key_c' });
+      expect(await funds.settle({ holdId: 'k1', lines: line(300) })).toMatchObject({ charged: 300 });
+      // A carved hold of a lease, settled for 200; another key's for 1,000 (not key_c's).
+      const leaseId = randomUUID();
+      await funds.openLease({ leaseId, amount: 10_000, minAmount: 1, ttlMs: 1500 });
+      const carvedOf = (apiKeyId: string, amount: number) => ({ holdId: randomUUID(), amount, ...meta, apiKeyId });
+      const [mine, theirs, running] = [carvedOf('key_c', 500), carvedOf('key_d', 2000), carvedOf('key_c', 500)];
+      await funds.leaseBatch({ leaseId, ttlMs: 1500, settle: [{ ...mine, lines: line(200) }, { ...theirs, lines: line(1000) }], progress: [{ ...running, lines: line(40) }] });
+      // Expiries charge their progress: the lease's carved hold (40) and a hold of the key's (60).
+      await funds.reserve({ holdId: 'k2', amount: 500, ttlMs: 1500, ...meta, spendKeyId: 'key_c' });
+      await funds.progress({ holdId: 'k2', lines: line(60), ttlMs: 1500 });
+      await eventually(() => funds.getBalance(), (b) => b.openLeases === 0 && b.openHolds === 0, 30_000);
+      expect(await funds.getBalance()).toMatchObject({ balance: 100_000 - 300 - 200 - 1000 - 40 - 60 });
+      // key_c has been charged 600 today: a day limit of 700 leaves room for 100, not 101.
+      const limited = { apiKeyId: 'key_c', key: { spend_per_day: 700 } };
+      await expect(funds.reserve({ holdId: 'k3', amount: 101, ttlMs: 60_000, ...meta, spend: limited, spendKeyId: 'key_c' })).rejects.toMatchObject({ code: 'spend_limit_exceeded', param: 'spend_per_day', extra: expect.objectContaining({ scope: 'key', spent: 600 }) });
+      await funds.reserve({ holdId: 'k4', amount: 100, ttlMs: 60_000, ...meta, spend: limited, spendKeyId: 'key_c' });
+      // key_d's 1,000 counts for key_d alone.
+      await expect(funds.reserve({ holdId: 'k5', amount: 1, ttlMs: 60_000, ...meta, spend: { apiKeyId: 'key_d', key: { spend_total: 1000 } }, spendKeyId: 'key_d' })).rejects.toMatchObject({ code: 'spend_limit_exceeded', param: 'spend_total' });
+    });
+
     it('when a reserve does not fit the available balance, then 402 insufficient_funds and nothing is held', async () => {
       const funds = t.client.of(t.account());
       await funds.credit({ amount: 100, reference: 'c' });

@@ -129,6 +129,34 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       expect((await chat(d.urls[1], apiKey, hello)).status).toBe(200);
     });
 
+    it('when a key spent before its spend limit was set, then the limit counts that spend; a rotated key\'s successor goes on with the same count', async () => {
+      const { accountId } = await fundedAccount(d.urls[0], 1_000_000_000);
+      const key = await admin(d.urls[0], `/admin/v1/accounts/${accountId}/api-keys`, {});
+      const apiKey = key.body.apiKey as string;
+      const call = (url: string, credential: string) => chat(url, credential, { ...hello, max_tokens: 16 }, { headers: { 'x-sim-directive': 'tokens=16' } });
+      // No limit yet: served from the funds lease, and still counted as the key's.
+      const charges: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const answer = await call(d.urls[i % 2], apiKey);
+        expect(answer.status).toBe(200);
+        charges.push(Number(answer.headers.get('x-payg-charged')));
+      }
+      const spent = charges.reduce((a, b) => a + b, 0);
+      // A day limit that leaves room for less than one more call.
+      expect((await patch(`/admin/v1/api-keys/${key.body.apiKeyId}`, { limits: { spend_per_day: spent + charges[0] - 1 } })).status).toBe(200);
+      await sleep(CACHE_BOUND_MS + 50);
+      expect(await call(d.urls[1], apiKey)).toMatchObject({ status: 402, body: { error: { code: 'spend_limit_exceeded', param: 'spend_per_day' } } });
+      // The rotated key keeps the limit and the count: still refused, on either instance.
+      const rotated = await admin(d.urls[0], `/admin/v1/api-keys/${key.body.apiKeyId}/rotate`, {});
+      expect(rotated.status).toBe(201);
+      await sleep(CACHE_BOUND_MS + 50);
+      for (const url of d.urls) expect(await call(url, rotated.body.apiKey as string)).toMatchObject({ status: 402, body: { error: { code: 'spend_limit_exceeded', param: 'spend_per_day' } } });
+      // Raised by one call's worth, the successor is served again.
+      expect((await patch(`/admin/v1/api-keys/${rotated.body.apiKeyId}`, { limits: { spend_per_day: spent + 2 * charges[0] } })).status).toBe(200);
+      await sleep(CACHE_BOUND_MS + 50);
+      expect((await call(d.urls[0], rotated.body.apiKey as string)).status).toBe(200);
+    });
+
     it('when 1,000 calls race through the instances, then no more are admitted than the request limit and no more is charged than the spend limit', async () => {
       await insideOneWindow(25_000);
       const rate = await limitedKey({}, { account: { requests_per_minute: 100 } });

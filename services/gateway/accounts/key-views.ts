@@ -91,6 +91,7 @@ export function projection(accountId: string, entry: ApiKeyEntry, now: number): 
     // A revocation already in force is refused whatever the reading instance's clock says.
     revokedAt: entry.revokedAt !== null && entry.revokedAt <= now ? 0 : entry.revokedAt,
     listed: true,
+    ...(entry.spendKeyId !== undefined ? { spendKeyId: entry.spendKeyId } : {}),
     ...(entry.limits && Object.keys(entry.limits).length > 0 ? { limits: entry.limits } : {}),
   };
 }

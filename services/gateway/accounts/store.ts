@@ -32,6 +32,8 @@ export interface ApiKeyRecord {
   revokedAt?: number | null;
   /** Recorded in its account's Account actor (listed, revocable by id). Keys made before keys were listed are recorded at their first use. */
   listed?: boolean;
+  /** The key whose spend this key's charges count as (a rotated key: the first of its chain); absent: itself. */
+  spendKeyId?: string;
   /** The key's own limits; absent: none. */
   limits?: Limits;
 }

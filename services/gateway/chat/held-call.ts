@@ -63,6 +63,8 @@ export async function openHeldCall(deps: ChatDeps, input: ChatInput, terms: Held
     await funds.reserve({
       holdId, amount: terms.estimate, ttlMs: deps.holdTtlMs, requestId: input.requestId, model: terms.modelId, profileId: terms.profileId,
       ...(spend ? { spend } : {}),
+      // Every charge made with a key counts towards its spend, with or without a limit.
+      ...(input.caller.spendKeyId !== undefined ? { spendKeyId: input.caller.spendKeyId } : {}),
     });
   } catch (error) {
     ended();

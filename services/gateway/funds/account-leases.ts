@@ -186,7 +186,10 @@ export class AccountLeases {
   }
 
   private carve(lease: Lease, request: ReserveRequest): HoldOutcome {
-    const hold: CarvedHold = { holdId: request.holdId, amount: request.amount, requestId: request.requestId, model: request.model, profileId: request.profileId, carve: lease.carves++ };
+    const hold: CarvedHold = {
+      holdId: request.holdId, amount: request.amount, requestId: request.requestId, model: request.model, profileId: request.profileId, carve: lease.carves++,
+      ...(request.spendKeyId !== undefined ? { apiKeyId: request.spendKeyId } : {}),
+    };
     lease.carved = plus(lease.carved, request.amount);
     lease.holds += 1;
     lease.lastUsedAt = this.now();

@@ -102,6 +102,7 @@ export class ImageService {
     const task = deps.tasks.of(taskId);
     const started = await task.start({
       ...(spend ? { spend } : {}),
+      ...(input.limited?.spendKeyId !== undefined ? { spendKeyId: input.limited.spendKeyId } : {}),
       owner: input.caller,
       fingerprint: requestFingerprint(input.modelId, input.body, input.directives),
       requestId: input.requestId,

@@ -56,7 +56,7 @@ export function spendOf(caller: Caller): SpendScopes | undefined {
   const accountSpend = spendLimitsOf(account);
   const keySpend = spendLimitsOf(key);
   if (!accountSpend && !keySpend) return undefined;
-  return { apiKeyId: caller.apiKeyId ?? null, ...(accountSpend ? { account: accountSpend } : {}), ...(keySpend ? { key: keySpend } : {}) };
+  return { apiKeyId: caller.spendKeyId ?? caller.apiKeyId ?? null, ...(accountSpend ? { account: accountSpend } : {}), ...(keySpend ? { key: keySpend } : {}) };
 }
 
 export class RateAdmission {

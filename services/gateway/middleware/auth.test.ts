@@ -71,7 +71,7 @@ afterEach(() => jest.restoreAllMocks());
 
 describe('credentialAuth, API-key routes', () => {
   it('when a known API key is presented, then the caller is the key\'s account, family api_key, with its scopes', async () => {
-    expect(await get('/open', bearer(apiKey))).toEqual({ status: 200, body: { caller: { family: 'api_key', accountId, apiKeyId, scopes: ['compat'] } } });
+    expect(await get('/open', bearer(apiKey))).toEqual({ status: 200, body: { caller: { family: 'api_key', accountId, apiKeyId, spendKeyId: apiKeyId, scopes: ['compat'] } } });
   });
 
   it('when apiKeyAuth is used as before, then it behaves as the API-key-only policy', async () => {

@@ -18,6 +18,8 @@ export interface Caller {
   accountId: string;
   /** Set for the API-key family. */
   apiKeyId?: string;
+  /** Set for the API-key family: the key whose spend the call's charge counts as (the first key of its rotation chain). */
+  spendKeyId?: string;
   /** The token's subject, set for the OAuth family. */
   subject?: string;
   scopes: ReadonlySet<string>;
@@ -117,7 +119,7 @@ async function apiKeyCaller(accounts: AccountStore, apiKey: string): Promise<Cal
   if (record.listed !== true) accounts.unlisted?.(apiKey, record);
   accounts.noteUse(record.apiKeyId);
   const limits = limitsOf(account?.limits, record.limits);
-  return { family: 'api_key', accountId: record.accountId, apiKeyId: record.apiKeyId, scopes: new Set(record.scopes), ...(limits ? { limits } : {}) };
+  return { family: 'api_key', accountId: record.accountId, apiKeyId: record.apiKeyId, spendKeyId: record.spendKeyId ?? record.apiKeyId, scopes: new Set(record.scopes), ...(limits ? { limits } : {}) };
 }
 
 function limitsOf(account: Limits | undefined, key: Limits | undefined): Caller['limits'] {
