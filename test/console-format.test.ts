@@ -1,6 +1,7 @@
 // The web console's pure helpers (web/console/format.ts): what a typed limit becomes.
 
-import { parseLimits } from '../web/console/format';
+import { lastDays, parseLimits, spendingOf } from '../web/console/format';
+
 
 describe('the limits form of the console', () => {
   it('when fields are typed right, then empty ones are left out, none removes, rates are whole numbers and spend is exact nano-USD', () => {
@@ -17,5 +18,15 @@ describe('the limits form of the console', () => {
 
   it('when every field is empty, then there is nothing to save', () => {
     expect(() => parseLimits({ requests_per_minute: '  ' })).toThrow('Nothing to save');
+  });
+});
+
+describe('the spending chart of the console', () => {
+  it('when the last 30 days are charted, then they are 30 UTC days ending today, whatever the hour', () => {
+    for (const now of [Date.UTC(2026, 10, 28, 0, 0, 1), Date.UTC(2026, 10, 28, 23, 59, 59), Date.UTC(2026, 2, 1, 12)]) {
+      const { since, until } = lastDays(30, now);
+      expect(until).toBe(new Date(now).toISOString().slice(0, 10));
+      expect(spendingOf([], since, until).days).toHaveLength(30);
+    }
   });
 });

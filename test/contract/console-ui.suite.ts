@@ -245,6 +245,12 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       const order = await json(`${d.url}/api/consumer/orders/${orderId}`, { headers: { authorization: `Bearer ${customer.apiKey}` } });
       expect([order.status, order.body.amount, order.body.status]).toEqual([200, 12_500_000_000, 'created']);
       await checkAndShoot(page, 'customer-orders');
+      // The session keeps its orders when the view changes and on a reload.
+      await view(page, 'Bills');
+      await view(page, 'Orders');
+      await page.getByRole('row').filter({ hasText: orderId! }).waitFor();
+      await page.reload();
+      await page.getByRole('row').filter({ hasText: orderId! }).waitFor();
 
       await view(page, 'Limits');
       await passes(async () => expect(await page.locator('[data-limit="key-spend_per_day"]').textContent()).toBe(usd(2_000_000_000)), LIVE_MS);
@@ -283,6 +289,12 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       await page.getByLabel('Name contains').fill(name);
       await page.getByRole('button', { name: 'Search' }).click();
       await page.getByRole('button', { name }).click();
+      await page.getByRole('heading', { name: `Account ${name}` }).waitFor();
+      // The open account is in the address: Back returns to the list, Forward to the account.
+      expect(new URL(page.url()).hash).toBe(`#accounts/${accountId}`);
+      await page.goBack();
+      await page.getByRole('heading', { name: 'Accounts', level: 2 }).waitFor();
+      await page.goForward();
       await page.getByRole('heading', { name: `Account ${name}` }).waitFor();
 
       await page.getByRole('button', { name: 'Create a key' }).click();

@@ -22,6 +22,27 @@ export function setCredential(credential: Credential | null): void {
   current = credential;
   if (credential) sessionStorage.setItem(STORAGE_KEY, JSON.stringify(credential));
   else sessionStorage.removeItem(STORAGE_KEY);
+  // What the session kept (sessionValue) belongs to the credential: gone with it.
+  sessionStorage.removeItem(SESSION_VALUES_KEY);
+}
+
+const SESSION_VALUES_KEY = 'payg-console-session';
+
+/** A value the session keeps across views and reloads (this tab only), cleared at sign-in and sign-out. */
+export function sessionValue<T>(name: string): T | undefined {
+  try {
+    return (JSON.parse(sessionStorage.getItem(SESSION_VALUES_KEY) ?? '{}') as Record<string, T>)[name];
+  } catch {
+    return undefined;
+  }
+}
+
+export function setSessionValue(name: string, value: unknown): void {
+  let all: Record<string, unknown> = {};
+  try {
+    all = JSON.parse(sessionStorage.getItem(SESSION_VALUES_KEY) ?? '{}') as Record<string, unknown>;
+  } catch { /* started again */ }
+  sessionStorage.setItem(SESSION_VALUES_KEY, JSON.stringify({ ...all, [name]: value }));
 }
 
 /** An error answer of the gateway: its status, code and message, said plainly. */

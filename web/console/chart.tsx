@@ -3,9 +3,8 @@
 
 import uPlot from 'uplot';
 import { useEffect, useRef } from 'preact/hooks';
-import { usd } from './format';
+import { usd, type Spending } from './format';
 
-export interface Spending { days: string[]; models: string[]; /** [model][day] nano-USD charged */ charged: number[][] }
 
 const COLORS = ['#2563eb', '#db2777', '#059669', '#d97706', '#7c3aed', '#0891b2', '#dc2626', '#4b5563'];
 
@@ -19,6 +18,8 @@ export function SpendingChart({ spending }: { spending: Spending }) {
     const plot = new uPlot({
       width: Math.max(320, box.current.clientWidth),
       height: 260,
+      // The bars are UTC days: the axis is told in UTC too, whatever the browser's time zone.
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
       scales: { x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
       legend: { live: false },
       axes: [{}, { values: (_u, ticks) => ticks.map((t) => (t === 0 ? '$0' : `$${Number(t.toPrecision(2))}`)), size: 90 }],
@@ -36,22 +37,4 @@ export function SpendingChart({ spending }: { spending: Spending }) {
       <figcaption class="muted">Charged per UTC day, last 30 days.</figcaption>
     </figure>
   );
-}
-
-/** Aggregates usage rows (their `charged` shares) by model and by each UTC day from `since` to `until` (YYYY-MM-DD). */
-export function spendingOf(rows: { occurredAt: string; model?: string; charged: number }[], since: string, until: string): Spending {
-  const byModel = new Map<string, Map<string, number>>();
-  const days = new Set<string>();
-  for (let d = new Date(`${since}T00:00:00Z`); d.toISOString().slice(0, 10) <= until; d.setUTCDate(d.getUTCDate() + 1)) days.add(d.toISOString().slice(0, 10));
-  for (const row of rows) {
-    const d = row.occurredAt.slice(0, 10);
-    const model = row.model ?? '(none)';
-    days.add(d);
-    const m = byModel.get(model) ?? new Map<string, number>();
-    m.set(d, (m.get(d) ?? 0) + row.charged);
-    byModel.set(model, m);
-  }
-  const sortedDays = [...days].sort();
-  const models = [...byModel.keys()].sort();
-  return { days: sortedDays, models, charged: models.map((model) => sortedDays.map((d) => byModel.get(model)!.get(d) ?? 0)) };
 }

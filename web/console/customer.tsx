@@ -3,9 +3,9 @@
 // gateway's console, order and image routes, as the API key's own account.
 
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { ApiError, download, exportRows, json, query, request } from './api';
-import { SpendingChart, spendingOf } from './chart';
-import { dayEnd, dayStart, parseUsd, usd, when, type LimitName } from './format';
+import { ApiError, download, exportRows, json, query, request, sessionValue, setSessionValue } from './api';
+import { SpendingChart } from './chart';
+import { dayEnd, dayStart, lastDays, parseUsd, spendingOf, usd, when, type LimitName } from './format';
 import { ErrorBox, Field, Outcome, Pager, Section, Table, useAction, useLoad } from './ui';
 
 interface Balance { accountId: string; pool: string; balance: number; held: number; available: number; leased: number; openHolds: number }
@@ -76,9 +76,9 @@ function Money({ nano, id }: { nano: number | undefined; id: string }) {
 }
 
 function Overview({ balance, version }: { balance?: Balance; version: string }) {
-  const since = useMemo(() => new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10), []);
+  const since = useMemo(() => lastDays(30, Date.now()).since, []);
   const usage = useLoad(() => exportRows<UsageItem>(`${BASE}/usage/export${query({ format: 'jsonl', from: dayStart(since) })}`), [version]);
-  const spending = useMemo(() => spendingOf(usage.data ?? [], since, new Date().toISOString().slice(0, 10)), [usage.data]);
+  const spending = useMemo(() => spendingOf(usage.data ?? [], since, lastDays(30, Date.now()).until), [usage.data]);
   const charged = spending.charged.flat().some((n) => n > 0);
   return (
     <>
@@ -236,7 +236,13 @@ interface Order { orderId: string; amount: number; status: string; createdAt: st
 
 function Orders({ version }: { version: string }) {
   const [amount, setAmount] = useState('');
-  const [mine, setMine] = useState<Order[]>([]);
+  // The orders of this session, kept across views and reloads of this tab (there is no route listing an account's orders).
+  const [mine, setMineState] = useState<Order[]>(() => sessionValue<Order[]>('orders') ?? []);
+  const setMine = (next: (list: Order[]) => Order[]) => setMineState((list) => {
+    const value = next(list);
+    setSessionValue('orders', value);
+    return value;
+  });
   const [lookup, setLookup] = useState('');
   const action = useAction();
   const bills = useLoad(() => exportRows<BillItem>(`${BASE}/bills/export?format=jsonl`), [version]);

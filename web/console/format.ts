@@ -63,3 +63,29 @@ export function parseLimits(values: Partial<Record<LimitName, string>>): Partial
   if (Object.keys(limits).length === 0) throw new Error('Nothing to save: type a limit, or none to remove one.');
   return limits;
 }
+
+/** Spending by day and by model, as the chart draws it. */
+export interface Spending { days: string[]; models: string[]; /** [model][day] nano-USD charged */ charged: number[][] }
+
+/** The first and the last of the `count` UTC days that end today (YYYY-MM-DD): today is the last. */
+export function lastDays(count: number, now: number): { since: string; until: string } {
+  return { since: new Date(now - (count - 1) * 86_400_000).toISOString().slice(0, 10), until: new Date(now).toISOString().slice(0, 10) };
+}
+
+/** Aggregates usage rows (their `charged` shares) by model and by each UTC day from `since` to `until` (YYYY-MM-DD). */
+export function spendingOf(rows: { occurredAt: string; model?: string; charged: number }[], since: string, until: string): Spending {
+  const byModel = new Map<string, Map<string, number>>();
+  const days = new Set<string>();
+  for (let d = new Date(`${since}T00:00:00Z`); d.toISOString().slice(0, 10) <= until; d.setUTCDate(d.getUTCDate() + 1)) days.add(d.toISOString().slice(0, 10));
+  for (const row of rows) {
+    const d = row.occurredAt.slice(0, 10);
+    const model = row.model ?? '(none)';
+    days.add(d);
+    const m = byModel.get(model) ?? new Map<string, number>();
+    m.set(d, (m.get(d) ?? 0) + row.charged);
+    byModel.set(model, m);
+  }
+  const sortedDays = [...days].sort();
+  const models = [...byModel.keys()].sort();
+  return { days: sortedDays, models, charged: models.map((model) => sortedDays.map((d) => byModel.get(model)!.get(d) ?? 0)) };
+}

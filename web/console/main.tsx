@@ -54,20 +54,29 @@ function SignIn({ onSignedIn }: { onSignedIn: (c: Credential) => void }) {
   );
 }
 
-function tabFromHash(role: Role): string {
-  const wanted = location.hash.replace(/^#/, '');
-  return TABS[role].some(([id]) => id === wanted) ? wanted : TABS[role][0]![0];
+/** The address's hash: `#<view>` or `#<view>/<item>` (an operator's account: `#accounts/<accountId>`). */
+function routeOf(role: Role, hash: string): { tab: string; item?: string } {
+  const [wanted = '', item] = hash.replace(/^#/, '').split('/', 2);
+  if (!TABS[role].some(([id]) => id === wanted)) return { tab: TABS[role][0]![0] };
+  if (!item) return { tab: wanted };
+  try {
+    return { tab: wanted, item: decodeURIComponent(item) };
+  } catch {
+    return { tab: wanted }; // a malformed item (a hand-typed %): the view's list
+  }
 }
 
 function App() {
   const [credential, setCurrent] = useState<Credential | null>(restoreCredential());
-  const [tab, setTab] = useState(credential ? tabFromHash(credential.role) : '');
+  // The whole hash, so that Back and Forward move between views and an operator's accounts too.
+  const [hash, setHash] = useState(location.hash);
   useEffect(() => {
-    const onHash = () => credential && setTab(tabFromHash(credential.role));
+    const onHash = () => setHash(location.hash);
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
-  }, [credential]);
-  if (!credential) return <SignIn onSignedIn={(c) => { setCurrent(c); setTab(tabFromHash(c.role)); }} />;
+  }, []);
+  if (!credential) return <SignIn onSignedIn={(c) => { setCurrent(c); setHash(location.hash); }} />;
+  const { tab, item } = routeOf(credential.role, hash);
   const signOut = () => { setCredential(null); setCurrent(null); location.hash = ''; };
   return (
     <>
@@ -82,7 +91,7 @@ function App() {
       </header>
       <main id="main" tabIndex={-1}>
         <h1 class="visually-hidden">{TABS[credential.role].find(([id]) => id === tab)?.[1]}</h1>
-        {credential.role === 'customer' ? <CustomerView tab={tab} /> : <OperatorView tab={tab} />}
+        {credential.role === 'customer' ? <CustomerView tab={tab} /> : <OperatorView tab={tab} item={item} />}
       </main>
     </>
   );

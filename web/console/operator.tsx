@@ -15,11 +15,15 @@ interface Reconciliation { accounts: number; differences: { accountId: string; p
 type Limits = Partial<Record<LimitName, number>>;
 const ADMIN = '/admin/v1';
 
-export function OperatorView({ tab }: { tab: string }) {
-  const [selected, setSelected] = useState<string>();
+/** `item`: the account open in the Accounts view, from the address (`#accounts/<accountId>`), so Back returns to the list. */
+export function OperatorView({ tab, item }: { tab: string; item?: string }) {
   if (tab === 'reconciliation') return <ReconciliationView />;
   if (tab === 'audit') return <AuditView />;
-  return selected ? <AccountDetail accountId={selected} onBack={() => setSelected(undefined)} /> : <Accounts onOpen={setSelected} />;
+  const go = (hash: string) => {
+    location.hash = hash;
+    document.getElementById('main')?.focus();
+  };
+  return item ? <AccountDetail accountId={item} onBack={() => go('accounts')} /> : <Accounts onOpen={(accountId) => go(`accounts/${encodeURIComponent(accountId)}`)} />;
 }
 
 function Accounts({ onOpen }: { onOpen: (accountId: string) => void }) {
