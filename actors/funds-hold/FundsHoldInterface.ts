@@ -234,7 +234,8 @@ const amountArg = z.union([z.number(), z.string(), z.bigint()]);
 export const MAX_RENEWAL_MS = 86_400_000;
 const ttlArg = z.number().int().min(1).max(MAX_RENEWAL_MS);
 const usageLines = z.array(z.looseObject({ unit: z.string(), quantity: z.number(), unitPrice: z.number() }));
-const keyIdArg = z.string().min(1).max(100);
+/** An API key's id as an actor argument (a spend key, a carved hold's key). */
+export const keyIdArg = z.string().min(1).max(100);
 const carved = { holdId: holdIdArg, amount: amountArg, requestId: z.string().optional(), model: z.string().optional(), profileId: z.string().optional(), carve: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(), apiKeyId: keyIdArg.optional() };
 const spendLimitsArg = z.object(Object.fromEntries(SPEND_LIMITS.map((name) => [name, z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional()]))).strict();
 export const spendScopesArg = z.looseObject({ apiKeyId: keyIdArg.nullable(), account: spendLimitsArg.optional(), key: spendLimitsArg.optional() });

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { IMAGE_UNKNOWN_DEADLINE_MS } from '../../lib/config';
 import type { ImageArtifact, SimDirectives } from '../../providers/port';
-import { spendScopesArg, type SpendScopes } from '../funds-hold/FundsHoldInterface';
+import { keyIdArg, spendScopesArg, type SpendScopes } from '../funds-hold/FundsHoldInterface';
 
 export const IMAGE_TASK_ACTOR_TYPE = 'ImageTask';
 export const UNKNOWN_IMAGE_PROFILE = 'UNKNOWN_IMAGE_V1';
@@ -137,7 +137,7 @@ export const IMAGE_TASK_ARGS = {
     price: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), deadlineMs: z.number().int().min(1).max(IMAGE_UNKNOWN_DEADLINE_MS), holdTtlMs: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
     call: z.looseObject({ provider: z.string(), upstreamModel: z.string(), prompt: z.string(), responseFormat: z.enum(['url', 'b64_json']), passthrough: z.record(z.string(), z.unknown()) }),
     spend: spendScopesArg.optional(),
-    spendKeyId: z.string().min(1).max(100).optional(),
+    spendKeyId: keyIdArg.optional(),
   }),
   record: z.looseObject({ kind: z.enum(['succeeded', 'failed', 'unresolved']) }),
   finish: z.looseObject({}),

@@ -28,21 +28,22 @@ export function setCredential(credential: Credential | null): void {
 
 const SESSION_VALUES_KEY = 'payg-console-session';
 
-/** A value the session keeps across views and reloads (this tab only), cleared at sign-in and sign-out. */
-export function sessionValue<T>(name: string): T | undefined {
+/** Every value the session keeps (none when nothing readable is stored). */
+function sessionValues(): Record<string, unknown> {
   try {
-    return (JSON.parse(sessionStorage.getItem(SESSION_VALUES_KEY) ?? '{}') as Record<string, T>)[name];
+    return (JSON.parse(sessionStorage.getItem(SESSION_VALUES_KEY) ?? '{}') as Record<string, unknown>) ?? {};
   } catch {
-    return undefined;
+    return {};
   }
 }
 
+/** A value the session keeps across views and reloads (this tab only), cleared at sign-in and sign-out. */
+export function sessionValue<T>(name: string): T | undefined {
+  return sessionValues()[name] as T | undefined;
+}
+
 export function setSessionValue(name: string, value: unknown): void {
-  let all: Record<string, unknown> = {};
-  try {
-    all = JSON.parse(sessionStorage.getItem(SESSION_VALUES_KEY) ?? '{}') as Record<string, unknown>;
-  } catch { /* started again */ }
-  sessionStorage.setItem(SESSION_VALUES_KEY, JSON.stringify({ ...all, [name]: value }));
+  sessionStorage.setItem(SESSION_VALUES_KEY, JSON.stringify({ ...sessionValues(), [name]: value }));
 }
 
 /** An error answer of the gateway: its status, code and message, said plainly. */

@@ -76,9 +76,9 @@ function Money({ nano, id }: { nano: number | undefined; id: string }) {
 }
 
 function Overview({ balance, version }: { balance?: Balance; version: string }) {
-  const since = useMemo(() => lastDays(30, Date.now()).since, []);
+  const { since, until } = useMemo(() => lastDays(30, Date.now()), []);
   const usage = useLoad(() => exportRows<UsageItem>(`${BASE}/usage/export${query({ format: 'jsonl', from: dayStart(since) })}`), [version]);
-  const spending = useMemo(() => spendingOf(usage.data ?? [], since, lastDays(30, Date.now()).until), [usage.data]);
+  const spending = useMemo(() => spendingOf(usage.data ?? [], since, until), [usage.data]);
   const charged = spending.charged.flat().some((n) => n > 0);
   return (
     <>
