@@ -23,10 +23,12 @@ import {
   type ReleaseRequest,
   type ReserveRequest,
   type SettleRequest,
+  type SpendFigures,
   type SpendScopes,
+  type SpendView,
 } from './FundsHoldInterface';
 import { availableIn, CREDIT_KEY_PREFIX, DEBIT_KEY_PREFIX, EXPIRY_REMINDER, held, heldForKey, leasedRest, spentAt, type ClosedHold, type FundsState } from './funds-state';
-import { SPEND_LIMITS } from '../../lib/limits';
+import { SPEND_LIMITS, type SpendLimitName } from '../../lib/limits';
 import { LeaseBook } from './lease-book';
 import { StateRecords } from '../runtime/state-record';
 import { costed, mergeProgress, recordLines } from './usage';
@@ -215,6 +217,21 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
       leased: toJsonAmount(leased),
       openLeases: Object.keys(state.leases ?? {}).length,
     };
+  }
+
+  async getSpend(request: { apiKeyId: string | null }): Promise<SpendView> {
+    const state = await this.load();
+    const now = this.ctx.now();
+    const figures = (spent: Record<SpendLimitName, bigint>, open: bigint): SpendFigures => ({
+      spend_per_day: toJsonAmount(spent.spend_per_day),
+      spend_per_month: toJsonAmount(spent.spend_per_month),
+      spend_total: toJsonAmount(spent.spend_total),
+      held: toJsonAmount(open),
+    });
+    const account = figures(spentAt(state.spent, now), held(state) + leasedRest(state));
+    if (request.apiKeyId === null) return { account, key: null };
+    await this.keySpend.load([request.apiKeyId]);
+    return { account, key: figures(this.keySpend.spentAt(request.apiKeyId, now), heldForKey(state, request.apiKeyId)) };
   }
 
   async onReminder(name: string): Promise<void> {

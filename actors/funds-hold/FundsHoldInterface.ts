@@ -202,6 +202,21 @@ export interface CarvedResult {
   error?: { code: string; message: string };
 }
 
+/** One scope's spend as its spend limits count it: charged in the UTC day, month and in all, and what it holds open now. */
+export interface SpendFigures {
+  spend_per_day: number;
+  spend_per_month: number;
+  spend_total: number;
+  /** Open now: the account's open holds and what its leases still lock; a key's own open holds. Counted against every period's limit. */
+  held: number;
+}
+
+export interface SpendView {
+  account: SpendFigures;
+  /** The key's figures (its spend key: the first key of a rotation chain); null when no key was asked for. */
+  key: SpendFigures | null;
+}
+
 export interface LeaseBatchOutcome {
   lease: LeaseOutcome;
   settled: CarvedResult[];
@@ -221,11 +236,13 @@ export interface FundsHoldApi {
    */
   debit(request: DebitRequest): Promise<CreditOutcome>;
   getBalance(): Promise<BalanceView>;
+  /** What the account, and a key when one is named, have spent and hold, as the spend limits count it (read only). */
+  getSpend(request: { apiKeyId: string | null }): Promise<SpendView>;
   openLease(request: OpenLeaseRequest): Promise<LeaseOutcome>;
   leaseBatch(request: LeaseBatchRequest): Promise<LeaseBatchOutcome>;
 }
 
-export const FUNDS_HOLD_METHODS = ['reserve', 'settle', 'release', 'progress', 'credit', 'debit', 'getBalance', 'openLease', 'leaseBatch'] as const satisfies readonly (keyof FundsHoldApi)[];
+export const FUNDS_HOLD_METHODS = ['reserve', 'settle', 'release', 'progress', 'credit', 'debit', 'getBalance', 'getSpend', 'openLease', 'leaseBatch'] as const satisfies readonly (keyof FundsHoldApi)[];
 
 /** Each method's argument, checked by the host before the actor sees it (actors/runtime/args.ts); amounts are then read exactly by the actor. */
 const holdIdArg = z.string().min(1).max(200);
@@ -252,6 +269,7 @@ export const FUNDS_HOLD_ARGS = {
   credit: z.looseObject({ amount: amountArg, reference: z.string().min(1).max(200) }),
   debit: z.looseObject({ amount: amountArg, reference: z.string().min(1).max(200) }),
   getBalance: z.looseObject({}),
+  getSpend: z.looseObject({ apiKeyId: keyIdArg.nullable() }),
   openLease: z.looseObject({ leaseId: holdIdArg, amount: amountArg, minAmount: amountArg, ttlMs: ttlArg }),
   leaseBatch: z.looseObject({
     leaseId: holdIdArg,

@@ -1,7 +1,7 @@
 // OpenAPI entries of the console's bills and usage: pages and exports (docs/console.md).
 // Spread into openapi.ts.
 
-import { DEFAULT_PAGE_SIZE, EXPORT_FORMATS, MAX_PAGE_SIZE } from '../ledger/console-query';
+import { DEFAULT_PAGE_SIZE, DEFAULT_SPENDING_DAYS, EXPORT_FORMATS, MAX_PAGE_SIZE, MAX_SPENDING_DAYS } from '../ledger/console-query';
 import { billItemSchema, billPageSchema, usageItemSchema, usagePageSchema } from '../ledger/console-items';
 import { CREDENTIAL_400, errorAnswer, jsonSchemaOf } from './openapi-answers';
 import { limitsSchema } from '../../lib/limits';
@@ -18,9 +18,27 @@ const oauth = { description: 'credential_family_mismatch (OAuth token) or accoun
 /** What every console route may answer besides its own: no credential, a suspended account, a dependency down. */
 const refusals = { '401': noKey, '403': oauth, '503': unavailable };
 
+const nano = z.number().int().nonnegative();
+const spendFigures = z.object({
+  spend_per_day: nano.describe('Charged in the current UTC day (nano-USD)'),
+  spend_per_month: nano.describe('Charged in the current UTC month'),
+  spend_total: nano.describe('Charged in all'),
+  held: nano.describe('Open now, counted against every period\'s limit until the calls end'),
+});
 const windowCounts = z.object({ requests: z.number().int().nonnegative(), tokens: z.number().int().nonnegative() });
 
+const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
+
 export const consoleSchemas = {
+  Spending: jsonSchemaOf(z.object({
+    from: day.describe('The first day read (UTC), included'),
+    to: day.describe('The last day read, included'),
+    items: z.array(z.object({
+      day,
+      model: z.string(),
+      charged: nano.describe("What the day's calls of this model charged (nano-USD): the sum of their usage rows' charged shares; 0 when the platform bore the cost"),
+    })).describe('By day, then by model; a day or model without usage has no item'),
+  }), 'output'),
   BillItem: jsonSchemaOf(billItemSchema, 'output'),
   UsageItem: jsonSchemaOf(usageItemSchema, 'output'),
   BillPage: jsonSchemaOf(billPageSchema, 'output'),
@@ -34,6 +52,10 @@ export const consoleSchemas = {
       account: windowCounts.describe("What the window has counted for the whole account"),
       key: windowCounts.nullable().describe("What it has counted for this key; null for a member token"),
     }).nullable().describe('Under a rate limit (the key\'s or the account\'s): what the current minute has counted (tokens as corrected once calls settle); null when neither has one'),
+    spend_usage: z.object({
+      account: spendFigures.describe('What the whole account has been charged and holds open (its open holds and what its funds leases still lock)'),
+      key: spendFigures.nullable().describe("The same for this key (its rotation chain counts as one key: the first key's id), its own open holds; null for a member token"),
+    }).describe('What the spend limits count, read from the FundsHold actor whether or not a spend limit is set'),
   }), 'output'),
 };
 
@@ -91,6 +113,21 @@ export const consolePaths = {
       responses: {
         '200': { description: 'Limits', content: { 'application/json': { schema: { $ref: '#/components/schemas/CallerLimits' } } } },
         '400': { ...badQuery, description: `invalid_request naming the parameter: this route takes no query parameter; ${CREDENTIAL_400}` },
+        ...refusals,
+      },
+    },
+  },
+  '/api/distribution/api-credit/spending': {
+    get: {
+      summary: "What the caller's account was charged per UTC day and model (pool-3), from its usage: the sums the ledger keeps as it records each call",
+      security: [{ apiKey: [] }, { oauth: [] }],
+      parameters: [
+        { name: 'from', in: 'query', required: false, schema: { type: 'string', format: 'date' }, description: `The first UTC day (YYYY-MM-DD), included; default ${DEFAULT_SPENDING_DAYS - 1} days before to` },
+        { name: 'to', in: 'query', required: false, schema: { type: 'string', format: 'date' }, description: `The last UTC day, included; default today. At most ${MAX_SPENDING_DAYS} days from from` },
+      ],
+      responses: {
+        '200': { description: 'Charged per day and model', content: { 'application/json': { schema: { $ref: '#/components/schemas/Spending' } } } },
+        '400': badQuery,
         ...refusals,
       },
     },

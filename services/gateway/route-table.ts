@@ -46,6 +46,7 @@ export const ROUTES = {
 
   'GET /api/distribution/api-credit/balance': open('console'),
   'GET /api/distribution/api-credit/limits': open('console'),
+  'GET /api/distribution/api-credit/spending': open('console'),
   'GET /api/distribution/api-credit/bills/page': open('console'),
   'GET /api/distribution/api-credit/usage/page': open('console'),
   'GET /api/distribution/api-credit/bills/export': open('console'),

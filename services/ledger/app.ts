@@ -13,10 +13,11 @@ import { linkTo, linkToContext, messagingAttributes, requestContext, SpanKind, t
 import { sendStream } from '../../lib/http-stream';
 import { ledgerBalances } from './balances';
 import { exportItems, readPage } from './console';
-import { CONSOLE_KINDS, parseExportQuery, parsePageQuery, type ConsoleKind } from './console-query';
+import { CONSOLE_KINDS, parseExportQuery, parsePageQuery, parseSpendingQuery, type ConsoleKind } from './console-query';
 import type { LedgerStore } from './entries';
 import { exportHeaders, exportStream } from './export-format';
 import { createEventHandler, type DeliveryStatus } from './subscriber';
+import { readSpending } from './spending';
 
 export const PUBSUB_NAME = 'pubsub';
 
@@ -102,6 +103,10 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
   app.get('/accounts/:accountId/pools/:pool/:kind/page', async (req, res) => {
     const kind = consoleKind(req.params.kind);
     res.json(await readPage(store, kind, req.params.accountId, req.params.pool, parsePageQuery(req.query)));
+  });
+
+  app.get('/accounts/:accountId/pools/:pool/spending', async (req, res) => {
+    res.json(await readSpending(store, req.params.accountId, req.params.pool, parseSpendingQuery(req.query)));
   });
 
   app.get('/accounts/:accountId/pools/:pool/:kind/export', async (req, res) => {

@@ -1,5 +1,5 @@
 import { GatewayError } from '../../lib/errors';
-import { exportQueryString, parseExportQuery, parsePageQuery, pageQueryString } from './console-query';
+import { exportQueryString, parseExportQuery, parsePageQuery, parseSpendingQuery, pageQueryString, spendingQueryString } from './console-query';
 
 function refusal(parse: () => unknown): { code: string; param?: string } {
   try {
@@ -57,5 +57,25 @@ describe('console query parameters', () => {
     const query = parseExportQuery({ format: 'jsonl', from: '2025-03-01T12:00:00.0001+02:00', to: '2025-03-02T00:00:00Z' });
     expect(parseExportQuery(Object.fromEntries(new URLSearchParams(exportQueryString(query))))).toEqual(query);
     expect(parseExportQuery(Object.fromEntries(new URLSearchParams(exportQueryString({ format: 'csv' }))))).toEqual({ format: 'csv', fromMs: undefined, toMs: undefined });
+  });
+
+  it('when spending names no days, then the 30 UTC days that end today; to alone ends them; from and to are both included', () => {
+    const now = Date.parse('2025-03-10T23:59:59Z');
+    expect(parseSpendingQuery({}, now)).toEqual({ from: '2025-02-09', to: '2025-03-10' });
+    expect(parseSpendingQuery({ to: '2024-03-01' }, now)).toEqual({ from: '2024-02-01', to: '2024-03-01' }); // 2024 is a leap year
+    expect(parseSpendingQuery({ from: '2025-03-01', to: '2025-03-01' }, now)).toEqual({ from: '2025-03-01', to: '2025-03-01' });
+    expect(parseSpendingQuery({ from: '2024-03-01', to: '2025-02-28' }, now)).toEqual({ from: '2024-03-01', to: '2025-02-28' });
+    const query = parseSpendingQuery({ from: '2025-01-01', to: '2025-01-31' }, now);
+    expect(parseSpendingQuery(Object.fromEntries(new URLSearchParams(spendingQueryString(query))))).toEqual(query);
+  });
+
+  it('when spending days are not calendar days, are reversed, span more than 366 days, or a parameter is unknown or repeated, then 400 invalid_request naming it', () => {
+    const now = Date.parse('2025-03-10T12:00:00Z');
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ from: '2025-02-30' }, 'from'], [{ from: '2025-3-1' }, 'from'], [{ from: '2025-03-01T00:00:00Z' }, 'from'], [{ to: 'today' }, 'to'],
+      [{ to: ['2025-03-01', '2025-03-02'] }, 'to'], [{ from: '2025-03-02', to: '2025-03-01' }, 'to'],
+      [{ from: '2024-02-29', to: '2025-03-01' }, 'from'], [{ page: '1' }, 'page'], [{ model: 'sim-chat' }, 'model'],
+    ];
+    for (const [query, param] of cases) expect([query, refusal(() => parseSpendingQuery(query, now))]).toEqual([query, { code: 'invalid_request', param }]);
   });
 });

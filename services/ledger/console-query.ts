@@ -50,6 +50,40 @@ const exportSchema = z.strictObject({
   to: instant('to').optional(),
 }).refine((q) => q.from === undefined || q.to === undefined || q.from <= q.to, { message: 'to must not be before from', path: ['to'] });
 
+/** The longest span of days one spending read covers. */
+export const MAX_SPENDING_DAYS = 366;
+/** The span read when `from` is not given: the 30 days that end with `to`. */
+export const DEFAULT_SPENDING_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+const calendarDay = (name: string) =>
+  z.string({ error: `${name} must be given once, as a UTC day YYYY-MM-DD` })
+    .regex(/^\d{4}-\d{2}-\d{2}$/, `${name} must be a UTC day YYYY-MM-DD, e.g. 2025-01-31`)
+    .refine((value) => !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value), `${name} is not a calendar day`);
+
+const spendingSchema = z.strictObject({ from: calendarDay('from').optional(), to: calendarDay('to').optional() });
+
+export interface SpendingDaysQuery {
+  /** UTC days, YYYY-MM-DD, both included. */
+  from: string;
+  to: string;
+}
+
+/** The days of a spending read: `to` defaults to today (UTC), `from` to 29 days before `to`; at most MAX_SPENDING_DAYS, `from` not after `to`. */
+export function parseSpendingQuery(query: unknown, now = Date.now()): SpendingDaysQuery {
+  const parsed = parse(spendingSchema, query);
+  const to = parsed.to ?? new Date(now).toISOString().slice(0, 10);
+  const from = parsed.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_SPENDING_DAYS - 1) * DAY_MS).toISOString().slice(0, 10);
+  if (from > to) throw new GatewayError('invalid_request', 'to must not be before from', { param: 'to' });
+  const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
+  if (days > MAX_SPENDING_DAYS) throw new GatewayError('invalid_request', `from and to span ${days} days: at most ${MAX_SPENDING_DAYS}`, { param: 'from' });
+  return { from, to };
+}
+
+export function spendingQueryString(query: SpendingDaysQuery): string {
+  return new URLSearchParams({ from: query.from, to: query.to }).toString();
+}
+
 /** The balance takes no query parameter: any is refused like an unknown one on the pages. */
 const balanceSchema = z.strictObject({});
 

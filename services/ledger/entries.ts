@@ -5,6 +5,7 @@
 
 import { billingDataSchema, envelopeSchema, usageDataSchema, type BillingData, type EventEnvelope, type Topic, type UsageData, type UsageUnit } from '../../lib/events';
 import { allocateInOrder, toJsonAmount } from '../../lib/money';
+import type { SpendingBase, SpendingDays } from './spending';
 
 export class PoisonedEvent extends Error {}
 
@@ -129,6 +130,16 @@ export interface LedgerStore {
    * covers it even before its first event reaches the ledger.
    */
   register(accountId: string, pool: string): Promise<void>;
+  /**
+   * The last usage row position the spending sums leave out (rows appended by a version that kept
+   * none): fixed by the first append that keeps them; until then every row there is.
+   */
+  spendingFrom(accountId: string, pool: string): Promise<number>;
+  /** The kept sums of usage events after `spendingFrom`: charged per model for each day from `fromDay` to `toDay` (YYYY-MM-DD, inclusive) that has any. */
+  spendingDays(accountId: string, pool: string, fromDay: string, toDay: string): Promise<SpendingDays>;
+  /** The sums of the rows up to `spendingFrom`, as last saved (spending.ts). */
+  spendingBase(accountId: string, pool: string): Promise<SpendingBase | undefined>;
+  saveSpendingBase(accountId: string, pool: string, base: SpendingBase): Promise<void>;
   /** Every account (with its pool) the ledger has rows for or registered, each once, in no particular order. */
   accounts(): AsyncIterable<LedgerAccount>;
   close(): Promise<void>;

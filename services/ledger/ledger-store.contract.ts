@@ -7,6 +7,7 @@ import { billingEvent, usageEvent, type BillingData, type EventEnvelope, type Us
 import { ledgerBalance } from './balances';
 import { EXPORT_CHUNK_ROWS, exportItems, readPage, type ConsoleItem } from './console';
 import type { LedgerStore, UsageRow } from './entries';
+import { readSpending } from './spending';
 
 const POOL = 'pool-3';
 const T0 = Date.parse('2025-03-01T00:00:00.000Z');
@@ -43,7 +44,17 @@ async function collect(chunks: AsyncIterable<ConsoleItem[]>): Promise<ConsoleIte
   return all;
 }
 
-export function ledgerStoreContract(name: string, open: () => Promise<LedgerStore>, close: () => Promise<void>): void {
+/** A chat's usage on another model, at another time (the spending sums by day and model). */
+function modelUsage(accountId: string, holdId: string, model: string, charged: number, atMs: number): EventEnvelope {
+  const usage = chatUsage(accountId, holdId, charged, atMs);
+  return { ...usage, data: { ...(usage.data as UsageData), model } };
+}
+
+/**
+ * `forgetSums` puts an account's ledger back as a version that kept no spending sums left it:
+ * its rows and totals as they are, no day sums, no base, no position where the sums begin.
+ */
+export function ledgerStoreContract(name: string, open: () => Promise<LedgerStore>, close: () => Promise<void>, forgetSums: (store: LedgerStore, accountId: string) => Promise<void>): void {
   describe(`ledger store contract: ${name}`, () => {
     let store: LedgerStore;
     const account = () => `acct_${randomUUID().replace(/-/g, '')}`;
@@ -217,6 +228,53 @@ export function ledgerStoreContract(name: string, open: () => Promise<LedgerStor
       expect(all[0].id).toBe(`credit:${acct}:${POOL}:ref-${total}`);
       expect(all[total - 1].id).toBe(`credit:${acct}:${POOL}:ref-1`);
       expect(new Set(ids(all)).size).toBe(total);
+    });
+
+    it('when usage events of several models and days are appended, then the spending sums what each day\'s calls of each model charged, once per event, within the days asked', async () => {
+      const acct = account();
+      const at = (iso: string) => Date.parse(iso);
+      await store.appendAll([
+        chatSettled(acct, 's1', 3000, at('2025-03-01T00:00:00.000Z')),
+        modelUsage(acct, 's2', 'other-model', 500, at('2025-03-01T23:59:59.999Z')),
+        chatUsage(acct, 's3', 700, at('2025-03-02T12:00:00.000Z')),
+        credit(acct, 1, at('2025-03-02T12:00:00.000Z')),
+      ]);
+      await store.append(modelUsage(acct, 's4', 'other-model', 0, at('2025-03-04T00:00:00.000Z')));
+      // Delivered again, alone and in a lot: nothing is added.
+      await store.append(chatUsage(acct, 's3', 700, at('2025-03-02T12:00:00.000Z')));
+      await store.appendAll([chatSettled(acct, 's1', 3000, at('2025-03-01T00:00:00.000Z'))]);
+      const all = await readSpending(store, acct, POOL, { from: '2025-02-01', to: '2025-03-31' });
+      expect(all).toEqual({
+        from: '2025-02-01', to: '2025-03-31',
+        items: [
+          { day: '2025-03-01', model: 'other-model', charged: 500 },
+          { day: '2025-03-01', model: 'sim-chat', charged: 3000 },
+          { day: '2025-03-02', model: 'sim-chat', charged: 700 },
+          { day: '2025-03-04', model: 'other-model', charged: 0 },
+        ],
+      });
+      // The same sums as the usage rows' charged shares.
+      const rows = (await collect(exportItems(store, 'usage', acct, POOL, {}))) as UsageRow[];
+      expect(rows.reduce((sum, row) => sum + row.charged, 0)).toBe(all.items.reduce((sum, item) => sum + item.charged, 0));
+      expect((await readSpending(store, acct, POOL, { from: '2025-03-02', to: '2025-03-03' })).items).toEqual([{ day: '2025-03-02', model: 'sim-chat', charged: 700 }]);
+      expect((await readSpending(store, account(), POOL, { from: '2025-03-01', to: '2025-03-31' })).items).toEqual([]);
+    });
+
+    it('when an account has rows from a version that kept no spending sums, then they are summed once from the rows and kept, and later calls are added to them', async () => {
+      const acct = account();
+      const at = (iso: string) => Date.parse(iso);
+      await store.appendAll([chatSettled(acct, 'o1', 3000, at('2025-03-01T08:00:00Z')), modelUsage(acct, 'o2', 'other-model', 400, at('2025-03-02T08:00:00Z'))]);
+      await forgetSums(store, acct);
+      const days = { from: '2025-03-01', to: '2025-03-03' };
+      const old = [{ day: '2025-03-01', model: 'sim-chat', charged: 3000 }, { day: '2025-03-02', model: 'other-model', charged: 400 }];
+      expect((await readSpending(store, acct, POOL, days)).items).toEqual(old);
+      expect(await store.spendingBase(acct, POOL)).toMatchObject({ upTo: 4 });
+      // A new call: its day is summed as it is appended; the old rows stay in the kept base.
+      await store.append(chatUsage(acct, 'n1', 250, at('2025-03-02T09:00:00Z')));
+      await store.append(chatUsage(acct, 'n2', 50, at('2025-03-03T09:00:00Z')));
+      expect(await store.spendingFrom(acct, POOL)).toBe(4);
+      expect((await readSpending(store, acct, POOL, days)).items).toEqual([...old, { day: '2025-03-02', model: 'sim-chat', charged: 250 }, { day: '2025-03-03', model: 'sim-chat', charged: 50 }]);
+      expect(await store.spendingBase(acct, POOL)).toMatchObject({ upTo: 4 });
     });
 
     it('when the balance is recomputed, then it is the exact sum of the bill rows and equals the running total', async () => {

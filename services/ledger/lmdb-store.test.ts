@@ -18,6 +18,15 @@ ledgerStoreContract('LMDB', async () => {
 }, async () => {
   await db.close();
   rmSync(dir, { recursive: true, force: true });
+}, async (_store, accountId) => {
+  // As a version without spending sums left it: no day sums, no base, no spendFrom in the totals.
+  await db.root.transaction(() => {
+    for (const key of db.ledger.getKeys({ start: `spend\u0000${accountId}\u0000`, end: `spend\u0000${accountId}\u0001` })) db.ledger.removeSync(key);
+    db.ledger.removeSync(`spendbase\u0000${accountId}\u0000pool-3`);
+    const totalsKey = `totals\u0000${accountId}\u0000pool-3`;
+    const { spendFrom: _kept, ...totals } = db.ledger.get(totalsKey) as { spendFrom?: number };
+    db.ledger.putSync(totalsKey, totals);
+  });
 });
 
 describe('LMDB ledger batch append', () => {

@@ -5,12 +5,14 @@
 // read and written once for the lot.
 //
 // Keys: `event\0<eventId>` (dedupe mark), `<topic>\0<account>\0<pool>\0<position, 12 digits>`
-// (a row; positions from 1 in append order, so a reverse key range reads newest first) and
-// `totals\0<account>\0<pool>`.
+// (a row; positions from 1 in append order, so a reverse key range reads newest first),
+// `totals\0<account>\0<pool>`, `spend\0<account>\0<pool>\0<YYYY-MM-DD>` (the day's charged sum per
+// model, spending.ts) and `spendbase\0<account>\0<pool>` (the sums of rows from before those).
 
 import { plus } from '../../lib/money';
-import type { EventEnvelope, Topic } from '../../lib/events';
+import type { EventEnvelope, Topic, UsageData } from '../../lib/events';
 import type { LocalDb } from '../../lib/local-db';
+import { addCharged, dayOf, type DaySpending, type SpendingBase, type SpendingDays } from './spending';
 import { eventParts, toRows, type AccountLedgerView, type AppendOutcome, type BillEntry, type LedgerAccount, type LedgerRow, type LedgerStore } from './entries';
 
 interface Totals {
@@ -18,6 +20,8 @@ interface Totals {
   bills: number;
   usage: number;
   usageRows: number;
+  /** The usage rows the spending sums leave out (appended before they were kept); absent until the first append that keeps them. */
+  spendFrom?: number;
 }
 
 const SEP = '\u0000';
@@ -26,6 +30,8 @@ const TOTALS_PREFIX = `totals${SEP}`;
 const rowKey = (topic: Topic, accountId: string, pool: string, position: number) =>
   `${topic}${SEP}${accountId}${SEP}${pool}${SEP}${position.toString().padStart(12, '0')}`;
 const totalsKey = (accountId: string, pool: string) => `${TOTALS_PREFIX}${accountId}${SEP}${pool}`;
+const spendKey = (accountId: string, pool: string, day: string) => `spend${SEP}${accountId}${SEP}${pool}${SEP}${day}`;
+const spendBaseKey = (accountId: string, pool: string) => `spendbase${SEP}${accountId}${SEP}${pool}`;
 
 export class LmdbLedgerStore implements LedgerStore {
   constructor(private readonly db: LocalDb) {}
@@ -63,11 +69,12 @@ export class LmdbLedgerStore implements LedgerStore {
    * before that transaction commits.
    */
   writer(): LedgerWriter {
-    const totals = new Map<string, Totals>();
+    const moved: Moved = { totals: new Map(), spend: new Map() };
     return {
-      append: (event) => this.write(event, totals),
+      append: (event) => this.write(event, moved),
       finish: () => {
-        for (const [key, value] of totals) this.db.ledger.putSync(key, value);
+        for (const [key, value] of moved.totals) this.db.ledger.putSync(key, value);
+        for (const [key, value] of moved.spend) this.db.ledger.putSync(key, value);
       },
     };
   }
@@ -77,7 +84,30 @@ export class LmdbLedgerStore implements LedgerStore {
   }
 
   async account(accountId: string, pool: string): Promise<AccountLedgerView> {
-    return { accountId, pool, ...this.totals(accountId, pool) };
+    const { balance, bills, usage, usageRows } = this.totals(accountId, pool);
+    return { accountId, pool, balance, bills, usage, usageRows };
+  }
+
+  async spendingFrom(accountId: string, pool: string): Promise<number> {
+    const totals = this.totals(accountId, pool);
+    return totals.spendFrom ?? totals.usageRows;
+  }
+
+  async spendingDays(accountId: string, pool: string, fromDay: string, toDay: string): Promise<SpendingDays> {
+    const days: SpendingDays = {};
+    const prefix = spendKey(accountId, pool, '');
+    for (const { key, value } of this.db.ledger.getRange({ start: spendKey(accountId, pool, fromDay), end: `${spendKey(accountId, pool, toDay)}${SEP}` })) {
+      days[(key as string).slice(prefix.length)] = { ...(value as Record<string, number>) };
+    }
+    return days;
+  }
+
+  async spendingBase(accountId: string, pool: string): Promise<SpendingBase | undefined> {
+    return this.db.ledger.get(spendBaseKey(accountId, pool)) as SpendingBase | undefined;
+  }
+
+  async saveSpendingBase(accountId: string, pool: string, base: SpendingBase): Promise<void> {
+    await this.db.ledger.put(spendBaseKey(accountId, pool), base);
   }
 
   async has(eventId: string): Promise<boolean> {
@@ -121,35 +151,49 @@ export class LmdbLedgerStore implements LedgerStore {
 
   private totals(accountId: string, pool: string): Totals {
     const stored = this.db.ledger.get(totalsKey(accountId, pool)) as Partial<Totals> | undefined;
-    return { balance: stored?.balance ?? 0, bills: stored?.bills ?? 0, usage: stored?.usage ?? 0, usageRows: stored?.usageRows ?? 0 };
+    const totals: Totals = { balance: stored?.balance ?? 0, bills: stored?.bills ?? 0, usage: stored?.usage ?? 0, usageRows: stored?.usageRows ?? 0 };
+    if (stored?.spendFrom !== undefined) totals.spendFrom = stored.spendFrom;
+    return totals;
   }
 
-  /** The body of an append; runs inside a write transaction. The totals it moves are in `totals` (by key), for the caller to write. */
-  private write(event: EventEnvelope, totals: Map<string, Totals>): AppendOutcome {
+  /** The body of an append; runs inside a write transaction. The totals and sums it moves are in `moved` (by key), for the caller to write. */
+  private write(event: EventEnvelope, moved: Moved): AppendOutcome {
     // A usage event with its bill is two parts, each appended once by its id (eventParts).
     let outcome: AppendOutcome = 'duplicate';
-    for (const part of eventParts(event)) if (this.writePart(part, totals) === 'appended') outcome = 'appended';
+    for (const part of eventParts(event)) if (this.writePart(part, moved) === 'appended') outcome = 'appended';
     return outcome;
   }
 
-  private writePart(event: EventEnvelope, totals: Map<string, Totals>): AppendOutcome {
+  private writePart(event: EventEnvelope, moved: Moved): AppendOutcome {
     const ledger = this.db.ledger;
     if (ledger.get(`event${SEP}${event.id}`) !== undefined) return 'duplicate';
     const { accountId, pool } = event.data;
     const key = totalsKey(accountId, pool);
-    let account = totals.get(key);
-    if (!account) totals.set(key, (account = this.totals(accountId, pool)));
+    let account = moved.totals.get(key);
+    if (!account) moved.totals.set(key, (account = this.totals(accountId, pool)));
     const rows = toRows(event);
     if (event.topic === 'billing') {
       account.balance = plus(account.balance, (rows[0] as BillEntry).balanceDelta);
       ledger.putSync(rowKey('billing', accountId, pool, ++account.bills), rows[0]);
     } else {
       account.usage += 1;
+      account.spendFrom ??= account.usageRows;
       for (const row of rows) ledger.putSync(rowKey('usage', accountId, pool, ++account.usageRows), row);
+      const { model, charged } = event.data as UsageData;
+      const day = spendKey(accountId, pool, dayOf(event.occurredAt));
+      let models = moved.spend.get(day);
+      if (!models) moved.spend.set(day, (models = { ...((ledger.get(day) as DaySpending | undefined) ?? {}) }));
+      addCharged(models, model, charged);
     }
     ledger.putSync(`event${SEP}${event.id}`, 1);
     return 'appended';
   }
+}
+
+/** What a writer's appends moved, written by its finish: totals and day sums by key. */
+interface Moved {
+  totals: Map<string, Totals>;
+  spend: Map<string, DaySpending>;
 }
 
 /** Appends inside a write transaction the caller holds open (LmdbLedgerStore.writer). */

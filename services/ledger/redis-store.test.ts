@@ -21,6 +21,18 @@ ledgerStoreContract('Redis', async () => {
   return contractStore;
 }, async () => {
   await contractStore?.close();
+}, async (_store, accountId) => {
+  // As a version without spending sums left it: no day sums, no base, no spendFrom in the totals.
+  const admin = createClient({ url: redis.url });
+  await admin.connect();
+  try {
+    const sums: string[] = [];
+    for await (const keys of admin.scanIterator({ MATCH: `ledger:spend:${accountId}:*` })) sums.push(...keys);
+    await admin.del([...sums, `ledger:spendbase:${accountId}:pool-3`]);
+    await admin.hDel(`ledger:totals:${accountId}:pool-3`, 'spendFrom');
+  } finally {
+    await admin.quit();
+  }
 });
 
 describe('Redis ledger append script', () => {

@@ -3,40 +3,48 @@
 // together, so a redelivered event is a no-op.
 //
 // Keys: `ledger:event:<eventId>` (dedupe mark), list `ledger:<topic>:<account>:<pool>` (rows as
-// JSON, appended with RPUSH: list index = position − 1, so LRANGE reads any page) and hash
-// `ledger:totals:<account>:<pool>` (balance, bills, usage events, usageRows).
+// JSON, appended with RPUSH: list index = position − 1, so LRANGE reads any page), hash
+// `ledger:totals:<account>:<pool>` (balance, bills, usage events, usageRows, spendFrom), hash
+// `ledger:spend:<account>:<pool>:<YYYY-MM-DD>` (the day's charged sum per model, spending.ts) and
+// `ledger:spendbase:<account>:<pool>` (JSON: the sums of rows from before those were kept).
 
 import { createClient, type RedisClientType } from 'redis';
-import type { EventEnvelope, Topic } from '../../lib/events';
+import type { EventEnvelope, Topic, UsageData } from '../../lib/events';
 import { eventParts, toRows, type AccountLedgerView, type AppendOutcome, type BillEntry, type LedgerAccount, type LedgerRow, type LedgerStore } from './entries';
+import { dayOf, type SpendingBase, type SpendingDays } from './spending';
 
-// KEYS: three per event (its dedupe mark, rows list and totals hash; a usage event with its bill
-// is two events here, entries.ts eventParts). ARGV: per event its topic, balance delta and row
-// count, then its rows. Answers 1 (appended) or 0 (duplicate) per event.
+// KEYS: four per event (its dedupe mark, rows list, totals hash and its day's spending hash; a
+// usage event with its bill is two events here, entries.ts eventParts). ARGV: per event its topic,
+// balance delta, row count, model and charged, then its rows. Answers 1 (appended) or 0
+// (duplicate) per event. A usage event fixes spendFrom (the rows before it) if nothing did yet.
 const APPEND = `
 local outcomes = {}
 local a = 1
-for k = 1, #KEYS, 3 do
+for k = 1, #KEYS, 4 do
   local n = tonumber(ARGV[a + 2])
   if redis.call('SET', KEYS[k], '1', 'NX') then
-    if n > 0 then redis.call('RPUSH', KEYS[k + 1], unpack(ARGV, a + 3, a + 2 + n)) end
+    if n > 0 then redis.call('RPUSH', KEYS[k + 1], unpack(ARGV, a + 5, a + 4 + n)) end
     if ARGV[a] == 'billing' then
       redis.call('HINCRBY', KEYS[k + 2], 'balance', ARGV[a + 1])
       redis.call('HINCRBY', KEYS[k + 2], 'bills', 1)
     else
+      redis.call('HSETNX', KEYS[k + 2], 'spendFrom', redis.call('HGET', KEYS[k + 2], 'usageRows') or '0')
       redis.call('HINCRBY', KEYS[k + 2], 'usage', 1)
       redis.call('HINCRBY', KEYS[k + 2], 'usageRows', n)
+      redis.call('HINCRBY', KEYS[k + 3], ARGV[a + 3], ARGV[a + 4])
     end
     outcomes[#outcomes + 1] = 1
   else
     outcomes[#outcomes + 1] = 0
   end
-  a = a + 3 + n
+  a = a + 5 + n
 end
 return outcomes`;
 
 const TOTALS_PREFIX = 'ledger:totals:';
 const rowsKey = (topic: Topic, accountId: string, pool: string) => `ledger:${topic}:${accountId}:${pool}`;
+const spendKey = (accountId: string, pool: string, day: string) => `ledger:spend:${accountId}:${pool}:${day}`;
+const spendBaseKey = (accountId: string, pool: string) => `ledger:spendbase:${accountId}:${pool}`;
 
 export class RedisLedgerStore implements LedgerStore {
   private appendSha?: string;
@@ -68,8 +76,9 @@ export class RedisLedgerStore implements LedgerStore {
       for (const part of parts) {
         const { accountId, pool } = part.data;
         const rows = toRows(part);
-        keys.push(`ledger:event:${part.id}`, rowsKey(part.topic, accountId, pool), `${TOTALS_PREFIX}${accountId}:${pool}`);
-        args.push(part.topic, part.topic === 'billing' ? String((rows[0] as BillEntry).balanceDelta) : '0', String(rows.length));
+        const usage = part.topic === 'usage' ? (part.data as UsageData) : undefined;
+        keys.push(`ledger:event:${part.id}`, rowsKey(part.topic, accountId, pool), `${TOTALS_PREFIX}${accountId}:${pool}`, spendKey(accountId, pool, dayOf(part.occurredAt)));
+        args.push(part.topic, usage ? '0' : String((rows[0] as BillEntry).balanceDelta), String(rows.length), usage?.model ?? '', String(usage?.charged ?? 0));
         for (const row of rows) args.push(JSON.stringify(row));
       }
     }
@@ -91,6 +100,35 @@ export class RedisLedgerStore implements LedgerStore {
       usage: Number(totals.usage ?? 0),
       usageRows: Number(totals.usageRows ?? 0),
     };
+  }
+
+  async spendingFrom(accountId: string, pool: string): Promise<number> {
+    const [spendFrom, usageRows] = await this.client.hmGet(`${TOTALS_PREFIX}${accountId}:${pool}`, ['spendFrom', 'usageRows']);
+    return Number(spendFrom ?? usageRows ?? 0);
+  }
+
+  async spendingDays(accountId: string, pool: string, fromDay: string, toDay: string): Promise<SpendingDays> {
+    const days: string[] = [];
+    for (let day = new Date(`${fromDay}T00:00:00Z`); day.toISOString().slice(0, 10) <= toDay; day.setUTCDate(day.getUTCDate() + 1)) {
+      days.push(day.toISOString().slice(0, 10));
+    }
+    // One command per day, sent together (the client pipelines commands issued in the same tick).
+    const sums = await Promise.all(days.map((day) => this.client.hGetAll(spendKey(accountId, pool, day))));
+    const spending: SpendingDays = {};
+    days.forEach((day, i) => {
+      const models = Object.entries(sums[i]);
+      if (models.length > 0) spending[day] = Object.fromEntries(models.map(([model, charged]) => [model, Number(charged)]));
+    });
+    return spending;
+  }
+
+  async spendingBase(accountId: string, pool: string): Promise<SpendingBase | undefined> {
+    const kept = await this.client.get(spendBaseKey(accountId, pool));
+    return kept === null ? undefined : (JSON.parse(kept) as SpendingBase);
+  }
+
+  async saveSpendingBase(accountId: string, pool: string, base: SpendingBase): Promise<void> {
+    await this.client.set(spendBaseKey(accountId, pool), JSON.stringify(base));
   }
 
   async has(eventId: string): Promise<boolean> {

@@ -167,6 +167,14 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       await page.getByRole('heading', { name: 'Bills', level: 2 }).waitFor();
       await view(page, 'Overview');
       await page.locator('.chart canvas').first().waitFor();
+      // The table beside the chart: each model's 30 days, as the ledger's sums state them.
+      const spending = (await json(`${d.url}/api/distribution/api-credit/spending`, { headers: { authorization: `Bearer ${customer.apiKey}` } })).body as { items: { model: string; charged: number }[] };
+      const byModel = new Map<string, number>();
+      for (const item of spending.items) byModel.set(item.model, (byModel.get(item.model) ?? 0) + item.charged);
+      expect(byModel.size).toBeGreaterThan(0);
+      for (const [model, charged] of byModel) {
+        await passes(async () => expect(await page.getByRole('table', { name: 'Charged by model' }).getByRole('row').filter({ hasText: model }).textContent()).toBe(`${model}${usd(charged)}`), LIVE_MS);
+      }
       await checkAndShoot(page, 'customer-overview');
       expect(problems).toEqual([]);
     });
@@ -275,6 +283,8 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
         const spentToday = bills.trim().split('\n').map((line) => JSON.parse(line)).filter((b) => b.kind === 'charge').reduce((sum, b) => sum + b.amount, 0);
         expect(spentToday).toBeGreaterThan(0);
         expect(await page.locator('[data-used="spend_per_day"]').textContent()).toBe(usd(spentToday + (await apiBalance()).held));
+        // The customer's one key made every charge: it shows the same.
+        expect(await page.locator('[data-key-used="spend_per_day"]').textContent()).toBe(usd(spentToday + (await apiBalance()).held));
       }, LIVE_MS);
       await checkAndShoot(page, 'customer-limits');
       expect(problems).toEqual([]);

@@ -159,6 +159,31 @@ export function consoleSuite(hostName: string, start: () => Promise<ConsoleDeplo
         expect(items.some((i) => i.requestId === failedRequestId)).toBe(false);
       });
 
+      it('when spending is read, then it is what the usage rows charged, summed per UTC day and model, within the days asked', async () => {
+        const { items } = await allPages(apiKey, 'usage', 100);
+        const sums = new Map<string, number>();
+        for (const row of items) {
+          const key = `${(row.occurredAt as string).slice(0, 10)} ${row.model as string}`;
+          sums.set(key, (sums.get(key) ?? 0) + (row.charged as number));
+        }
+        const expected = [...sums].map(([key, charged]) => ({ day: key.split(' ')[0], model: key.split(' ')[1], charged })).sort((a, b) => `${a.day} ${a.model}`.localeCompare(`${b.day} ${b.model}`));
+        const today = new Date().toISOString().slice(0, 10);
+        const read = await get(apiKey, '/spending');
+        expect(read.status).toBe(200);
+        // The default: the 30 days that end today (the rows were all made in the last minutes).
+        expect(read.body).toEqual({ from: expect.any(String), to: today, items: expected });
+        expect(expected.map((item) => item.model).sort()).toEqual(['sim-chat', 'sim-image']);
+        const day = expected[0].day;
+        expect((await get(apiKey, `/spending?from=${day}&to=${day}`)).body.items).toEqual(expected.filter((item) => item.day === day));
+        expect((await get(apiKey, '/spending?from=2020-01-01&to=2020-12-31')).body).toEqual({ from: '2020-01-01', to: '2020-12-31', items: [] });
+        // Another account sees only its own.
+        const other = await fundedAccount(d.url, 1_000_000);
+        expect((await get(other.apiKey, '/spending')).body.items).toEqual([]);
+        for (const query of ['?from=2025-02-30', '?from=2025-03-02&to=2025-03-01', '?from=2020-01-01&to=2025-01-01', '?accountId=acct_x', '?to=today']) {
+          expect([query, (await get(apiKey, `/spending${query}`)).body.error?.code]).toEqual([query, 'invalid_request']);
+        }
+      });
+
       it('when exported as JSON Lines and as CSV, then the export is exactly the pages, concatenated', async () => {
         for (const [kind, columns] of [['bills', BILL_COLUMNS], ['usage', USAGE_COLUMNS]] as const) {
           const { items } = await allPages(apiKey, kind, 3);

@@ -72,7 +72,8 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       expect(Date.parse(limits.body.rate_usage.reset_at) - Date.parse(limits.body.rate_usage.window_start)).toBe(60_000);
       // Without a rate limit nothing is counted: no usage to tell.
       const unlimited = await fundedAccount(d.urls[0], 1_000_000);
-      expect((await json(`${d.urls[0]}/api/distribution/api-credit/limits`, { headers: { authorization: `Bearer ${unlimited.apiKey}` } })).body).toEqual({ key: {}, account: {}, rate_usage: null });
+      const nothing = { spend_per_day: 0, spend_per_month: 0, spend_total: 0, held: 0 };
+      expect((await json(`${d.urls[0]}/api/distribution/api-credit/limits`, { headers: { authorization: `Bearer ${unlimited.apiKey}` } })).body).toEqual({ key: {}, account: {}, rate_usage: null, spend_usage: { account: nothing, key: nothing } });
     });
 
     it('when tokens per minute are limited, then a call counts its bound at admission and its real tokens after, so the next call fits', async () => {
@@ -142,6 +143,12 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
         charges.push(Number(answer.headers.get('x-payg-charged')));
       }
       const spent = charges.reduce((a, b) => a + b, 0);
+      // What the key and the account have spent, as the limits count it (read before any limit is set).
+      // The account's held counts what its funds leases still lock (these calls were carved from one); the key's, its own open holds.
+      const counted = { spend_per_day: spent, spend_per_month: spent, spend_total: spent, held: 0 };
+      const accountCounted = { ...counted, held: expect.any(Number) };
+      const spendUsage = async (url: string, credential: string) => (await json(`${url}/api/distribution/api-credit/limits`, { headers: { authorization: `Bearer ${credential}` } })).body.spend_usage;
+      expect(await spendUsage(d.urls[1], apiKey)).toEqual({ account: accountCounted, key: counted });
       // A day limit that leaves room for less than one more call.
       expect((await patch(`/admin/v1/api-keys/${key.body.apiKeyId}`, { limits: { spend_per_day: spent + charges[0] - 1 } })).status).toBe(200);
       await sleep(CACHE_BOUND_MS + 50);
@@ -151,6 +158,10 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       expect(rotated.status).toBe(201);
       await sleep(CACHE_BOUND_MS + 50);
       for (const url of d.urls) expect(await call(url, rotated.body.apiKey as string)).toMatchObject({ status: 402, body: { error: { code: 'spend_limit_exceeded', param: 'spend_per_day' } } });
+      // The successor shows the chain's count; a second key of the account shows its own (none).
+      expect(await spendUsage(d.urls[0], rotated.body.apiKey as string)).toEqual({ account: accountCounted, key: counted });
+      const other = await admin(d.urls[0], `/admin/v1/accounts/${accountId}/api-keys`, {});
+      expect(await spendUsage(d.urls[0], other.body.apiKey as string)).toEqual({ account: accountCounted, key: { spend_per_day: 0, spend_per_month: 0, spend_total: 0, held: 0 } });
       // Raised by one call's worth, the successor is served again.
       expect((await patch(`/admin/v1/api-keys/${rotated.body.apiKeyId}`, { limits: { spend_per_day: spent + 2 * charges[0] } })).status).toBe(200);
       await sleep(CACHE_BOUND_MS + 50);

@@ -69,13 +69,29 @@ async function errorOf(res: Response): Promise<ApiError> {
   return new ApiError(res.status, code, plain ? `${plain} (${message})` : message);
 }
 
+let refusedListener: ((error: ApiError) => void) | undefined;
+
+/**
+ * Who is told when the gateway refuses the signed-in credential (401) on any request: the view
+ * stops polling at the first refusal, whichever request met it. Returns the way to stop listening.
+ */
+export function onCredentialRefused(listener: (error: ApiError) => void): () => void {
+  refusedListener = listener;
+  return () => { if (refusedListener === listener) refusedListener = undefined; };
+}
+
 export async function request(path: string, init: { method?: string; body?: unknown; token?: string } = {}): Promise<Response> {
   const token = init.token ?? current?.token;
   const headers: Record<string, string> = {};
   if (token) headers.authorization = `Bearer ${token}`;
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(path, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body), cache: 'no-store' });
-  if (!res.ok) throw await errorOf(res);
+  if (!res.ok) {
+    const error = await errorOf(res);
+    // The signed-in credential refused (not a key being tried at sign-in, which passes its own token).
+    if (res.status === 401 && init.token === undefined && token !== undefined) refusedListener?.(error);
+    throw error;
+  }
   return res;
 }
 

@@ -3,7 +3,7 @@
 // gateway's console, order and image routes, as the API key's own account.
 
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { ApiError, download, exportRows, json, query, request, sessionValue, setSessionValue } from './api';
+import { ApiError, download, exportRows, json, onCredentialRefused, query, request, sessionValue, setSessionValue } from './api';
 import { SpendingChart } from './chart';
 import { dayEnd, dayStart, lastDays, parseUsd, spendingOf, usd, when, type LimitName } from './format';
 import { ErrorBox, Field, Outcome, Pager, Section, Table, useAction, useLoad } from './ui';
@@ -33,6 +33,15 @@ export function CustomerView({ tab }: { tab: string }) {
   const [refused, setRefused] = useState(false);
   useEffect(() => {
     let live = true;
+    // Refused on any request (this poll's or a view's): stop at once, before the next poll.
+    const refuse = (e: ApiError) => {
+      if (!live) return;
+      live = false;
+      clearInterval(timer);
+      setRefused(true);
+      setError(`${e.message} Sign out, then sign in with a key that works.`);
+    };
+    const stopListening = onCredentialRefused(refuse);
     const poll = async () => {
       try {
         const [b, newest] = await Promise.all([json<Balance>(`${BASE}/balance`), json<Page<BillItem>>(`${BASE}/bills/page?page=1&size=1`)]);
@@ -42,19 +51,13 @@ export function CustomerView({ tab }: { tab: string }) {
         setVersion(`${newest.total}:${b.balance}:${b.held}`);
       } catch (e) {
         if (!live) return;
-        if (e instanceof ApiError && e.status === 401) {
-          live = false;
-          clearInterval(timer);
-          setRefused(true);
-          setError(`${e.message} Sign out, then sign in with a key that works.`);
-          return;
-        }
+        if (e instanceof ApiError && e.status === 401) return refuse(e);
         setError((e as Error).message);
       }
     };
     const timer = setInterval(poll, LIVE_MS);
     void poll();
-    return () => { live = false; clearInterval(timer); };
+    return () => { live = false; clearInterval(timer); stopListening(); };
   }, []);
 
   if (refused) return <ErrorBox error={error} />;
@@ -66,7 +69,7 @@ export function CustomerView({ tab }: { tab: string }) {
       {tab === 'usage' && <Ledger kind="usage" version={version} />}
       {tab === 'images' && <Images version={version} />}
       {tab === 'orders' && <Orders version={version} />}
-      {tab === 'limits' && <LimitsView balance={balance} version={version} />}
+      {tab === 'limits' && <LimitsView version={version} />}
     </>
   );
 }
@@ -77,8 +80,9 @@ function Money({ nano, id }: { nano: number | undefined; id: string }) {
 
 function Overview({ balance, version }: { balance?: Balance; version: string }) {
   const { since, until } = useMemo(() => lastDays(30, Date.now()), []);
-  const usage = useLoad(() => exportRows<UsageItem>(`${BASE}/usage/export${query({ format: 'jsonl', from: dayStart(since) })}`), [version]);
-  const spending = useMemo(() => spendingOf(usage.data ?? [], since, until), [usage.data]);
+  // The ledger's sums per day and model (never the rows themselves).
+  const usage = useLoad(() => json<{ items: { day: string; model: string; charged: number }[] }>(`${BASE}/spending${query({ from: since, to: until })}`), [version]);
+  const spending = useMemo(() => spendingOf((usage.data?.items ?? []).map((item) => ({ occurredAt: item.day, model: item.model, charged: item.charged })), since, until), [usage.data]);
   const charged = spending.charged.flat().some((n) => n > 0);
   return (
     <>
@@ -293,30 +297,17 @@ function Orders({ version }: { version: string }) {
 }
 
 type Limits = Partial<Record<LimitName, number>>;
+/** What a scope has spent and holds, as its spend limits count it (GET …/limits, spend_usage). */
+interface SpendFigures { spend_per_day: number; spend_per_month: number; spend_total: number; held: number }
+interface CallerLimits { key: Limits | null; account: Limits; rate_usage: RateUsage | null; spend_usage: { account: SpendFigures; key: SpendFigures | null } }
 
-/** The account's spend as the spend limits count it: charges in the UTC day, month and in total, plus what is held now. */
-export function spendUsed(bills: BillItem[], held: number, now = new Date()): Record<'spend_per_day' | 'spend_per_month' | 'spend_total', number> {
-  const dayStart = now.toISOString().slice(0, 10);
-  const monthStart = dayStart.slice(0, 7);
-  const used = { spend_per_day: held, spend_per_month: held, spend_total: held };
-  for (const bill of bills) {
-    if (bill.kind !== 'charge') continue;
-    used.spend_total += bill.amount;
-    if (bill.occurredAt.startsWith(monthStart)) used.spend_per_month += bill.amount;
-    if (bill.occurredAt.startsWith(dayStart)) used.spend_per_day += bill.amount;
-  }
-  return used;
-}
-
-function LimitsView({ balance, version }: { balance?: Balance; version: string }) {
-  const limits = useLoad(() => json<{ key: Limits | null; account: Limits; rate_usage: RateUsage | null }>(`${BASE}/limits`), [version]);
+function LimitsView({ version }: { version: string }) {
+  const limits = useLoad(() => json<CallerLimits>(`${BASE}/limits`), [version]);
   // The minute's counts move with every call and reset each minute: read again every few seconds while shown.
   useEffect(() => {
     const timer = setInterval(() => limits.reload(), RATE_REFRESH_MS);
     return () => clearInterval(timer);
   }, []);
-  const bills = useLoad(() => exportRows<BillItem>(`${BASE}/bills/export?format=jsonl`), [version]);
-  const used: Limits = bills.data ? spendUsed(bills.data, balance?.held ?? 0) : {};
   const names: [LimitName, string, boolean][] = [
     ['requests_per_minute', 'Requests per minute', false],
     ['tokens_per_minute', 'Tokens per minute', false],
@@ -328,18 +319,21 @@ function LimitsView({ balance, version }: { balance?: Balance; version: string }
   const show = (value: number | undefined, money: boolean) => (value === undefined ? '—' : money ? usd(value) : value.toLocaleString('en-US'));
   // Rates: what the current minute has counted (only counted under a rate limit).
   const minute = (counts: { requests: number; tokens: number } | null | undefined, name: LimitName) => (name === 'requests_per_minute' ? counts?.requests : name === 'tokens_per_minute' ? counts?.tokens : undefined);
+  // Spend: what was charged in the limit's period plus what is held open now, as the limit counts it.
+  const spent = (figures: SpendFigures | null | undefined, name: LimitName) => (figures && name.startsWith('spend') ? figures[name as keyof SpendFigures] + figures.held : undefined);
+  const used = (scope: 'key' | 'account', name: LimitName, money: boolean) => (money ? spent(d?.spend_usage[scope], name) : minute(d?.rate_usage?.[scope], name));
   return (
     <Section title="Limits">
-      <ErrorBox error={limits.error ?? bills.error} />
+      <ErrorBox error={limits.error} />
       {d && <Table caption="Limits" rowKey={(n) => n[0]} rows={names} columns={[
         { label: 'Limit', cell: ([, label]) => label },
         { label: 'This key', numeric: true, cell: ([name, , money]) => <span data-limit={`key-${name}`}>{show(d.key?.[name], money)}</span> },
         { label: 'The account', numeric: true, cell: ([name, , money]) => <span data-limit={`account-${name}`}>{show(d.account[name], money)}</span> },
-        { label: 'Used by this key', numeric: true, cell: ([name, , money]) => <span data-key-used={name}>{money ? '—' : show(minute(d.rate_usage?.key, name), false)}</span> },
-        { label: 'Used by the account', numeric: true, cell: ([name, , money]) => <span data-used={name}>{money ? show(used[name], true) : show(minute(d.rate_usage?.account, name), false)}</span> },
+        { label: 'Used by this key', numeric: true, cell: ([name, , money]) => <span data-key-used={name}>{show(used('key', name, money), money)}</span> },
+        { label: 'Used by the account', numeric: true, cell: ([name, , money]) => <span data-used={name}>{show(used('account', name, money), money)}</span> },
       ]} />}
       {d?.rate_usage && <p class="muted">Rates used in the minute that began at {new Date(d.rate_usage.window_start).toISOString().slice(11, 16)} UTC; it resets at {new Date(d.rate_usage.reset_at).toISOString().slice(11, 16)} UTC.</p>}
-      <p class="muted">A dash: no such limit. Spend counts what was charged plus what calls in flight hold (now {usd(balance?.held ?? 0)}); a call that would pass a spend limit is refused (402 spend_limit_exceeded), a call over a rate gets 429 with Retry-After. Rates are counted per whole minute (tokens as corrected once calls settle); every answer of a call under a rate limit also tells what remains in its x-ratelimit headers.</p>
+      <p class="muted">A dash: no such limit. Spend counts what was charged in the period plus what calls in flight hold (now {usd(d?.spend_usage.account.held ?? 0)} for the account); a call that would pass a spend limit is refused (402 spend_limit_exceeded), a call over a rate gets 429 with Retry-After. Rates are counted per whole minute (tokens as corrected once calls settle); every answer of a call under a rate limit also tells what remains in its x-ratelimit headers.</p>
     </Section>
   );
 }

@@ -8,7 +8,8 @@ import type { DaprSidecar } from '../../../lib/dapr-http';
 import { GatewayError } from '../../../lib/errors';
 import type { LedgerBalance } from '../../ledger/balances';
 import type { ConsolePage } from '../../ledger/console';
-import { exportQueryString, pageQueryString } from '../../ledger/console-query';
+import { exportQueryString, pageQueryString, spendingQueryString } from '../../ledger/console-query';
+import type { SpendingAnswer } from '../../ledger/spending';
 import type { LedgerReader } from './reader';
 
 export function daprLedgerReader(sidecar: DaprSidecar, ledgerAppId: string): LedgerReader {
@@ -27,6 +28,11 @@ export function daprLedgerReader(sidecar: DaprSidecar, ledgerAppId: string): Led
       const { status, json } = await sidecar.request('GET', method(`${accountPath(accountId, pool)}/${kind}/page?${pageQueryString(query)}`));
       if (status !== 200) throw failure(status, json);
       return json as ConsolePage;
+    },
+    async spending(accountId, pool, query) {
+      const { status, json } = await sidecar.request('GET', method(`${accountPath(accountId, pool)}/spending?${spendingQueryString(query)}`));
+      if (status !== 200) throw failure(status, json);
+      return json as SpendingAnswer;
     },
     export: (kind, accountId, pool, query) => streamed(`${accountPath(accountId, pool)}/${kind}/export?${exportQueryString(query)}`),
     async register(accountId, pool) {

@@ -6,7 +6,8 @@
 import type { Readable } from 'node:stream';
 import { ledgerBalances, type LedgerBalance } from '../../ledger/balances';
 import { exportItems, readPage, type ConsolePage } from '../../ledger/console';
-import type { ConsoleKind, ExportQuery, PageQuery } from '../../ledger/console-query';
+import type { ConsoleKind, ExportQuery, PageQuery, SpendingDaysQuery } from '../../ledger/console-query';
+import { readSpending, type SpendingAnswer } from '../../ledger/spending';
 import type { LedgerStore } from '../../ledger/entries';
 import { exportStream } from '../../ledger/export-format';
 
@@ -14,6 +15,8 @@ export interface LedgerReader {
   page(kind: ConsoleKind, accountId: string, pool: string, query: PageQuery): Promise<ConsolePage>;
   /** The export body (bytes of the query's format), streamed. */
   export(kind: ConsoleKind, accountId: string, pool: string, query: ExportQuery): Promise<Readable>;
+  /** Charged per UTC day and model (services/ledger/spending.ts). */
+  spending(accountId: string, pool: string, query: SpendingDaysQuery): Promise<SpendingAnswer>;
   balances(): AsyncIterable<LedgerBalance>;
   /** Enters an account's pool in the ledger's index (no money rows): reconciliation covers it from then on. */
   register(accountId: string, pool: string): Promise<void>;
@@ -23,6 +26,7 @@ export function storeLedgerReader(store: LedgerStore): LedgerReader {
   return {
     page: (kind, accountId, pool, query) => readPage(store, kind, accountId, pool, query),
     export: async (kind, accountId, pool, query) => exportStream(kind, query.format, exportItems(store, kind, accountId, pool, query)),
+    spending: (accountId, pool, query) => readSpending(store, accountId, pool, query),
     balances: () => ledgerBalances(store),
     register: (accountId, pool) => store.register(accountId, pool),
   };

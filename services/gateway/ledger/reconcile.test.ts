@@ -10,6 +10,7 @@ function readerOf(balances: LedgerBalance[]): LedgerReader {
   return {
     page: () => Promise.reject(new Error('not used')),
     export: () => Promise.reject(new Error('not used')),
+    spending: () => Promise.reject(new Error('not used')),
     register: () => Promise.reject(new Error('not used')),
     async *balances() {
       yield* balances;

@@ -8,7 +8,7 @@ import type { RateAdmission } from '../limits/admission';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import { sendStream } from '../../../lib/http-stream';
 import { CURRENCY, SCALE } from '../../../lib/money';
-import { parseBalanceQuery, parseExportQuery, parsePageQuery, type ConsoleKind } from '../../ledger/console-query';
+import { parseBalanceQuery, parseExportQuery, parsePageQuery, parseSpendingQuery, type ConsoleKind } from '../../ledger/console-query';
 import { exportHeaders } from '../../ledger/export-format';
 import type { AccountStore } from '../accounts/store';
 import type { OAuthVerifier } from '../auth/oauth';
@@ -23,16 +23,20 @@ export function consoleRoutes(options: { credentials: { accounts: AccountStore; 
     const view = await options.funds.of(req.caller.accountId).getBalance();
     res.json({ currency: CURRENCY, scale: SCALE, ...view });
   });
-  // The limits in force for this credential, as the key's projection says, and under a rate limit
-  // what the current minute has counted (the Account actor's read): what the web console shows
-  // beside what was spent (docs/auth.md, "Limits").
+  // The limits in force for this credential, as the key's projection says; under a rate limit
+  // what the current minute has counted (the Account actor's read); and what the account and the
+  // key have spent and hold as the spend limits count it (the FundsHold actor's read): what the
+  // web console shows (docs/auth.md, "Limits").
   router.get('/api/distribution/api-credit/limits', auth, async (req, res) => {
     parseBalanceQuery(req.query);
-    const usage = (await options.limits?.usage(req.caller)) ?? null;
+    const caller = req.caller;
+    const spendKeyId = caller.family === 'api_key' ? caller.spendKeyId ?? caller.apiKeyId ?? null : null;
+    const [usage, spend] = await Promise.all([options.limits?.usage(caller), options.funds.of(caller.accountId).getSpend({ apiKeyId: spendKeyId })]);
     res.json({
-      key: req.caller.family === 'api_key' ? req.caller.limits?.key ?? {} : null,
-      account: req.caller.limits?.account ?? {},
-      rate_usage: usage && { window_start: new Date(usage.windowStart).toISOString(), reset_at: new Date(usage.resetAt).toISOString(), account: usage.account, key: usage.key },
+      key: caller.family === 'api_key' ? caller.limits?.key ?? {} : null,
+      account: caller.limits?.account ?? {},
+      rate_usage: usage ? { window_start: new Date(usage.windowStart).toISOString(), reset_at: new Date(usage.resetAt).toISOString(), account: usage.account, key: usage.key } : null,
+      spend_usage: spend,
     });
   });
 
@@ -46,6 +50,11 @@ export function consoleRoutes(options: { credentials: { accounts: AccountStore; 
     res.set(exportHeaders(kind, query.format));
     await sendStream(body, res);
   };
+  // Charged per UTC day and model, from the sums the ledger keeps as it appends (the Overview's chart).
+  router.get('/api/distribution/api-credit/spending', auth, async (req, res) => {
+    const query = parseSpendingQuery(req.query);
+    res.json(await options.ledger.spending(req.caller.accountId, DEFAULT_POOL, query));
+  });
   router.get('/api/distribution/api-credit/bills/page', auth, page('bills'));
   router.get('/api/distribution/api-credit/usage/page', auth, page('usage'));
   router.get('/api/distribution/api-credit/bills/export', auth, exported('bills'));
