@@ -66,10 +66,12 @@ export abstract class LeaseBook extends HoldBook {
     if (progress.length + settles.length + releases.length > MAX_BATCH_ITEMS) {
       throw new GatewayError('invalid_request', `a lease batch has at most ${MAX_BATCH_ITEMS} items`);
     }
-    // Checked before anything changes: a bad item refuses the whole batch.
+    // Checked before anything changes: an item without its ids refuses the whole batch; an item
+    // whose lines are bad is refused alone (a settle's result says so; a progress record is dropped),
+    // so one call's bad usage never holds up the settles and renewals riding with it.
     const checked = {
-      progress: progress.map((item) => ({ item, meta: carvedMeta(item), lines: recordLines(item.lines) })),
-      settle: settles.map((item) => ({ item, meta: carvedMeta(item), lines: recordLines(item.lines) })),
+      progress: progress.map((item) => ({ item, meta: carvedMeta(item), lines: checkedLines(item.lines) })).filter((entry): entry is typeof entry & { lines: RecordedLine[] } => !(entry.lines instanceof GatewayError)),
+      settle: settles.map((item) => ({ item, meta: carvedMeta(item), lines: checkedLines(item.lines) })),
       release: releases.map((item) => ({ item, meta: carvedMeta(item) })),
     };
     const state = await this.load();
@@ -99,7 +101,10 @@ export abstract class LeaseBook extends HoldBook {
     }
     const settled: CarvedResult[] = [];
     for (const { item, meta, lines } of checked.settle) {
-      settled.push(await this.carvedResult(meta.holdId, () => this.settleCarved(state, lease, meta, lines, item.platformBorne === true, item.route, endings)));
+      settled.push(await this.carvedResult(meta.holdId, () => {
+        if (lines instanceof GatewayError) throw lines;
+        return this.settleCarved(state, lease, meta, lines, item.platformBorne === true, item.route, endings);
+      }));
     }
     const released: CarvedResult[] = [];
     for (const { item, meta } of checked.release) {
@@ -199,5 +204,15 @@ export abstract class LeaseBook extends HoldBook {
   private leaseOutcome(leaseId: string, leaseState: LeaseOutcome['state'], lease: { amount: string; charged: string }, state: FundsState): LeaseOutcome {
     const available = availableIn(state);
     return { leaseId, state: leaseState, amount: toJsonAmount(fromStored(lease.amount)), charged: toJsonAmount(fromStored(lease.charged)), balance: toJsonAmount(fromStored(state.balance)), available: toJsonAvailable(available) };
+  }
+}
+
+/** An item's usage lines as recorded, or the refusal of its bad lines (recordLines). */
+function checkedLines(lines: unknown): RecordedLine[] | GatewayError {
+  try {
+    return recordLines(lines);
+  } catch (error) {
+    if (error instanceof GatewayError) return error;
+    throw error;
   }
 }

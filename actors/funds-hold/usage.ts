@@ -3,7 +3,7 @@
 
 import { GatewayError } from '../../lib/errors';
 import { USAGE_UNITS, type UsageUnit } from '../../lib/events';
-import { lineCost, parseAmount, toJsonAmount } from '../../lib/money';
+import { lineCost, MAX_SAFE, MoneyError, parseAmount, toJsonAmount } from '../../lib/money';
 import type { UsageLine } from './FundsHoldInterface';
 
 const UNITS: ReadonlySet<string> = new Set<UsageUnit>(USAGE_UNITS);
@@ -25,17 +25,35 @@ export interface CostedLine {
   reasoningTokens?: number;
 }
 
-/** Checks and records request lines (a bad line is refused, nothing changes). */
+/** A line's whole number (quantity, unit price, reasoning tokens), or invalid_request naming it: never a MoneyError, which would read as a fault to retry. */
+function lineNumber(value: unknown, param: string): bigint {
+  try {
+    return parseAmount(value);
+  } catch (error) {
+    if (!(error instanceof MoneyError)) throw error;
+    throw new GatewayError('invalid_request', `${param} must be a whole number from 0 to 2^53-1`, { param });
+  }
+}
+
+/**
+ * Checks and records request lines (a bad line is refused, nothing changes). A line whose cost
+ * (quantity × unit price) no amount can hold is refused too: recorded, it could never be costed,
+ * and a hold's expiry that costs it would fail on every turn of the actor.
+ */
 export function recordLines(lines: unknown): RecordedLine[] {
   if (!Array.isArray(lines)) throw new GatewayError('invalid_request', 'lines must be an array', { param: 'lines' });
   return lines.map((line: Partial<UsageLine> | null, i) => {
     if (typeof line !== 'object' || line === null || typeof line.unit !== 'string' || !UNITS.has(line.unit)) {
       throw new GatewayError('invalid_request', `lines[${i}].unit must be one of ${[...UNITS].join(', ')}`, { param: `lines[${i}].unit` });
     }
-    const quantity = parseAmount(line.quantity);
-    const recorded: RecordedLine = { unit: line.unit, quantity: quantity.toString(), unitPrice: parseAmount(line.unitPrice).toString() };
+    const quantity = lineNumber(line.quantity, `lines[${i}].quantity`);
+    const unitPrice = lineNumber(line.unitPrice, `lines[${i}].unitPrice`);
+    if (lineCost(quantity.toString(), unitPrice.toString()) > MAX_SAFE) {
+      throw new GatewayError('invalid_request', `lines[${i}] costs more than 2^53-1 nano-USD (${quantity} × ${unitPrice})`, { param: `lines[${i}].quantity` });
+    }
+    const recorded: RecordedLine = { unit: line.unit, quantity: quantity.toString(), unitPrice: unitPrice.toString() };
     if (line.reasoningTokens === undefined) return recorded;
-    const reasoning = parseAmount(line.reasoningTokens);
+    const reasoning = lineNumber(line.reasoningTokens, `lines[${i}].reasoningTokens`);
     if (line.unit !== 'TEXT_OUTPUT' || reasoning > quantity) {
       throw new GatewayError('invalid_request', `lines[${i}].reasoningTokens is a part of a TEXT_OUTPUT line's quantity`, { param: `lines[${i}].reasoningTokens` });
     }

@@ -90,6 +90,28 @@ describe('AnthropicMessagesProvider.create', () => {
     expect(await usageOfAnswer(usage)).toEqual({ inputTokens: 35, outputTokens: 1, cacheWriteTokens: 10, cacheWrite1hTokens: 20 });
   });
 
+  it('when a usage count is negative, not whole, or beyond any call (the stream\'s message_start too), then it is a protocol error naming it, never a count to price', async () => {
+    const bad: Array<[Record<string, unknown>, string]> = [
+      [{ input_tokens: 1e15, output_tokens: 2 }, 'usage.input_tokens'],
+      [{ input_tokens: 3, output_tokens: -5 }, 'usage.output_tokens'],
+      [{ input_tokens: 3, output_tokens: 2.5 }, 'usage.output_tokens'],
+      [{ input_tokens: 3, cache_read_input_tokens: -1, output_tokens: 2 }, 'usage.cache_read_input_tokens'],
+      [{ input_tokens: 3, cache_creation: { ephemeral_1h_input_tokens: 2_000_000_000 }, output_tokens: 2 }, 'usage.cache_creation.ephemeral_1h_input_tokens'],
+    ];
+    for (const [usage, field] of bad) {
+      const error = await rejection(usageOfAnswer(usage));
+      expect([usage, error.kind, error.message.includes(field)]).toEqual([usage, 'protocol', true]);
+    }
+    expect(await usageOfAnswer({ input_tokens: 1_000_000_000, output_tokens: 0 })).toEqual({ inputTokens: 1_000_000_000, outputTokens: 0 });
+    const start = { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], model: 'm', usage: { input_tokens: 1e15, output_tokens: 1 } } };
+    const server = await rawServer(`HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\nevent: message_start\ndata: ${JSON.stringify(start)}\n\n`);
+    const p = rawProvider(server);
+    const error = await rejection((async () => collect(await p.stream(call())))());
+    await p.close();
+    server.close();
+    expect([error.kind, error.message.includes('usage.input_tokens')]).toEqual(['protocol', true]);
+  });
+
   it('when the answer has no usage, then it is a protocol error', async () => {
     const server = await rawServer(jsonReply({ id: 'msg_1', type: 'message', content: [] }));
     const p = rawProvider(server);

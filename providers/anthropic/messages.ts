@@ -10,7 +10,7 @@
 
 import { ProviderError, type CountTokensCall, type MessagesCall, type MessagesProvider, type MessagesResult, type MessagesStreamEvent, type TokenUsage } from '../port';
 import { failedRead, OpenAiClient, readJsonObject, type ResponseBody } from '../openai/client';
-import { asObject, asOptionalObject, badShape, type Json } from '../openai/shape';
+import { asObject, asOptionalObject, badShape, usageCount, type Json } from '../openai/shape';
 import { SseDataReader } from '../openai/sse';
 import { anthropicInput, anthropicUsage, streamError } from './wire';
 
@@ -70,7 +70,7 @@ export class AnthropicMessagesProvider implements MessagesProvider {
     const { body } = await this.client.post('/messages/count_tokens', payload, call.signal, 'json');
     const answer = await readJsonObject(body, call.signal);
     const tokens = answer.input_tokens;
-    return typeof tokens === 'number' && Number.isInteger(tokens) && tokens >= 0 ? tokens : badShape('input_tokens');
+    return typeof tokens === 'number' ? usageCount(tokens, 'input_tokens') : badShape('input_tokens');
   }
 
   /** Closes the pool's sockets (in-flight calls finish first). */
@@ -138,7 +138,7 @@ class StreamUsage {
       const output = data?.output_tokens;
       const input = anthropicInput(data) ?? this.input;
       if (typeof output !== 'number' || input === undefined) badShape('message_delta usage');
-      const usage: TokenUsage = { ...input, outputTokens: output };
+      const usage: TokenUsage = { ...input, outputTokens: usageCount(output, 'message_delta usage.output_tokens') };
       return { ...event, usage };
     }
     return event;

@@ -3,7 +3,7 @@
 // simulated provider and the chat-to-messages translation ever produce).
 
 import { ProviderError, uncachedInput, withCacheCounts, type MessagesStreamEvent, type TokenUsage } from '../port';
-import { asOptionalObject, type Json } from '../openai/shape';
+import { asOptionalObject, usageCount, type Json } from '../openai/shape';
 
 /**
  * Anthropic counts cached prompt tokens apart from `input_tokens`: `cache_read_input_tokens`
@@ -18,17 +18,18 @@ export function anthropicUsage(value: unknown): TokenUsage | undefined {
   const output = usage?.output_tokens;
   const input = anthropicInput(usage);
   if (input === undefined || typeof output !== 'number') return undefined;
-  return { ...input, outputTokens: output };
+  return { ...input, outputTokens: usageCount(output, 'usage.output_tokens') };
 }
 
 /** The prompt counts of a usage object (null or absent cache counts: none); undefined without input_tokens. */
 export function anthropicInput(usage: Json | undefined): Omit<TokenUsage, 'outputTokens'> | undefined {
   const uncached = usage?.input_tokens;
   if (typeof uncached !== 'number') return undefined;
-  const read = count(usage?.cache_read_input_tokens);
+  usageCount(uncached, 'usage.input_tokens');
+  const read = count(usage?.cache_read_input_tokens, 'usage.cache_read_input_tokens');
   const split = asOptionalObject(usage?.cache_creation);
-  const write1h = count(split?.ephemeral_1h_input_tokens);
-  const written = Math.max(count(usage?.cache_creation_input_tokens), count(split?.ephemeral_5m_input_tokens) + write1h);
+  const write1h = count(split?.ephemeral_1h_input_tokens, 'usage.cache_creation.ephemeral_1h_input_tokens');
+  const written = Math.max(count(usage?.cache_creation_input_tokens, 'usage.cache_creation_input_tokens'), count(split?.ephemeral_5m_input_tokens, 'usage.cache_creation.ephemeral_5m_input_tokens') + write1h);
   return withCacheCounts({ inputTokens: uncached + read + written }, read, written - write1h, write1h);
 }
 
@@ -44,8 +45,9 @@ export function anthropicUsageJson(usage: TokenUsage): Json {
   return json;
 }
 
-function count(value: unknown): number {
-  return typeof value === 'number' ? value : 0;
+/** An optional cache count: absent or null is none; a number must be a token count. */
+function count(value: unknown, what: string): number {
+  return typeof value === 'number' ? usageCount(value, what) : 0;
 }
 
 /**

@@ -89,6 +89,29 @@ describe('OpenAiChatProvider.complete', () => {
     expect(error.kind).toBe('protocol');
   });
 
+  it('when a usage count is negative, not whole, or beyond any call, then it is a protocol error naming it, never a count to price', async () => {
+    const answer = (usage: unknown) => {
+      const text = JSON.stringify({ id: 'chatcmpl-1', created: 1, choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage });
+      return `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
+    };
+    const bad: Array<[Record<string, unknown>, string]> = [
+      [{ prompt_tokens: 10, completion_tokens: -5 }, 'usage.completion_tokens'],
+      [{ prompt_tokens: 10, completion_tokens: 2.5 }, 'usage.completion_tokens'],
+      [{ prompt_tokens: 1e15, completion_tokens: 5 }, 'usage.prompt_tokens'],
+      [{ prompt_tokens: -1000, completion_tokens: 5 }, 'usage.prompt_tokens'],
+      [{ prompt_tokens: 10, completion_tokens: 5, prompt_tokens_details: { cached_tokens: -3 } }, 'cached_tokens'],
+      [{ prompt_tokens: 10, completion_tokens: 5, completion_tokens_details: { reasoning_tokens: 1.5 } }, 'reasoning_tokens'],
+    ];
+    for (const [usage, field] of bad) {
+      const server = await rawServer(answer(usage));
+      const p = new OpenAiChatProvider({ name: 'raw', baseUrl: `http://127.0.0.1:${port(server)}/v1`, maxBodyBytes: 1024 });
+      const error = await rejection(p.complete(call()));
+      await p.close();
+      server.close();
+      expect([usage, error.kind, error.message.includes(field)]).toEqual([usage, 'protocol', true]);
+    }
+  });
+
   it('when the request body exceeds maxBodyBytes, then it is rejected with 413 before sending', async () => {
     const before = upstream.requests;
     const p = new OpenAiChatProvider({ name: 'tiny', baseUrl: upstream.url, maxBodyBytes: 10 });

@@ -4,7 +4,7 @@
 
 import { ProviderError, withCacheCounts, type ChatCall, type ChatCompletion, type ChatProvider, type ChatStreamChunk, type TokenUsage } from '../port';
 import { failedRead, OpenAiAdapter, readJsonObject, type OpenAiAdapterOptions, type ResponseBody } from './client';
-import { asArray, asObject, asOptionalObject, badShape, type Json } from './shape';
+import { asArray, asObject, asOptionalObject, badShape, usageCount, type Json } from './shape';
 import { SseDataReader } from './sse';
 
 /** Own connection settings, or the client shared with the entry's other adapters. */
@@ -140,8 +140,10 @@ function toUsage(value: unknown): TokenUsage | undefined {
   const input = usage?.prompt_tokens;
   const output = usage?.completion_tokens;
   if (typeof input !== 'number' || typeof output !== 'number') return undefined;
+  usageCount(input, 'usage.prompt_tokens');
+  usageCount(output, 'usage.completion_tokens');
   const cached = asOptionalObject(usage?.prompt_tokens_details)?.cached_tokens;
   const reasoning = asOptionalObject(usage?.completion_tokens_details)?.reasoning_tokens;
-  const counted = withCacheCounts({ inputTokens: input, outputTokens: output }, typeof cached === 'number' ? Math.min(cached, input) : 0, 0, 0);
-  return typeof reasoning === 'number' && reasoning > 0 ? { ...counted, reasoningTokens: Math.min(reasoning, output) } : counted;
+  const counted = withCacheCounts({ inputTokens: input, outputTokens: output }, typeof cached === 'number' ? Math.min(usageCount(cached, 'usage.prompt_tokens_details.cached_tokens'), input) : 0, 0, 0);
+  return typeof reasoning === 'number' && usageCount(reasoning, 'usage.completion_tokens_details.reasoning_tokens') > 0 ? { ...counted, reasoningTokens: Math.min(reasoning, output) } : counted;
 }

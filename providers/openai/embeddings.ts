@@ -10,7 +10,7 @@
 
 import { embeddingItems, ProviderError, type EmbeddingsCall, type EmbeddingsProvider, type EmbeddingsResult } from '../port';
 import { OpenAiAdapter, readJsonObject, type OpenAiAdapterOptions } from './client';
-import { asArray, asObject, badShape, type Json } from './shape';
+import { asArray, asObject, badShape, usageCount, type Json } from './shape';
 
 /** Own connection settings, or the client shared with the entry's other adapters. */
 export type OpenAiEmbeddingsProviderOptions = OpenAiAdapterOptions;
@@ -47,8 +47,8 @@ function toResult(json: Json, call: EmbeddingsCall): EmbeddingsResult {
     vectors[index] = vector;
   });
   const promptTokens = asObject(json.usage, 'usage').prompt_tokens;
-  if (typeof promptTokens !== 'number' || !Number.isSafeInteger(promptTokens) || promptTokens < 0) badShape('usage.prompt_tokens');
-  return { vectors, usage: { inputTokens: promptTokens, outputTokens: 0 } };
+  if (typeof promptTokens !== 'number') badShape('usage.prompt_tokens');
+  return { vectors, usage: { inputTokens: usageCount(promptTokens, 'usage.prompt_tokens'), outputTokens: 0 } };
 }
 
 /** One vector in the encoding asked for, and its number of dimensions. */

@@ -20,3 +20,15 @@ export function asArray(value: unknown, what: string): unknown[] {
 export function badShape(what: string): never {
   throw new ProviderError('protocol', `upstream answer has no valid ${what}`);
 }
+
+/**
+ * The most tokens one usage count of one call may state. No model reads or writes anywhere near
+ * this many in a call; a count above it (or negative, or not a whole number) is an upstream that
+ * misreports, and pricing it could reach amounts no ledger row can hold.
+ */
+export const MAX_USAGE_TOKENS = 1_000_000_000;
+
+/** A usage count the upstream stated: a whole number from 0 to MAX_USAGE_TOKENS, else the call fails as 'protocol' naming the field. */
+export function usageCount(value: number, what: string): number {
+  return Number.isSafeInteger(value) && value >= 0 && value <= MAX_USAGE_TOKENS ? value : badShape(`${what} (a token count from 0 to ${MAX_USAGE_TOKENS}, not ${value})`);
+}

@@ -215,6 +215,33 @@ export function chatSuite(hostName: string, start: () => Promise<DeploymentUnder
       expect(events[events.length - 1]).toBe('[DONE]');
     });
 
+    it('when an upstream states a token count no call can have (negative, 1e15), then the call fails as the provider\'s error, nothing is priced from it, and the account goes on working', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000_000);
+      const stream = (model: string) => fetch(`${d.url}/api/open/v1/models/${model}/chat`, {
+        method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ ...hello, stream: true, max_tokens: 4 }),
+      });
+      // Stated before any output (a JSON answer, an Anthropic stream's message_start): 502, nothing charged.
+      for (const model of ['misreporting-chat', 'misreporting-anthropic-chat']) {
+        const answer = await chat(d.url, apiKey, { ...hello, max_tokens: 4 }, { model });
+        expect([model, answer.status, answer.body.error?.code]).toEqual([model, 502, 'provider_error']);
+      }
+      const anthropicStream = await stream('misreporting-anthropic-chat');
+      // Its message_start is its preamble: the stream is refused before anything is relayed.
+      expect([anthropicStream.status, ((await anthropicStream.json()) as { error: { code: string } }).error.code]).toEqual([502, 'provider_error']);
+      expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000_000, held: 0 });
+      // Stated at the end of an OpenAI stream, after its output: the stream ends in an error and is charged as one cut there (what it relayed).
+      const openAiStream = await stream('misreporting-chat');
+      expect(openAiStream.status).toBe(200);
+      const text = await openAiStream.text();
+      expect(text).toContain('provider_error');
+      const charged = Number(/^: x-payg-charged (\d+)$/m.exec(text)?.[1]);
+      expect(charged).toBeGreaterThan(0);
+      expect(charged).toBeLessThan(1_000_000);
+      expect(await eventually(() => balance(d.url, apiKey), (b) => b.held === 0)).toMatchObject({ balance: 10_000_000_000 - charged });
+      expect((await chat(d.url, apiKey, hello)).status).toBe(200);
+      expect((await chat(d.url, apiKey, hello, { model: 'upstream-anthropic-chat' })).status).toBe(200);
+    });
+
     it('when a stream is charged, then its charge comes before its end as an SSE comment (`: x-payg-charged <n>`) on both wires, equal to its usage rows', async () => {
       for (const path of ['chat', 'chat/anthropic']) {
         const { apiKey } = await fundedAccount(d.url, 10_000_000);

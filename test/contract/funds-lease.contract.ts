@@ -72,6 +72,23 @@ export function fundsLeaseContract(hostName: string, start: () => Promise<HostUn
       if (t.host.ledgerBalance) expect(await eventually(() => t.host.ledgerBalance!(id), (v) => v === 99_900)).toBe(99_900);
     });
 
+    it('when one item of a batch has usage no amount can price, then that item alone is refused (its settle invalid_request, its progress dropped) and the others land', async () => {
+      const { id, funds, leaseId } = await leasedAccount();
+      const [good, bad, running, wild] = [carved(500), carved(500), carved(500), carved(500)];
+      const huge: UsageLine[] = [{ unit: 'TEXT_INPUT', quantity: 10_000_000_000_000, unitPrice: 1000 }];
+      const negative = [{ unit: 'TEXT_OUTPUT', quantity: -5, unitPrice: 2 }] as unknown as UsageLine[];
+      const answer = await funds.leaseBatch({
+        leaseId, ttlMs: 60_000,
+        progress: [{ ...running, lines: usage(10, 5) }, { ...wild, lines: negative }],
+        settle: [{ ...bad, lines: huge }, { ...good, lines: usage(10, 20) }],
+      });
+      expect(answer.settled.map((r) => [r.holdId, r.outcome?.charged ?? r.error?.code])).toEqual([[bad.holdId, 'invalid_request'], [good.holdId, 50]]);
+      // The actor stays sound: its next turns work, and closing the lease charges the good progress (20), not the dropped one.
+      expect(await funds.getBalance()).toMatchObject({ balance: 100_000 - 50 });
+      expect((await t.client.of(id).leaseBatch({ leaseId, ttlMs: 60_000, close: true })).lease).toMatchObject({ state: 'closed', charged: 50 + 20 });
+      expect(await funds.getBalance()).toMatchObject({ balance: 100_000 - 70, leased: 0 });
+    });
+
     it('when numbered carves end out of order over several batches, then each is charged once; retried batches answer the same, also after a restart (nothing in memory)', async () => {
       const { id, leaseId } = await leasedAccount();
       const funds = () => t.client.of(id);
@@ -126,15 +143,20 @@ export function fundsLeaseContract(hostName: string, start: () => Promise<HostUn
       expect(await funds().getBalance()).toMatchObject({ balance: 100_000 - charged - 3 });
     });
 
-    it('when a batch item is malformed, then the whole batch is refused and nothing changes', async () => {
+    it('when a batch item is malformed, then the whole batch is refused and nothing changes; an item with bad lines is refused alone', async () => {
       const funds = t.client.of(t.account());
       await funds.credit({ amount: 10_000, reference: 'c' });
       const leaseId = randomUUID();
       await funds.openLease({ leaseId, amount: 1000, minAmount: 1, ttlMs: 60_000 });
       const good = { ...carved(100), lines: usage(1, 1) };
-      await expect(funds.leaseBatch({ leaseId, ttlMs: 60_000, settle: [good, { ...carved(100), lines: [{ unit: 'BOGUS', quantity: 1, unitPrice: 1 }] as never }] })).rejects.toMatchObject({ code: 'invalid_request' });
+      const nameless = { amount: 100, ...meta, holdId: '', lines: usage(1, 1) };
+      await expect(funds.leaseBatch({ leaseId, ttlMs: 60_000, settle: [good, nameless] })).rejects.toMatchObject({ code: 'invalid_request' });
       await expect(funds.leaseBatch({ leaseId: randomUUID(), ttlMs: 60_000 })).rejects.toMatchObject({ code: 'hold_not_found' });
       expect(await funds.getBalance()).toMatchObject({ balance: 10_000, leased: 1000 });
+      const bogus = { ...carved(100), lines: [{ unit: 'BOGUS', quantity: 1, unitPrice: 1 }] as never };
+      const answer = await funds.leaseBatch({ leaseId, ttlMs: 60_000, settle: [good, bogus] });
+      expect(answer.settled.map((r) => r.outcome?.charged ?? r.error?.code)).toEqual([3, 'invalid_request']);
+      expect(await funds.getBalance()).toMatchObject({ balance: 10_000 - 3 });
     });
 
     it('when carved settles carry routes, then each usage row shows its own; a bad route refuses its item alone, the others settle', async () => {

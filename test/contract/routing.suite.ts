@@ -35,6 +35,8 @@ const FAILING = {
   'local-slow': { model: 'fallback-slow-chat', behaviour: 'delay=3000' },
   'local-cut': { model: 'fallback-cut-chat', behaviour: 'break-after=3' },
   'local-400': { model: 'fallback-rejected-chat', behaviour: 'status=400' },
+  // OpenAI's opening chunk (the role, no text), then the connection is cut: nothing shown yet.
+  'local-cut-opening': { model: 'fallback-cut-opening-chat', behaviour: 'opening-chunk,break-after=1' },
 } as const;
 
 /** The test catalog plus the routed models; the healthy upstream serves its own model name. */
@@ -188,6 +190,22 @@ export function routingSuite(hostName: string, start: () => Promise<RoutingDeplo
       const now = await attempts(d.url);
       expect((now['local-cut/broken'] ?? 0) - (before['local-cut/broken'] ?? 0)).toBe(1);
       expect((now['local-healthy/served'] ?? 0) - (before['local-healthy/served'] ?? 0)).toBe(0);
+    });
+
+    it('when a stream is cut after its opening chunk, before any text, then the next upstream serves it whole, charged once', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const response = await fetch(`${d.url}/api/open/v1/models/fallback-cut-opening-chat/chat`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ...hello, max_tokens: 8, stream: true }),
+      });
+      expect(response.status).toBe(200);
+      const text = await response.text();
+      expect(sseData(text).at(-1)).toBe('[DONE]');
+      const charged = Number(/^: x-payg-charged (\d+)$/m.exec(text)?.[1]);
+      const after = await eventually(() => balance(d.url, apiKey), (b) => b.held === 0 && b.balance < 10_000_000);
+      expect(10_000_000 - after.balance).toBe(charged);
+      expect(await routeOf(apiKey)).toEqual({ upstream: 'local-healthy', attempts: [{ upstream: 'local-cut-opening', outcome: 'unavailable' }, { upstream: 'local-healthy', outcome: 'served' }] });
     });
 
     it('when an upstream confirms a rejection (400), then it is not retried elsewhere and nothing is charged', async () => {

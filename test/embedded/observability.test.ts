@@ -87,6 +87,11 @@ describe('observability of the embedded gateway', () => {
     billed.output += usage.completion_tokens;
     const failed = await chat(url, apiKey, hello, { headers: { 'x-sim-directive': 'fail-before-output' } });
     expect(failed.status).toBe(502);
+    // A client that gives up on a JSON call: not a provider error.
+    await expect(fetch(`${url}/api/open/v1/models/sim-chat/chat`, {
+      method: 'POST', signal: AbortSignal.timeout(300),
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'x-sim-directive': 'hang' }, body: JSON.stringify(hello),
+    })).rejects.toThrow();
 
     // An image, a compatibility call with x-api-key, a member-token call, console and catalog reads.
     expect((await image(url, apiKey, picture)).status).toBe(200);
@@ -127,6 +132,7 @@ describe('observability of the embedded gateway', () => {
     expect(requests({ family: 'open', method: 'POST', status: '200' })).toBe(4);
     expect(requests({ family: 'open', method: 'POST', status: '502' })).toBe(1);
     expect(requests({ family: 'open', method: 'POST', status: '403' })).toBe(1);
+    expect(requests({ family: 'open', method: 'POST', status: '499' })).toBe(1);
     expect(requests({ family: 'compat', method: 'POST', status: '200' })).toBe(1);
     expect(requests({ family: 'member', method: 'POST', status: '200' })).toBe(1);
     expect(requests({ family: 'console', method: 'GET', status: '200' })).toBe(1);
@@ -134,7 +140,7 @@ describe('observability of the embedded gateway', () => {
     expect(requests({ family: 'admin', method: 'POST', status: '201' })).toBe(4);
     expect(requests({ family: 'admin', method: 'POST', status: '200' })).toBe(2);
     expect(requests({ family: 'health', method: 'GET', status: '200' })).toBeGreaterThanOrEqual(1);
-    expect(total(text, 'payg_http_request_duration_seconds_count', { family: 'open' })).toBe(6);
+    expect(total(text, 'payg_http_request_duration_seconds_count', { family: 'open' })).toBe(7);
     expect(samples(text, 'payg_http_requests_total').every((s) => !('path' in s.labels))).toBe(true);
   });
 
@@ -145,6 +151,8 @@ describe('observability of the embedded gateway', () => {
     expect(total(text, 'payg_tokens_billed_total', { unit: 'TEXT_OUTPUT' })).toBe(billed.output);
     expect(total(text, 'payg_images_billed_total')).toBe(1);
     expect(total(text, 'payg_provider_errors_total', { kind: 'unavailable' })).toBeGreaterThanOrEqual(1);
+    // The client that gave up is not counted (the simulated provider reports a stopped call as protocol).
+    expect(total(text, 'payg_provider_errors_total', { kind: 'protocol' })).toBe(0);
   });
 
   it('when every hold has ended, then payg_holds_open is back to 0 and every event published was acknowledged', async () => {

@@ -46,6 +46,9 @@ export function writeTestCatalog(path: string, upstreamUrl: string, options: Tes
     // counting bytes, cut; the caching Anthropic upstream, cut after 5 events (2 of them output).
     { ...chat, id: 'tokenized-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e06', provider: 'local-openai-tokenized', upstream_model: 'up-model', tokenizer: 'o200k_base' }], prices: CACHE_PRICES },
     { ...chat, id: 'tokenized-cut-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e07', provider: 'local-openai-tokenized-cut', upstream_model: 'up-model', tokenizer: 'o200k_base' }], prices: CACHE_PRICES },
+    // Upstreams that state a prompt count no call can have (docs/providers.md, "Usage an upstream states").
+    { ...chat, id: 'misreporting-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e11', provider: 'local-openai-misreporting', upstream_model: 'up-model' }] },
+    { ...chat, id: 'misreporting-anthropic-chat', profiles: [{ ...chat.profiles[1], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e12', provider: 'local-anthropic-misreporting', upstream_model: 'up-claude' }] },
     { ...chat, id: 'upstream-cut-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e08', provider: 'local-openai-cut', upstream_model: 'up-model' }] },
     { ...chat, id: 'cached-anthropic-cut-chat', profiles: [{ ...chat.profiles[1], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e09', provider: 'local-anthropic-cached-cut', upstream_model: 'up-claude' }], prices: CACHE_PRICES },
     // Two upstreams, the first (nearly all the traffic) answering 503: every call falls back to the second.
@@ -73,6 +76,8 @@ export function writeTestCatalog(path: string, upstreamUrl: string, options: Tes
   base.providers['local-anthropic-cached'] = { kind: 'anthropic', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'cache-read=100,cache-write=30,cache-write-1h=20' } };
   base.providers['local-openai-tokenized'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'tokenizer=o200k_base,cache-read=5' } };
   base.providers['local-openai-tokenized-cut'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'tokenizer=o200k_base,cache-read=5,break-after=3' } };
+  base.providers['local-openai-misreporting'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'prompt-tokens=-5' } };
+  base.providers['local-anthropic-misreporting'] = { kind: 'anthropic', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'prompt-tokens=1e15' } };
   base.providers['local-openai-cut'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'break-after=3' } };
   base.providers['local-anthropic-cached-cut'] = { kind: 'anthropic', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'cache-read=100,cache-write=30,cache-write-1h=20,break-after=5' } };
   base.providers['local-openai-503'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'status=503' } };

@@ -34,7 +34,10 @@
 // cache_creation, beside input_tokens), reasoning=<n> (chat: that many of the output tokens
 // reported as completion_tokens_details.reasoning_tokens), tokenizer=<encoding> (chat: the prompt
 // counted as OpenAI counts it, by that encoding (providers/tokenizer.ts), instead of bytes/4;
-// its cache-read tokens are then part of that count, as OpenAI's are).
+// its cache-read tokens are then part of that count, as OpenAI's are), prompt-tokens=<number>
+// (chat and messages: the prompt count reported, any JSON number, even one no upstream should
+// say: -5, 2.5, 1e15; OpenAI's prompt_tokens, Anthropic's input_tokens), opening-chunk (chat
+// streams: first a chunk with the role and empty content, as OpenAI sends, then the text).
 //
 // CLI: `node dist/test/support/upstream.js` listens on PORT (default 9100).
 
@@ -105,6 +108,10 @@ interface Behaviour {
   retryAfter?: number;
   /** The chat prompt counted by this encoding, OpenAI's way (cache reads then part of it). */
   tokenizer?: TokenizerName;
+  /** The prompt count reported instead of the real one, whatever number it is (a misreporting upstream). */
+  promptTokens?: number;
+  /** Chat streams: an opening chunk with the role and no text first. */
+  openingChunk?: boolean;
 }
 
 type JsonBody = Record<string, unknown>;
@@ -301,7 +308,7 @@ function respond(res: ServerResponse, body: Record<string, unknown>, behaviour: 
   // By bytes, cache reads come on top; by a tokenizer, they are part of the prompt, as OpenAI's are.
   const counted = behaviour.tokenizer ? countChatPrompt(behaviour.tokenizer, messages) : undefined;
   const cached = Math.min(behaviour.cacheRead ?? 0, counted ?? Infinity);
-  const prompt = counted ?? Math.ceil(Buffer.byteLength(JSON.stringify(messages)) / 4) + cached;
+  const prompt = behaviour.promptTokens ?? counted ?? Math.ceil(Buffer.byteLength(JSON.stringify(messages)) / 4) + cached;
   const usage = {
     prompt_tokens: prompt, completion_tokens: tokens, total_tokens: prompt + tokens,
     ...(cached > 0 ? { prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 } } : {}),
@@ -317,6 +324,7 @@ function respond(res: ServerResponse, body: Record<string, unknown>, behaviour: 
   }
   const head = `{"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},`;
   const events: string[] = [];
+  if (behaviour.openingChunk) events.push(`data: ${head}"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n`);
   for (let i = 0; i < tokens; i++) {
     const delta = i === 0 ? `{"role":"assistant","content":"tok0"}` : `{"content":" tok${i}"}`;
     events.push(`data: ${head}"choices":[{"index":0,"delta":${delta},"finish_reason":null}]}\n\n`);
@@ -376,7 +384,7 @@ function respondMessages(res: ServerResponse, body: JsonBody, behaviour: Behavio
   const maxTokens = body.max_tokens as number;
   const tokens = Math.max(0, Math.min(maxTokens, headerTokens));
   const stopReason = headerTokens > maxTokens ? 'max_tokens' : 'end_turn';
-  const inputTokens = messagesInputTokens(body);
+  const inputTokens = behaviour.promptTokens ?? messagesInputTokens(body);
   const id = `msg_up_${++sequence}`;
   const model = typeof body.model === 'string' ? body.model : 'unknown';
   const message = { id, type: 'message', role: 'assistant', model, content: [] as unknown[], stop_reason: null as string | null, stop_sequence: null };
@@ -490,7 +498,7 @@ const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
 };
 
 // Behaviours of the chat and messages routes only (STREAMS_ONLY: refused on images and embeddings).
-const STREAMS_ONLY = new Set(['chunk-delay', 'cache-read', 'cache-write', 'cache-write-1h', 'reasoning', 'tokenizer']);
+const STREAMS_ONLY = new Set(['chunk-delay', 'cache-read', 'cache-write', 'cache-write-1h', 'reasoning', 'tokenizer', 'prompt-tokens', 'opening-chunk']);
 // Behaviours of the routes answering one JSON body of vectors or images (refused on chat and messages).
 const ONE_BODY_ONLY = new Set(['wrong-format']);
 
@@ -513,6 +521,8 @@ function parseBehaviour(header: string | string[] | undefined, route: 'chat' | '
     else if (name === 'cache-write') behaviour.cacheWrite = parseCount(name, value ?? '');
     else if (name === 'cache-write-1h') behaviour.cacheWrite1h = parseCount(name, value ?? '');
     else if (name === 'reasoning') behaviour.reasoning = parseCount(name, value ?? '');
+    else if (name === 'opening-chunk' && value === undefined && route === 'chat') behaviour.openingChunk = true;
+    else if (name === 'prompt-tokens' && value !== undefined && Number.isFinite(Number(value))) behaviour.promptTokens = Number(value);
     else if (name === 'tokenizer' && route === 'chat' && (TOKENIZERS as readonly string[]).includes(value ?? '')) behaviour.tokenizer = value as TokenizerName;
     else throw new Error(`unknown x-upstream-behaviour "${part.trim()}"`);
   }

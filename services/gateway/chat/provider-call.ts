@@ -23,6 +23,11 @@ export function toGatewayProviderError(error: unknown): GatewayError {
   return new GatewayError('provider_error', 'the provider failed');
 }
 
+/** The call stopped because its client left: not a provider failure (nothing counted); nobody reads the answer. */
+function clientLeft(): GatewayError {
+  return new GatewayError('provider_error', 'the call was stopped: the client left before the answer');
+}
+
 export interface HoldHandle {
   holdId: string;
   /** How the call was routed, once it was opened: recorded with its charge. */
@@ -119,7 +124,8 @@ function attemptSignal(call: AbortSignal, ms: number | undefined): { signal: Abo
   const timer = setTimeout(() => controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError')), ms);
   return {
     signal: controller.signal,
-    // Answered: no attempt timeout any more; the call's own abort still reaches the stream.
+    // Answered (its first byte; a stream may still be reading its preamble): no attempt timeout
+    // any more; the call's own abort still reaches the stream.
     answered: () => clearTimeout(timer),
     failed: () => {
       clearTimeout(timer);
@@ -136,7 +142,7 @@ function attemptSignal(call: AbortSignal, ms: number | undefined): { signal: Abo
  * that cannot be opened releases the hold and is answered as the last attempt's error; one that
  * is opened records its route on the hold (charged with it) when the profile has several upstreams.
  */
-export async function openProviderCall<T, U>(call: CallRoute<U>, hold: HoldHandle, signal: AbortSignal, open: (upstream: U, signal: AbortSignal) => Promise<T>): Promise<{ opened: T; span: ReturnType<typeof modelCallSpan> }> {
+export async function openProviderCall<T, U>(call: CallRoute<U>, hold: HoldHandle, signal: AbortSignal, open: (upstream: U, signal: AbortSignal, answered: () => void) => Promise<T>): Promise<{ opened: T; span: ReturnType<typeof modelCallSpan> }> {
   const { routing } = call;
   const order = call.candidates.length === 1 ? call.candidates : routing.health.order(call.key, call.candidates);
   const attempts: Attempt[] = [];
@@ -148,7 +154,7 @@ export async function openProviderCall<T, U>(call: CallRoute<U>, hold: HoldHandl
     const started = performance.now();
     routing.health.attempting(candidate.provider);
     try {
-      const opened = await open(candidate.upstream, attempt.signal);
+      const opened = await open(candidate.upstream, attempt.signal, attempt.answered);
       attempt.answered();
       routing.health.succeeded(candidate.provider);
       attempts.push(recorded(candidate.provider, 'served', started));
@@ -165,7 +171,7 @@ export async function openProviderCall<T, U>(call: CallRoute<U>, hold: HoldHandl
       if (outcome !== 'rejected' && outcome !== 'aborted') routing.health.failed(candidate.provider, error instanceof ProviderError ? error.retryAfterMs : undefined);
       if (fallback && RETRIED.has(outcome) && !signal.aborted) continue;
       await hold.release('provider_failed');
-      throw stoppedBy(signal) ?? toGatewayProviderError(error);
+      throw stoppedBy(signal) ?? (outcome === 'aborted' ? clientLeft() : toGatewayProviderError(error));
     }
   }
 }

@@ -13,6 +13,7 @@ import { completeHeld, openHeldCall } from './held-call';
 import { prepareChat, type AnyWire, type ChatDeps, type ChatInput, type PreparedChat } from './prepare';
 import { billed, usageLines } from './prices';
 import { chatRoute, openProviderCall, type modelCallSpan } from './provider-call';
+import { pastPreamble } from './preamble';
 import { streamFrames } from './stream';
 import type { InboundWire, StreamPiece } from './wires';
 
@@ -45,7 +46,8 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
   let pieces: AsyncIterable<StreamPiece>;
   let opened: ReturnType<typeof modelCallSpan>;
   try {
-    ({ opened: pieces, span: opened } = await openProviderCall(route, hold, signal, (upstream, attempt) => wire.caller.stream(upstream, attempt)));
+    // Opened past its preamble: a failure before anything the client would see is one before any output.
+    ({ opened: pieces, span: opened } = await openProviderCall(route, hold, signal, async (upstream, attempt, answered) => pastPreamble(await wire.caller.stream(upstream, attempt), answered)));
   } catch (error) {
     hold.progress.stop();
     ended();
