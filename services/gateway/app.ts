@@ -1,7 +1,9 @@
 // The gateway's HTTP edge: route families, request id and observation middleware, one error handler,
 // and the billed calls' routes also served directly (./http/direct-routes.ts).
 
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import express from 'express';
 import type { Logger } from 'pino';
 import { serveMetrics } from '../../lib/metrics';
@@ -103,7 +105,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  const front = [requestId(), observeRequests(deps.logger)];
+  // No route answers OPTIONS (no CORS: the console is served from the gateway's own origin), so
+  // it is answered as a route the gateway does not have, never with Express's automatic Allow list.
+  const unknownRoute = notFound();
+  const noOptions: express.RequestHandler = (req, res, next) => (req.method === 'OPTIONS' ? unknownRoute(req, res, next) : next());
+  const front = [requestId(), observeRequests(deps.logger), noOptions];
   const errors = errorResponder({ logger: deps.logger });
   const direct = new DirectRoutes(front, errors);
   for (const middleware of front) app.use(middleware);
@@ -169,5 +175,25 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
 /** The gateway's HTTP server, listening; `ready` once it is (a failure to listen is the server's 'error'). */
 export function listenGateway(gateway: Gateway, port: number, host: string, ready?: () => void): Server {
-  return createServer(serverClasses(gateway.app), gateway.listener).listen(port, host, ready);
+  const server = createServer(serverClasses(gateway.app), gateway.listener);
+  server.on('clientError', answerUnparsed);
+  return server.listen(port, host, ready);
+}
+
+/**
+ * A request Node's parser refused before the app saw it (its line and headers above Node's 16 KiB
+ * limit: 431; anything else it cannot parse: 400) is answered in the gateway's error shape with a
+ * request id, as every answer is, then the connection is closed.
+ */
+function answerUnparsed(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable || (error.code !== undefined && ['ECONNRESET', 'EPIPE'].includes(error.code))) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const requestId = randomUUID();
+  const traceparent = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-00`;
+  const message = tooLarge ? 'the request line and headers are larger than 16 KiB' : 'the request is not valid HTTP/1.1';
+  const body = JSON.stringify({ error: { code: 'invalid_request', message, request_id: requestId } });
+  socket.end(`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\ntraceparent: ${traceparent}\r\nconnection: close\r\n\r\n${body}`);
 }

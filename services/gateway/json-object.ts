@@ -13,10 +13,21 @@ export function requireJsonObject(body: unknown): Record<string, unknown> {
 
 export function parseJsonObject<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(requireJsonObject(body));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const param = issue?.path.join('.') || undefined;
-    throw new GatewayError('invalid_request', `${param ?? 'body'}: ${issue?.message ?? 'invalid'}`, { param });
-  }
+  if (!parsed.success) throw refusalOf(parsed.error, 'body');
   return parsed.data;
+}
+
+/**
+ * The first issue zod found, as 400 invalid_request naming its field, or the one unknown field or
+ * query parameter (zod names it apart from the path: it is the key, not a place in the value).
+ */
+export function refusalOf(error: z.ZodError, where: 'body' | 'query'): GatewayError {
+  const issue = error.issues[0];
+  const path = issue?.path.join('.') ?? '';
+  if (issue?.code === 'unrecognized_keys' && issue.keys.length > 0) {
+    const param = path ? `${path}.${issue.keys[0]}` : issue.keys[0];
+    return new GatewayError('invalid_request', where === 'query' ? `unknown query parameter ${param}` : `unknown field ${param}`, { param });
+  }
+  const param = path || undefined;
+  return new GatewayError('invalid_request', `${param ?? where}: ${issue?.message ?? 'invalid'}`, { param });
 }

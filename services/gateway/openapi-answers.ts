@@ -31,3 +31,6 @@ export const BODY_400 = 'invalid_json, invalid_utf8 (the body is not valid UTF-8
 export const BODY_413 = 'payload_too_large';
 export const BODY_415 = 'unsupported_media_type: the body is not application/json, or has a content-encoding';
 export const UNAVAILABLE = 'actor_unavailable or another dependency briefly unavailable, retry later; gateway_shutting_down: the call was still running when the graceful shutdown timed out';
+
+/** A route that takes no query parameter: any is refused, naming it. */
+export const NO_QUERY_400 = 'invalid_request naming the query parameter: this route takes none';

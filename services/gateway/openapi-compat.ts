@@ -20,7 +20,7 @@ const SHAPE_SCHEMA = {
 const shapedAnswer = (shape: ErrorShape) => (description: string) => ({ description, content: { 'application/json': { schema: SHAPE_SCHEMA[shape] } } });
 const errorAnswer = shapedAnswer('gateway');
 const modelParameter = (description: string) => ({ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description });
-const capabilitiesHeader = {
+export const capabilitiesHeader = {
   name: 'X-Payg-Capabilities', in: 'header', required: false, schema: { type: 'string' },
   description: `Capabilities this call uses (${CAPABILITIES.join(', ')}), comma separated. Each is refused with 403 capability_gate_closed, naming its gate, until its source, scopes, price and delivery gates all pass; a granted call echoes them in X-Payg-Capabilities.`,
 };

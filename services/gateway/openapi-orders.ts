@@ -52,7 +52,7 @@ export const orderPaths = {
       parameters: [orderIdParameter],
       responses: {
         '200': orderAnswer('The order'),
-        '400': errorAnswer(`${CREDENTIAL_400}; invalid_request (a path that is not valid percent-encoding)`),
+        '400': errorAnswer(`${CREDENTIAL_400}; invalid_request (a path that is not valid percent-encoding, or a query parameter: this route takes none)`),
         '401': errorAnswer('Missing or unknown credential'),
         '403': errorAnswer('credential_family_mismatch (OAuth token) or account_suspended'),
         '404': errorAnswer("not_found: no such order for this account (another account's, an unknown and a malformed id all answer the same)"),

@@ -31,6 +31,13 @@ describe('OpenAPI document of the compatibility and member routes', () => {
       for (const operation of Object.values(paths[path])) expect(operation['x-gate']).toBeUndefined();
     }
   });
+  it('when a chat route is read, then it declares the X-Payg-Capabilities header it honours, on both wires', () => {
+    for (const path of ['/api/open/v1/models/{id}/chat', '/api/open/v1/models/{id}/chat/anthropic'] as const) {
+      const parameters = (paths[path].post as unknown as { parameters: { name: string; in: string }[] }).parameters;
+      expect([path, parameters.some((p) => p.name === 'X-Payg-Capabilities' && p.in === 'header')]).toEqual([path, true]);
+    }
+  });
+
   it('when the member routes are read, then they take the OAuth scheme only', () => {
     for (const path of ['/api/member/v1/entitlement', '/api/member/v1/models/{id}/chat', '/api/member/v1/models/{id}/chat/anthropic']) {
       for (const operation of Object.values(paths[path])) expect(operation.security).toEqual([{ oauth: [] }]);

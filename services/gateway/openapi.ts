@@ -4,13 +4,13 @@
 
 import { adminPaths, adminSchemas, adminSecuritySchemes } from './openapi-admin';
 import { anthropicMessageAnswer, balanceAnswer, imageSucceededAnswer, capabilitiesAnswer, catalogAnswer, chatCompletionAnswer, compatModelAnswer, countTokensAnswer, compatModelListAnswer, embeddingsAnswer, entitlementAnswer, openApiAnswer, streamEventAnswer } from './answer-schemas';
-import { BODY_400, BODY_415, chatSuccess, CREDENTIAL_400, jsonSchemaOf, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
+import { BODY_400, BODY_415, chatSuccess, CREDENTIAL_400, jsonSchemaOf, NO_QUERY_400, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
 import { errorSchemas } from './error-schemas';
 import { CANONICAL_UUID_HEX } from '../../lib/uuid';
 import { requestSchemas } from './request-schemas';
 import type { DocumentedOperations } from './route-table';
 import type { Same } from '../../lib/same-type';
-import { compatPaths, compatSecuritySchemes } from './openapi-compat';
+import { capabilitiesHeader, compatPaths, compatSecuritySchemes } from './openapi-compat';
 import { consolePaths, consoleSchemas } from './openapi-console';
 import { orderPaths, orderSchemas, orderSecuritySchemes } from './openapi-orders';
 
@@ -55,19 +55,19 @@ export const openApiDocument = {
   },
   paths: {
     '/api/open/v1/catalog/models': {
-      get: { summary: 'Catalog of models and their profiles', security: [], responses: { '200': { description: 'Catalog entries; top-level capabilities describe only the first profile (capabilities_profile_id)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Catalog' } } } } } },
+      get: { summary: 'Catalog of models and their profiles', security: [], responses: { '200': { description: 'Catalog entries; top-level capabilities describe only the first profile (capabilities_profile_id)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Catalog' } } } }, '400': errorResponse(NO_QUERY_400) } },
     },
     '/api/open/v1/capabilities': {
-      get: { summary: 'Readiness report (candidate contract)', security: [], responses: { '200': { description: 'Readiness per route and per priced operation', content: { 'application/json': { schema: { $ref: '#/components/schemas/Capabilities' } } } } } },
+      get: { summary: 'Readiness report (candidate contract)', security: [], responses: { '200': { description: 'Readiness per route and per priced operation', content: { 'application/json': { schema: { $ref: '#/components/schemas/Capabilities' } } } }, '400': errorResponse(NO_QUERY_400) } },
     },
     '/api/open/v1/openapi.json': {
-      get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { $ref: '#/components/schemas/OpenApiDocument' } } } } } },
+      get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { $ref: '#/components/schemas/OpenApiDocument' } } } }, '400': errorResponse(NO_QUERY_400) } },
     },
     '/api/open/v1/models/{id}/chat': {
       post: {
         summary: 'PAYG text chat (pool-3), JSON or SSE stream ending with data: [DONE]',
         security: apiKey,
-        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Model id or profile id (OpenAI-wire profile)' }],
+        parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Model id or profile id (OpenAI-wire profile)' }, capabilitiesHeader],
         requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/ChatRequest' } } } },
         responses: {
           '200': chatSuccess('chat.completion, or text/event-stream of chat.completion.chunk; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge is still being settled and lands later); a stream sends its charge before its end as the SSE comment line `: x-payg-charged <nano-USD>`', 'openai'),
@@ -122,7 +122,7 @@ export const openApiDocument = {
         ],
         responses: {
           '200': { description: 'The image (succeeded, or a late artifact after UNKNOWN)', content: { 'application/json': { schema: { $ref: '#/components/schemas/ImageSucceeded' } } } },
-          '400': imageErrorResponse(`status failed: the provider rejection is confirmed and the hold released (taskId and status); or, without them, ${CREDENTIAL_400}, invalid_request (a path that is not valid percent-encoding)`),
+          '400': imageErrorResponse(`status failed: the provider rejection is confirmed and the hold released (taskId and status); or, without them, ${CREDENTIAL_400}, invalid_request (a path that is not valid percent-encoding, or a query parameter: this route takes none)`),
           '401': errorResponse('Missing or unknown API key, or a revoked or expired one'),
           '403': errorResponse('credential_family_mismatch (OAuth token) or account_suspended'),
           '404': errorResponse('not_found: no such task for this API key (another key, even of the same owner, learns nothing)'),
@@ -149,6 +149,14 @@ export const openApiDocument = {
     ...adminPaths,
   },
 } as const;
+
+// Node's parser refuses a request whose line and headers pass 16 KiB before any route sees it:
+// every operation may answer that (services/gateway/app.ts, answerUnparsed).
+for (const operations of Object.values(openApiDocument.paths) as Record<string, { responses: Record<string, unknown> }>[]) {
+  for (const operation of Object.values(operations)) {
+    operation.responses['431'] = errorResponse('invalid_request: the request line and headers are larger than 16 KiB (refused before routing)');
+  }
+}
 
 // The document describes exactly the table's documented routes, each with its methods.
 type DescribedOperations = { [P in keyof typeof openApiDocument.paths]: keyof (typeof openApiDocument.paths)[P] };

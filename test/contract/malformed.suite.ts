@@ -3,6 +3,7 @@
 // well-formed success); nothing is left held, and the balance moved only by what was served.
 
 import { createHmac, randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { admin, balance, fundedAccount, json as request } from '../support/api';
 import { CHECKOUT_SECRET, createOrder } from '../support/orders';
 import { ADMIN_TOKEN } from '../support/processes';
@@ -250,6 +251,56 @@ export function malformedSuite(hostName: string, start: () => Promise<MalformedD
         expect([reply.status, reply.body.error?.code, reply.body.error?.param]).toEqual([400, 'invalid_request', param]);
       }
       expect((await request(`${d.url}/api/distribution/api-credit/balance`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(200);
+    });
+
+    it('when the request line and headers pass 16 KiB, or the request is not HTTP, then 431 or 400 in the JSON error shape with a request id', async () => {
+      const long = await fetch(`${d.url}/api/open/v1/catalog/models?${'a'.repeat(20_000)}=1`);
+      const body = (await long.json()) as { error?: { code?: string; request_id?: string } };
+      expect([long.status, body.error?.code, long.headers.get('x-request-id'), long.headers.get('traceparent')]).toEqual([431, 'invalid_request', body.error?.request_id, expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/)]);
+      const target = new URL(d.url);
+      const garbage = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(target.port), target.hostname, () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
+        let text = '';
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+      expect(garbage).toMatch(/^HTTP\/1\.1 400 /);
+      expect(JSON.parse(garbage.slice(garbage.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: { code: 'invalid_request' } });
+    });
+
+    it('when OPTIONS is asked of any path, then 404 not_found in the JSON error shape with its request id, never an Allow list', async () => {
+      for (const path of ['/api/distribution/api-credit/balance', '/api/open/v1/models/sim-chat/chat', '/v1/chat/completions', '/admin/v1/accounts', '/nope']) {
+        const reply = await fetch(`${d.url}${path}`, { method: 'OPTIONS' });
+        const body = (await reply.json()) as { error?: { code?: string } };
+        expect([path, reply.status, body.error?.code, reply.headers.get('allow'), reply.headers.get('x-request-id')]).toEqual([path, 404, 'not_found', null, expect.any(String)]);
+      }
+    });
+
+    it('when a route that takes no query parameter gets one, or a body an unknown field, then 400 invalid_request naming it', async () => {
+      const { apiKey, accountId } = await fundedAccount(d.url, 1_000);
+      const key = { authorization: `Bearer ${apiKey}` };
+      const operator = { authorization: `Bearer ${ADMIN_TOKEN}` };
+      const gets: Array<[string, Record<string, string>]> = [
+        ['/api/open/v1/catalog/models', {}], ['/api/open/v1/capabilities', {}], ['/api/open/v1/openapi.json', {}],
+        ['/api/consumer/orders/ord_00000000000000000000000000000000', key],
+        ['/api/open/v1/models/sim-image/images/tasks/0b0c6a8e-1111-4a4a-8a8a-000000000000', key],
+        ['/v1/workspaces', key], ['/admin/v1/reconciliation', operator], ['/admin/v1/accounts', operator],
+        [`/admin/v1/accounts/${accountId}`, operator], ['/admin/v1/audit', operator],
+      ];
+      for (const [path, headers] of gets) {
+        const reply = await request(`${d.url}${path}?x=1`, { headers });
+        expect([path, reply.status, reply.body.error?.code, reply.body.error?.param, reply.body.error?.message]).toEqual([path, 400, 'invalid_request', 'x', expect.stringContaining('unknown query parameter x')]);
+      }
+      const posts: Array<[string, Record<string, string>, unknown, string]> = [
+        ['/admin/v1/accounts', operator, { name: 'a', x: 1 }, 'x'],
+        ['/api/consumer/orders', { ...key, 'idempotency-key': 'k-unknown-field' }, { amount: 1_000_000_000, currency: 'EUR' }, 'currency'],
+        ['/v1/sessions', key, { x: 1 }, 'x'],
+      ];
+      for (const [path, headers, body, param] of posts) {
+        const reply = await request(`${d.url}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        expect([path, reply.status, reply.body.error?.code, reply.body.error?.param, reply.body.error?.message]).toEqual([path, 400, 'invalid_request', param, `unknown field ${param}`]);
+      }
     });
 
     itConformsToOpenApi(openApi);

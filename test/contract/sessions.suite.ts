@@ -122,7 +122,11 @@ export function sessionsSuite(hostName: string, start: () => Promise<SessionDepl
       const both = await follow(url(), apiKey, sessionId, { query: '?last_event_id=1', lastEventId: lastSeen, until: runEnded() });
       expect(both.events).toEqual(rest.events);
       const beyond = await follow(url(), apiKey, sessionId, { lastEventId: whole.events.at(-1)!.id! + 1 });
-      expect([beyond.status, beyond.body.error.code]).toEqual([400, 'invalid_request']);
+      expect([beyond.status, beyond.body.error.code, beyond.body.error.param]).toEqual([400, 'invalid_request', 'Last-Event-ID']);
+      // The same id in the query: the error names the query parameter.
+      const beyondQuery = await follow(url(), apiKey, sessionId, { query: `?last_event_id=${whole.events.at(-1)!.id! + 1}` });
+      expect([beyondQuery.status, beyondQuery.body.error.code, beyondQuery.body.error.param]).toEqual([400, 'invalid_request', 'last_event_id']);
+      expect(beyondQuery.body.error.message).toContain('last_event_id');
       const head = await fetch(`${url()}/v1/sessions/${sessionId}/events`, { method: 'HEAD', headers: { authorization: `Bearer ${apiKey}` }, signal: AbortSignal.timeout(5000) });
       expect([head.status, head.headers.get('content-type'), head.headers.get('x-payg-prototype')]).toEqual([200, 'text/event-stream; charset=utf-8', PROTOTYPE]);
       const junk = await follow(url(), apiKey, sessionId, { headers: { 'last-event-id': 'abc' } });

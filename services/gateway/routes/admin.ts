@@ -19,13 +19,11 @@ import type { ActorOutboxClient } from '../../../actors/runtime/outbox-client';
 import { adminAuth } from '../middleware/auth';
 import { parseApiKeyScopes } from '../auth/scopes';
 import { jsonBody } from '../middleware/json-body';
+import { refusalOf } from '../json-object';
 
-function parse<T>(schema: z.ZodType<T>, body: unknown): T {
-  const result = schema.safeParse(body ?? {});
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    throw new GatewayError('invalid_request', `${issue?.path.join('.') || 'body'}: ${issue?.message}`, { param: issue?.path.join('.') || undefined });
-  }
+function parse<T>(schema: z.ZodType<T>, value: unknown, where: 'body' | 'query' = 'body'): T {
+  const result = schema.safeParse(value ?? {});
+  if (!result.success) throw refusalOf(result.error, where);
   return result.data;
 }
 
@@ -55,11 +53,11 @@ export function adminRoutes(options: AdminDeps): Router {
   });
 
   router.get('/admin/v1/accounts', async (req, res) => {
-    res.json(await operator.listAccounts(parse(accountListQuery, req.query)));
+    res.json(await operator.listAccounts(parse(accountListQuery, req.query, 'query')));
   });
 
   router.get('/admin/v1/accounts/:accountId', async (req, res) => {
-    parse(noQuery, req.query);
+    parse(noQuery, req.query, 'query');
     res.json({ currency: CURRENCY, scale: SCALE, ...(await operator.accountDetail(req.params.accountId as string)) });
   });
 
@@ -91,7 +89,7 @@ export function adminRoutes(options: AdminDeps): Router {
   });
 
   router.get('/admin/v1/accounts/:accountId/api-keys', async (req, res) => {
-    parse(noQuery, req.query);
+    parse(noQuery, req.query, 'query');
     res.json({ items: await operator.listKeys(req.params.accountId as string) });
   });
 
@@ -113,7 +111,7 @@ export function adminRoutes(options: AdminDeps): Router {
   });
 
   router.get('/admin/v1/audit', async (req, res) => {
-    res.json(await audit.read(parse(auditQuery, req.query)));
+    res.json(await audit.read(parse(auditQuery, req.query, 'query')));
   });
 
   const existing = (accountId: string) => operator.existing(accountId);
@@ -138,7 +136,8 @@ export function adminRoutes(options: AdminDeps): Router {
 
   // Every ledger account's balance recomputed from its bill rows against its FundsHold actor;
   // each difference names the events the actor emitted that the ledger lacks.
-  router.get('/admin/v1/reconciliation', async (_req, res) => {
+  router.get('/admin/v1/reconciliation', async (req, res) => {
+    parse(noQuery, req.query, 'query');
     res.json(await reconcile(options.ledger, funds, options.outbox));
   });
 

@@ -5,6 +5,7 @@ import { eligibility, publicEntry, reportedOperations, type Catalog } from '../.
 import { capabilityReadiness, type Capability } from '../capabilities/gates';
 import { compatReadiness } from '../compat/gate';
 import { openApiDocument } from '../openapi';
+import { noQuery } from '../middleware/no-query';
 
 export interface ReadinessInfo {
   actorHost: string;
@@ -16,15 +17,15 @@ export interface ReadinessInfo {
 
 export function catalogRoutes(catalog: Catalog, info: ReadinessInfo): Router {
   const router = Router();
-  router.get('/api/open/v1/catalog/models', (_req, res) => {
+  router.get('/api/open/v1/catalog/models', noQuery, (_req, res) => {
     // One instant for the list: an effective date passing mid-answer cannot split it.
     const at = catalog.now();
     res.json({ object: 'list', data: catalog.models(at).map((model) => publicEntry(model, at)) });
   });
-  router.get('/api/open/v1/openapi.json', (_req, res) => {
+  router.get('/api/open/v1/openapi.json', noQuery, (_req, res) => {
     res.json(openApiDocument);
   });
-  router.get('/api/open/v1/capabilities', (_req, res) => {
+  router.get('/api/open/v1/capabilities', noQuery, (_req, res) => {
     res.json({
       candidate_contract: true,
       notice: 'Readiness here is a candidate contract: it is not production enablement and does not replace real provider acceptance.',

@@ -8,6 +8,7 @@ import type { ImageService } from '../images/use-case';
 import { apiKeyAuth, apiKeyOwner } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
 import { directivesOf } from '../http/chat-input';
+import { noQuery } from '../middleware/no-query';
 
 function send(res: Response, reply: ImageReply): void {
   res.set(reply.headers).json(reply.body);
@@ -27,7 +28,7 @@ export function imageRoutes(images: ImageService, accounts: AccountStore, maxBod
       directives: directivesOf(req),
     }));
   });
-  router.get('/api/open/v1/models/:id/images/tasks/:taskId', apiKeyAuth(accounts), async (req, res) => {
+  router.get('/api/open/v1/models/:id/images/tasks/:taskId', apiKeyAuth(accounts), noQuery, async (req, res) => {
     send(res, await images.recover({ modelId: req.params.id as string, taskId: req.params.taskId as string, caller: apiKeyOwner(req.caller) }));
   });
   return router;

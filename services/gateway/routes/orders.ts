@@ -13,6 +13,7 @@ import { credentialAuth } from '../middleware/auth';
 import { jsonBody, rawJsonBody } from '../middleware/json-body';
 import type { OrderService } from '../orders/use-case';
 import { SIGNATURE_HEADER } from '../orders/signature';
+import { noQuery } from '../middleware/no-query';
 
 /** Order requests and callbacks are small. */
 const ORDER_BODY_LIMIT = 64 * 1024;
@@ -39,7 +40,7 @@ export function orderRoutes(orders: OrderService, credentials: { accounts: Accou
     });
     sendOrder(res, 201, order, replayed);
   });
-  router.get('/api/consumer/orders/:orderId', auth, async (req, res) => {
+  router.get('/api/consumer/orders/:orderId', auth, noQuery, async (req, res) => {
     sendOrder(res, 200, await orders.get(req.caller.accountId, req.params.orderId as string));
   });
   router.post('/api/consumer/checkout/callback', checkoutEnabled(orders), rawJsonBody(ORDER_BODY_LIMIT), async (req, res) => {

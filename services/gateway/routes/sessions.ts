@@ -15,6 +15,7 @@ import { markPrototype, PROTOTYPE_PREFIXES } from '../middleware/prototype';
 import type { SessionService } from '../sessions/use-case';
 import { chatInput } from '../http/chat-input';
 import { clientGone, respond } from '../http/respond';
+import { noQuery } from '../middleware/no-query';
 
 /** A session body is one small object. */
 const SESSION_BODY_LIMIT = 4 * 1024;
@@ -32,7 +33,7 @@ export function sessionRoutes(sessions: SessionService, accounts: AccountStore, 
     if (accepted.capabilities.length > 0) res.setHeader('x-payg-capabilities', accepted.capabilities.join(', '));
     res.status(202).location(accepted.events_url).json(accepted);
   });
-  router.get('/v1/workspaces', auth, async (req, res) => {
+  router.get('/v1/workspaces', auth, noQuery, async (req, res) => {
     res.json(await sessions.workspaces(apiKeyOwner(req.caller).accountId));
   });
   router.get('/v1/sessions/:session_id/events', auth, async (req, res) => {

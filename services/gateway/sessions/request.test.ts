@@ -17,9 +17,9 @@ describe('session requests', () => {
     for (const id of ['0F8FAD5B-D9CB-469F-A165-70867728950E', 'x', '', '../admin']) expect(isSessionId(id)).toBe(false);
   });
   it('when a reader resumes, then the header wins over the query, and anything but a non-negative integer is 400', () => {
-    expect(resumeAfter(undefined, undefined)).toBe(0);
-    expect(resumeAfter('7', '3')).toBe(7);
-    expect(resumeAfter(undefined, '3')).toBe(3);
+    expect(resumeAfter(undefined, undefined)).toEqual({ after: 0, param: 'last_event_id' });
+    expect(resumeAfter('7', '3')).toEqual({ after: 7, param: 'Last-Event-ID' });
+    expect(resumeAfter(undefined, '3')).toEqual({ after: 3, param: 'last_event_id' });
     for (const [header, query] of [['-1', undefined], ['1.5', undefined], ['abc', undefined], ['9'.repeat(16), undefined], [['1', '2'], undefined], [undefined, ['1', '2']], [undefined, 'x']] as const) {
       expect(codeOf(() => resumeAfter(header as string | string[] | undefined, query))).toBe('invalid_request');
     }

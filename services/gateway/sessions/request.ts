@@ -31,14 +31,17 @@ export function isSessionId(value: string): boolean {
  * query's, else from the start. The header wins: a reconnecting EventSource keeps its first URL
  * and sends the newer id in the header.
  */
-export function resumeAfter(header: string | string[] | undefined, query: unknown): number {
-  const [given, param] = header !== undefined ? [header, 'Last-Event-ID'] : [query, 'last_event_id'];
-  if (given === undefined) return 0;
+export function resumeAfter(header: string | string[] | undefined, query: unknown): { after: number; param: ResumeParam } {
+  const [given, param]: [unknown, ResumeParam] = header !== undefined ? [header, 'Last-Event-ID'] : [query, 'last_event_id'];
+  if (given === undefined) return { after: 0, param };
   if (typeof given !== 'string' || !/^\d{1,15}$/.test(given.trim())) {
     throw new GatewayError('invalid_request', `${param} must be the id of an event of this session (a non-negative integer)`, { param });
   }
-  return Number(given.trim());
+  return { after: Number(given.trim()), param };
 }
+
+/** Where the resume id came from: the header, or the query parameter. */
+export type ResumeParam = 'Last-Event-ID' | 'last_event_id';
 
 /** A run delivers through the session's events: only Agent Run, whose channel that is, may be asked for. */
 export function runCapabilities(requested: readonly Capability[]): Capability[] {

@@ -95,8 +95,16 @@ export class SessionService {
   /** `lastEventId`: the Last-Event-ID header; `lastEventIdQuery`: the last_event_id query parameter (either resumes). */
   async events(sessionId: string, owner: SessionOwner, resume: { lastEventId: string | string[] | undefined; lastEventIdQuery: unknown }, signal: AbortSignal): Promise<StreamAnswer> {
     if (!isSessionId(sessionId)) throw noSuchSession();
-    const after = resumeAfter(resume.lastEventId, resume.lastEventIdQuery);
+    const { after, param } = resumeAfter(resume.lastEventId, resume.lastEventIdQuery);
     const { pollMs, wakeups, chat } = this.deps;
-    return sessionEventStream({ pollMs, wakeups, logger: chat.logger, drain: chat.drain }, { session: this.deps.sessions.of(sessionId), sessionId, owner, after }, signal);
+    try {
+      return await sessionEventStream({ pollMs, wakeups, logger: chat.logger, drain: chat.drain }, { session: this.deps.sessions.of(sessionId), sessionId, owner, after }, signal);
+    } catch (error) {
+      // The actor names the header; the id may have come in the query.
+      if (error instanceof GatewayError && error.param === 'Last-Event-ID' && param !== error.param) {
+        throw new GatewayError(error.code, error.message.replace('Last-Event-ID', param), { param });
+      }
+      throw error;
+    }
   }
 }
