@@ -29,12 +29,18 @@ describe('api-keys create', () => {
     expect(cli.sent[0]?.body).toEqual({ scopes: ['compat', 'media'] });
   });
 
-  it('when a flag is unknown, lacks its value or the account is missing, then usage and exit 2 with nothing sent', async () => {
-    for (const args of [['acct_1', '--scope'], ['acct_1', '--scopes', 'compat'], ['--scope', 'compat'], []]) {
+  it('when a flag is unknown, lacks its value or the account is missing, then exit 2 with an error naming it, and nothing sent', async () => {
+    const cases: Array<[string[], string]> = [
+      [['acct_1', '--scope'], '--scope needs a value'],
+      [['acct_1', '--scopes', 'compat'], 'api-keys create has no --scopes (its flags: --scope, --name, --expires-at)'],
+      [['--scope', 'compat'], 'api-keys create takes <accountId>'],
+      [[], 'api-keys create takes <accountId>'],
+    ];
+    for (const [args, problem] of cases) {
       const cli = io();
       expect(await runCli(['api-keys', 'create', ...args], cli)).toBe(2);
       expect(cli.sent).toEqual([]);
-      expect(cli.errors.join('\n')).toContain('--scope <scope>');
+      expect([args, cli.errors.join('\n')]).toEqual([args, expect.stringContaining(problem)]);
     }
   });
 });
@@ -84,19 +90,49 @@ describe('the key and account lifecycle commands', () => {
     ]);
   });
 
-  it('when a command lacks what it needs or has a flag of another, then usage and exit 2 with nothing sent', async () => {
-    const cli = io();
-    for (const args of [
-      ['accounts', 'debit', 'acct_1', '300', 'fix-1'],
-      ['accounts', 'debit', 'acct_1', 'lots', 'fix-1', '--reason', 'x'],
-      ['api-keys', 'rotate', 'key_1', '--grace-seconds', 'soon'],
-      ['api-keys', 'revoke'],
-      ['accounts', 'list', '--account', 'acct_1'],
-      ['api-keys', 'create', 'acct_1', '--name', 'a', '--name', 'b'],
-      ['api-keys', 'limits', 'key_1'],
-      ['api-keys', 'limits', 'key_1', '--spend-total', 'lots'],
-      ['accounts', 'limits', 'acct_1', '--per-hour', '5'],
-    ]) expect(await runCli(args, cli)).toBe(2);
-    expect(cli.sent).toEqual([]);
+  it('when a command lacks what it needs or has a flag of another, then exit 2 with an error naming what is wrong, and nothing sent', async () => {
+    const cases: Array<[string[], string]> = [
+      [['accounts', 'debit', 'acct_1', '300', 'fix-1'], 'accounts debit: --reason <text> is required'],
+      [['accounts', 'debit', 'acct_1', 'lots', 'fix-1', '--reason', 'x'], 'accounts debit: <amount> must be a whole number (nano-USD, 1 USD = 1000000000), not "lots"'],
+      [['credits', 'add', 'acct_1', '-5', 'ref'], 'credits add: <amount> must be a whole number'],
+      [['credits', 'add', 'acct_1', '1.5', 'ref'], 'not "1.5"'],
+      [['api-keys', 'rotate', 'key_1', '--grace-seconds', 'soon'], 'api-keys rotate: --grace-seconds must be a whole number (0 or more), not "soon"'],
+      [['api-keys', 'rotate', 'key_1', '--grace-seconds', '-1'], 'not "-1"'],
+      [['api-keys', 'revoke'], 'api-keys revoke takes <apiKeyId>'],
+      [['accounts', 'list', '--account', 'acct_1'], 'accounts list has no --account'],
+      [['api-keys', 'create', 'acct_1', '--name', 'a', '--name', 'b'], '--name is given more than once'],
+      [['api-keys', 'limits', 'key_1'], 'give at least one limit'],
+      [['api-keys', 'limits', 'key_1', '--spend-total', 'lots'], '--spend-total must be a whole number or none, not "lots"'],
+      [['accounts', 'limits', 'acct_1', '--per-hour', '5'], 'accounts limits has no --per-hour'],
+      [['accounts', 'frobnicate', 'acct_1'], 'unknown command: accounts frobnicate'],
+    ];
+    for (const [args, problem] of cases) {
+      const cli = io();
+      expect([args, await runCli(args, cli)]).toEqual([args, 2]);
+      expect([args, cli.errors.join('\n')]).toEqual([args, expect.stringContaining(problem)]);
+      expect(cli.sent).toEqual([]);
+    }
+  });
+
+  it('when help is asked, then the usage is printed and exit 0, with or without a token; no command at all prints it and exits 2', async () => {
+    for (const args of [['--help'], ['-h'], ['help'], []]) {
+      const lines: string[] = [];
+      const cli = { ...io(), env: {}, out: (line: string) => lines.push(line) };
+      expect([args, await runCli(args, cli)]).toEqual([args, args.length === 0 ? 2 : 0]);
+      expect(lines.join('\n')).toContain('reconcile [--repair]');
+    }
+  });
+
+  it('when the gateway cannot be reached or refuses the token, then reconcile exits 3 (nothing checked), apart from 1 (a difference); other commands: 3 unreachable, 1 refused', async () => {
+    const answering = (status: number, body: unknown) => ({ ...io(), fetch: (async () => new Response(JSON.stringify(body), { status })) as typeof fetch });
+    const unreachable = { ...io(), fetch: (async () => { throw new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:1') }); }) as typeof fetch };
+    expect(await runCli(['reconcile'], unreachable)).toBe(3);
+    expect(unreachable.errors.join('\n')).toContain('could not reach the gateway at http://gw.test (GATEWAY_URL): connect ECONNREFUSED');
+    expect(await runCli(['reconcile'], answering(401, { error: { code: 'unauthorized' } }))).toBe(3);
+    expect(await runCli(['reconcile'], answering(503, { error: { code: 'ledger_unavailable' } }))).toBe(3);
+    expect(await runCli(['reconcile'], answering(200, { accounts: 2, differences: [{ accountId: 'a', pool: 'pool-3', ledger: 1, actor: 2, ledgerRunningTotal: 1 }] }))).toBe(1);
+    expect(await runCli(['reconcile'], answering(200, { accounts: 2, differences: [] }))).toBe(0);
+    expect(await runCli(['accounts', 'show', 'acct_1'], unreachable)).toBe(3);
+    expect(await runCli(['credits', 'add', 'acct_1', '5', 'r'], answering(409, { error: { code: 'credit_reference_reused' } }))).toBe(1);
   });
 });

@@ -12,9 +12,11 @@
 //   npm run cli -- credits add <accountId> <amount> <reference> [--pool member]
 //   npm run cli -- orders create <accountId> <amount>   (a top-up order, paid through checkout)
 //   npm run cli -- audit [--account <accountId>] [--limit <n>] [--before <cursor>]
-//   npm run cli -- reconcile [--repair] (exit code 1 when the ledger and an actor disagree;
-//                                         --repair first delivers the events the ledger lacks)
-// Reads GATEWAY_URL (default http://127.0.0.1:8080) and GATEWAY_ADMIN_TOKEN.
+//   npm run cli -- reconcile [--repair] (exit code 1 when the ledger and an actor disagree, 3 when
+//                                         nothing could be checked; --repair first delivers the
+//                                         events the ledger lacks)
+//   npm run cli -- --help
+// Reads GATEWAY_URL (default http://127.0.0.1:8080) and GATEWAY_ADMIN_TOKEN. Exit codes: EXIT below.
 
 import '../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { DEFAULT_PORTS } from '../lib/config';
@@ -35,18 +37,18 @@ interface Parsed {
   flags: Map<string, string[]>;
 }
 
-function parse(words: string[]): Parsed | undefined {
+function parse(words: string[]): Parsed | string {
   const args: string[] = [];
   const flags = new Map<string, string[]>();
   for (let i = 0; i < words.length; i++) {
     const word = words[i]!;
     if (!word.startsWith('--')) {
-      if (flags.size > 0) return undefined;
+      if (flags.size > 0) return `${word}: the arguments come before the flags`;
       args.push(word);
       continue;
     }
     const value = words[++i];
-    if (value === undefined) return undefined;
+    if (value === undefined) return `${word} needs a value`;
     flags.set(word.slice(2), [...(flags.get(word.slice(2)) ?? []), value]);
   }
   return { args, flags };
@@ -71,44 +73,49 @@ function query(flags: Map<string, string[]>, names: Record<string, string>): str
   return text === '' ? '' : `?${text}`;
 }
 
+/** A whole number of nano-USD (or of seconds), or the problem naming what was given. */
+const wholeNumber = (what: string, text: string | undefined): number | string =>
+  amountOf(text) ?? `${what} must be a whole number (${what.includes('amount') ? 'nano-USD, 1 USD = 1000000000' : '0 or more'}), not ${JSON.stringify(text ?? '')}`;
+
 /** `--requests-per-minute 60 --spend-total none` as a limits change: a number sets, `none` removes. */
 const LIMIT_FLAGS = LIMIT_NAMES.map((name) => name.replaceAll('_', '-'));
-function limitsOf(flags: Map<string, string[]>): Record<string, number | null> | undefined {
+function limitsOf(flags: Map<string, string[]>): Record<string, number | null> | string {
   const limits: Record<string, number | null> = {};
   for (const [flag, [value]] of flags) {
     const number = amountOf(value);
-    if (value !== 'none' && number === undefined) return undefined;
+    if (value !== 'none' && number === undefined) return `--${flag} must be a whole number or none, not ${JSON.stringify(value)}`;
     limits[flag.replaceAll('-', '_')] = value === 'none' ? null : number!;
   }
-  return Object.keys(limits).length > 0 ? limits : undefined;
+  return Object.keys(limits).length > 0 ? limits : `give at least one limit: --${LIMIT_FLAGS.join(', --')} (a number, or none to remove it)`;
 }
-const limitsCall = (path: string) => ({ args, flags }: Parsed): Call | undefined => {
+const limitsCall = (path: string) => ({ args, flags }: Parsed): Call | string => {
   const limits = limitsOf(flags);
-  return limits ? { method: 'PATCH', path: `${path}/${id(args[0]!)}`, body: { limits } } : undefined;
+  return typeof limits === 'string' ? limits : { method: 'PATCH', path: `${path}/${id(args[0]!)}`, body: { limits } };
 };
 
 /**
- * Each command: the flags it takes (a flag not listed is a usage error; `scope` may repeat), how
- * many positional arguments, and the call it makes (undefined: malformed arguments).
+ * Each command: the flags it takes (a flag not listed is a usage error; `scope` may repeat), its
+ * positional arguments, and the call it makes (a string: what is wrong with the arguments).
  */
-const COMMANDS: Record<string, { flags: string[]; args: number; call: (p: Parsed) => Call | undefined }> = {
-  'accounts create': { flags: [], args: 1, call: ({ args }) => ({ method: 'POST', path: '/admin/v1/accounts', body: { name: args[0] } }) },
-  'accounts list': { flags: ['name', 'limit', 'before'], args: 0, call: ({ flags }) => ({ method: 'GET', path: `/admin/v1/accounts${query(flags, { name: 'name', limit: 'limit', before: 'before' })}` }) },
-  'accounts show': { flags: [], args: 1, call: ({ args }) => ({ method: 'GET', path: `/admin/v1/accounts/${id(args[0]!)}` }) },
-  'accounts suspend': { flags: [], args: 1, call: ({ args }) => ({ method: 'POST', path: `/admin/v1/accounts/${id(args[0]!)}/suspend`, body: {} }) },
-  'accounts unsuspend': { flags: [], args: 1, call: ({ args }) => ({ method: 'POST', path: `/admin/v1/accounts/${id(args[0]!)}/unsuspend`, body: {} }) },
+const COMMANDS: Record<string, { flags: string[]; args: string[]; call: (p: Parsed) => Call | string }> = {
+  'accounts create': { flags: [], args: ['<name>'], call: ({ args }) => ({ method: 'POST', path: '/admin/v1/accounts', body: { name: args[0] } }) },
+  'accounts list': { flags: ['name', 'limit', 'before'], args: [], call: ({ flags }) => ({ method: 'GET', path: `/admin/v1/accounts${query(flags, { name: 'name', limit: 'limit', before: 'before' })}` }) },
+  'accounts show': { flags: [], args: ['<accountId>'], call: ({ args }) => ({ method: 'GET', path: `/admin/v1/accounts/${id(args[0]!)}` }) },
+  'accounts suspend': { flags: [], args: ['<accountId>'], call: ({ args }) => ({ method: 'POST', path: `/admin/v1/accounts/${id(args[0]!)}/suspend`, body: {} }) },
+  'accounts unsuspend': { flags: [], args: ['<accountId>'], call: ({ args }) => ({ method: 'POST', path: `/admin/v1/accounts/${id(args[0]!)}/unsuspend`, body: {} }) },
   'accounts debit': {
-    flags: ['reason', 'pool'], args: 3,
+    flags: ['reason', 'pool'], args: ['<accountId>', '<amount>', '<reference>'],
     call: ({ args, flags }) => {
-      const amount = amountOf(args[1]);
+      const amount = wholeNumber('<amount>', args[1]);
       const reason = flags.get('reason')?.[0];
-      if (amount === undefined || reason === undefined) return undefined;
+      if (typeof amount === 'string') return amount;
+      if (reason === undefined) return '--reason <text> is required: why the account is debited (it goes in the audit log)';
       return { method: 'POST', path: `/admin/v1/accounts/${id(args[0]!)}/debits`, body: { amount, reference: args[2], reason, ...(flags.has('pool') ? { pool: flags.get('pool')![0] } : {}) } };
     },
   },
   // Unscoped keys send the same body as before scopes existed; the gateway validates the names.
   'api-keys create': {
-    flags: ['scope', 'name', 'expires-at'], args: 1,
+    flags: ['scope', 'name', 'expires-at'], args: ['<accountId>'],
     call: ({ args, flags }) => ({
       method: 'POST', path: `/admin/v1/accounts/${id(args[0]!)}/api-keys`,
       body: {
@@ -118,34 +125,34 @@ const COMMANDS: Record<string, { flags: string[]; args: number; call: (p: Parsed
       },
     }),
   },
-  'accounts limits': { flags: LIMIT_FLAGS, args: 1, call: limitsCall('/admin/v1/accounts') },
-  'api-keys limits': { flags: LIMIT_FLAGS, args: 1, call: limitsCall('/admin/v1/api-keys') },
-  'api-keys list': { flags: [], args: 1, call: ({ args }) => ({ method: 'GET', path: `/admin/v1/accounts/${id(args[0]!)}/api-keys` }) },
-  'api-keys revoke': { flags: [], args: 1, call: ({ args }) => ({ method: 'DELETE', path: `/admin/v1/api-keys/${id(args[0]!)}` }) },
+  'accounts limits': { flags: LIMIT_FLAGS, args: ['<accountId>'], call: limitsCall('/admin/v1/accounts') },
+  'api-keys limits': { flags: LIMIT_FLAGS, args: ['<apiKeyId>'], call: limitsCall('/admin/v1/api-keys') },
+  'api-keys list': { flags: [], args: ['<accountId>'], call: ({ args }) => ({ method: 'GET', path: `/admin/v1/accounts/${id(args[0]!)}/api-keys` }) },
+  'api-keys revoke': { flags: [], args: ['<apiKeyId>'], call: ({ args }) => ({ method: 'DELETE', path: `/admin/v1/api-keys/${id(args[0]!)}` }) },
   'api-keys rotate': {
-    flags: ['grace-seconds'], args: 1,
+    flags: ['grace-seconds'], args: ['<apiKeyId>'],
     call: ({ args, flags }) => {
       const grace = flags.get('grace-seconds')?.[0];
-      if (grace !== undefined && amountOf(grace) === undefined) return undefined;
+      if (grace !== undefined && amountOf(grace) === undefined) return wholeNumber('--grace-seconds', grace) as string;
       return { method: 'POST', path: `/admin/v1/api-keys/${id(args[0]!)}/rotate`, body: grace === undefined ? {} : { graceSeconds: Number(grace) } };
     },
   },
   'credits add': {
-    flags: ['pool'], args: 3,
+    flags: ['pool'], args: ['<accountId>', '<amount>', '<reference>'],
     call: ({ args, flags }) => {
-      const amount = amountOf(args[1]);
-      if (amount === undefined) return undefined;
+      const amount = wholeNumber('<amount>', args[1]);
+      if (typeof amount === 'string') return amount;
       return { method: 'POST', path: `/admin/v1/accounts/${id(args[0]!)}/credits`, body: { amount, reference: args[2], ...(flags.has('pool') ? { pool: flags.get('pool')![0] } : {}) } };
     },
   },
   'orders create': {
-    flags: [], args: 2,
+    flags: [], args: ['<accountId>', '<amount>'],
     call: ({ args }) => {
-      const amount = amountOf(args[1]);
-      return amount === undefined ? undefined : { method: 'POST', path: `/admin/v1/accounts/${id(args[0]!)}/orders`, body: { amount } };
+      const amount = wholeNumber('<amount>', args[1]);
+      return typeof amount === 'string' ? amount : { method: 'POST', path: `/admin/v1/accounts/${id(args[0]!)}/orders`, body: { amount } };
     },
   },
-  audit: { flags: ['account', 'limit', 'before'], args: 0, call: ({ flags }) => ({ method: 'GET', path: `/admin/v1/audit${query(flags, { account: 'accountId', limit: 'limit', before: 'before' })}` }) },
+  audit: { flags: ['account', 'limit', 'before'], args: [], call: ({ flags }) => ({ method: 'GET', path: `/admin/v1/audit${query(flags, { account: 'accountId', limit: 'limit', before: 'before' })}` }) },
 };
 
 const USAGE = `usage:
@@ -163,46 +170,68 @@ const USAGE = `usage:
   audit [--account <accountId>] [--limit <n>] [--before <cursor>]
   reconcile [--repair]`;
 
-/** The call a command line makes, or undefined when it is not one of the commands. */
-function callOf(argv: string[]): Call | undefined {
+/** The call a command line makes, or what is wrong with it. */
+function callOf(argv: string[]): Call | string {
   const [noun, verb] = argv;
-  const name = noun === 'audit' ? 'audit' : `${noun} ${verb}`;
+  const name = noun === 'audit' ? 'audit' : `${noun} ${verb ?? ''}`.trim();
   const command = COMMANDS[name];
-  if (!command) return undefined;
+  if (!command) return `unknown command: ${name || '(none)'}`;
   const parsed = parse(argv.slice(name === 'audit' ? 1 : 2));
-  if (!parsed || parsed.args.length !== command.args) return undefined;
-  for (const [flag, values] of parsed.flags) {
-    if (!command.flags.includes(flag) || (flag !== 'scope' && values.length > 1)) return undefined;
+  if (typeof parsed === 'string') return `${name}: ${parsed}`;
+  if (parsed.args.length !== command.args.length) {
+    return `${name} takes ${command.args.length === 0 ? 'no arguments' : command.args.join(' ')}${parsed.args.length > 0 ? `, not ${parsed.args.map((a) => JSON.stringify(a)).join(' ')}` : ''}`;
   }
-  return command.call(parsed);
+  for (const [flag, values] of parsed.flags) {
+    if (!command.flags.includes(flag)) return `${name} has no --${flag}${command.flags.length > 0 ? ` (its flags: --${command.flags.join(', --')})` : ''}`;
+    if (flag !== 'scope' && values.length > 1) return `${name}: --${flag} is given more than once`;
+  }
+  const call = command.call(parsed);
+  return typeof call === 'string' ? `${name}: ${call}` : call;
 }
 
+/**
+ * Exit codes: 0 done (reconcile: the ledger and the actors agree); 1 the gateway refused the
+ * operation (reconcile: they differ); 2 a command line that is not one (nothing sent); 3 the
+ * gateway could not be asked (unreachable, the operator token refused, unavailable): for
+ * reconcile, nothing was checked.
+ */
+export const EXIT = { done: 0, refused: 1, usage: 2, unreachable: 3 } as const;
+
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  if (argv.length === 0 || ['--help', '-h', 'help'].includes(argv[0]!)) {
+    io.out(USAGE);
+    return argv.length === 0 ? EXIT.usage : EXIT.done;
+  }
   const base = (io.env.GATEWAY_URL ?? `http://127.0.0.1:${DEFAULT_PORTS.gateway}`).replace(/\/$/, '');
   const token = io.env.GATEWAY_ADMIN_TOKEN;
+  const reconcile = argv[0] === 'reconcile' && (argv.length === 1 || (argv.length === 2 && argv[1] === '--repair'));
+  const call = reconcile ? undefined : callOf(argv);
+  if (typeof call === 'string') {
+    io.err(`error: ${call}\nrun "npm run cli -- --help" for every command`);
+    return EXIT.usage;
+  }
   if (!token) {
-    io.err('GATEWAY_ADMIN_TOKEN is not set');
-    return 2;
+    io.err('GATEWAY_ADMIN_TOKEN is not set: the operator token the gateway was started with');
+    return EXIT.usage;
   }
-  if (argv.length === 1 && argv[0] === 'reconcile') return reconcileCommand(base, token, io);
-  if (argv.length === 2 && argv[0] === 'reconcile' && argv[1] === '--repair') return reconcileCommand(base, token, io, { repair: true });
-  const call = callOf(argv);
-  if (!call) {
-    io.err(USAGE);
-    return 2;
+  try {
+    if (reconcile) return await reconcileCommand(base, token, io, { repair: argv[1] === '--repair' });
+    const response = await io.fetch(base + call!.path, {
+      method: call!.method,
+      headers: { authorization: `Bearer ${token}`, ...(call!.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(call!.body !== undefined ? { body: JSON.stringify(call!.body) } : {}),
+    });
+    const text = await response.text();
+    if (!response.ok) {
+      io.err(`${response.status} ${text}`);
+      return response.status === 401 || response.status === 403 || response.status >= 500 ? EXIT.unreachable : EXIT.refused;
+    }
+    io.out(text === '' ? `${response.status}` : text);
+    return EXIT.done;
+  } catch (error) {
+    io.err(`could not reach the gateway at ${base} (GATEWAY_URL): ${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)}`);
+    return EXIT.unreachable;
   }
-  const response = await io.fetch(base + call.path, {
-    method: call.method,
-    headers: { authorization: `Bearer ${token}`, ...(call.body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(call.body !== undefined ? { body: JSON.stringify(call.body) } : {}),
-  });
-  const text = await response.text();
-  if (!response.ok) {
-    io.err(`${response.status} ${text}`);
-    return 1;
-  }
-  io.out(text === '' ? `${response.status}` : text);
-  return 0;
 }
 
 if (require.main === module) {

@@ -1,6 +1,6 @@
 // `reconcile`: every account's balance in the ledger (recomputed from its bill rows) against its
 // FundsHold actor. Prints each difference with the events the actor emitted that the ledger lacks,
-// and a summary; exit code 1 when there is a difference. `reconcile --repair`: the differing
+// and a summary; exit code 1 when there is a difference, 3 when nothing could be checked. `reconcile --repair`: the differing
 // accounts' actors deliver those events to the ledger, then the result is reconciled again.
 
 import type { CliIo } from './main';
@@ -36,8 +36,9 @@ export async function reconcileCommand(base: string, token: string, io: CliIo, o
     : await io.fetch(`${base}/admin/v1/reconciliation`, { headers: { authorization: `Bearer ${token}` } });
   const text = await response.text();
   if (!response.ok) {
-    io.err(`${response.status} ${text}`);
-    return 1;
+    // Not a difference: nothing was checked (the token refused, the gateway or its actors unavailable).
+    io.err(`could not reconcile: the gateway answered ${response.status} ${text}`);
+    return 3;
   }
   let result: Reconciliation;
   if (options.repair) {
