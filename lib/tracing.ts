@@ -47,19 +47,67 @@ export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean 
  * Starts the OpenTelemetry Node SDK for `service` when the environment asks for it: spans go in
  * batches (OTEL_BSP_* tune them) to the OTLP/HTTP protobuf endpoint. Idempotent.
  */
-export function startTracing(service: string, options: { env?: NodeJS.ProcessEnv; exporter?: sdkTrace.SpanExporter } = {}): boolean {
+export function startTracing(service: string, options: { env?: NodeJS.ProcessEnv; exporter?: sdkTrace.SpanExporter; onExportFailure?: ExportFailureHandler } = {}): boolean {
   const env = options.env ?? process.env;
   if (tracer) return true;
   if (!options.exporter && !tracingRequested(env)) return false;
+  const exporter = options.onExportFailure ? new ReportingExporter(options.exporter ?? new OTLPTraceExporter(), options.onExportFailure) : options.exporter ?? new OTLPTraceExporter();
   sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME || service,
     autoDetectResources: false,
     instrumentations: [],
-    spanProcessors: [options.exporter ? new sdkTrace.SimpleSpanProcessor(options.exporter) : new sdkTrace.BatchSpanProcessor(new OTLPTraceExporter())],
+    spanProcessors: [options.exporter ? new sdkTrace.SimpleSpanProcessor(exporter) : new sdkTrace.BatchSpanProcessor(exporter)],
   });
   sdk.start();
   tracer = trace.getTracer('payg-gateway');
   return true;
+}
+
+/** Told of failed exports: the error, how many spans were lost since the last report, and in all. */
+export type ExportFailureHandler = (failure: { error: unknown; lostSpans: number; failedExports: number }) => void;
+
+/** The handler every app uses: one warning line naming what was lost. */
+export function warnExportFailure(logger: { warn(object: object, message: string): void }): ExportFailureHandler {
+  return ({ error, lostSpans, failedExports }) =>
+    logger.warn({ err: error, lostSpans, failedExports }, 'trace export failed: spans dropped (the collector refused, is unreachable or does not answer); told at most once a minute');
+}
+
+/** The longest a failing collector goes unreported: the first failure is told at once, then at most once per this. */
+export const EXPORT_FAILURE_REPORT_MS = 60_000;
+
+/**
+ * An exporter that tells of its failures (a collector refusing, unreachable or never answering:
+ * the batch's spans are dropped, and the SDK says nothing by itself), at most once a minute.
+ */
+export class ReportingExporter implements sdkTrace.SpanExporter {
+  private lost = 0;
+  private failedExports = 0;
+  private reportedAt = -Infinity;
+
+  constructor(private readonly inner: sdkTrace.SpanExporter, private readonly report: ExportFailureHandler, private readonly now: () => number = Date.now) {}
+
+  export(spans: sdkTrace.ReadableSpan[], done: (result: { code: number; error?: Error }) => void): void {
+    this.inner.export(spans, (result) => {
+      if (result.code !== 0) {
+        this.lost += spans.length;
+        this.failedExports += 1;
+        if (this.now() - this.reportedAt >= EXPORT_FAILURE_REPORT_MS) {
+          this.reportedAt = this.now();
+          this.report({ error: result.error, lostSpans: this.lost, failedExports: this.failedExports });
+          this.lost = 0;
+        }
+      }
+      done(result);
+    });
+  }
+
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
+
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush?.() ?? Promise.resolve();
+  }
 }
 
 /** Exports what is still buffered and stops (on shutdown). */
