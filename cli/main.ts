@@ -133,8 +133,9 @@ const COMMANDS: Record<string, { flags: string[]; args: string[]; call: (p: Pars
     flags: ['grace-seconds'], args: ['<apiKeyId>'],
     call: ({ args, flags }) => {
       const grace = flags.get('grace-seconds')?.[0];
-      if (grace !== undefined && amountOf(grace) === undefined) return wholeNumber('--grace-seconds', grace) as string;
-      return { method: 'POST', path: `/admin/v1/api-keys/${id(args[0]!)}/rotate`, body: grace === undefined ? {} : { graceSeconds: Number(grace) } };
+      const seconds = grace === undefined ? undefined : wholeNumber('--grace-seconds', grace);
+      if (typeof seconds === 'string') return seconds;
+      return { method: 'POST', path: `/admin/v1/api-keys/${id(args[0]!)}/rotate`, body: seconds === undefined ? {} : { graceSeconds: seconds } };
     },
   },
   'credits add': {

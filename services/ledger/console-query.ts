@@ -84,13 +84,6 @@ export function spendingQueryString(query: SpendingDaysQuery): string {
   return new URLSearchParams({ from: query.from, to: query.to }).toString();
 }
 
-/** The balance takes no query parameter: any is refused like an unknown one on the pages. */
-const balanceSchema = z.strictObject({});
-
-export function parseBalanceQuery(query: unknown): void {
-  parse(balanceSchema, query);
-}
-
 export function parsePageQuery(query: unknown): PageQuery {
   return parse(pageSchema, query);
 }

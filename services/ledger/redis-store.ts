@@ -28,7 +28,9 @@ for k = 1, #KEYS, 4 do
       redis.call('HINCRBY', KEYS[k + 2], 'balance', ARGV[a + 1])
       redis.call('HINCRBY', KEYS[k + 2], 'bills', 1)
     else
-      redis.call('HSETNX', KEYS[k + 2], 'spendFrom', redis.call('HGET', KEYS[k + 2], 'usageRows') or '0')
+      if redis.call('HEXISTS', KEYS[k + 2], 'spendFrom') == 0 then
+        redis.call('HSET', KEYS[k + 2], 'spendFrom', redis.call('HGET', KEYS[k + 2], 'usageRows') or '0')
+      end
       redis.call('HINCRBY', KEYS[k + 2], 'usage', 1)
       redis.call('HINCRBY', KEYS[k + 2], 'usageRows', n)
       redis.call('HINCRBY', KEYS[k + 3], ARGV[a + 3], ARGV[a + 4])

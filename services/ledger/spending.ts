@@ -7,6 +7,7 @@
 // here once, by reading them, and the result is kept beside the sums ("the base"): those rows
 // never change, so the base is read again, not recomputed, until nothing is left to add.
 
+import type { SpendingDaysQuery } from './console-query';
 import type { LedgerStore, UsageRow } from './entries';
 
 /** Charged (nano-USD) per model on one UTC day. */
@@ -18,12 +19,6 @@ export type SpendingDays = Record<string, DaySpending>;
 export interface SpendingBase {
   upTo: number;
   days: SpendingDays;
-}
-
-/** The days asked for, inclusive (UTC, YYYY-MM-DD). */
-export interface SpendingQuery {
-  from: string;
-  to: string;
 }
 
 export interface SpendingItem {
@@ -55,7 +50,7 @@ export function addSpending(days: SpendingDays, day: string, model: string, char
   addCharged((days[day] ??= {}), model, charged);
 }
 
-export async function readSpending(store: LedgerStore, accountId: string, pool: string, query: SpendingQuery): Promise<SpendingAnswer> {
+export async function readSpending(store: LedgerStore, accountId: string, pool: string, query: SpendingDaysQuery): Promise<SpendingAnswer> {
   // The position first, the sums after: a row appended in between is in the sums, never in both.
   const upTo = await store.spendingFrom(accountId, pool);
   const days = await store.spendingDays(accountId, pool, query.from, query.to);

@@ -21,7 +21,6 @@ export const limitsBody = z.object({
 }).strict();
 /** Routes that take no body (an empty JSON object is accepted) and routes that take no query. */
 export const noBody = z.object({}).strict();
-export const noQuery = z.object({}).strict();
 export const rotateBody = z.object({
   graceSeconds: z.number().int().min(0).max(MAX_ROTATION_GRACE_MS / 1000).optional().describe('How long the old key keeps working beside the new one (default 0: refused at once)'),
 }).strict();

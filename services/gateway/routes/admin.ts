@@ -4,7 +4,8 @@
 import { Router, type Request } from 'express';
 import type { z } from 'zod';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
-import { accountBody, accountListQuery, apiKeyBody, auditQuery, creditBody, debitBody, limitsBody, noBody, noQuery, rotateBody } from './admin-schemas';
+import { accountBody, accountListQuery, apiKeyBody, auditQuery, creditBody, debitBody, limitsBody, noBody, rotateBody } from './admin-schemas';
+import { noQuery } from '../middleware/no-query';
 import type { AccountOperator } from '../accounts/operator';
 import type { AuditLog, OperatorAction } from '../accounts/audit';
 import { GatewayError } from '../../../lib/errors';
@@ -56,8 +57,7 @@ export function adminRoutes(options: AdminDeps): Router {
     res.json(await operator.listAccounts(parse(accountListQuery, req.query, 'query')));
   });
 
-  router.get('/admin/v1/accounts/:accountId', async (req, res) => {
-    parse(noQuery, req.query, 'query');
+  router.get('/admin/v1/accounts/:accountId', noQuery, async (req, res) => {
     res.json({ currency: CURRENCY, scale: SCALE, ...(await operator.accountDetail(req.params.accountId as string)) });
   });
 
@@ -88,8 +88,7 @@ export function adminRoutes(options: AdminDeps): Router {
     res.status(200).json({ accountId, currency: CURRENCY, scale: SCALE, ...outcome });
   });
 
-  router.get('/admin/v1/accounts/:accountId/api-keys', async (req, res) => {
-    parse(noQuery, req.query, 'query');
+  router.get('/admin/v1/accounts/:accountId/api-keys', noQuery, async (req, res) => {
     res.json({ items: await operator.listKeys(req.params.accountId as string) });
   });
 
@@ -136,8 +135,7 @@ export function adminRoutes(options: AdminDeps): Router {
 
   // Every ledger account's balance recomputed from its bill rows against its FundsHold actor;
   // each difference names the events the actor emitted that the ledger lacks.
-  router.get('/admin/v1/reconciliation', async (req, res) => {
-    parse(noQuery, req.query, 'query');
+  router.get('/admin/v1/reconciliation', noQuery, async (_req, res) => {
     res.json(await reconcile(options.ledger, funds, options.outbox));
   });
 

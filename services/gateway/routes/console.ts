@@ -8,7 +8,8 @@ import type { RateAdmission } from '../limits/admission';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import { sendStream } from '../../../lib/http-stream';
 import { CURRENCY, SCALE } from '../../../lib/money';
-import { parseBalanceQuery, parseExportQuery, parsePageQuery, parseSpendingQuery, type ConsoleKind } from '../../ledger/console-query';
+import { parseExportQuery, parsePageQuery, parseSpendingQuery, type ConsoleKind } from '../../ledger/console-query';
+import { noQuery } from '../middleware/no-query';
 import { exportHeaders } from '../../ledger/export-format';
 import type { AccountStore } from '../accounts/store';
 import type { OAuthVerifier } from '../auth/oauth';
@@ -18,8 +19,7 @@ import { credentialAuth } from '../middleware/auth';
 export function consoleRoutes(options: { credentials: { accounts: AccountStore; oauth?: OAuthVerifier }; funds: FundsHoldClient; ledger: LedgerReader; limits?: RateAdmission }): Router {
   const router = Router();
   const auth = credentialAuth(options.credentials, { accept: ['api_key', 'oauth'] });
-  router.get('/api/distribution/api-credit/balance', auth, async (req, res) => {
-    parseBalanceQuery(req.query);
+  router.get('/api/distribution/api-credit/balance', auth, noQuery, async (req, res) => {
     const view = await options.funds.of(req.caller.accountId).getBalance();
     res.json({ currency: CURRENCY, scale: SCALE, ...view });
   });
@@ -27,8 +27,7 @@ export function consoleRoutes(options: { credentials: { accounts: AccountStore; 
   // what the current minute has counted (the Account actor's read); and what the account and the
   // key have spent and hold as the spend limits count it (the FundsHold actor's read): what the
   // web console shows (docs/auth.md, "Limits").
-  router.get('/api/distribution/api-credit/limits', auth, async (req, res) => {
-    parseBalanceQuery(req.query);
+  router.get('/api/distribution/api-credit/limits', auth, noQuery, async (req, res) => {
     const caller = req.caller;
     const spendKeyId = caller.family === 'api_key' ? caller.spendKeyId ?? caller.apiKeyId ?? null : null;
     const [usage, spend] = await Promise.all([options.limits?.usage(caller), options.funds.of(caller.accountId).getSpend({ apiKeyId: spendKeyId })]);
