@@ -1,14 +1,15 @@
 // OpenAPI entries of the console's bills and usage: pages and exports (docs/console.md).
 // Spread into openapi.ts.
 
-import { DEFAULT_PAGE_SIZE, DEFAULT_SPENDING_DAYS, EXPORT_FORMATS, MAX_PAGE_SIZE, MAX_SPENDING_DAYS } from '../ledger/console-query';
+import { DEFAULT_PAGE_SIZE, DEFAULT_SPENDING_DAYS, EXPORT_FORMATS, MAX_MODEL_FILTER_LENGTH, MAX_PAGE_SIZE, MAX_SPENDING_DAYS } from '../ledger/console-query';
+import { BILLING_KINDS } from '../../lib/events';
 import { billItemSchema, billPageSchema, usageItemSchema, usagePageSchema } from '../ledger/console-items';
 import { CREDENTIAL_400, errorAnswer, jsonSchemaOf } from './openapi-answers';
 import { limitsSchema } from '../../lib/limits';
 import { z } from 'zod';
 
 const badQuery = {
-  description: `invalid_request with param: page or size not an integer in range, format not csv or jsonl, from or to not an RFC 3339 date-time, to before from, a repeated or unknown query parameter; ${CREDENTIAL_400}`,
+  description: `invalid_request with param: page or size not an integer in range, format not csv or jsonl, from or to not an RFC 3339 date-time, to before from, model empty or too long, kind not a bill kind (or given for usage), images not true or false, a repeated or unknown query parameter; ${CREDENTIAL_400}`,
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
 };
 const noKey = { description: 'Missing or unknown API key', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
@@ -63,18 +64,23 @@ const pageParameters = [
   { name: 'page', in: 'query', required: false, schema: { type: 'integer', minimum: 1, default: 1 } },
   { name: 'size', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE } },
 ];
-const exportParameters = [
-  { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: [...EXPORT_FORMATS], default: 'csv' } },
+/** The filters of pages and exports (each given narrows the list; a page's total counts what they list). */
+const filterParameters = (what: 'bills' | 'usage') => [
   { name: 'from', in: 'query', required: false, schema: { type: 'string', format: 'date-time' }, description: 'RFC 3339 with a time zone; items at or after it' },
   { name: 'to', in: 'query', required: false, schema: { type: 'string', format: 'date-time' }, description: 'RFC 3339 with a time zone; items before it' },
+  { name: 'model', in: 'query', required: false, schema: { type: 'string', minLength: 1, maxLength: MAX_MODEL_FILTER_LENGTH }, description: 'Items of this model only (exactly)' },
+  ...(what === 'bills' ? [{ name: 'kind', in: 'query', required: false, schema: { type: 'string', enum: [...BILLING_KINDS] }, description: 'Bills of this kind only' }] : []),
+  { name: 'images', in: 'query', required: false, schema: { type: 'string', enum: ['true', 'false'] }, description: 'true: only the items of image tasks (with a taskId); false: none of them' },
 ];
+const FILTERED = 'With a filter, the ledger reads the whole list to find and count the items (it keeps no index by model, kind or time), so the cost grows with the account\'s history.';
 
 function pagePath(what: 'bills' | 'usage', item: 'Bill' | 'Usage') {
   return {
     get: {
-      summary: `A page of the caller's own ${what} (pool-3), newest first`,
+      summary: `A page of the caller's own ${what} (pool-3), newest first, optionally filtered`,
+      description: `Without a filter, read by position. ${FILTERED}`,
       security: [{ apiKey: [] }, { oauth: [] }],
-      parameters: pageParameters,
+      parameters: [...pageParameters, ...filterParameters(what)],
       responses: {
         '200': { description: `A page of ${what}`, content: { 'application/json': { schema: { $ref: `#/components/schemas/${item}Page` } } } },
         '400': badQuery,
@@ -87,9 +93,9 @@ function pagePath(what: 'bills' | 'usage', item: 'Bill' | 'Usage') {
 function exportPath(what: 'bills' | 'usage', item: 'Bill' | 'Usage') {
   return {
     get: {
-      summary: `Export of the caller's own ${what} (pool-3), streamed: the items of every page, in the same order, filtered by time`,
+      summary: `Export of the caller's own ${what} (pool-3), streamed: the items of every page with the same filters, in the same order`,
       security: [{ apiKey: [] }, { oauth: [] }],
-      parameters: exportParameters,
+      parameters: [{ name: 'format', in: 'query', required: false, schema: { type: 'string', enum: [...EXPORT_FORMATS], default: 'csv' } }, ...filterParameters(what)],
       responses: {
         '200': {
           description: `Content-Disposition: attachment. csv: a header row, then one row per item with the ${item}Item fields as columns (an absent field is an empty cell${what === 'usage' ? "; the route as the last two, upstream and attempts: `<upstream>:<outcome>:<ms>ms[:borne]` per attempt, `;`-separated, in order" : ''}); jsonl: one ${item}Item per line`,

@@ -102,7 +102,7 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
   // the caller and names the caller's own account in the path.
   app.get('/accounts/:accountId/pools/:pool/:kind/page', async (req, res) => {
     const kind = consoleKind(req.params.kind);
-    res.json(await readPage(store, kind, req.params.accountId, req.params.pool, parsePageQuery(req.query)));
+    res.json(await readPage(store, kind, req.params.accountId, req.params.pool, parsePageQuery(req.query, kind)));
   });
 
   app.get('/accounts/:accountId/pools/:pool/spending', async (req, res) => {
@@ -111,7 +111,7 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
 
   app.get('/accounts/:accountId/pools/:pool/:kind/export', async (req, res) => {
     const kind = consoleKind(req.params.kind);
-    const query = parseExportQuery(req.query);
+    const query = parseExportQuery(req.query, kind);
     res.set(exportHeaders(kind, query.format));
     await sendStream(exportStream(kind, query.format, exportItems(store, kind, req.params.accountId, req.params.pool, query)), res);
   });

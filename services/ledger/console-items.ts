@@ -50,7 +50,7 @@ const pageOf = (item: z.ZodType) => z.object({
   items: z.array(item).describe('Newest first (the order the ledger recorded them); empty past the last page'),
   page: z.number().int(),
   size: z.number().int(),
-  total: z.number().int().describe('Every item of the account'),
+  total: z.number().int().describe('Every item of the account that the filters list (every item without a filter)'),
 });
 export const billPageSchema = pageOf(billItemSchema);
 export const usagePageSchema = pageOf(usageItemSchema);

@@ -1,5 +1,5 @@
 import { GatewayError } from '../../lib/errors';
-import { exportQueryString, parseExportQuery, parsePageQuery, parseSpendingQuery, pageQueryString, spendingQueryString } from './console-query';
+import { exportQueryString, isFiltered, parseExportQuery, parsePageQuery, parseSpendingQuery, pageQueryString, spendingQueryString } from './console-query';
 
 function refusal(parse: () => unknown): { code: string; param?: string } {
   try {
@@ -13,9 +13,9 @@ function refusal(parse: () => unknown): { code: string; param?: string } {
 
 describe('console query parameters', () => {
   it('when page and size are absent, then page 1 of 20; given, then as given', () => {
-    expect(parsePageQuery({})).toEqual({ page: 1, size: 20 });
-    expect(parsePageQuery({ page: '3', size: '1' })).toEqual({ page: 3, size: 1 });
-    expect(parsePageQuery({ page: '9007199254740991', size: '100' })).toEqual({ page: 9007199254740991, size: 100 });
+    expect(parsePageQuery({}, 'bills')).toEqual({ page: 1, size: 20 });
+    expect(parsePageQuery({ page: '3', size: '1' }, 'bills')).toEqual({ page: 3, size: 1 });
+    expect(parsePageQuery({ page: '9007199254740991', size: '100' }, 'bills')).toEqual({ page: 9007199254740991, size: 100 });
   });
 
   it('when page or size is out of range, not an integer, repeated or unknown, then 400 invalid_request naming the parameter', () => {
@@ -25,20 +25,20 @@ describe('console query parameters', () => {
       [{ size: '0' }, 'size'], [{ size: '101' }, 'size'], [{ size: ' 5' }, 'size'], [{ size: '0x10' }, 'size'],
       [{ accountId: 'acct_other' }, 'accountId'], [{ pool: 'pool-1' }, 'pool'], [{ format: 'csv' }, 'format'],
     ];
-    for (const [query, param] of cases) expect([query, refusal(() => parsePageQuery(query))]).toEqual([query, { code: 'invalid_request', param }]);
+    for (const [query, param] of cases) expect([query, refusal(() => parsePageQuery(query, 'bills'))]).toEqual([query, { code: 'invalid_request', param }]);
   });
 
   it('when an export names no format, then csv; from and to are read as instants of any time zone, to the millisecond', () => {
-    expect(parseExportQuery({})).toEqual({ format: 'csv', fromMs: undefined, toMs: undefined });
-    expect(parseExportQuery({ format: 'jsonl', from: '2025-03-01T12:00:00+02:00', to: '2025-03-01t10:00:00.5z' })).toEqual({
+    expect(parseExportQuery({}, 'usage')).toEqual({ format: 'csv', fromMs: undefined, toMs: undefined });
+    expect(parseExportQuery({ format: 'jsonl', from: '2025-03-01T12:00:00+02:00', to: '2025-03-01t10:00:00.5z' }, 'usage')).toEqual({
       format: 'jsonl', fromMs: Date.parse('2025-03-01T10:00:00Z'), toMs: Date.parse('2025-03-01T10:00:00.500Z'),
     });
   });
 
   it('when an instant has digits below the millisecond, then it is rounded up (rows are whole milliseconds)', () => {
     const at = Date.parse('2025-03-01T10:00:00.123Z');
-    expect(parseExportQuery({ from: '2025-03-01T10:00:00.123000Z' }).fromMs).toBe(at);
-    expect(parseExportQuery({ from: '2025-03-01T10:00:00.1230001Z' }).fromMs).toBe(at + 1);
+    expect(parseExportQuery({ from: '2025-03-01T10:00:00.123000Z' }, 'usage').fromMs).toBe(at);
+    expect(parseExportQuery({ from: '2025-03-01T10:00:00.1230001Z' }, 'usage').fromMs).toBe(at + 1);
   });
 
   it('when format, from or to is bad, then 400 invalid_request naming it', () => {
@@ -48,15 +48,48 @@ describe('console query parameters', () => {
       [{ to: '2025-02-30T00:00:00Z' }, 'to'], [{ to: '1740823200000' }, 'to'],
       [{ from: '2025-03-02T00:00:00Z', to: '2025-03-01T00:00:00Z' }, 'to'], [{ page: '1' }, 'page'],
     ];
-    for (const [query, param] of cases) expect([query, refusal(() => parseExportQuery(query))]).toEqual([query, { code: 'invalid_request', param }]);
+    for (const [query, param] of cases) expect([query, refusal(() => parseExportQuery(query, 'usage'))]).toEqual([query, { code: 'invalid_request', param }]);
   });
 
   it('when a parsed query is carried to the ledger app, then it parses back to the same query', () => {
     const page = { page: 4, size: 7 };
-    expect(parsePageQuery(Object.fromEntries(new URLSearchParams(pageQueryString(page))))).toEqual(page);
-    const query = parseExportQuery({ format: 'jsonl', from: '2025-03-01T12:00:00.0001+02:00', to: '2025-03-02T00:00:00Z' });
-    expect(parseExportQuery(Object.fromEntries(new URLSearchParams(exportQueryString(query))))).toEqual(query);
-    expect(parseExportQuery(Object.fromEntries(new URLSearchParams(exportQueryString({ format: 'csv' }))))).toEqual({ format: 'csv', fromMs: undefined, toMs: undefined });
+    expect(parsePageQuery(Object.fromEntries(new URLSearchParams(pageQueryString(page))), 'bills')).toEqual(page);
+    const query = parseExportQuery({ format: 'jsonl', from: '2025-03-01T12:00:00.0001+02:00', to: '2025-03-02T00:00:00Z' }, 'usage');
+    expect(parseExportQuery(Object.fromEntries(new URLSearchParams(exportQueryString(query))), 'usage')).toEqual(query);
+    expect(parseExportQuery(Object.fromEntries(new URLSearchParams(exportQueryString({ format: 'csv' }))), 'usage')).toEqual({ format: 'csv' });
+  });
+
+  it('when a page or an export names filters, then each is read: time, model, a bill kind, images or not', () => {
+    expect(parsePageQuery({ model: 'sim-chat', kind: 'credit', images: 'false', from: '2025-03-01T00:00:00Z' }, 'bills')).toEqual({
+      page: 1, size: 20, model: 'sim-chat', kind: 'credit', images: false, fromMs: Date.parse('2025-03-01T00:00:00Z'),
+    });
+    expect(parsePageQuery({ images: 'true', to: '2025-03-01T00:00:00Z' }, 'usage')).toEqual({ page: 1, size: 20, images: true, toMs: Date.parse('2025-03-01T00:00:00Z') });
+    expect(parseExportQuery({ kind: 'charge', model: 'a b/ü' }, 'bills')).toEqual({ format: 'csv', kind: 'charge', model: 'a b/ü' });
+    expect(isFiltered(parsePageQuery({ page: '2' }, 'usage'))).toBe(false);
+    for (const filter of [{ model: 'm' }, { kind: 'hold' }, { images: 'false' }, { from: '2025-03-01T00:00:00Z' }, { to: '2025-03-01T00:00:00Z' }]) {
+      expect([filter, isFiltered(parsePageQuery(filter, 'bills'))]).toEqual([filter, true]);
+    }
+  });
+
+  it('when a filter is bad, repeated, or a bill kind is asked of usage, then 400 invalid_request naming it', () => {
+    const cases: Array<[Record<string, unknown>, 'bills' | 'usage', string]> = [
+      [{ model: '' }, 'bills', 'model'], [{ model: 'x'.repeat(257) }, 'usage', 'model'], [{ model: ['a', 'b'] }, 'usage', 'model'],
+      [{ kind: 'refund' }, 'bills', 'kind'], [{ kind: 'Charge' }, 'bills', 'kind'], [{ kind: 'charge' }, 'usage', 'kind'],
+      [{ images: 'yes' }, 'bills', 'images'], [{ images: '1' }, 'usage', 'images'], [{ images: ['true', 'true'] }, 'bills', 'images'],
+      [{ from: '2025-03-02T00:00:00Z', to: '2025-03-01T00:00:00Z' }, 'usage', 'to'], [{ from: '2025-03-01' }, 'bills', 'from'],
+    ];
+    for (const [query, kind, param] of cases) {
+      expect([query, kind, refusal(() => parsePageQuery(query, kind))]).toEqual([query, kind, { code: 'invalid_request', param }]);
+      expect([query, kind, refusal(() => parseExportQuery(query, kind))]).toEqual([query, kind, { code: 'invalid_request', param }]);
+    }
+    expect(() => parsePageQuery({ kind: 'charge' }, 'usage')).toThrow('unknown query parameter kind');
+  });
+
+  it('when a filtered query is carried to the ledger app, then it parses back to the same query', () => {
+    const page = parsePageQuery({ page: '3', size: '5', model: 'gpt-4o?&x=1', kind: 'release', images: 'true', from: '2025-03-01T00:00:00.5+01:00', to: '2025-03-02T00:00:00Z' }, 'bills');
+    expect(parsePageQuery(Object.fromEntries(new URLSearchParams(pageQueryString(page))), 'bills')).toEqual(page);
+    const exported = parseExportQuery({ format: 'jsonl', model: 'm', images: 'false' }, 'usage');
+    expect(parseExportQuery(Object.fromEntries(new URLSearchParams(exportQueryString(exported))), 'usage')).toEqual(exported);
   });
 
   it('when spending names no days, then the 30 UTC days that end today; to alone ends them; from and to are both included', () => {

@@ -4,6 +4,7 @@
 
 import { z } from 'zod';
 import { GatewayError } from '../../lib/errors';
+import { BILLING_KINDS, type BillingKind } from '../../lib/events';
 
 export const CONSOLE_KINDS = ['bills', 'usage'] as const;
 export type ConsoleKind = (typeof CONSOLE_KINDS)[number];
@@ -14,17 +15,30 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 
-export interface PageQuery {
+/** The longest model id a filter takes. */
+export const MAX_MODEL_FILTER_LENGTH = 256;
+
+/** Which items a page or an export lists: each filter given narrows it (all of them hold). */
+export interface ItemFilter {
+  /** Epoch ms, inclusive (the item's occurredAt). */
+  fromMs?: number;
+  /** Epoch ms, exclusive. */
+  toMs?: number;
+  /** The item's model, exactly. */
+  model?: string;
+  /** Bills only: the bill's kind. */
+  kind?: BillingKind;
+  /** True: only the items of image tasks (those with a taskId); false: none of them. */
+  images?: boolean;
+}
+
+export interface PageQuery extends ItemFilter {
   page: number;
   size: number;
 }
 
-export interface ExportQuery {
+export interface ExportQuery extends ItemFilter {
   format: ExportFormat;
-  /** Epoch ms, inclusive. */
-  fromMs?: number;
-  /** Epoch ms, exclusive. */
-  toMs?: number;
 }
 
 const integer = (name: string, max: number) =>
@@ -33,22 +47,40 @@ const integer = (name: string, max: number) =>
     .transform(Number)
     .pipe(z.number().min(1, `${name} must be at least 1`).max(max, `${name} must be at most ${max}`));
 
-const pageSchema = z.strictObject({
-  page: integer('page', Number.MAX_SAFE_INTEGER).default(1),
-  size: integer('size', MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
-});
-
 const instant = (name: string) =>
   z.string({ error: `${name} must be given once, as an RFC 3339 date-time` })
     .transform((value) => value.toUpperCase())
     .pipe(z.iso.datetime({ offset: true, error: `${name} must be an RFC 3339 date-time with a time zone, e.g. 2025-01-31T00:00:00Z` }))
     .transform(toEpochMs);
 
-const exportSchema = z.strictObject({
-  format: z.enum(EXPORT_FORMATS, { error: 'format must be csv or jsonl' }).default('csv'),
+/** The filters both pages and exports take; `kind` on bills only (a usage item has none). */
+const filterShape = {
   from: instant('from').optional(),
   to: instant('to').optional(),
-}).refine((q) => q.from === undefined || q.to === undefined || q.from <= q.to, { message: 'to must not be before from', path: ['to'] });
+  model: z.string({ error: 'model must be given once' })
+    .min(1, 'model must not be empty')
+    .max(MAX_MODEL_FILTER_LENGTH, `model must be at most ${MAX_MODEL_FILTER_LENGTH} characters`)
+    .optional(),
+  images: z.enum(['true', 'false'], { error: 'images must be true or false' }).transform((value) => value === 'true').optional(),
+};
+const billFilterShape = { ...filterShape, kind: z.enum(BILLING_KINDS, { error: `kind must be one of ${BILLING_KINDS.join(', ')}` }).optional() };
+const fromNotAfterTo = (q: { from?: number; to?: number }) => q.from === undefined || q.to === undefined || q.from <= q.to;
+const TO_BEFORE_FROM = { message: 'to must not be before from', path: ['to'] };
+
+const pageFields = {
+  page: integer('page', Number.MAX_SAFE_INTEGER).default(1),
+  size: integer('size', MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+};
+const formatField = { format: z.enum(EXPORT_FORMATS, { error: 'format must be csv or jsonl' }).default('csv') };
+
+const pageSchemas = {
+  bills: z.strictObject({ ...pageFields, ...billFilterShape }).refine(fromNotAfterTo, TO_BEFORE_FROM),
+  usage: z.strictObject({ ...pageFields, ...filterShape }).refine(fromNotAfterTo, TO_BEFORE_FROM),
+};
+const exportSchemas = {
+  bills: z.strictObject({ ...formatField, ...billFilterShape }).refine(fromNotAfterTo, TO_BEFORE_FROM),
+  usage: z.strictObject({ ...formatField, ...filterShape }).refine(fromNotAfterTo, TO_BEFORE_FROM),
+};
 
 /** The longest span of days one spending read covers. */
 export const MAX_SPENDING_DAYS = 366;
@@ -84,25 +116,53 @@ export function spendingQueryString(query: SpendingDaysQuery): string {
   return new URLSearchParams({ from: query.from, to: query.to }).toString();
 }
 
-export function parsePageQuery(query: unknown): PageQuery {
-  return parse(pageSchema, query);
+type ParsedFilter = { from?: number; to?: number; model?: string; kind?: BillingKind; images?: boolean };
+
+/** The filters given, by their names in ItemFilter (absent ones left out). */
+function itemFilter({ from, to, model, kind, images }: ParsedFilter): ItemFilter {
+  const filter: ItemFilter = {};
+  if (from !== undefined) filter.fromMs = from;
+  if (to !== undefined) filter.toMs = to;
+  if (model !== undefined) filter.model = model;
+  if (kind !== undefined) filter.kind = kind;
+  if (images !== undefined) filter.images = images;
+  return filter;
 }
 
-export function parseExportQuery(query: unknown): ExportQuery {
-  const { format, from, to } = parse(exportSchema, query);
-  return { format, fromMs: from, toMs: to };
+export function parsePageQuery(query: unknown, kind: ConsoleKind): PageQuery {
+  const { page, size, ...filter } = parse(pageSchemas[kind] as z.ZodType<ParsedFilter & { page: number; size: number }>, query);
+  return { page, size, ...itemFilter(filter) };
+}
+
+export function parseExportQuery(query: unknown, kind: ConsoleKind): ExportQuery {
+  const { format, ...filter } = parse(exportSchemas[kind] as z.ZodType<ParsedFilter & { format: ExportFormat }>, query);
+  return { format, ...itemFilter(filter) };
+}
+
+/** Whether any filter is given: a page without one is read by position, without a scan. */
+export function isFiltered(filter: ItemFilter): boolean {
+  return filter.fromMs !== undefined || filter.toMs !== undefined || filter.model !== undefined || filter.kind !== undefined || filter.images !== undefined;
 }
 
 /** The query string that carries a parsed query to the ledger app. */
 export function pageQueryString(query: PageQuery): string {
-  return new URLSearchParams({ page: String(query.page), size: String(query.size) }).toString();
+  const params = new URLSearchParams({ page: String(query.page), size: String(query.size) });
+  setFilter(params, query);
+  return params.toString();
 }
 
 export function exportQueryString(query: ExportQuery): string {
   const params = new URLSearchParams({ format: query.format });
-  if (query.fromMs !== undefined) params.set('from', new Date(query.fromMs).toISOString());
-  if (query.toMs !== undefined) params.set('to', new Date(query.toMs).toISOString());
+  setFilter(params, query);
   return params.toString();
+}
+
+function setFilter(params: URLSearchParams, filter: ItemFilter): void {
+  if (filter.fromMs !== undefined) params.set('from', new Date(filter.fromMs).toISOString());
+  if (filter.toMs !== undefined) params.set('to', new Date(filter.toMs).toISOString());
+  if (filter.model !== undefined) params.set('model', filter.model);
+  if (filter.kind !== undefined) params.set('kind', filter.kind);
+  if (filter.images !== undefined) params.set('images', String(filter.images));
 }
 
 /**

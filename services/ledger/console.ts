@@ -4,7 +4,7 @@
 // the ledger recorded them), so an export is the concatenation of every page.
 
 import type { Topic } from '../../lib/events';
-import type { ConsoleKind, ExportQuery, PageQuery } from './console-query';
+import { isFiltered, type ConsoleKind, type ItemFilter, type PageQuery } from './console-query';
 import type { BillEntry, LedgerRow, LedgerStore, UsageRow } from './entries';
 import { billItemSchema, usageItemSchema, type BillItem, type UsageItem } from './console-items';
 import { attemptsText } from '../../lib/route-record';
@@ -65,31 +65,59 @@ export function toItem(kind: ConsoleKind, row: LedgerRow): ConsoleItem {
   return kind === 'bills' ? billItem(row as BillEntry) : usageItem(row as UsageRow);
 }
 
-/** One page, newest first. A page past the last is empty; `total` counts every row either way. */
-export async function readPage(store: LedgerStore, kind: ConsoleKind, accountId: string, pool: string, query: PageQuery): Promise<ConsolePage> {
-  const topic = TOPIC_OF[kind];
-  const total = await store.count(topic, accountId, pool);
-  const newest = total - (query.page - 1) * query.size;
-  const rows = newest >= 1 ? await store.rows(topic, accountId, pool, newest - query.size + 1, newest) : [];
-  return { items: rows.map((row) => toItem(kind, row)), page: query.page, size: query.size, total };
+/** Whether a row is one the filter lists (each filter given must hold). */
+export function matches(row: LedgerRow, filter: ItemFilter): boolean {
+  if (filter.fromMs !== undefined || filter.toMs !== undefined) {
+    const at = Date.parse(row.occurredAt);
+    if (at < (filter.fromMs ?? -Infinity) || at >= (filter.toMs ?? Infinity)) return false;
+  }
+  if (filter.model !== undefined && row.model !== filter.model) return false;
+  if (filter.kind !== undefined && (row as BillEntry).kind !== filter.kind) return false;
+  if (filter.images !== undefined && (taskIdOf(row.holdId) !== undefined) !== filter.images) return false;
+  return true;
 }
 
 /**
- * Every item of the account, newest first, a chunk at a time, filtered by time (from inclusive,
- * to exclusive). The rows are those recorded when the export began: later ones are not included.
- * Recording order and event time can differ by the delivery delay, so the whole list is read.
+ * One page, newest first. A page past the last is empty; `total` counts every item the filters
+ * list either way. Without a filter the page's rows are read by position; with one, the account's
+ * rows are read newest first, a chunk at a time, and counted (the ledger keeps no index by model,
+ * kind or time: recording order and event time can differ by the delivery delay), so a filtered
+ * page costs what an export of the account costs on the server, without sending it.
  */
-export async function* exportItems(store: LedgerStore, kind: ConsoleKind, accountId: string, pool: string, query: Pick<ExportQuery, 'fromMs' | 'toMs'>): AsyncGenerator<ConsoleItem[]> {
+export async function readPage(store: LedgerStore, kind: ConsoleKind, accountId: string, pool: string, query: PageQuery): Promise<ConsolePage> {
   const topic = TOPIC_OF[kind];
-  const from = query.fromMs ?? -Infinity;
-  const to = query.toMs ?? Infinity;
-  for (let newest = await store.count(topic, accountId, pool); newest >= 1; newest -= EXPORT_CHUNK_ROWS) {
-    const rows = await store.rows(topic, accountId, pool, newest - EXPORT_CHUNK_ROWS + 1, newest);
+  const { page, size } = query;
+  if (isFiltered(query)) {
+    const first = (page - 1) * size;
     const items: ConsoleItem[] = [];
-    for (const row of rows) {
-      const at = Date.parse(row.occurredAt);
-      if (at >= from && at < to) items.push(toItem(kind, row));
+    let total = 0;
+    for await (const rows of matchingRows(store, topic, accountId, pool, query)) {
+      for (const row of rows) {
+        if (total >= first && items.length < size) items.push(toItem(kind, row));
+        total++;
+      }
     }
-    if (items.length > 0) yield items;
+    return { items, page, size, total };
+  }
+  const total = await store.count(topic, accountId, pool);
+  const newest = total - (page - 1) * size;
+  const rows = newest >= 1 ? await store.rows(topic, accountId, pool, newest - size + 1, newest) : [];
+  return { items: rows.map((row) => toItem(kind, row)), page, size, total };
+}
+
+/**
+ * Every item of the account the filters list, newest first, a chunk at a time. The rows are those
+ * recorded when the export began: later ones are not included. Recording order and event time can
+ * differ by the delivery delay, so the whole list is read, even for a time filter.
+ */
+export async function* exportItems(store: LedgerStore, kind: ConsoleKind, accountId: string, pool: string, filter: ItemFilter): AsyncGenerator<ConsoleItem[]> {
+  for await (const rows of matchingRows(store, TOPIC_OF[kind], accountId, pool, filter)) yield rows.map((row) => toItem(kind, row));
+}
+
+/** The account's rows that the filter lists, newest first, in chunks of at most EXPORT_CHUNK_ROWS (none empty); the rows recorded when it began. */
+async function* matchingRows(store: LedgerStore, topic: Topic, accountId: string, pool: string, filter: ItemFilter): AsyncGenerator<LedgerRow[]> {
+  for (let newest = await store.count(topic, accountId, pool); newest >= 1; newest -= EXPORT_CHUNK_ROWS) {
+    const rows = (await store.rows(topic, accountId, pool, newest - EXPORT_CHUNK_ROWS + 1, newest)).filter((row) => matches(row, filter));
+    if (rows.length > 0) yield rows;
   }
 }

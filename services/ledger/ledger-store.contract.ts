@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { billingEvent, usageEvent, type BillingData, type EventEnvelope, type UsageData } from '../../lib/events';
 import { ledgerBalance } from './balances';
-import { EXPORT_CHUNK_ROWS, exportItems, readPage, type ConsoleItem } from './console';
+import { EXPORT_CHUNK_ROWS, exportItems, readPage, type BillItem, type ConsoleItem } from './console';
+import type { ItemFilter } from './console-query';
 import type { LedgerStore, UsageRow } from './entries';
 import { readSpending } from './spending';
 
@@ -212,6 +213,48 @@ export function ledgerStoreContract(name: string, open: () => Promise<LedgerStor
       const window = await collect(exportItems(store, 'usage', acct, POOL, { fromMs: T0 + 2000, toMs: T0 + 4000 }));
       expect(window.map((item) => item.occurredAt)).toEqual([T0 + 3000, T0 + 3000, T0 + 2000, T0 + 2000].map((ms) => new Date(ms).toISOString()));
       expect(await collect(exportItems(store, 'bills', acct, POOL, { fromMs: T0 + 9000 }))).toEqual([]);
+    });
+
+    it('when a page or an export is filtered, then it lists exactly the items that match, in order, the total counting them', async () => {
+      const acct = account();
+      const imageBill = (n: number, kind: 'charge' | 'release') => billingEvent(`img:task-${n}:${kind}`, T0 + n * 1000, {
+        kind, accountId: acct, pool: POOL, balanceDelta: kind === 'charge' ? -500 : 0, amount: 500, holdId: `img:task-${n}`, requestId: `req-img-${n}`, model: 'sim-image', profileId: 'profile-1',
+      });
+      const events: EventEnvelope[] = [];
+      for (let n = 1; n <= 12; n++) {
+        if (n % 4 === 0) events.push(credit(acct, n));
+        else if (n % 4 === 1) events.push(imageBill(n, n === 1 ? 'charge' : 'release'));
+        else events.push(chatCharge(acct, `h-${acct}-${n}`, 300, T0 + n * 1000), n % 2 === 0 ? modelUsage(acct, `h-${acct}-${n}`, 'other', 300, T0 + n * 1000) : chatUsage(acct, `h-${acct}-${n}`, 300, T0 + n * 1000));
+      }
+      await store.appendAll(events);
+      const all = await collect(exportItems(store, 'bills', acct, POOL, {}));
+      const expectFiltered = async (filter: ItemFilter, pick: (item: BillItem) => boolean) => {
+        const expected = (all as BillItem[]).filter(pick);
+        expect([filter, ids(await collect(exportItems(store, 'bills', acct, POOL, filter)))]).toEqual([filter, ids(expected)]);
+        const pages = await Promise.all([1, 2, 3].map((page) => readPage(store, 'bills', acct, POOL, { page, size: 2, ...filter })));
+        expect([filter, pages.map((p) => p.total)]).toEqual([filter, [expected.length, expected.length, expected.length]]);
+        expect([filter, pages.flatMap((p) => ids(p.items))]).toEqual([filter, ids(expected.slice(0, 6))]);
+        return expected.length;
+      };
+      expect(await expectFiltered({ kind: 'credit' }, (b) => b.kind === 'credit')).toBe(3);
+      expect(await expectFiltered({ images: true }, (b) => b.taskId !== undefined)).toBe(3);
+      expect(await expectFiltered({ images: false }, (b) => b.taskId === undefined)).toBe(9);
+      expect(await expectFiltered({ images: true, kind: 'release' }, (b) => b.taskId !== undefined && b.kind === 'release')).toBe(2);
+      expect(await expectFiltered({ model: 'sim-chat', fromMs: T0 + 3000, toMs: T0 + 10_000 }, (b) => b.model === 'sim-chat' && b.occurredAt >= new Date(T0 + 3000).toISOString() && b.occurredAt < new Date(T0 + 10_000).toISOString())).toBe(3);
+      expect(await expectFiltered({ model: 'none' }, () => false)).toBe(0);
+      const otherUsage = await readPage(store, 'usage', acct, POOL, { page: 1, size: 100, model: 'other' });
+      expect([otherUsage.total, new Set(otherUsage.items.map((item) => item.model))]).toEqual([6, new Set(['other'])]);
+    });
+
+    it('when a filtered page spans chunks of the list, then its items and total are those of the filtered export', async () => {
+      const acct = account();
+      const events: EventEnvelope[] = [];
+      for (let n = 1; n <= EXPORT_CHUNK_ROWS + 150; n++) events.push(n % 3 === 0 ? credit(acct, n) : chatCharge(acct, `h-${acct}-${n}`, 300, T0 + n * 1000));
+      await store.appendAll(events);
+      const credits = ids(await collect(exportItems(store, 'bills', acct, POOL, { kind: 'credit' })));
+      expect(credits).toHaveLength(Math.floor((EXPORT_CHUNK_ROWS + 150) / 3));
+      const page = await readPage(store, 'bills', acct, POOL, { page: 4, size: 100, kind: 'credit' });
+      expect([page.total, ids(page.items)]).toEqual([credits.length, credits.slice(300, 400)]);
     });
 
     it('when rows are appended while an export runs, then the export lists the rows there were when it began, each once', async () => {

@@ -11,6 +11,7 @@ import { usd } from '../../web/console/format';
 import { admin, balance, chat, fundedAccount, hello, image, json, picture } from '../support/api';
 import { launchChromium, seriousViolations, watchedPage, type WatchedPage } from '../support/browser';
 import { passes } from '../support/eventually';
+import { checkoutCallback, paymentEvent } from '../support/orders';
 import type { OAuthIssuer } from '../support/oauth';
 import { ADMIN_TOKEN } from '../support/processes';
 
@@ -81,8 +82,17 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       return watched;
     };
     const apiBalance = () => balance(d.url, customer.apiKey);
-    const exported = async (kind: 'bills' | 'usage', format: 'csv' | 'jsonl') =>
-      (await fetch(`${d.url}${CONSOLE}/${kind}/export?format=${format}`, { headers: { authorization: `Bearer ${customer.apiKey}` } })).text();
+    const exported = async (kind: 'bills' | 'usage', format: 'csv' | 'jsonl', filters = '') =>
+      (await fetch(`${d.url}${CONSOLE}/${kind}/export?format=${format}${filters}`, { headers: { authorization: `Bearer ${customer.apiKey}` } })).text();
+    /** The console routes a page asks for from now on (path and query). */
+    const requested = (page: Page) => {
+      const paths: string[] = [];
+      page.on('request', (request) => {
+        const url = new URL(request.url());
+        if (url.pathname.startsWith(CONSOLE)) paths.push(`${url.pathname}${url.search}`);
+      });
+      return paths;
+    };
     const shownNano = async (page: Page, id: string) => Number(await page.locator(`#${id}`).getAttribute('data-nano'));
 
     it('when /console is loaded, then it needs no credential, has a strict CSP and no inline script, and its hashed assets are immutable', async () => {
@@ -214,13 +224,21 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
         expect(saved.toString('utf8')).toBe(await exported('usage', format));
         expect(saved.toString('utf8').trim().split('\n').length).toBeGreaterThanOrEqual(format === 'csv' ? 7 : 6);
       }
-      // The model filter narrows the table; a model with no usage shows none.
+      // The model filter narrows the table, through the page route's own filter (no export is
+      // read for it); a model with no usage shows none; the export buttons then take the filter.
+      const asked = requested(page);
       await page.getByLabel('Model').fill('no-such-model');
       await page.getByRole('button', { name: 'Filter' }).click();
       await passes(async () => expect(await page.locator('#usage-total').getAttribute('data-total')).toBe('0'), LIVE_MS);
       await page.getByLabel('Model').fill('sim-chat');
       await page.getByRole('button', { name: 'Filter' }).click();
       await passes(async () => expect(Number(await page.locator('#usage-total').getAttribute('data-total'))).toBeGreaterThanOrEqual(6), LIVE_MS);
+      expect(asked.filter((path) => path.includes('/export'))).toEqual([]);
+      expect(asked).toContain(`${CONSOLE}/usage/page?page=1&size=20&model=sim-chat`);
+      const [filteredDownload] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export JSON Lines' }).click()]);
+      const filteredExport = readFileSync(await filteredDownload.path()).toString('utf8');
+      expect(filteredExport).toBe(await exported('usage', 'jsonl', '&model=sim-chat'));
+      expect(filteredExport.trim().split('\n').length).toBe(Number(await page.locator('#usage-total').getAttribute('data-total')));
       await checkAndShoot(page, 'customer-usage');
       expect(problems).toEqual([]);
     });
@@ -232,7 +250,10 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       const made = await image(d.url, customer.apiKey, picture);
       expect(made.status).toBe(200);
       const taskId = made.body.taskId as string;
-      const { page, problems } = await customerOn('Image tasks');
+      const { page, problems } = await open();
+      const asked = requested(page);
+      await signIn(page, 'customer', customer.apiKey);
+      await view(page, 'Image tasks');
       // The view renders after its reads: wait for the explanation, then count it.
       const unresolved = page.getByText('We do not know yet whether the provider made the image');
       await unresolved.waitFor({ timeout: LIVE_MS });
@@ -252,13 +273,22 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(orderId).toBeDefined();
       const order = await json(`${d.url}/api/consumer/orders/${orderId}`, { headers: { authorization: `Bearer ${customer.apiKey}` } });
       expect([order.status, order.body.amount, order.body.status]).toEqual([200, 12_500_000_000, 'created']);
+      // The account's credits: the operator's (its reference), and the order once it is paid (its id).
+      const credits = page.getByRole('region', { name: 'Credits' });
+      await credits.getByRole('row').filter({ hasText: 'initial' }).waitFor({ timeout: LIVE_MS });
+      expect((await checkoutCallback(d.url, paymentEvent(orderId!, 12_500_000_000, 'payment.succeeded'))).status).toBe(200);
+      await passes(async () => expect(await credits.getByRole('row').filter({ hasText: orderId! }).textContent()).toContain(usd(12_500_000_000)), LIVE_MS);
       await checkAndShoot(page, 'customer-orders');
       // The session keeps its orders when the view changes and on a reload.
       await view(page, 'Bills');
       await view(page, 'Orders');
-      await page.getByRole('row').filter({ hasText: orderId! }).waitFor();
+      await page.getByRole('row').filter({ hasText: orderId! }).first().waitFor();
       await page.reload();
-      await page.getByRole('row').filter({ hasText: orderId! }).waitFor();
+      await page.getByRole('row').filter({ hasText: orderId! }).first().waitFor();
+      // Image tasks and credits are read a page at a time through the page route's filters, never from an export.
+      expect(asked.filter((path) => path.includes('/export'))).toEqual([]);
+      expect(asked).toContain(`${CONSOLE}/bills/page?page=1&size=20&images=true`);
+      expect(asked).toContain(`${CONSOLE}/bills/page?page=1&size=20&kind=credit`);
 
       await view(page, 'Limits');
       await passes(async () => expect(await page.locator('[data-limit="key-spend_per_day"]').textContent()).toBe(usd(2_000_000_000)), LIVE_MS);

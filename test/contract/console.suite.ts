@@ -211,6 +211,33 @@ export function consoleSuite(hostName: string, start: () => Promise<ConsoleDeplo
         expect(csv.text).toBe([BILL_COLUMNS.join(','), ...expected.map((item) => csvRow(item, BILL_COLUMNS)), ''].join('\n'));
       });
 
+      it('when pages and exports are filtered by model, kind, images and time, then they list exactly the matching items, the total counting them', async () => {
+        const bills = (await allPages(apiKey, 'bills', 100)).items;
+        const usage = (await allPages(apiKey, 'usage', 100)).items;
+        const times = [...new Set(bills.map((i) => Date.parse(i.occurredAt as string)))].sort((a, b) => a - b);
+        const from = new Date(times[1]).toISOString();
+        const cases: Array<[Kind, string, (item: Item) => boolean]> = [
+          ['bills', 'kind=credit', (i) => i.kind === 'credit'],
+          ['bills', 'kind=release&model=sim-chat', (i) => i.kind === 'release' && i.model === 'sim-chat'],
+          ['bills', 'images=true', (i) => i.taskId !== undefined],
+          ['bills', 'images=false&kind=charge', (i) => i.taskId === undefined && i.kind === 'charge'],
+          ['bills', `model=sim-chat&from=${encodeURIComponent(from)}`, (i) => i.model === 'sim-chat' && Date.parse(i.occurredAt as string) >= times[1]],
+          ['bills', 'model=no-such-model', () => false],
+          ['usage', 'model=sim-image', (i) => i.model === 'sim-image'],
+          ['usage', 'images=false', (i) => i.taskId === undefined],
+        ];
+        for (const [kind, filter, pick] of cases) {
+          const expected = (kind === 'bills' ? bills : usage).filter(pick);
+          const first = await page(apiKey, kind, `?size=2&${filter}`);
+          expect([kind, filter, first.total, first.items]).toEqual([kind, filter, expected.length, expected.slice(0, 2)]);
+          const second = await page(apiKey, kind, `?page=2&size=2&${filter}`);
+          expect([kind, filter, second.items]).toEqual([kind, filter, expected.slice(2, 4)]);
+          expect([kind, filter, await jsonl(apiKey, kind, `&${filter}`)]).toEqual([kind, filter, expected]);
+        }
+        expect(bills.filter((i) => i.kind === 'credit')).toHaveLength(5);
+        expect(bills.filter((i) => i.taskId !== undefined)).toHaveLength(1);
+      });
+
       it("when another account's key reads, then it sees only its own rows, whatever the query names", async () => {
         const other = await fundedAccount(d.url, 5000);
         await waitForLedger(other.apiKey, 1, 0);
@@ -253,7 +280,7 @@ export function consoleSuite(hostName: string, start: () => Promise<ConsoleDeplo
       }
     });
 
-    it('when page, size, format, from or to are bad, or a parameter is unknown or repeated, then 400 invalid_request naming it', async () => {
+    it('when page, size, format, from, to or a filter are bad, or a parameter is unknown or repeated, then 400 invalid_request naming it', async () => {
       const { apiKey } = await fundedAccount(d.url, 0);
       const cases: Array<[string, string]> = [
         ['/bills/page?page=0', 'page'], ['/usage/page?page=-2', 'page'], ['/bills/page?page=1.5', 'page'], ['/bills/page?page=two', 'page'],
@@ -261,7 +288,8 @@ export function consoleSuite(hostName: string, start: () => Promise<ConsoleDeplo
         ['/bills/page?size=2.0', 'size'], ['/bills/page?format=csv', 'format'], ['/bills/export?format=xml', 'format'],
         ['/usage/export?format=json', 'format'], ['/bills/export?from=yesterday', 'from'], ['/bills/export?from=2025-03-01', 'from'],
         ['/usage/export?to=2025-03-01T10:00:00', 'to'], ['/usage/export?from=2025-03-02T00:00:00Z&to=2025-03-01T00:00:00Z', 'to'],
-        ['/bills/export?page=1', 'page'],
+        ['/bills/export?page=1', 'page'], ['/bills/page?kind=refund', 'kind'], ['/usage/page?kind=charge', 'kind'], ['/usage/export?kind=charge', 'kind'],
+        ['/bills/page?model=', 'model'], ['/usage/export?model=a&model=b', 'model'], ['/bills/page?images=yes', 'images'], ['/usage/export?images=TRUE', 'images'],
       ];
       for (const [path, param] of cases) {
         const answer = await get(apiKey, path);

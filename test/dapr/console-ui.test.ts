@@ -8,6 +8,7 @@ import { startTopology } from '../../topology/topology';
 import { consoleUiSuite } from '../contract/console-ui.suite';
 import { startOAuthIssuer } from '../support/oauth';
 import { ADMIN_TOKEN } from '../support/processes';
+import { ORDER_TEST_ENV } from '../contract/orders.suite';
 
 jest.setTimeout(180_000);
 
@@ -15,7 +16,7 @@ consoleUiSuite('Dapr', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-dapr-console-ui-'));
   // Member tokens too: a local OAuth issuer the gateway trusts.
   const issuer = await startOAuthIssuer();
-  const topology = await startTopology({ basePort: 22_500, dataDir: join(dir, 'topology'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', ...issuer.env() } });
+  const topology = await startTopology({ basePort: 22_500, dataDir: join(dir, 'topology'), env: { GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', ...ORDER_TEST_ENV, ...issuer.env() } });
   return {
     url: topology.gatewayUrls[0]!,
     issuer,

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { consoleUiSuite } from '../contract/console-ui.suite';
 import { startOAuthIssuer } from '../support/oauth';
 import { ROOT, startGateway } from '../support/processes';
+import { ORDER_TEST_ENV } from '../contract/orders.suite';
 
 jest.setTimeout(60_000);
 
@@ -14,7 +15,7 @@ consoleUiSuite('embedded', async () => {
   const dataDir = join(mkdtempSync(join(tmpdir(), 'gw-console-ui-')), 'data');
   // Member tokens too: a local OAuth issuer the gateway trusts.
   const issuer = await startOAuthIssuer();
-  const gateway = await startGateway({ GATEWAY_DATA_DIR: dataDir, ...issuer.env() });
+  const gateway = await startGateway({ GATEWAY_DATA_DIR: dataDir, ...ORDER_TEST_ENV, ...issuer.env() });
   return {
     url: gateway.url,
     issuer,

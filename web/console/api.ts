@@ -120,9 +120,3 @@ export async function download(path: string, filename: string): Promise<void> {
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
-
-/** Every JSON Lines row of an export. */
-export async function exportRows<T>(path: string): Promise<T[]> {
-  const text = await (await request(path)).text();
-  return text.split('\n').filter((line) => line.length > 0).map((line) => JSON.parse(line) as T);
-}

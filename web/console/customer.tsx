@@ -3,7 +3,7 @@
 // gateway's console, order and image routes, as the API key's own account.
 
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { ApiError, download, exportRows, json, onCredentialRefused, query, request, sessionValue, setSessionValue } from './api';
+import { ApiError, download, json, onCredentialRefused, query, request, sessionValue, setSessionValue } from './api';
 import { SpendingChart } from './chart';
 import { dayEnd, dayStart, lastDays, parseUsd, spendingOf, usd, when, type LimitName } from './format';
 import { ErrorBox, Field, Outcome, Pager, Section, Table, useAction, useLoad } from './ui';
@@ -109,19 +109,14 @@ function Overview({ balance, version }: { balance?: Balance; version: string }) 
 
 interface Filters { from: string; to: string; model: string }
 
-/** Bills or usage: the page route when nothing is filtered; the export (JSON Lines) filtered by date, then by model here. */
+/** Bills or usage: the page route, filtered by the ledger (date and model), and its exports with the same filters. */
 function Ledger({ kind, version }: { kind: Kind; version: string }) {
   const [page, setPage] = useState(1);
   const [form, setForm] = useState<Filters>({ from: '', to: '', model: '' });
   const [filters, setFilters] = useState<Filters>({ from: '', to: '', model: '' });
   const filtered = filters.from !== '' || filters.to !== '' || filters.model !== '';
-  const range = { from: dayStart(filters.from), to: dayEnd(filters.to) };
-  const rows = useLoad(async (): Promise<Page<BillItem | UsageItem>> => {
-    if (!filtered) return json(`${BASE}/${kind}/page${query({ page, size: PAGE_SIZE })}`);
-    const all = (await exportRows<BillItem | UsageItem>(`${BASE}/${kind}/export${query({ format: 'jsonl', ...range })}`))
-      .filter((row) => filters.model === '' || row.model === filters.model);
-    return { items: all.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE), page, size: PAGE_SIZE, total: all.length };
-  }, [kind, page, filters, version]);
+  const range = { from: dayStart(filters.from), to: dayEnd(filters.to), model: filters.model };
+  const rows = useLoad(() => json<Page<BillItem | UsageItem>>(`${BASE}/${kind}/page${query({ page, size: PAGE_SIZE, ...range })}`), [kind, page, filters, version]);
   const exporting = useAction();
   const title = kind === 'bills' ? 'Bills' : 'Usage';
   const save = (format: 'csv' | 'jsonl') => exporting.run(async () => {
@@ -140,7 +135,7 @@ function Ledger({ kind, version }: { kind: Kind; version: string }) {
       <div class="actions">
         <button type="button" onClick={() => save('csv')} disabled={exporting.busy}>Export CSV</button>
         <button type="button" onClick={() => save('jsonl')} disabled={exporting.busy}>Export JSON Lines</button>
-        <span class="muted">Exports take the date filter; the model filter applies to the table.</span>
+        <span class="muted">Exports take the filters of the table.</span>
       </div>
       <Outcome action={exporting} />
       <ErrorBox error={rows.error} />
@@ -183,19 +178,17 @@ const TASK_STATES: [string, string][] = [
 /** The recovery route's refusals, as task states. */
 const TASK_ERRORS: Record<string, string> = { provider_rejected: 'failed', image_unresolved: 'unresolved', image_unknown: 'unknown', not_found: 'not_found' };
 
-interface TaskRow { taskId: string; model: string; occurredAt: string; charged: number; outcome: string }
+interface TaskRow { id: string; taskId: string; model: string; occurredAt: string; charged: number; outcome: string }
 
 function Images({ version }: { version: string }) {
-  const bills = useLoad(() => exportRows<BillItem>(`${BASE}/bills/export?format=jsonl`), [version]);
-  const tasks = useMemo(() => {
-    const byTask = new Map<string, TaskRow>();
-    for (const bill of [...(bills.data ?? [])].reverse()) {
-      if (!bill.taskId) continue;
-      const charged = bill.kind === 'charge' ? bill.amount : 0;
-      byTask.set(bill.taskId, { taskId: bill.taskId, model: bill.model ?? '', occurredAt: bill.occurredAt, charged, outcome: bill.kind === 'release' ? `released (${bill.reference ?? ''})` : bill.kind });
-    }
-    return [...byTask.values()].reverse();
-  }, [bills.data]);
+  // The bills of image tasks, a page at a time: each is a task's charge, or its hold returned.
+  const [page, setPage] = useState(1);
+  const bills = useLoad(() => json<Page<BillItem>>(`${BASE}/bills/page${query({ page, size: PAGE_SIZE, images: 'true' })}`), [page, version]);
+  const tasks: TaskRow[] = (bills.data?.items ?? []).map((bill) => ({
+    id: bill.id, taskId: bill.taskId!, model: bill.model ?? '', occurredAt: bill.occurredAt,
+    charged: bill.kind === 'charge' ? bill.amount : 0,
+    outcome: bill.kind === 'release' ? `released (${bill.reference ?? ''})` : bill.kind,
+  }));
   const [states, setStates] = useState<Record<string, string>>({});
   const [lookup, setLookup] = useState({ model: '', taskId: '' });
   const check = async (model: string, taskId: string) => {
@@ -213,7 +206,7 @@ function Images({ version }: { version: string }) {
     <>
       <Section title="Image tasks">
         <ErrorBox error={bills.error} />
-        <Table caption="Image tasks" rows={tasks} rowKey={(t) => t.taskId} empty="No image task has been settled yet." columns={[
+        <Table caption="Image tasks" rows={tasks} rowKey={(t) => t.id} empty="No image task has been settled yet." columns={[
           { label: 'When', cell: (t) => when(t.occurredAt) },
           { label: 'Model', cell: (t) => t.model },
           { label: 'Task', cell: (t) => <code>{t.taskId}</code> },
@@ -222,6 +215,7 @@ function Images({ version }: { version: string }) {
           { label: 'State now', cell: (t) => states[t.taskId] ? <span data-task-state={t.taskId}><strong>{states[t.taskId]}</strong>: {explain(states[t.taskId])}</span>
             : <button type="button" onClick={() => check(t.model, t.taskId)} aria-label={`Check the state of task ${t.taskId}`}>Check</button> },
         ]} />
+        {bills.data && bills.data.total > PAGE_SIZE && <Pager label="Image tasks" page={page} pages={Math.ceil(bills.data.total / PAGE_SIZE)} onPage={setPage} />}
         <form class="filters" onSubmit={(e) => { e.preventDefault(); void check(lookup.model, lookup.taskId); }}>
           <Field label="Model" name="task-model" value={lookup.model} required onInput={(model) => setLookup({ ...lookup, model })} />
           <Field label="Task id" name="task-id" value={lookup.taskId} required onInput={(taskId) => setLookup({ ...lookup, taskId })} />
@@ -236,6 +230,9 @@ function Images({ version }: { version: string }) {
   );
 }
 
+/** A paid order's credit is referenced `order:<orderId>`. */
+const ORDER_REFERENCE = 'order:';
+
 interface Order { orderId: string; amount: number; status: string; createdAt: string; fulfilledAt?: string; payments: { note?: string }[] }
 
 function Orders({ version }: { version: string }) {
@@ -249,8 +246,9 @@ function Orders({ version }: { version: string }) {
   });
   const [lookup, setLookup] = useState('');
   const action = useAction();
-  const bills = useLoad(() => exportRows<BillItem>(`${BASE}/bills/export?format=jsonl`), [version]);
-  const fulfilled = (bills.data ?? []).filter((b) => b.kind === 'credit' && b.reference?.startsWith('order:'));
+  // The account's credits, a page at a time: a paid order's is referenced `order:<orderId>`, an operator's by its own reference.
+  const [creditPage, setCreditPage] = useState(1);
+  const credits = useLoad(() => json<Page<BillItem>>(`${BASE}/bills/page${query({ page: creditPage, size: PAGE_SIZE, kind: 'credit' })}`), [creditPage, version]);
   const remember = (order: Order) => setMine((list) => [order, ...list.filter((o) => o.orderId !== order.orderId)]);
   const start = () => action.run(async () => {
     const nano = parseUsd(amount);
@@ -284,13 +282,15 @@ function Orders({ version }: { version: string }) {
           { label: 'Latest payment note', cell: (o) => o.payments.at(-1)?.note ?? '' },
         ]} />
         {mine.length > 0 && <button type="button" onClick={refresh} disabled={action.busy}>Refresh these orders</button>}
-        <h3>Credited orders</h3>
-        <ErrorBox error={bills.error} />
-        <Table caption="Credited orders" rows={fulfilled} rowKey={(b) => b.id} empty="No order has been credited yet." columns={[
+        <h3>Credits</h3>
+        <p class="muted">Every credit to this balance, newest first: a paid order shows its order id; a credit from the operator, its reference.</p>
+        <ErrorBox error={credits.error} />
+        <Table caption="Credits" rows={credits.data?.items ?? []} rowKey={(b) => b.id} empty="Nothing has been credited yet." columns={[
           { label: 'Credited', cell: (b) => when(b.occurredAt) },
-          { label: 'Order', cell: (b) => <code>{b.reference!.slice('order:'.length)}</code> },
+          { label: 'Order or reference', cell: (b) => b.reference?.startsWith(ORDER_REFERENCE) ? <>order <code>{b.reference.slice(ORDER_REFERENCE.length)}</code></> : <code>{b.reference ?? ''}</code> },
           { label: 'Amount', numeric: true, cell: (b) => usd(b.amount) },
         ]} />
+        {credits.data && credits.data.total > PAGE_SIZE && <Pager label="Credits" page={creditPage} pages={Math.ceil(credits.data.total / PAGE_SIZE)} onPage={setCreditPage} />}
       </Section>
     </>
   );

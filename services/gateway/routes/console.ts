@@ -40,11 +40,11 @@ export function consoleRoutes(options: { credentials: { accounts: AccountStore; 
   });
 
   const page = (kind: ConsoleKind) => async function consolePage(req: Request, res: Response) {
-    const query = parsePageQuery(req.query);
+    const query = parsePageQuery(req.query, kind);
     res.json(await options.ledger.page(kind, req.caller.accountId, DEFAULT_POOL, query));
   };
   const exported = (kind: ConsoleKind) => async function consoleExport(req: Request, res: Response) {
-    const query = parseExportQuery(req.query);
+    const query = parseExportQuery(req.query, kind);
     const body = await options.ledger.export(kind, req.caller.accountId, DEFAULT_POOL, query);
     res.set(exportHeaders(kind, query.format));
     await sendStream(body, res);
