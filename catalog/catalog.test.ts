@@ -203,6 +203,8 @@ describe('a profile\'s upstreams', () => {
     ['a weight of zero', listed([{ provider: 'sim', weight: 0 }]), /providers\.0\.weight/],
     ['an empty list', listed([]), /providers/],
     ['an unknown provider', listed([{ provider: 'nowhere' }]), /names unknown provider "nowhere"/],
+    // A routed call's usage rows name their upstream in at most 128 characters: a longer name would have every settle refused.
+    ['a provider name longer than a route record holds', listed([{ provider: 'sim' }, { provider: 'p'.repeat(129) }]), /providers\.1\.provider: a provider name is at most 128 characters/],
   ])('when a profile has %s, then the file is refused naming the field', (_case, path, message) => {
     expect(() => loadCatalog(path)).toThrow(message);
   });

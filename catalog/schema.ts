@@ -2,6 +2,7 @@
 
 import { z } from 'zod';
 import { CANONICAL_UUID } from '../lib/uuid';
+import { MAX_ROUTE_ATTEMPTS, MAX_UPSTREAM_LENGTH } from '../lib/route-record';
 import { TOKENIZERS } from '../providers/tokenizer';
 
 export const PRICED_OPERATIONS = ['TEXT_OUTPUT', 'IMAGE', 'SECOND'] as const;
@@ -19,10 +20,12 @@ export type WireFormat = (typeof WIRE_FORMATS)[number];
 const uuid = z.string().regex(CANONICAL_UUID, 'must be a lowercase UUID');
 const amount = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const tokens = z.number().int().positive().max(1_048_576);
+/** A provider entry's name: what a routed call's usage rows record as its upstream, within that record's bound. */
+const providerName = z.string().min(1).max(MAX_UPSTREAM_LENGTH, `a provider name is at most ${MAX_UPSTREAM_LENGTH} characters`);
 
 /** One upstream of a profile: a provider entry, its share of the traffic, its own model name where it differs. */
 const upstreamEntrySchema = z.object({
-  provider: z.string().min(1),
+  provider: providerName,
   weight: z.number().int().min(1).max(1000).default(1),
   upstream_model: z.string().min(1).optional(),
 }).strict();
@@ -36,8 +39,9 @@ export const profileSchema = z.object({
   profile_id: uuid,
   wire_format: z.enum(WIRE_FORMATS),
   compat_profile: z.string().min(1),
-  provider: z.string().min(1).optional(),
-  providers: z.array(upstreamEntrySchema).min(1).max(16).optional(),
+  provider: providerName.optional(),
+  // Each upstream is tried at most once per call: a route record has room for every attempt.
+  providers: z.array(upstreamEntrySchema).min(1).max(MAX_ROUTE_ATTEMPTS).optional(),
   upstream_model: z.string().min(1).optional(),
   capabilities: z.array(z.string().min(1)),
   chat_runtime_supported: z.boolean(),
@@ -135,7 +139,7 @@ export const modelSchema = z.object({
 
 export const catalogFileSchema = z.object({
   models: z.array(modelSchema),
-  providers: z.record(z.string(), z.unknown()),
+  providers: z.record(providerName, z.unknown()),
 }).strict();
 
 export type CatalogProfile = z.infer<typeof profileSchema>;

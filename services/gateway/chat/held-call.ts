@@ -1,7 +1,7 @@
 // A provider call under a hold, whatever it serves (a chat, embeddings): the rate admission, the
 // reservation of its estimate on the account's FundsHold of the route's pool (or its lease), the
 // drain tracking, the deadline, the client's departure, and the hold the call ends by settling for
-// its usage (retried until it lands, ./pending-settlements.ts) or by releasing. And the JSON answer
+// its usage or by releasing it (either retried until it lands, ./pending-settlements.ts). And the JSON answer
 // of such a call: the provider's whole answer, charged, x-payg-charged when the settle lands in time.
 
 import { randomUUID } from 'node:crypto';
@@ -12,6 +12,7 @@ import { deadline } from '../deadline';
 import type { JsonAnswer } from '../http/answer';
 import { spendOf, type RateHeaderStyle } from '../limits/admission';
 import { DEFAULT_PROGRESS, HoldProgress } from './hold-progress';
+import { retryable } from './pending-settlements';
 import type { ChatDeps, ChatInput } from './prepare';
 import { openProviderCall, SETTLE_WAIT_MS, within, type CallRoute, type HoldHandle } from './provider-call';
 
@@ -83,10 +84,19 @@ export async function openHeldCall(deps: ChatDeps, input: ChatInput, terms: Held
   const hold: HoldHandle = {
     holdId,
     progress,
-    release: (reason) => {
+    release: async (reason) => {
       progress.stop();
       admitted?.correct(0);
-      return funds.release({ holdId, reason }).catch((error) => deps.logger.error({ err: error, holdId }, 'release failed; the hold expires by itself'));
+      const release = () => funds.release({ holdId, reason });
+      const refused = (error: unknown) => deps.logger.error({ err: error, holdId }, 'release refused; the hold ended otherwise');
+      try {
+        await release();
+      } catch (error) {
+        if (!retryable(error)) return refused(error);
+        // Not landed (the actor unreachable): retried until it lands, as a settle is, while the
+        // call's error is answered. A carved hold left open would keep its lease from expiring.
+        deps.settlements.release(holdId, release).catch(refused);
+      }
     },
     settle: async (usage) => {
       progress.stop();

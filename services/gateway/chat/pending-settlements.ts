@@ -1,8 +1,9 @@
 // Settlements that could not land at once (the actors host unreachable: a restarting actors
 // app, a sidecar timeout). A call whose answer was delivered must be charged, so its settle is
 // retried with backoff until it lands; meanwhile its hold is renewed (FundsHold.progress), so
-// the hold stays open under the pending settle. A refusal (4xx: the hold ended otherwise) is
-// final and logged. A graceful shutdown waits for what is pending, up to the drain timeout.
+// the hold stays open under the pending settle. A release is retried the same way, without the
+// renewals. A refusal (4xx: the hold ended otherwise) is final and logged. A graceful shutdown
+// waits for what is pending, up to the drain timeout.
 
 import type { Logger } from 'pino';
 import { GatewayError } from '../../../lib/errors';
@@ -35,19 +36,33 @@ export class PendingSettlements {
    * hold is renewed by `renew` (its failure is only logged: the retry will tell).
    */
   run<T>(holdId: string, settle: () => Promise<T>, renew: () => Promise<unknown>): Promise<T> {
-    const { firstDelayMs, maxDelayMs } = this.retry;
-    const attempt = retry(async (n) => {
+    return this.track(holdId, 'settle did not land; retrying (the hold is renewed meanwhile)', async (n) => {
       if (n > 1) await renew().catch(() => undefined);
       return settle();
-    }, {
+    });
+  }
+
+  /**
+   * Runs `release` until it lands (or is refused: the hold ended otherwise, and that error is
+   * thrown). Nothing is renewed meanwhile: a hold being released has nothing more to charge. A
+   * release must land even so: a carved hold's lease is renewed while the hold is open, so a
+   * release given up would keep the rest of that lease from the account for good.
+   */
+  release<T>(holdId: string, release: () => Promise<T>): Promise<T> {
+    return this.track(holdId, 'release did not land; retrying', () => release());
+  }
+
+  private track<T>(holdId: string, retrying: string, attempt: (n: number) => Promise<T>): Promise<T> {
+    const { firstDelayMs, maxDelayMs } = this.retry;
+    const attempts = retry(attempt, {
       delayMs: exponentialBackoff(firstDelayMs, maxDelayMs),
       retryable,
-      onRetry: (error, { attempt: n, delayMs }) => this.logger.warn({ err: error, holdId, attempt: n, retryInMs: delayMs }, 'settle did not land; retrying (the hold is renewed meanwhile)'),
+      onRetry: (error, { attempt: n, delayMs }) => this.logger.warn({ err: error, holdId, attempt: n, retryInMs: delayMs }, retrying),
     });
-    this.pending.add(attempt);
-    const forget = () => void this.pending.delete(attempt);
-    attempt.then(forget, forget);
-    return attempt;
+    this.pending.add(attempts);
+    const forget = () => void this.pending.delete(attempts);
+    attempts.then(forget, forget);
+    return attempts;
   }
 
   /** Resolves once nothing is pending, or after timeoutMs (what is left is logged: its hold expires by itself). */

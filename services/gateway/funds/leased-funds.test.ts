@@ -12,6 +12,10 @@ import { GatewayError } from '../../../lib/errors';
 import { startEmbeddedActors, type ActorHostUnderTest } from '../../../test/support/actor-hosts';
 import { eventually } from '../../../test/support/eventually';
 import { PendingSettlements } from '../chat/pending-settlements';
+import { openHeldCall } from '../chat/held-call';
+import type { ChatDeps, ChatInput } from '../chat/prepare';
+import type { Caller } from '../middleware/auth';
+import type { TokenUsage } from '../../../providers/port';
 import { LeasedFunds } from './leased-funds';
 import pino from 'pino';
 
@@ -246,6 +250,31 @@ describe('funds leases in the gateway', () => {
     expect(invoker.count('openLease')).toBe(opened + 1);
     expect(await funds.release({ holdId: cut, reason: 'x' })).toMatchObject({ state: 'released' });
     expect(await direct.of(id).getBalance()).toMatchObject({ balance: 1_000_000 - COST });
+  });
+
+  it('when a call ends by a release whose batch does not reach the actor, then the release is retried until it lands and the idle lease is returned', async () => {
+    const id = account();
+    const { invoker, leases, direct } = start({ ttlMs: 4000, idleMs: 300 });
+    await direct.of(id).credit({ amount: 1_000_000, reference: 'c' });
+    const logger = pino({ level: 'silent' });
+    const settlements = new PendingSettlements(logger, { firstDelayMs: 50, maxDelayMs: 100 });
+    const deps = { funds: new FundsHoldClient(host.invoker), leases, settlements, logger, holdTtlMs: 4000, providerTimeoutMs: 60_000 } as unknown as ChatDeps;
+    const caller = { accountId: id, family: 'api_key', apiKeyId: 'key_1', scopes: [] } as unknown as Caller;
+    const input = { modelId: 'sim-chat', body: {}, bodyBytes: 2, caller, requestId: 'req-release', pool: 'pool-3', capabilities: [] } as ChatInput;
+    const lines = (u: TokenUsage): UsageLine[] => usage(u.inputTokens, u.outputTokens);
+    const held = await openHeldCall(deps, input, { estimate: ESTIMATE, tokenBound: 100, rateStyle: 'openai', modelId: 'sim-chat', profileId: 'p', lines, billed: () => {} });
+    expect((await direct.of(id).getBalance()).openLeases).toBe(1);
+    // The provider failed; the actor cannot be reached for the release's first two batches.
+    invoker.fail.set('leaseBatch', 2);
+    const batches = invoker.count('leaseBatch');
+    await held.hold.release('provider_failed');
+    held.ended();
+    // Answered at once (the call's error need not wait), retried meanwhile: the carve ends, the lease goes back idle.
+    const after = await eventually(() => direct.of(id).getBalance(), (b) => b.openLeases === 0, 10_000);
+    expect(after).toMatchObject({ balance: 1_000_000, held: 0, leased: 0, available: 1_000_000 });
+    expect(invoker.count('leaseBatch')).toBeGreaterThanOrEqual(batches + 3);
+    expect(settlements.size).toBe(0);
+    expect(leases.openLeases).toBe(0);
   });
 
   it('when an instance dies with carved holds, then its lease expires: each hold is charged for its recorded progress and the rest returns', async () => {
