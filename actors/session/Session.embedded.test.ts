@@ -169,4 +169,12 @@ describe('Session actor on the embedded host', () => {
     const { workspaces } = await new WorkspaceIndexClient(host.invoker).of(owner.accountId).list({});
     expect(workspaces.map((w) => [w.name, w.sessions.map((s) => s.sessionId)])).toEqual([['a', [ids[1]]], ['b', [ids[2], ids[0]]]]);
   });
+
+  it('when a workspace is named like a member of every object ("constructor"), then it is listed like any other', async () => {
+    const owner = { accountId: `acct_${randomUUID().slice(0, 8)}`, apiKeyId: 'key_a' };
+    const id = randomUUID();
+    await sessions.of(id).create({ owner, workspace: 'constructor' });
+    const { workspaces } = await new WorkspaceIndexClient(host.invoker).of(owner.accountId).list({});
+    expect(workspaces.map((w) => [w.name, w.sessions.map((s) => s.sessionId)])).toEqual([['constructor', [id]]]);
+  });
 });

@@ -38,7 +38,8 @@ export class WorkspaceIndex implements WorkspaceIndexApi, ActorInstance {
     const names = (await this.names.load()) ?? {};
     const sessions = (await this.sessions.get(request.workspace)) ?? [];
     if (sessions.some((s) => s.sessionId === request.sessionId)) return { added: false };
-    if (!names[request.workspace]) {
+    // Own names only: a workspace named like an Object.prototype member ("constructor") is a name like any other.
+    if (!Object.hasOwn(names, request.workspace)) {
       if (Object.keys(names).length >= MAX_WORKSPACES) throw new GatewayError('session_limit_reached', `an account has at most ${MAX_WORKSPACES} workspaces`, { param: 'workspace' });
       names[request.workspace] = { createdAt: request.createdAt };
       this.names.save(names);

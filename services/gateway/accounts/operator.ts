@@ -135,9 +135,13 @@ export class AccountOperator {
 
   async revokeKey(action: OperatorAction, apiKeyId: string): Promise<void> {
     const accountId = await this.keyAccount(apiKeyId);
-    const entry = await this.deps.accountActors.of(accountId).revokeKey({ apiKeyId });
+    const actor = this.deps.accountActors.of(accountId);
+    // The audit log has an entry for a change only: a repeat (an earlier revocation stands) has none.
+    // (The value read, not the answer: an in-process actor may answer its own record, which the revocation changes.)
+    const { revokedAt: revokedBefore } = await actor.key({ apiKeyId });
+    const entry = await actor.revokeKey({ apiKeyId });
     await this.project(accountId, entry);
-    await this.deps.audit.record(action, 'api_key.revoke', { accountId, apiKeyId }, { revokedAt: iso(entry.revokedAt) });
+    if (entry.revokedAt !== revokedBefore) await this.deps.audit.record(action, 'api_key.revoke', { accountId, apiKeyId }, { revokedAt: iso(entry.revokedAt) });
   }
 
   async rotateKey(action: OperatorAction, apiKeyId: string, graceSeconds: number): Promise<CreatedKey & { replaces: string; oldKeyRefusedFrom: string }> {
@@ -157,9 +161,12 @@ export class AccountOperator {
 
   async setSuspended(action: OperatorAction, accountId: string, suspended: boolean): Promise<AccountSummary> {
     const account = await this.existing(accountId);
-    const status = await this.deps.accountActors.of(accountId).setSuspended({ suspended });
+    const actor = this.deps.accountActors.of(accountId);
+    const { suspendedAt: suspendedBefore } = await actor.status({});
+    const status = await actor.setSuspended({ suspended });
     const projected = await this.projectAccount(account, status);
-    await this.deps.audit.record(action, suspended ? 'account.suspend' : 'account.unsuspend', { accountId }, { suspendedAt: iso(status.suspendedAt) });
+    // A repeat changes nothing, and is not in the audit log.
+    if (status.suspendedAt !== suspendedBefore) await this.deps.audit.record(action, suspended ? 'account.suspend' : 'account.unsuspend', { accountId }, { suspendedAt: iso(status.suspendedAt) });
     return summary(projected);
   }
 

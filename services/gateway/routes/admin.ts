@@ -129,7 +129,8 @@ export function adminRoutes(options: AdminDeps): Router {
   router.post('/admin/v1/accounts/:accountId/orders', async (req, res) => {
     const account = await existing(req.params.accountId as string);
     const { order, replayed } = await options.orders.create({ accountId: account.accountId, createdBy: 'operator', scope: 'operator', body: req.body, idempotencyKey: req.headers['idempotency-key'] });
-    await audit.record(actionOf(req), 'order.create', { accountId: account.accountId }, { orderId: order.orderId, amount: order.amount });
+    // A replay (the same Idempotency-Key and body) made nothing: no audit entry.
+    if (!replayed) await audit.record(actionOf(req), 'order.create', { accountId: account.accountId }, { orderId: order.orderId, amount: order.amount });
     sendOrder(res, 201, order, replayed);
   });
 
