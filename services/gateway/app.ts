@@ -4,6 +4,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { routeFamily } from './route-table';
+import { PROTOTYPE_HEADER, PROTOTYPE_HEADER_VALUE } from './middleware/prototype';
 import express from 'express';
 import type { Logger } from 'pino';
 import { serveMetrics } from '../../lib/metrics';
@@ -108,7 +110,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
   // No route answers OPTIONS (no CORS: the console is served from the gateway's own origin), so
   // it is answered as a route the gateway does not have, never with Express's automatic Allow list.
   const unknownRoute = notFound();
-  const noOptions: express.RequestHandler = (req, res, next) => (req.method === 'OPTIONS' ? unknownRoute(req, res, next) : next());
+  const noOptions: express.RequestHandler = (req, res, next) => {
+    if (req.method !== 'OPTIONS') return next();
+    // Under the prototypes' paths every answer is marked, this one too (docs/sessions.md).
+    if (routeFamily(req.url) === 'prototype') res.setHeader(PROTOTYPE_HEADER, PROTOTYPE_HEADER_VALUE);
+    unknownRoute(req, res, next);
+  };
   const front = [requestId(), observeRequests(deps.logger), noOptions];
   const errors = errorResponder({ logger: deps.logger });
   const direct = new DirectRoutes(front, errors);

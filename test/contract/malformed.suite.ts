@@ -274,6 +274,12 @@ export function malformedSuite(hostName: string, start: () => Promise<MalformedD
         const reply = await fetch(`${d.url}${path}`, { method: 'OPTIONS' });
         const body = (await reply.json()) as { error?: { code?: string } };
         expect([path, reply.status, body.error?.code, reply.headers.get('allow'), reply.headers.get('x-request-id')]).toEqual([path, 404, 'not_found', null, expect.any(String)]);
+        expect([path, reply.headers.get('x-payg-prototype')]).toEqual([path, null]);
+      }
+      // Under the prototypes' paths every answer is marked, this one too.
+      for (const path of ['/v1/sessions', '/v1/sessions/s-1/runs', '/v1/workspaces']) {
+        const reply = await fetch(`${d.url}${path}`, { method: 'OPTIONS' });
+        expect([path, reply.status, reply.headers.get('x-payg-prototype')]).toEqual([path, 404, 'legacy; excluded-from=open-navigation']);
       }
     });
 
@@ -301,6 +307,37 @@ export function malformedSuite(hostName: string, start: () => Promise<MalformedD
         const reply = await request(`${d.url}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
         expect([path, reply.status, reply.body.error?.code, reply.body.error?.param, reply.body.error?.message]).toEqual([path, 400, 'invalid_request', param, `unknown field ${param}`]);
       }
+    });
+
+    it('when a write gets a query parameter (one that looks like it picks a pool too), then 400 invalid_request naming it, and nothing moves', async () => {
+      const { apiKey, accountId } = await fundedAccount(d.url, 1_000_000_000);
+      const key = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+      const operator = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+      const chatBody = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 8 });
+      const session = await newSession(d.url, apiKey);
+      const writes: Array<[string, string, Record<string, string>, string | undefined]> = [
+        [`/admin/v1/accounts/${accountId}/credits?pool=member`, 'POST', operator, JSON.stringify({ amount: 5, reference: 'query-pool' })],
+        [`/admin/v1/accounts/${accountId}/suspend?x=1`, 'POST', operator, '{}'],
+        ['/api/open/v1/models/sim-chat/chat?x=1', 'POST', key, chatBody],
+        ['/api/open/v1/models/sim-chat/chat/anthropic?x=1', 'POST', key, chatBody],
+        ['/api/open/v1/models/sim-image/images/generations?x=1', 'POST', { ...key, 'idempotency-key': randomUUID() }, JSON.stringify({ prompt: 'a cat' })],
+        ['/api/consumer/orders?x=1', 'POST', { ...key, 'idempotency-key': randomUUID() }, JSON.stringify({ amount: 1_000_000_000 })],
+        ['/v1/sessions?x=1', 'POST', key, '{}'],
+        [`/v1/sessions/${session}/runs?x=1`, 'POST', key, JSON.stringify({ model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }], max_tokens: 8 })],
+      ];
+      const before = await balance(d.url, apiKey);
+      for (const [path, method, headers, body] of writes) {
+        const reply = await request(`${d.url}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+        const param = path.includes('pool=') ? 'pool' : 'x';
+        expect([path, reply.status, reply.body.error?.code, reply.body.error?.param]).toEqual([path, 400, 'invalid_request', param]);
+      }
+      // A misspelt resume parameter would have sent the whole log again: refused too.
+      const events = await request(`${d.url}/v1/sessions/${session}/events?lastEventId=3`, { headers: key });
+      expect([events.status, events.body.error?.param]).toEqual([400, 'lastEventId']);
+      expect(await balance(d.url, apiKey)).toEqual(before);
+      const detail = await request(`${d.url}/admin/v1/accounts/${accountId}`, { headers: operator });
+      expect(detail.body).toMatchObject({ suspendedAt: null });
+      expect(detail.body.pools.map((p: { pool: string; balance: number }) => [p.pool, p.balance])).toEqual([['pool-3', 1_000_000_000], ['member', 0]]);
     });
 
     itConformsToOpenApi(openApi);

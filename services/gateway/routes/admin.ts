@@ -5,7 +5,7 @@ import { Router, type Request } from 'express';
 import type { z } from 'zod';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import { accountBody, accountListQuery, apiKeyBody, auditQuery, creditBody, debitBody, limitsBody, noBody, rotateBody } from './admin-schemas';
-import { noQuery } from '../middleware/no-query';
+import { noQuery, writesTakeNoQuery } from '../middleware/no-query';
 import type { AccountOperator } from '../accounts/operator';
 import type { AuditLog, OperatorAction } from '../accounts/audit';
 import { GatewayError } from '../../../lib/errors';
@@ -45,7 +45,7 @@ const actionOf = (req: Request): OperatorAction => ({ who: req.operatorId, reque
 export function adminRoutes(options: AdminDeps): Router {
   const { funds, operator, audit } = options;
   const router = Router();
-  router.use('/admin/v1', adminAuth(options.adminToken), jsonBody(64 * 1024));
+  router.use('/admin/v1', adminAuth(options.adminToken), writesTakeNoQuery, jsonBody(64 * 1024));
 
   router.post('/admin/v1/accounts', async (req, res) => {
     const { name } = parse(accountBody, req.body);

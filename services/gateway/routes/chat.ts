@@ -13,15 +13,16 @@ import type { DirectRoutes } from '../http/direct-routes';
 import { respond } from '../http/respond';
 import { apiKeyAuth } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
+import { noQuery } from '../middleware/no-query';
 
 /** Registered on the router and served directly too (the gateway's hot path). */
 export function chatRoutes(deps: ChatDeps, accounts: AccountStore, direct: DirectRoutes): Router {
   const router = Router();
   const body = jsonBody(deps.maxBodyBytes);
-  direct.post(router, '/api/open/v1/models/:id/chat', [apiKeyAuth(accounts), body, async (req, res) => {
+  direct.post(router, '/api/open/v1/models/:id/chat', [apiKeyAuth(accounts), noQuery, body, async (req, res) => {
     await respond(res, await runChat(deps, openAiWire, chatInput(req, req.params.id as string, DEFAULT_POOL, res)));
   }]);
-  direct.post(router, '/api/open/v1/models/:id/chat/anthropic', [apiKeyAuth(accounts, { allowXApiKey: true }), body, async (req, res) => {
+  direct.post(router, '/api/open/v1/models/:id/chat/anthropic', [apiKeyAuth(accounts, { allowXApiKey: true }), noQuery, body, async (req, res) => {
     await respond(res, await runChat(deps, anthropicWire, chatInput(req, req.params.id as string, DEFAULT_POOL, res)));
   }]);
   return router;

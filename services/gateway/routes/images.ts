@@ -16,7 +16,7 @@ function send(res: Response, reply: ImageReply): void {
 
 export function imageRoutes(images: ImageService, accounts: AccountStore, maxBodyBytes: number): Router {
   const router = Router();
-  router.post('/api/open/v1/models/:id/images/generations', apiKeyAuth(accounts), jsonBody(maxBodyBytes), async (req, res) => {
+  router.post('/api/open/v1/models/:id/images/generations', apiKeyAuth(accounts), noQuery, jsonBody(maxBodyBytes), async (req, res) => {
     send(res, await images.generate({
       modelId: req.params.id as string,
       body: req.body,

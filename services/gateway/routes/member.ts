@@ -14,6 +14,7 @@ import { runChat } from '../chat/use-case';
 import { anthropicWire, openAiWire } from '../chat/wires';
 import { credentialAuth } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
+import { noQuery } from '../middleware/no-query';
 import { chatInput } from '../http/chat-input';
 import { respond } from '../http/respond';
 
@@ -25,10 +26,10 @@ export function memberRoutes(deps: ChatDeps, credentials: { accounts: AccountSto
     const view = await deps.funds.of(req.caller.accountId, MEMBER_POOL).getBalance();
     res.json({ currency: CURRENCY, scale: SCALE, subject: req.caller.subject, ...view });
   });
-  router.post('/api/member/v1/models/:id/chat', auth, body, async (req, res) => {
+  router.post('/api/member/v1/models/:id/chat', auth, noQuery, body, async (req, res) => {
     await respond(res, await runChat(deps, openAiWire, chatInput(req, req.params.id as string, MEMBER_POOL, res)));
   });
-  router.post('/api/member/v1/models/:id/chat/anthropic', auth, body, async (req, res) => {
+  router.post('/api/member/v1/models/:id/chat/anthropic', auth, noQuery, body, async (req, res) => {
     await respond(res, await runChat(deps, anthropicWire, chatInput(req, req.params.id as string, MEMBER_POOL, res)));
   });
   return router;

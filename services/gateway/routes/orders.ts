@@ -29,7 +29,7 @@ export function orderRoutes(orders: OrderService, credentials: { accounts: Accou
   const router = Router();
   // Console routes take both families (docs/auth.md): neither moves a call to another pool.
   const auth = credentialAuth(credentials, { accept: ['api_key', 'oauth'] });
-  router.post('/api/consumer/orders', auth, jsonBody(ORDER_BODY_LIMIT), async (req, res) => {
+  router.post('/api/consumer/orders', auth, noQuery, jsonBody(ORDER_BODY_LIMIT), async (req, res) => {
     const { order, replayed } = await orders.create({
       accountId: req.caller.accountId,
       createdBy: 'console',

@@ -15,7 +15,7 @@ import { markPrototype, PROTOTYPE_PREFIXES } from '../middleware/prototype';
 import type { SessionService } from '../sessions/use-case';
 import { chatInput } from '../http/chat-input';
 import { clientGone, respond } from '../http/respond';
-import { noQuery } from '../middleware/no-query';
+import { noQuery, onlyQuery } from '../middleware/no-query';
 
 /** A session body is one small object. */
 const SESSION_BODY_LIMIT = 4 * 1024;
@@ -25,10 +25,10 @@ export function sessionRoutes(sessions: SessionService, accounts: AccountStore, 
   // Before authentication: the 401 of a prototype route is marked too.
   router.use([...PROTOTYPE_PREFIXES], markPrototype());
   const auth = apiKeyAuth(accounts);
-  router.post('/v1/sessions', auth, jsonBody(SESSION_BODY_LIMIT), async (req, res) => {
+  router.post('/v1/sessions', auth, noQuery, jsonBody(SESSION_BODY_LIMIT), async (req, res) => {
     res.status(201).json(await sessions.create(apiKeyOwner(req.caller), req.body));
   });
-  router.post('/v1/sessions/:session_id/runs', auth, jsonBody(maxBodyBytes), async (req, res) => {
+  router.post('/v1/sessions/:session_id/runs', auth, noQuery, jsonBody(maxBodyBytes), async (req, res) => {
     const accepted = await sessions.startRun(req.params.session_id as string, apiKeyOwner(req.caller), chatInput(req, requireBodyModel(req.body), DEFAULT_POOL));
     if (accepted.capabilities.length > 0) res.setHeader('x-payg-capabilities', accepted.capabilities.join(', '));
     res.status(202).location(accepted.events_url).json(accepted);
@@ -36,7 +36,7 @@ export function sessionRoutes(sessions: SessionService, accounts: AccountStore, 
   router.get('/v1/workspaces', auth, noQuery, async (req, res) => {
     res.json(await sessions.workspaces(apiKeyOwner(req.caller).accountId));
   });
-  router.get('/v1/sessions/:session_id/events', auth, async (req, res) => {
+  router.get('/v1/sessions/:session_id/events', auth, onlyQuery('last_event_id'), async (req, res) => {
     const resume = { lastEventId: req.headers['last-event-id'], lastEventIdQuery: req.query.last_event_id };
     await respond(res, await sessions.events(req.params.session_id as string, apiKeyOwner(req.caller), resume, clientGone(res)));
   });
