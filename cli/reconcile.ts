@@ -56,6 +56,6 @@ export async function reconcileCommand(base: string, token: string, io: CliIo, o
     for (const event of d.missing ?? []) io.out(`  missing ${event.id} (${event.type}${event.balanceDelta === undefined ? '' : `, balance ${event.balanceDelta >= 0 ? '+' : ''}${event.balanceDelta}`})`);
   }
   const missing = result.differences.reduce((n, d) => n + (d.missing?.length ?? 0), 0);
-  io.out(`${result.accounts} accounts checked, ${result.differences.length} with a difference${missing > 0 ? `, ${missing} event(s) missing from the ledger (repair: reconcile --repair)` : ''}`);
+  io.out(`${result.accounts} account pools checked (an account in one funding pool each), ${result.differences.length} with a difference${missing > 0 ? `, ${missing} event(s) missing from the ledger (repair: reconcile --repair)` : ''}`);
   return result.differences.length > 0 ? 1 : 0;
 }

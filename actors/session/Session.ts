@@ -139,7 +139,12 @@ export class Session implements SessionApi, ActorInstance {
     const leaseMs = intIn(request.leaseMs, 'leaseMs', MIN_LEASE_MS, MAX_LEASE_MS);
     const holdId = `run:${request.runId}`;
     // The run exists only once its hold does: a refused reservation (402) leaves nothing behind.
-    await this.funds(session).reserve({ holdId, amount: request.hold.amount, ttlMs: request.hold.ttlMs, requestId: request.requestId, model: request.model, profileId: request.profileId });
+    await this.funds(session).reserve({
+      holdId, amount: request.hold.amount, ttlMs: request.hold.ttlMs, requestId: request.requestId, model: request.model, profileId: request.profileId,
+      // Under the caller's spend limits, and counted towards its key's spend, exactly as a chat.
+      ...(request.spend ? { spend: request.spend } : {}),
+      ...(request.spendKeyId !== undefined ? { spendKeyId: request.spendKeyId } : {}),
+    });
     const now = this.ctx.now();
     const reminder = `${leaseReminderPrefix(request.runId)}${now + leaseMs}`;
     await this.ctx.reminders.register(reminder, leaseMs);

@@ -5,7 +5,7 @@
 // Callers depend on this file only; the actor type name "Session" is frozen.
 
 import { z } from 'zod';
-import type { UsageLine } from '../funds-hold/FundsHoldInterface';
+import type { SpendScopes, UsageLine } from '../funds-hold/FundsHoldInterface';
 import { routeRecordSchema, type RouteRecord } from '../../lib/route-record';
 
 export const SESSION_ACTOR_TYPE = 'Session';
@@ -54,6 +54,10 @@ export interface StartRunRequest {
   capabilities: string[];
   /** The run's hold on the owner's pool-3 FundsHold: the chat route's estimate and TTL. */
   hold: { amount: number; ttlMs: number };
+  /** The spend limits the hold is checked against, as a chat's (FundsHold.reserve): a run spends under them too. */
+  spend?: SpendScopes;
+  /** The key whose spend the run's charge counts towards (a rotated key's first id), as a chat's. */
+  spendKeyId?: string;
   /** How long the run lives without a word from the process carrying it. */
   leaseMs: number;
 }

@@ -8,6 +8,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { admin, balance, chat, fundedAccount, hello, json } from '../support/api';
 import { ADMIN_TOKEN } from '../support/processes';
+import { passes } from '../support/eventually';
+import { newSession, startRun } from '../support/sessions';
 import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
 import { COMPAT_TEST_ENV } from './compat.suite';
 
@@ -128,6 +130,36 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       expect((await patch(`/admin/v1/api-keys/${apiKeyId}`, { limits: { spend_total: null } })).body.limits).toEqual({});
       await sleep(CACHE_BOUND_MS + 50);
       expect((await chat(d.urls[1], apiKey, hello)).status).toBe(200);
+    });
+
+    it('when prototype session runs are made under limits, then they are admitted, refused and counted exactly as chats', async () => {
+      await insideOneWindow(20_000);
+      // Spend: runs one after another until the key's limit refuses one (402, nothing held); the key's spend counts every run.
+      const spender = await limitedKey({ spend_total: 150_000 });
+      const run = { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 };
+      const statuses: number[] = [];
+      for (let i = 0; i < 10 && !statuses.includes(402); i++) {
+        const started = await startRun(d.urls[i % 2], spender.apiKey, await newSession(d.urls[0], spender.apiKey), run, { 'x-sim-directive': 'tokens=100' });
+        statuses.push(started.status);
+        if (started.status === 402) expect(started.body.error).toMatchObject({ code: 'spend_limit_exceeded', param: 'spend_total' });
+        // The run ends on its own: wait until its hold is settled.
+        await passes(async () => expect((await balance(d.urls[0], spender.apiKey)).held).toBe(0), 10_000);
+      }
+      expect(statuses.at(-1)).toBe(402);
+      expect(statuses.filter((s) => s === 202).length).toBeGreaterThan(0);
+      const spent = 1_000_000_000 - (await balance(d.urls[0], spender.apiKey)).balance;
+      expect(spent).toBeGreaterThan(0);
+      expect(spent).toBeLessThanOrEqual(150_000);
+      const usage = await json(`${d.urls[0]}/api/distribution/api-credit/limits`, { headers: { authorization: `Bearer ${spender.apiKey}` } });
+      expect(usage.body.spend_usage.key).toMatchObject({ spend_total: spent, held: 0 });
+      // Rate: a key at 2 requests a minute starts two runs (their answers tell the window), and the third is refused 429.
+      const limited = await limitedKey({ requests_per_minute: 2 });
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(await startRun(d.urls[i % 2], limited.apiKey, await newSession(d.urls[0], limited.apiKey), { ...run, max_tokens: 8 }));
+      expect(answers.map((a) => a.status)).toEqual([202, 202, 429]);
+      expect(answers[1].headers.get('x-ratelimit-remaining-requests')).toBe('0');
+      expect(answers[2].body.error).toMatchObject({ code: 'rate_limit_exceeded', param: 'requests_per_minute' });
+      expect(answers[2].headers.get('retry-after')).toMatch(/^\d+$/);
     });
 
     it('when a key spent before its spend limit was set, then the limit counts that spend; a rotated key\'s successor goes on with the same count', async () => {

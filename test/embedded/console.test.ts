@@ -51,7 +51,7 @@ describe('reconciliation on the embedded host', () => {
     const tampered = await fundedAccount(gateway.url, 7000);
     const clean = await reconcileCli();
     // Both accounts in both pools (pool-3 and member): each registered with the ledger at creation.
-    expect(clean.stdout).toMatch(/^4 accounts checked, 0 with a difference$/m);
+    expect(clean.stdout).toMatch(/^4 account pools checked \(an account in one funding pool each\), 0 with a difference$/m);
 
     const db = openLocalDb(dataDir);
     try {

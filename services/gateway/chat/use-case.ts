@@ -57,6 +57,6 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
 }
 
 /** The tokens a call is counted for at admission: its input estimated at 4 bytes a token, and its frozen max_tokens. */
-function tokenBound(chat: PreparedChat): number {
+export function tokenBound(chat: PreparedChat): number {
   return Math.ceil(chat.inputBytes / 4) + chat.maxTokens;
 }

@@ -29,7 +29,8 @@ export function sessionRoutes(sessions: SessionService, accounts: AccountStore, 
     res.status(201).json(await sessions.create(apiKeyOwner(req.caller), req.body));
   });
   router.post('/v1/sessions/:session_id/runs', auth, noQuery, jsonBody(maxBodyBytes), async (req, res) => {
-    const accepted = await sessions.startRun(req.params.session_id as string, apiKeyOwner(req.caller), chatInput(req, requireBodyModel(req.body), DEFAULT_POOL));
+    const { accepted, headers } = await sessions.startRun(req.params.session_id as string, apiKeyOwner(req.caller), chatInput(req, requireBodyModel(req.body), DEFAULT_POOL));
+    res.set(headers);
     if (accepted.capabilities.length > 0) res.setHeader('x-payg-capabilities', accepted.capabilities.join(', '));
     res.status(202).location(accepted.events_url).json(accepted);
   });

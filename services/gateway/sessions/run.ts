@@ -24,6 +24,7 @@ import { retryable } from '../chat/pending-settlements';
 import { openAiWire } from '../chat/wires';
 import { deadline, stoppedBy } from '../deadline';
 import type { SessionWakeups } from './wakeups';
+import type { Admitted } from '../limits/admission';
 
 export const FLUSH_MS = 50;
 export const MAX_BATCH_CHARS = 4096;
@@ -44,6 +45,8 @@ export interface RunTicket {
   /** The run's hold: `holdId` on the account's pool-3 FundsHold. */
   accountId: string;
   holdId: string;
+  /** Admitted under a rate limit: its token count is corrected once the run has ended. */
+  admitted?: Admitted;
 }
 
 const codeOf = (error: unknown) => (error instanceof GatewayError ? error.code : undefined);
@@ -88,6 +91,7 @@ export async function carryRun(deps: RunDeps, ticket: RunTicket): Promise<void> 
   // A pending end keeps the run (lease: an empty append) and its hold (progress) alive.
   const renew = () => Promise.all([output.renew(), progress.renew()]);
   await deps.chat.settlements.run(ticket.holdId, () => finish(ticket, request, logger), renew).catch(() => undefined);
+  ticket.admitted?.correct(tally.produced ? tally.produced.inputTokens + tally.produced.outputTokens : 0);
   deps.wakeups.wake(ticket.sessionId);
 }
 

@@ -12,6 +12,8 @@ import type { WorkspaceIndexClient } from '../../../actors/workspace-index/clien
 import { GatewayError } from '../../../lib/errors';
 import { prepareChat, type ChatInput } from '../chat/prepare';
 import { openAiWire } from '../chat/wires';
+import { tokenBound } from '../chat/use-case';
+import { spendOf } from '../limits/admission';
 import type { StreamAnswer } from '../http/answer';
 import { sessionEventStream } from './event-stream';
 import { isSessionId, parseSessionBody, resumeAfter, runCapabilities } from './request';
@@ -69,27 +71,45 @@ export class SessionService {
     };
   }
 
-  /** Every check of the chat route, then the run's hold (in the actor), then the call in the background. */
-  async startRun(sessionId: string, owner: SessionOwner, input: ChatInput): Promise<RunAccepted> {
+  /**
+   * Every check of the chat route, its rate and spend limits too, then the run's hold (in the
+   * actor), then the call in the background. The answer's headers are the rate limit's, as a chat's.
+   */
+  async startRun(sessionId: string, owner: SessionOwner, input: ChatInput): Promise<{ accepted: RunAccepted; headers: Record<string, string> }> {
     if (!isSessionId(sessionId)) throw noSuchSession();
     const capabilities = runCapabilities(input.capabilities);
     const chat = prepareChat(this.deps.chat, openAiWire, input);
     const session = this.deps.sessions.of(sessionId);
     const runId = randomUUID();
-    const started = await session.startRun({
-      owner,
-      runId,
-      requestId: input.requestId,
-      model: chat.resolved.model.id,
-      profileId: chat.resolved.profile.profile_id,
-      maxTokens: chat.upstream.call.maxTokens,
-      capabilities,
-      hold: { amount: chat.estimate, ttlMs: this.deps.chat.holdTtlMs },
-      leaseMs: this.deps.leaseMs,
-    });
+    // Over a rate: refused here, before anything is held (429), as a chat is.
+    const admitted = await this.deps.chat.limits?.admit(input.caller, tokenBound(chat), 'openai');
+    const spend = spendOf(input.caller);
+    let started;
+    try {
+      started = await session.startRun({
+        owner,
+        runId,
+        requestId: input.requestId,
+        model: chat.resolved.model.id,
+        profileId: chat.resolved.profile.profile_id,
+        maxTokens: chat.upstream.call.maxTokens,
+        capabilities,
+        hold: { amount: chat.estimate, ttlMs: this.deps.chat.holdTtlMs },
+        ...(spend ? { spend } : {}),
+        ...(input.caller.spendKeyId !== undefined ? { spendKeyId: input.caller.spendKeyId } : {}),
+        leaseMs: this.deps.leaseMs,
+      });
+    } catch (error) {
+      // Refused (402, 409, 503): the run will use no tokens.
+      admitted?.correct(0);
+      throw error;
+    }
     this.deps.wakeups.wake(sessionId);
-    void carryRun(this.deps, { sessionId, runId, session, chat, accountId: owner.accountId, holdId: started.holdId });
-    return { run_id: runId, session_id: sessionId, status: 'running', model: chat.resolved.model.id, capabilities, started_event_id: started.startedEventId, events_url: eventsUrl(sessionId) };
+    void carryRun(this.deps, { sessionId, runId, session, chat, accountId: owner.accountId, holdId: started.holdId, ...(admitted ? { admitted } : {}) });
+    return {
+      accepted: { run_id: runId, session_id: sessionId, status: 'running', model: chat.resolved.model.id, capabilities, started_event_id: started.startedEventId, events_url: eventsUrl(sessionId) },
+      headers: admitted?.headers ?? {},
+    };
   }
 
   /** `lastEventId`: the Last-Event-ID header; `lastEventIdQuery`: the last_event_id query parameter (either resumes). */
