@@ -30,6 +30,7 @@ import {
 import { availableIn, CREDIT_KEY_PREFIX, DEBIT_KEY_PREFIX, EXPIRY_REMINDER, held, heldForKey, leasedRest, spentAt, type ClosedHold, type FundsState } from './funds-state';
 import { SPEND_LIMITS, type SpendLimitName } from '../../lib/limits';
 import { LeaseBook } from './lease-book';
+import { chargedFor } from './hold-book';
 import { StateRecords } from '../runtime/state-record';
 import { costed, mergeProgress, recordLines } from './usage';
 import { checkRoute } from '../../lib/route-record';
@@ -144,7 +145,7 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
     this.expireHold(state, holdId);
     this.save(state);
     const closed = (await this.closedHold(holdId)) as ClosedHold;
-    return this.outcome(holdId, 'expired', fromStored(closed.amount), fromStored(closed.charged), state);
+    return { ...this.outcome(holdId, 'expired', fromStored(closed.amount), fromStored(closed.charged), state), ...chargedFor(closed) };
   }
 
   async release(request: ReleaseRequest): Promise<HoldOutcome> {

@@ -114,6 +114,11 @@ export interface HoldOutcome {
   amount: number;
   charged: number;
   balance: number;
+  /**
+   * A hold that expired with a progress record (its expiry, a release asExpiry, or a repeated
+   * release of it): that record's lines, the usage its charge is for. Absent otherwise.
+   */
+  chargedFor?: UsageLine[];
 }
 
 export interface CreditOutcome {

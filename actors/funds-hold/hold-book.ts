@@ -35,6 +35,17 @@ type UsageMeta = { requestId: string; model: string; profileId: string };
 /** A usage event's bill before it is written: its balance delta is the charge's. */
 type BillOf = Pick<UsageBill, 'kind' | 'reference'> & { amount: bigint };
 
+/** An expired hold's progress record, as an outcome's `chargedFor` (nothing when it had none). */
+export function chargedFor(closed: ClosedHold): Pick<HoldOutcome, 'chargedFor'> {
+  const lines = closed.expired?.lines ?? [];
+  if (lines.length === 0) return {};
+  return {
+    chargedFor: costed(lines).lines.map((line) => ({
+      unit: line.unit, quantity: line.quantity, unitPrice: line.unitPrice, ...(line.reasoningTokens !== undefined ? { reasoningTokens: line.reasoningTokens } : {}),
+    })),
+  };
+}
+
 export abstract class HoldBook {
   protected readonly accountId: string;
   protected readonly pool: string;
@@ -231,7 +242,7 @@ export abstract class HoldBook {
     if (!closed) throw new GatewayError('hold_not_found', `no hold ${holdId}`);
     const verdict = holdVerdict(closed.state, move);
     if (verdict && 'afterExpiry' in verdict) return this.settleAfterExpiry(state, holdId, closed, usage, route);
-    if (verdict && 'repeat' in verdict) return this.outcome(holdId, closed.state, fromStored(closed.amount), fromStored(closed.charged), state);
+    if (verdict && 'repeat' in verdict) return { ...this.outcome(holdId, closed.state, fromStored(closed.amount), fromStored(closed.charged), state), ...chargedFor(closed) };
     throw new GatewayError('hold_state_conflict', `hold ${holdId} is ${closed.state}; it cannot become ${endingOf(move)}`);
   }
 

@@ -130,6 +130,58 @@ describe('Session actor on the embedded host', () => {
     await expect(sessions.of(id).finishRun({ runId: run.runId, usage: { inputTokens: 1, outputTokens: 1, lines: lines(1, 1) } })).resolves.toMatchObject({ status: 'failed', charged: 0 });
   });
 
+  it('when a run that recorded progress stops reporting, then the lease ends it with run.usage (the record\'s counts, its charge) just before run.failed', async () => {
+    const { owner, id } = await newSession();
+    const run = await sessions.of(id).startRun(start(owner, { leaseMs: 1000 }));
+    await sessions.of(id).append({ runId: run.runId, delta: 'tok0 tok1' });
+    // What the carrier records on the hold as it appends (services/gateway/chat/hold-progress.ts).
+    await funds.of(owner.accountId).progress({ holdId: run.holdId, lines: lines(10, 20), ttlMs: 600_000 });
+    await sessions.of(id).append({ runId: run.runId, delta: ' tok2' });
+    const failed = await passes(async () => {
+      const { events } = await sessions.of(id).readEvents({ owner, after: 0, limit: 100 });
+      expect(events.at(-1)).toMatchObject({ kind: 'run.failed', data: { code: 'run_lease_expired' } });
+      return events;
+    }, 10_000);
+    expect(failed.map((e) => e.kind)).toEqual(['run.started', 'run.delta', 'run.delta', 'run.usage', 'run.failed']);
+    expect(failed.map((e) => e.id)).toEqual([1, 2, 3, 4, 5]);
+    const charged = 10 * 100 + 20 * 400;
+    expect(failed[3].data).toEqual({ run_id: run.runId, input_tokens: 10, output_tokens: 20, charged });
+    expect(failed[4].data).toMatchObject({ run_id: run.runId, charged });
+    expect(await funds.of(owner.accountId).getBalance()).toMatchObject({ balance: 10_000_000 - charged, held: 0 });
+    await expect(sessions.of(id).finishRun({ runId: run.runId })).resolves.toMatchObject({ status: 'failed', charged, lastEventId: 5 });
+    // A reader resuming after the deltas gets the run's end, usage first, once.
+    expect((await sessions.of(id).readEvents({ owner, after: 3, limit: 100 })).events.map((e) => [e.id, e.kind])).toEqual([[4, 'run.usage'], [5, 'run.failed']]);
+  });
+
+  it('when the hold of a run with progress expired before its lease, then the lease still reports that charge\'s usage before run.failed', async () => {
+    const { owner, id } = await newSession();
+    const run = await sessions.of(id).startRun(start(owner, { leaseMs: 2500, hold: { amount: 100_000, ttlMs: 1000 } }));
+    await funds.of(owner.accountId).progress({ holdId: run.holdId, lines: lines(3, 2), ttlMs: 1000 });
+    await sessions.of(id).append({ runId: run.runId, delta: 'tok0 tok1' });
+    const failed = await passes(async () => {
+      const { events } = await sessions.of(id).readEvents({ owner, after: 0, limit: 100 });
+      expect(events.at(-1)).toMatchObject({ kind: 'run.failed', data: { code: 'run_lease_expired' } });
+      return events;
+    }, 10_000);
+    expect(failed.map((e) => e.kind)).toEqual(['run.started', 'run.delta', 'run.usage', 'run.failed']);
+    expect(failed[2].data).toEqual({ run_id: run.runId, input_tokens: 3, output_tokens: 2, charged: 1100 });
+    expect(failed[3].data).toMatchObject({ charged: 1100 });
+    expect(await funds.of(owner.accountId).getBalance()).toMatchObject({ balance: 10_000_000 - 1100, held: 0 });
+  });
+
+  it('when a run that produced nothing stops reporting, then the lease ends it with run.failed alone, nothing charged', async () => {
+    const { owner, id } = await newSession();
+    const run = await sessions.of(id).startRun(start(owner, { leaseMs: 1000 }));
+    const failed = await passes(async () => {
+      const { events } = await sessions.of(id).readEvents({ owner, after: 0, limit: 100 });
+      expect(events.at(-1)).toMatchObject({ kind: 'run.failed', data: { code: 'run_lease_expired', charged: 0 } });
+      return events;
+    }, 10_000);
+    expect(failed.map((e) => e.kind)).toEqual(['run.started', 'run.failed']);
+    expect(failed[1].data).toMatchObject({ run_id: run.runId });
+    expect(await funds.of(owner.accountId).getBalance()).toMatchObject({ balance: 10_000_000, held: 0 });
+  });
+
   it('when the hold of a run was settled but the session never recorded its end, then the lease ends the run with that charge, once', async () => {
     const { owner, id } = await newSession();
     const run = await sessions.of(id).startRun(start(owner, { leaseMs: 1000 }));

@@ -6,7 +6,7 @@
 // idempotent by hold id, so a turn that fails after one of them can simply be run again.
 
 import { FundsHoldClient } from '../funds-hold/client';
-import { DEFAULT_POOL, type FundsHoldApi } from '../funds-hold/FundsHoldInterface';
+import { DEFAULT_POOL, type FundsHoldApi, type UsageLine } from '../funds-hold/FundsHoldInterface';
 import { GatewayError } from '../../lib/errors';
 import type { ActorContext, ActorInstance } from '../runtime/port';
 import { LifecycleRecord, type StateField } from '../runtime/lifecycle';
@@ -94,6 +94,17 @@ function upgradeSession(session: SessionRecord): SessionRecord {
 function ended(phase: RunPhase): RunOutcome['status'] {
   if (phase === 'running') throw new Error('a run that has ended cannot be running');
   return phase;
+}
+
+/** A run.usage's counts from usage lines: every prompt unit (cache reads and writes included) is input, TEXT_OUTPUT is output. */
+function tokensOf(lines: readonly UsageLine[]): { input_tokens: number; output_tokens: number } {
+  let input = 0;
+  let output = 0;
+  for (const line of lines) {
+    if (line.unit === 'TEXT_OUTPUT') output += line.quantity;
+    else if (line.unit.startsWith('TEXT_INPUT')) input += line.quantity;
+  }
+  return { input_tokens: input, output_tokens: output };
 }
 
 const leaseReminderPrefix = (runId: string) => `${LEASE_REMINDER}@${runId}@`;
@@ -229,22 +240,32 @@ export class Session implements SessionApi, ActorInstance {
     await this.stored.move(session, 'expire', (_, to) => this.expireRun(session, run, ended(to)));
   }
 
-  /** A run whose lease ran out ends as its hold's expiry would: what was recorded as delivered is charged. */
+  /**
+   * A run whose lease ran out ends as its hold's expiry would: what was recorded as delivered is
+   * charged. When the hold was charged for a progress record, `run.usage` (that record's counts
+   * and the charge) comes before `run.failed`, as on every run that produced something.
+   */
   private async expireRun(session: SessionRecord, run: ActiveRun, status: RunOutcome['status']): Promise<void> {
     const funds = this.funds(session);
     let charged = 0;
+    let recorded: UsageLine[] = [];
     let settledEarlier = false;
     try {
       // As its expiry would: what the gateway recorded as delivered (progress) is charged.
-      charged = (await funds.release({ holdId: run.holdId, reason: 'run_lease_expired', asExpiry: true })).charged;
+      const outcome = await funds.release({ holdId: run.holdId, reason: 'run_lease_expired', asExpiry: true });
+      charged = outcome.charged;
+      recorded = outcome.chargedFor ?? [];
     } catch (error) {
       if (!(error instanceof GatewayError) || error.code !== 'hold_state_conflict') throw error;
       // The hold ended another way: settled by a finishRun whose own record here never committed,
-      // or expired. What it charged stands (a repeated settle answers the first outcome).
+      // or expired. What it charged stands (a repeated settle answers the first outcome). The
+      // settled usage's counts are not known here (FundsHold keeps no lines of a settle): no run.usage.
       charged = await funds.settle({ holdId: run.holdId, lines: [] }).then((outcome) => outcome.charged, () => 0);
       settledEarlier = true;
     }
-    await this.end(session, [{
+    const entries: LogEntry[] = [];
+    if (recorded.length > 0) entries.push({ kind: 'run.usage', data: { run_id: run.runId, ...tokensOf(recorded), charged } });
+    entries.push({
       kind: 'run.failed',
       data: {
         run_id: run.runId,
@@ -256,7 +277,8 @@ export class Session implements SessionApi, ActorInstance {
           : 'the process carrying the run stopped reporting; its hold was released and nothing was charged',
         charged,
       },
-    }], status, charged);
+    });
+    await this.end(session, entries, status, charged);
   }
 
   /** The run's last entries appended; the session keeps its outcome (a run's final phase lives there). */

@@ -263,11 +263,14 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
         const withProgress = randomUUID();
         await funds.reserve({ holdId: withProgress, amount: 1000, ttlMs: 600_000, ...meta });
         await funds.progress({ holdId: withProgress, lines: output(40), ttlMs: 600_000 });
-        expect(await funds.release({ holdId: withProgress, reason: 'run_lease_expired', asExpiry: true })).toMatchObject({ state: 'expired', charged: 90, balance: 9910 });
-        expect(await funds.release({ holdId: withProgress, reason: 'run_lease_expired', asExpiry: true })).toMatchObject({ state: 'expired', charged: 90, balance: 9910 });
+        // The outcome names the record it charged for (chargedFor), a repeat included.
+        expect(await funds.release({ holdId: withProgress, reason: 'run_lease_expired', asExpiry: true })).toMatchObject({ state: 'expired', charged: 90, balance: 9910, chargedFor: output(40) });
+        expect(await funds.release({ holdId: withProgress, reason: 'run_lease_expired', asExpiry: true })).toMatchObject({ state: 'expired', charged: 90, balance: 9910, chargedFor: output(40) });
         const without = randomUUID();
         await funds.reserve({ holdId: without, amount: 1000, ttlMs: 600_000, ...meta });
-        expect(await funds.release({ holdId: without, reason: 'run_lease_expired', asExpiry: true })).toMatchObject({ state: 'expired', charged: 0, balance: 9910 });
+        const released = await funds.release({ holdId: without, reason: 'run_lease_expired', asExpiry: true });
+        expect(released).toMatchObject({ state: 'expired', charged: 0, balance: 9910 });
+        expect(released.chargedFor).toBeUndefined();
         expect(await funds.getBalance()).toMatchObject({ balance: 9910, held: 0, openHolds: 0 });
       });
 
