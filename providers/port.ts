@@ -11,16 +11,63 @@ export type ProviderErrorKind =
   /** The connection broke or the upstream sent something unreadable after the call started. */
   | 'protocol';
 
+/**
+ * A provider call that failed. `message` is the operators' account (the entry's name, the
+ * upstream's own words, a connect error's address): it goes to the log and the call's span,
+ * never to the customer. What the customer is told is built from the kind, the status and
+ * `detail` alone (customerProviderMessage).
+ */
 export class ProviderError extends Error {
+  /** Words about the failure fit for the customer (a refusal's reason, stripped of anything internal); none by default. */
+  readonly detail?: string;
+
   constructor(
     readonly kind: ProviderErrorKind,
     message: string,
     readonly upstreamStatus?: number,
     /** How long the upstream asked to be left alone (Retry-After of a 429 or 503), ms. */
     readonly retryAfterMs?: number,
+    options: { detail?: string } = {},
   ) {
     super(message);
     this.name = 'ProviderError';
+    if (options.detail) this.detail = options.detail;
+  }
+}
+
+/**
+ * Upstream statuses that say the platform's own credentials or configuration for the upstream
+ * are wrong (its key, its organisation, its proxy): never the customer's request. Adapters map
+ * them to 'unavailable', so the call may go on to another upstream and the customer is told 502.
+ */
+export const CREDENTIAL_STATUSES: ReadonlySet<number> = new Set([401, 403, 407]);
+
+/** What the customer is told when the provider refused the platform's credentials. */
+export const PLATFORM_CREDENTIALS_REFUSED = "the provider refused the platform's credentials";
+
+/** Whether `error` says the upstream refused the platform's credentials (CREDENTIAL_STATUSES). */
+export function isCredentialFailure(error: unknown): boolean {
+  return error instanceof ProviderError && error.upstreamStatus !== undefined && CREDENTIAL_STATUSES.has(error.upstreamStatus);
+}
+
+/**
+ * The one sentence the customer reads about a failed provider call: from its kind, its
+ * upstream status and its `detail`, never from its message (docs/providers.md, "What the
+ * customer is told"). The full account is logged and traced instead.
+ */
+export function customerProviderMessage(error: ProviderError): string {
+  const status = error.upstreamStatus;
+  if (isCredentialFailure(error)) return PLATFORM_CREDENTIALS_REFUSED;
+  switch (error.kind) {
+    case 'rejected':
+      return `the provider rejected the request${status ? ` (${status})` : ''}${error.detail ? `: ${error.detail}` : ''}`;
+    case 'timeout':
+      return 'the provider did not answer in time';
+    case 'unavailable':
+      if (error.detail) return `the provider failed: ${error.detail}`;
+      return status === undefined ? 'the provider could not be reached' : `the provider failed (${status})`;
+    case 'protocol':
+      return `the provider's answer broke off or could not be read${error.detail ? `: ${error.detail}` : ''}`;
   }
 }
 

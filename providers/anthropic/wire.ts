@@ -60,7 +60,8 @@ export function streamError(data: Json): ProviderError {
   const type = typeof error?.type === 'string' ? error.type : 'unknown_error';
   const message = typeof error?.message === 'string' ? error.message : 'no message';
   const kind = type === 'overloaded_error' || type === 'api_error' ? 'unavailable' : 'protocol';
-  return new ProviderError(kind, `upstream stream error ${type}: ${message}`);
+  // The type is Anthropic's closed vocabulary, fit for the customer; its message stays in the log.
+  return new ProviderError(kind, `upstream stream error ${type}: ${message}`, undefined, undefined, /^[a-z_]{1,64}$/.test(type) ? { detail: `the provider reported ${type}` } : {});
 }
 
 /** A finished assistant message holding one text block. */

@@ -1,9 +1,13 @@
 // The HTTP side of one OpenAI-compatible provider entry, shared by its chat and images
 // adapters: one keep-alive undici Pool to the upstream, the headers every call carries, the
 // request-size limit, and the mapping of every failure to a ProviderError kind:
-//   connect error → 'unavailable'; 4xx → 'rejected'; 5xx → 'unavailable'; other non-2xx →
-//   'protocol'; the signal's timeout → 'timeout'; any other abort, or a body that breaks or
-//   is not JSON → 'protocol'.
+//   connect error → 'unavailable'; 401, 403, 407 (the platform's own credentials refused) →
+//   'unavailable'; other 4xx → 'rejected'; 5xx → 'unavailable'; other non-2xx → 'protocol';
+//   the signal's timeout → 'timeout'; any other abort, or a body that breaks or is not JSON →
+//   'protocol'.
+// Each error's message is the operators' (entry name, status, the upstream's words without the
+// configured key, a connect error's code and address); only a refusal's reason, stripped of
+// anything internal (../redact.ts), is kept as the `detail` the customer may read.
 // `baseUrl` is origin plus prefix up to and including the API version,
 // e.g. "https://api.openai.com/v1" or "http://127.0.0.1:9100/v1".
 
@@ -11,7 +15,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import { abortedCallError } from '../abort';
-import { ProviderError } from '../port';
+import { CREDENTIAL_STATUSES, ProviderError } from '../port';
+import { customerDetail, headerSecrets, withoutSecrets, type Internals } from '../redact';
 import { asObject, asOptionalObject, type Json } from './shape';
 
 export interface OpenAiClientOptions {
@@ -53,6 +58,8 @@ export class OpenAiClient {
   private readonly prefix: string;
   private readonly jsonHeaders: Record<string, string>;
   private readonly sseHeaders: Record<string, string>;
+  /** What an error's customer copy must not hold. */
+  private readonly internals: Internals;
   private closing: Promise<void> | undefined;
 
   constructor(options: OpenAiClientOptions) {
@@ -65,6 +72,7 @@ export class OpenAiClient {
     if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
     this.jsonHeaders = { ...headers, accept: 'application/json' };
     this.sseHeaders = { ...headers, accept: 'text/event-stream' };
+    this.internals = { name: options.name, baseUrl: options.baseUrl, secrets: [...(options.apiKey ? [options.apiKey] : []), ...headerSecrets(headers)] };
   }
 
   /**
@@ -74,7 +82,7 @@ export class OpenAiClient {
   async post(route: string, payload: Json, signal: AbortSignal, accept: Accept, headers?: Record<string, string>): Promise<UpstreamAnswer> {
     const json = JSON.stringify(payload);
     if (Buffer.byteLength(json) > this.maxBodyBytes) {
-      throw new ProviderError('rejected', `request body over the ${this.maxBodyBytes}-byte limit of ${this.name}`, 413);
+      throw new ProviderError('rejected', `request body over the ${this.maxBodyBytes}-byte limit of ${this.name}`, 413, undefined, { detail: `the request body is over the provider's limit of ${this.maxBodyBytes} bytes` });
     }
     const common = accept === 'sse' ? this.sseHeaders : this.jsonHeaders;
     let response: Dispatcher.ResponseData;
@@ -87,15 +95,22 @@ export class OpenAiClient {
         signal,
       });
     } catch (error) {
-      throw failedRequest(error, signal);
+      throw failedRequest(error, signal, this.name);
     }
     const { statusCode, body } = response;
     if (statusCode >= 200 && statusCode < 300) return { statusCode, headers: response.headers, body };
-    const detail = await errorDetail(body);
-    const message = `${this.name} answered ${statusCode}${detail ? `: ${detail}` : ''}`;
+    const { text, reason } = await errorDetail(body);
+    const said = withoutSecrets(text, this.internals.secrets);
+    const message = `${this.name} answered ${statusCode}${said ? `: ${said}` : ''}`;
     const retryAfter = retryAfterMs(response.headers);
+    // The platform's credentials refused: the upstream's failure, told to nobody but the operators.
+    if (CREDENTIAL_STATUSES.has(statusCode)) throw new ProviderError('unavailable', message, statusCode, retryAfter);
     if (statusCode >= 500) throw new ProviderError('unavailable', message, statusCode, retryAfter);
-    if (statusCode >= 400) throw new ProviderError('rejected', message, statusCode, retryAfter);
+    if (statusCode >= 400) {
+      // Only a structured reason is passed on: a raw body (a proxy's page) may say anything.
+      const detail = reason === undefined ? '' : customerDetail(reason, this.internals);
+      throw new ProviderError('rejected', message, statusCode, retryAfter, { detail });
+    }
     throw new ProviderError('protocol', message, statusCode);
   }
 
@@ -149,12 +164,12 @@ export function failedRead(error: unknown, signal: AbortSignal): ProviderError {
   return new ProviderError('protocol', `upstream connection broke: ${errorText(error)}`);
 }
 
-/** Before a response: the call was aborted, timed out, or never reached the upstream. */
-function failedRequest(error: unknown, signal: AbortSignal): ProviderError {
+/** Before a response: the call was aborted, timed out, or never reached the upstream (`name`'s). */
+function failedRequest(error: unknown, signal: AbortSignal, name: string): ProviderError {
   if (signal.aborted) return abortedCallError(signal);
   const code = (error as { code?: unknown } | null)?.code;
-  if (code === 'UND_ERR_HEADERS_TIMEOUT') return new ProviderError('timeout', 'upstream sent no headers in time');
-  return new ProviderError('unavailable', `upstream unreachable: ${errorText(error)}`);
+  if (code === 'UND_ERR_HEADERS_TIMEOUT') return new ProviderError('timeout', `${name} sent no headers in time`);
+  return new ProviderError('unavailable', `${name} unreachable: ${errorText(error)}`);
 }
 
 /** How long an answer asks the caller to wait: `retry-after-ms` (OpenAI's), else `retry-after` in seconds or as a date. */
@@ -173,8 +188,11 @@ export function retryAfterMs(headers: Record<string, string | string[] | undefin
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-/** The upstream's own words for a non-2xx answer: its OpenAI error message, else the text's start. */
-async function errorDetail(body: ResponseBody): Promise<string> {
+/**
+ * The upstream's own words for a non-2xx answer: `reason`, its error message (OpenAI's and
+ * Anthropic's `error.message`) when it sent one; `text`, that message, else the body's start.
+ */
+async function errorDetail(body: ResponseBody): Promise<{ text: string; reason?: string }> {
   let text = '';
   try {
     for await (const bytes of body) {
@@ -188,11 +206,11 @@ async function errorDetail(body: ResponseBody): Promise<string> {
   }
   try {
     const message = asOptionalObject(asOptionalObject(JSON.parse(text))?.error)?.message;
-    if (typeof message === 'string') return message;
+    if (typeof message === 'string') return { text: message, reason: message };
   } catch {
     // Not JSON: fall through to the raw text.
   }
-  return text.slice(0, 200);
+  return { text: text.slice(0, 200) };
 }
 
 function errorText(error: unknown): string {

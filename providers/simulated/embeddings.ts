@@ -21,7 +21,8 @@ export class SimulatedEmbeddingsProvider extends SimulatedAdapter implements Emb
     await beforeOutput(call);
     const dimensions = call.dimensions ?? SIM_EMBEDDING_DIMENSIONS;
     if (dimensions > SIM_MAX_EMBEDDING_DIMENSIONS) {
-      throw new ProviderError('rejected', `dimensions: at most ${SIM_MAX_EMBEDDING_DIMENSIONS} for ${call.upstreamModel}`, 400);
+      const reason = `dimensions: at most ${SIM_MAX_EMBEDDING_DIMENSIONS} for ${call.upstreamModel}`;
+      throw new ProviderError('rejected', reason, 400, undefined, { detail: reason });
     }
     const items = embeddingItems(call.input);
     const vectors = items.map((item) => simVector(item, dimensions));

@@ -37,7 +37,7 @@ export class SimulatedImageProvider extends SimulatedAdapter implements ImagePro
     const outcome = outcomeOf(call);
     switch (outcome.kind) {
       case 'rejected':
-        throw new ProviderError('rejected', 'simulated rejection', 400);
+        throw new ProviderError('rejected', 'simulated rejection', 400, undefined, { detail: 'simulated rejection' });
       case 'failed':
         throw new ProviderError('unavailable', 'simulated failure before output', 503);
       case 'hang':

@@ -25,7 +25,7 @@ export interface SimCall {
 export async function beforeOutput(call: Omit<SimCall, 'maxTokens'>): Promise<void> {
   const d = call.directives ?? {};
   if (call.signal.aborted) throw abortedCallError(call.signal);
-  if (d.reject) throw new ProviderError('rejected', 'simulated rejection', 400);
+  if (d.reject) throw new ProviderError('rejected', 'simulated rejection', 400, undefined, { detail: 'simulated rejection' });
   if (d.failBeforeOutput) throw new ProviderError('unavailable', 'simulated failure before output', 503);
   if (d.hang) await untilAborted(call.signal);
 }

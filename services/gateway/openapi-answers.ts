@@ -30,6 +30,8 @@ export const RETRY_AFTER_HEADERS = { 'Retry-After': { schema: { type: 'integer' 
 export const BODY_400 = 'invalid_json, invalid_utf8 (the body is not valid UTF-8)';
 export const BODY_413 = 'payload_too_large';
 export const BODY_415 = 'unsupported_media_type: the body is not application/json, or has a content-encoding';
+/** A provider failure that is not the request's (docs/providers.md, "What the customer is told"). */
+export const PROVIDER_502 = "provider_error: the provider could not be reached, failed (5xx), broke off its answer, or refused the platform's own credentials (an upstream 401, 403 or 407); the message is generic and names no upstream, address or key (operators find the details in the gateway's log)";
 export const UNAVAILABLE = 'actor_unavailable or another dependency briefly unavailable, retry later; gateway_shutting_down: the call was still running when the graceful shutdown timed out';
 
 /** A route that takes no query parameter: any is refused, naming it. */

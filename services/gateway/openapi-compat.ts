@@ -4,7 +4,7 @@
 
 import { COMPAT_GATE } from './compat/gate';
 import { CAPABILITIES } from './capabilities/gates';
-import { BODY_400, BODY_413, BODY_415, chatSuccess, CREDENTIAL_400, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
+import { BODY_400, BODY_413, BODY_415, chatSuccess, CREDENTIAL_400, PROVIDER_502, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
 
 /**
  * Each route's error shape: the gateway's own, OpenAI's on /v1/chat/completions, Anthropic's on
@@ -37,7 +37,7 @@ const heldCallErrors = (invalid: string, shape: ErrorShape) => {
     '404': error('model_not_found'),
     '413': error(BODY_413),
     '415': error(BODY_415),
-    '502': error('provider_error'),
+    '502': error(PROVIDER_502),
     '503': error(UNAVAILABLE),
     '504': error('provider_timeout'),
   };
@@ -145,7 +145,7 @@ export const compatPaths = {
         '413': shapedAnswer('anthropic')(BODY_413),
         '415': shapedAnswer('anthropic')(BODY_415),
         '429': { ...shapedAnswer('anthropic')(RATE_429), headers: RETRY_AFTER_HEADERS },
-        '502': shapedAnswer('anthropic')('provider_error: the provider\'s own count failed'),
+        '502': shapedAnswer('anthropic')(`the provider's own count failed, or ${PROVIDER_502}`),
         '503': shapedAnswer('anthropic')(UNAVAILABLE),
         '504': shapedAnswer('anthropic')('provider_timeout'),
       },

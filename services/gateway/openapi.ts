@@ -4,7 +4,7 @@
 
 import { adminPaths, adminSchemas, adminSecuritySchemes } from './openapi-admin';
 import { anthropicMessageAnswer, balanceAnswer, imageSucceededAnswer, capabilitiesAnswer, catalogAnswer, chatCompletionAnswer, compatModelAnswer, countTokensAnswer, compatModelListAnswer, embeddingsAnswer, entitlementAnswer, openApiAnswer, streamEventAnswer } from './answer-schemas';
-import { BODY_400, BODY_415, chatSuccess, CREDENTIAL_400, jsonSchemaOf, NO_QUERY_400, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
+import { BODY_400, BODY_415, chatSuccess, CREDENTIAL_400, jsonSchemaOf, NO_QUERY_400, PROVIDER_502, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
 import { errorSchemas } from './error-schemas';
 import { CANONICAL_UUID_HEX } from '../../lib/uuid';
 import { requestSchemas } from './request-schemas';
@@ -79,7 +79,7 @@ export const openApiDocument = {
           '404': errorResponse('model_not_found'),
           '413': errorResponse('payload_too_large'),
           '415': errorResponse('unsupported_media_type'),
-          '502': errorResponse('provider_error'),
+          '502': errorResponse(PROVIDER_502),
           '503': errorResponse(UNAVAILABLE),
           '504': errorResponse('provider_timeout'),
         },
@@ -108,6 +108,7 @@ export const openApiDocument = {
           '409': errorResponse('idempotency_key_reused: the key was used with another payload; nothing held, nothing called'),
           '413': errorResponse('payload_too_large'),
           '415': errorResponse(BODY_415),
+          '502': imageErrorResponse("status failed (provider_error, hold released) with taskId and status: the provider refused the platform's own credentials, nothing was produced; the message names no upstream or key"),
           '503': imageErrorResponse(`status unresolved (result cannot be determined yet) or unknown (past the 24-hour deadline, hold released): taskId, status, Retry-After, no URL or base64; or, without them, ${UNAVAILABLE}`, { 'Retry-After': { schema: { type: 'integer' } } }),
         },
       },
@@ -126,6 +127,7 @@ export const openApiDocument = {
           '401': errorResponse('Missing or unknown API key, or a revoked or expired one'),
           '403': errorResponse('credential_family_mismatch (OAuth token) or account_suspended'),
           '404': errorResponse('not_found: no such task for this API key (another key, even of the same owner, learns nothing)'),
+          '502': imageErrorResponse("status failed (provider_error, hold released) with taskId and status: the provider refused the platform's own credentials, nothing was produced"),
           '503': imageErrorResponse(`status unresolved or unknown: taskId, status, Retry-After, no URL or base64; or, without them, ${UNAVAILABLE}`, { 'Retry-After': { schema: { type: 'integer' } } }),
         },
       },

@@ -6,9 +6,9 @@
 
 import { deadline, stoppedBy } from '../deadline';
 import { countedPrompt, type ChatDeps, type PreparedChat } from './prepare';
-import { toGatewayProviderError } from './provider-call';
+import { logProviderFailure, toGatewayProviderError } from './provider-call';
 
-export async function countPromptTokens(deps: Pick<ChatDeps, 'providerTimeoutMs'>, chat: PreparedChat): Promise<number> {
+export async function countPromptTokens(deps: Pick<ChatDeps, 'providerTimeoutMs' | 'logger'>, chat: PreparedChat): Promise<number> {
   const { upstream } = chat;
   if (upstream.wire !== 'anthropic-messages' || !upstream.provider.countTokens) return countedPrompt(chat);
   const { maxTokens: _maxTokens, ...call } = upstream.call;
@@ -16,7 +16,9 @@ export async function countPromptTokens(deps: Pick<ChatDeps, 'providerTimeoutMs'
   try {
     return await upstream.provider.countTokens({ ...call, signal });
   } catch (error) {
-    throw stoppedBy(signal) ?? toGatewayProviderError(error);
+    const stopped = stoppedBy(signal);
+    if (!stopped) logProviderFailure(deps.logger, chat.route[0]?.provider, error, { operation: 'count_tokens' });
+    throw stopped ?? toGatewayProviderError(error);
   } finally {
     clear();
   }

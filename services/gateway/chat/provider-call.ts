@@ -1,26 +1,46 @@
 // The provider call under the chat's hold: how a provider failure is told to the client, the
 // call's span, the hold a call charges or releases, and how long an answer waits for its charge.
 
+import type { Logger } from 'pino';
 import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
 import { endModelCall, startModelCall } from '../../../lib/tracing';
 import { UpstreamHealth } from '../routing/health';
 import type { Upstream } from './upstream';
 import type { RouteAttempt, RouteRecord } from '../../../lib/route-record';
-import { ProviderError, type TokenUsage } from '../../../providers/port';
+import { customerProviderMessage, ProviderError, type TokenUsage } from '../../../providers/port';
 import { stoppedBy } from '../deadline';
 import type { HoldProgress } from './hold-progress';
 import type { PreparedChat, RouteCandidate } from './prepare';
 
+/**
+ * A provider failure as the customer is told it. The message is built from the error's kind,
+ * status and customer-fit detail (customerProviderMessage), never from its own message, which
+ * names the entry, the upstream's address and words: that account is logged (logProviderFailure)
+ * and traced. The platform's credentials refused (401, 403, 407) is provider_error, not the
+ * customer's provider_rejected.
+ */
 export function toGatewayProviderError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
   metrics.providerError(error instanceof ProviderError ? error.kind : 'other');
   if (error instanceof ProviderError) {
-    if (error.kind === 'rejected') return new GatewayError('provider_rejected', `the provider rejected the request${error.upstreamStatus ? ` (${error.upstreamStatus})` : ''}: ${error.message}`);
-    if (error.kind === 'timeout') return new GatewayError('provider_timeout', 'the provider did not answer in time');
-    return new GatewayError('provider_error', `the provider failed: ${error.message}`);
+    const message = customerProviderMessage(error);
+    if (error.kind === 'rejected') return new GatewayError('provider_rejected', message);
+    if (error.kind === 'timeout') return new GatewayError('provider_timeout', message);
+    return new GatewayError('provider_error', message);
   }
   return new GatewayError('provider_error', 'the provider failed');
+}
+
+/**
+ * The operators' account of a failed provider call: the entry, the kind, the upstream status
+ * and the error's full message (the upstream's words, a connect error's address), which the
+ * customer is never shown. A GatewayError (the call's deadline, the drain) is not the provider's.
+ */
+export function logProviderFailure(logger: Logger | undefined, provider: string | undefined, error: unknown, fields: Record<string, unknown> = {}): void {
+  if (!logger || error instanceof GatewayError) return;
+  const upstream = error instanceof ProviderError ? { kind: error.kind, upstreamStatus: error.upstreamStatus } : {};
+  logger.warn({ ...fields, provider, ...upstream, err: error }, 'provider call failed');
 }
 
 /** The call stopped because its client left: not a provider failure (nothing counted); nobody reads the answer. */
@@ -64,6 +84,8 @@ export function modelCallSpan(chat: PreparedChat, candidate: RouteCandidate = ch
 /** The upstreams one call may be served by, in the file's order, and how an attempt at each is traced. */
 export interface CallRoute<U> {
   routing: Routing;
+  /** Where each failed attempt is told in full (logProviderFailure). */
+  logger?: Logger;
   /** Whose round robin orders them: the profile's id. */
   key: string;
   candidates: readonly { provider: string; weight: number; upstream: U }[];
@@ -71,8 +93,8 @@ export interface CallRoute<U> {
 }
 
 /** A chat's route: its profile's upstreams, each attempt a chat span. */
-export function chatRoute(deps: { routing?: Routing }, chat: PreparedChat): CallRoute<Upstream> {
-  return { routing: routingOf(deps), key: chat.resolved.profile.profile_id, candidates: chat.route, span: (candidate) => modelCallSpan(chat, candidate as RouteCandidate) };
+export function chatRoute(deps: { routing?: Routing; logger?: Logger }, chat: PreparedChat): CallRoute<Upstream> {
+  return { routing: routingOf(deps), logger: deps.logger, key: chat.resolved.profile.profile_id, candidates: chat.route, span: (candidate) => modelCallSpan(chat, candidate as RouteCandidate) };
 }
 
 /** How a profile's upstreams are tried: their circuits, and how long an attempt with a fallback behind it may take. */
@@ -168,6 +190,7 @@ export async function openProviderCall<T, U>(call: CallRoute<U>, hold: HoldHandl
       attempts.push(recorded(candidate.provider, outcome, started));
       spanOutcome(span, outcome);
       endModelCall(span, undefined, error);
+      if (outcome !== 'aborted') logProviderFailure(call.logger, candidate.provider, error, { outcome, attempt: i + 1 });
       if (outcome !== 'rejected' && outcome !== 'aborted') routing.health.failed(candidate.provider, error instanceof ProviderError ? error.retryAfterMs : undefined);
       if (fallback && RETRIED.has(outcome) && !signal.aborted) continue;
       await hold.release('provider_failed');

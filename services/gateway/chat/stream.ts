@@ -8,7 +8,7 @@ import type { TokenUsage } from '../../../providers/port';
 import { stoppedBy } from '../deadline';
 import type { StreamFrame } from '../http/answer';
 import { countedPrompt, type AnyWire, type PreparedChat } from './prepare';
-import { routingOf, SETTLE_WAIT_MS, streamBroke, toGatewayProviderError, within, type HoldHandle, type modelCallSpan, type Routing } from './provider-call';
+import { logProviderFailure, routingOf, SETTLE_WAIT_MS, streamBroke, toGatewayProviderError, within, type HoldHandle, type modelCallSpan, type Routing } from './provider-call';
 import type { InboundWire, StreamPiece } from './wires';
 
 /** What a stream produced, by the charge rules of docs/money.md; and how it ended. */
@@ -108,6 +108,7 @@ export async function* streamFrames(deps: { logger: Logger; routing?: Routing },
     // A provider failure counts whether or not anyone still listens; the route says so before the charge.
     const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;
     if (providerFailure && hold.route) streamBroke(routingOf(deps), hold.route);
+    if (providerFailure) logProviderFailure(deps.logger, hold.route?.upstream ?? chat.route[0]?.provider, failure, { holdId: hold.holdId, broken: true });
     // Charged for what was produced; nothing produced: released.
     endModelCall(span, produced, failure);
     if (!produced) await hold.release(failure ? 'provider_failed' : 'client_disconnected');

@@ -84,6 +84,7 @@ export async function runEmbeddings(deps: EmbeddingsDeps, prepared: PreparedEmbe
   return completeHeld(deps, held, {
     route: {
       routing: routingOf(deps),
+      logger: deps.logger,
       key: resolved.profile.profile_id,
       candidates: prepared.candidates,
       span: (candidate) => startModelCall('embeddings', 'openai', candidate.upstream.upstreamModel, candidate.provider),

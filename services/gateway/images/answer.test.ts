@@ -4,6 +4,7 @@
 import type { ImageTaskView } from '../../../actors/image-task/ImageTaskInterface';
 import { errorAnswer, type ErrorAnswer } from '../../../lib/error-responder';
 import type { GatewayError } from '../../../lib/errors';
+import { PLATFORM_CREDENTIALS_REFUSED } from '../../../providers/port';
 import { reply } from './answer';
 
 describe('image task answers', () => {
@@ -30,5 +31,13 @@ describe('image task answers', () => {
       succeeded: answer({ status: 'succeeded', phase: 'succeeded', charged: 40_000_000, artifact: { created: 1, url: 'http://i/1.png' } } as Partial<ImageTaskView>),
       lateArtifact: answer({ status: 'unknown', phase: 'unknown', artifact: { created: 2, b64Json: 'AA==', revisedPrompt: 'p' } } as Partial<ImageTaskView>),
     })).toMatchSnapshot();
+  });
+
+  it('when the task failed because the provider refused the platform\'s credentials, then 502 provider_error, not the customer\'s 400', () => {
+    const failed = answer({ failure: PLATFORM_CREDENTIALS_REFUSED });
+    expect([failed.status, (failed.body as { error: { code: string; message: string } }).error]).toEqual([
+      502, expect.objectContaining({ code: 'provider_error', message: "the provider refused the platform's credentials; nothing was produced and the hold was released" }),
+    ]);
+    expect(failed.body).toMatchObject({ taskId: view.taskId, status: 'failed' });
   });
 });

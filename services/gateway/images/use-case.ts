@@ -15,10 +15,11 @@ import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
 import { endModelCall, startModelCall } from '../../../lib/tracing';
 import { isCanonicalUuid } from '../../../lib/uuid';
-import { ProviderError, type ImageProvider, type SimDirectives } from '../../../providers/port';
+import { isCredentialFailure, PLATFORM_CREDENTIALS_REFUSED, ProviderError, type ImageProvider, type SimDirectives } from '../../../providers/port';
 import { deadline, shuttingDown } from '../deadline';
 import type { Drain } from '../drain';
 import { checkBodySize } from '../chat/limits';
+import { logProviderFailure } from '../chat/provider-call';
 import { reply, type ImageReply } from './answer';
 import { spendOf, type RateAdmission } from '../limits/admission';
 import type { Caller } from '../middleware/auth';
@@ -156,6 +157,7 @@ export class ImageService {
       },
       (error: unknown) => {
         endModelCall(span, undefined, error);
+        if (!controller.signal.aborted) logProviderFailure(deps.logger, name, error, { taskId: view.taskId });
         // The upstream's circuit hears of its failures (which upstream new tasks go to); a rejection is the request's.
         if (!(error instanceof ProviderError && error.kind === 'rejected' && error.upstreamStatus !== 429) && !controller.signal.aborted) deps.health?.failed(name, error instanceof ProviderError ? error.retryAfterMs : undefined);
         return this.conclude(task, classify(error));
@@ -289,8 +291,11 @@ function countBilled(view: ImageTaskView): ImageTaskView {
 
 function classify(error: unknown): Outcome {
   metrics.providerError(error instanceof ProviderError ? error.kind : 'other');
+  // The platform's credentials refused: nothing was produced, and the customer is told only that (answer.ts).
+  if (isCredentialFailure(error)) return { kind: 'failed', reason: PLATFORM_CREDENTIALS_REFUSED, via: 'response' };
   if (error instanceof ProviderError && error.kind === 'rejected') {
-    return { kind: 'failed', reason: `${error.message}${error.upstreamStatus ? ` (${error.upstreamStatus})` : ''}`, via: 'response' };
+    // The customer reads the reason (answer.ts): the upstream's detail only, never the error's message.
+    return { kind: 'failed', reason: `${error.detail || 'no reason given'}${error.upstreamStatus ? ` (${error.upstreamStatus})` : ''}`, via: 'response' };
   }
   if (error instanceof ProviderError) return { kind: 'unresolved', what: `provider ${error.kind}: ${error.message}` };
   return { kind: 'unresolved', what: `provider call failed: ${(error as Error)?.message ?? String(error)}` };

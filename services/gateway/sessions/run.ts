@@ -17,7 +17,7 @@ import { endModelCall } from '../../../lib/tracing';
 import type { ChatStreamChunk } from '../../../providers/port';
 import type { ChatDeps, PreparedChat } from '../chat/prepare';
 import { billed, usageLines } from '../chat/prices';
-import { modelCallSpan, toGatewayProviderError } from '../chat/provider-call';
+import { logProviderFailure, modelCallSpan, toGatewayProviderError } from '../chat/provider-call';
 import { StreamCount, tallyStream, type StreamTally } from '../chat/stream';
 import { DEFAULT_PROGRESS, HoldProgress } from '../chat/hold-progress';
 import { retryable } from '../chat/pending-settlements';
@@ -83,6 +83,7 @@ export async function carryRun(deps: RunDeps, ticket: RunTicket): Promise<void> 
     clearDeadline();
   }
   endModelCall(span, tally.produced, tally.failure);
+  if (tally.failure !== undefined && !signal.aborted) logProviderFailure(logger, ticket.chat.route[0]?.provider, tally.failure, { runId: ticket.runId });
   await output.close();
   progress.stop();
   untrack?.();

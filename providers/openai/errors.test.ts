@@ -1,0 +1,160 @@
+// What of an upstream's failure reaches the customer (customerProviderMessage) and what only the
+// operators' log does (the error's message): against real local upstreams answering as
+// OpenAI does when the platform's key is wrong, refusing a parameter, or not listening at all.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AnthropicMessagesProvider } from '../anthropic/messages';
+import { customerProviderMessage } from '../port';
+import { rejection } from '../../test/support/errors';
+import { OpenAiChatProvider } from './chat';
+import { OpenAiImageProvider } from './images';
+
+const ENTRY = 'secret-entry-7';
+const PLATFORM_KEY = 'sk-platform-key-1234567890abcdefwxyz';
+
+/** An upstream that answers every request `status` with `body` (JSON). */
+async function answering(status: number, body: unknown): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  return { url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const chatCall = () => ({ upstreamModel: 'm', messages: [{ role: 'user', content: 'hi' }], maxTokens: 2, passthrough: {}, signal: AbortSignal.timeout(5000) });
+const imageCall = () => ({ taskId: 't', upstreamModel: 'm', prompt: 'p', responseFormat: 'url' as const, passthrough: {}, sentAt: Date.now(), signal: AbortSignal.timeout(5000) });
+
+const WRONG_KEY = {
+  error: {
+    message: 'Incorrect API key provided: sk-plat****************wxyz. You can find your API key at https://platform.openai.com/account/api-keys.',
+    type: 'invalid_request_error', param: null, code: 'invalid_api_key',
+  },
+};
+
+function expectNothingInternal(message: string, url: string): void {
+  expect(message).not.toMatch(/sk-/);
+  expect(message).not.toContain('****');
+  expect(message).not.toContain(ENTRY);
+  expect(message).not.toContain(new URL(url).host);
+  expect(message).not.toContain('127.0.0.1');
+}
+
+describe('an upstream refusing the platform\'s credentials (401, 403, 407)', () => {
+  it.each([401, 403, 407])('when the upstream answers %i echoing the key, then the failure is the upstream\'s (unavailable), the customer reads a generic sentence, the log has it all', async (status) => {
+    const upstream = await answering(status, WRONG_KEY);
+    const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: upstream.url, apiKey: PLATFORM_KEY, maxBodyBytes: 4096 });
+    const error = await rejection(provider.complete(chatCall()));
+    await provider.close();
+    await upstream.close();
+    expect([error.kind, error.upstreamStatus, error.detail]).toEqual(['unavailable', status, undefined]);
+    const customer = customerProviderMessage(error);
+    expect(customer).toBe("the provider refused the platform's credentials");
+    expectNothingInternal(customer, upstream.url);
+    // The operators' account: the entry, the status and the upstream's words.
+    expect(error.message).toContain(`${ENTRY} answered ${status}`);
+    expect(error.message).toContain('Incorrect API key provided');
+  });
+
+  it('when an upstream echoes the configured key whole, then not even the log holds it', async () => {
+    const upstream = await answering(401, { error: { message: `Incorrect API key provided: ${PLATFORM_KEY}` } });
+    const provider = new OpenAiImageProvider({ name: ENTRY, baseUrl: upstream.url, apiKey: PLATFORM_KEY, maxBodyBytes: 4096 });
+    const error = await rejection(provider.generate(imageCall()));
+    await provider.close();
+    await upstream.close();
+    expect([error.kind, error.upstreamStatus]).toEqual(['unavailable', 401]);
+    expect(error.message).not.toContain(PLATFORM_KEY);
+    expect(error.message).toContain('[redacted]');
+  });
+
+  it('when an Anthropic upstream answers 401, then it is the same generic sentence, its x-api-key in no message', async () => {
+    const upstream = await answering(401, { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key ${PLATFORM_KEY}` } });
+    const provider = new AnthropicMessagesProvider({ name: ENTRY, baseUrl: upstream.url, apiKey: PLATFORM_KEY, maxBodyBytes: 4096 });
+    const error = await rejection(provider.create({ upstreamModel: 'claude', body: { messages: [{ role: 'user', content: 'hi' }] }, maxTokens: 2, signal: AbortSignal.timeout(5000) }));
+    await provider.close();
+    await upstream.close();
+    expect([error.kind, error.upstreamStatus]).toEqual(['unavailable', 401]);
+    expect(customerProviderMessage(error)).toBe("the provider refused the platform's credentials");
+    expect(error.message).not.toContain(PLATFORM_KEY);
+  });
+});
+
+describe('an upstream refusing the request (other 4xx)', () => {
+  it('when the upstream answers 400 with a useful reason, then the customer reads it, without the entry name, addresses, URLs or key-like tokens', async () => {
+    const upstream = await answering(400, {
+      error: { message: `Invalid value for 'temperature' on ${ENTRY}: must be at most 2 (upstream ${'http://10.0.0.7:8443/v1'}, 10.0.0.7:8443, key sk-abcd1234).`, type: 'invalid_request_error', param: 'temperature' },
+    });
+    const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: upstream.url, apiKey: PLATFORM_KEY, maxBodyBytes: 4096 });
+    const error = await rejection(provider.complete(chatCall()));
+    await provider.close();
+    await upstream.close();
+    expect([error.kind, error.upstreamStatus]).toEqual(['rejected', 400]);
+    const customer = customerProviderMessage(error);
+    expect(customer).toMatch(/^the provider rejected the request \(400\): Invalid value for 'temperature' on the provider: must be at most 2/);
+    expectNothingInternal(customer, upstream.url);
+    expect(customer).not.toContain('10.0.0.7');
+    expect(customer).not.toContain('http://');
+  });
+
+  it('when the reason is very long, then the customer reads at most 500 characters of it', async () => {
+    const upstream = await answering(422, { error: { message: 'x'.repeat(5000) } });
+    const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: upstream.url, maxBodyBytes: 4096 });
+    const error = await rejection(provider.complete(chatCall()));
+    await provider.close();
+    await upstream.close();
+    expect(error.detail!.length).toBeLessThanOrEqual(500);
+  });
+
+  it('when the body is not an error object (a proxy\'s page), then the customer reads the status only', async () => {
+    const upstream = await answering(404, `<html>${ENTRY} at 10.1.2.3 not found</html>`);
+    const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: upstream.url, maxBodyBytes: 4096 });
+    const error = await rejection(provider.complete(chatCall()));
+    await provider.close();
+    await upstream.close();
+    expect(customerProviderMessage(error)).toBe('the provider rejected the request (404)');
+    expect(error.message).toContain('10.1.2.3');
+  });
+
+  it('when the request is over the entry\'s size limit, then the customer is told the limit, not the entry', async () => {
+    const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: 'http://127.0.0.1:9/v1', maxBodyBytes: 10 });
+    const error = await rejection(provider.complete(chatCall()));
+    await provider.close();
+    expect(customerProviderMessage(error)).toBe("the provider rejected the request (413): the request body is over the provider's limit of 10 bytes");
+  });
+});
+
+describe('an upstream that cannot be reached', () => {
+  it('when nothing listens (ECONNREFUSED), then the customer reads that the provider could not be reached, no address; the log has the address', async () => {
+    const port = await closedPort();
+    const url = `http://127.0.0.1:${port}/v1`;
+    const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: url, apiKey: PLATFORM_KEY, maxBodyBytes: 4096 });
+    const error = await rejection(provider.complete(chatCall()));
+    await provider.close();
+    expect([error.kind, error.upstreamStatus]).toEqual(['unavailable', undefined]);
+    const customer = customerProviderMessage(error);
+    expect(customer).toBe('the provider could not be reached');
+    expectNothingInternal(customer, url);
+    expect(error.message).toContain(ENTRY);
+    expect(error.message).toContain(`127.0.0.1:${port}`);
+    expect(error.message).toContain('ECONNREFUSED');
+  });
+
+  it('when the host does not resolve (ENOTFOUND), then the customer reads the same, without the host', async () => {
+    const url = 'http://upstream.invalid/v1';
+    const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: url, maxBodyBytes: 4096 });
+    const error = await rejection(provider.complete(chatCall()));
+    await provider.close();
+    expect(customerProviderMessage(error)).toBe('the provider could not be reached');
+    expect(error.message).toContain('upstream.invalid');
+  });
+});
