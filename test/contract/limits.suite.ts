@@ -58,8 +58,10 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       await insideOneWindow(15_000);
       const { apiKey } = await limitedKey({ requests_per_minute: 3 });
       const answers = [];
-      for (let i = 0; i < 4; i++) answers.push(await chat(d.urls[i % 2], apiKey, hello));
-      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429]);
+      // Admitted calls that end in an error (the provider fails, or rejects the request) tell the window too.
+      const directives = [undefined, 'fail-before-output', 'reject', undefined];
+      for (let i = 0; i < 4; i++) answers.push(await chat(d.urls[i % 2], apiKey, hello, directives[i] ? { headers: { 'x-sim-directive': directives[i]! } } : {}));
+      expect(answers.map((a) => a.status)).toEqual([200, 502, 400, 429]);
       expect(answers.map((a) => a.headers.get('x-ratelimit-remaining-requests'))).toEqual(['2', '1', '0', '0']);
       expect(answers[0].headers.get('x-ratelimit-limit-requests')).toBe('3');
       expect(answers[0].headers.get('x-ratelimit-reset-requests')).toMatch(/^\d+s$/);

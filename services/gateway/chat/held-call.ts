@@ -13,6 +13,7 @@ import type { JsonAnswer } from '../http/answer';
 import { spendOf, type RateHeaderStyle } from '../limits/admission';
 import { DEFAULT_PROGRESS, HoldProgress } from './hold-progress';
 import { retryable } from './pending-settlements';
+import { GatewayError } from '../../../lib/errors';
 import type { ChatDeps, ChatInput } from './prepare';
 import { openProviderCall, SETTLE_WAIT_MS, within, type CallRoute, type HoldHandle } from './provider-call';
 
@@ -37,6 +38,8 @@ export interface HeldCall {
   signal: AbortSignal;
   /** The answer's headers so far (rate limits, granted capabilities). */
   headers: Record<string, string>;
+  /** The call's error as answered: with the rate limit's headers, as every answer of a call under a rate limit. */
+  failed(error: unknown): unknown;
   /** The call is over: no deadline, no drain tracking, no listener left behind. */
   ended(): void;
 }
@@ -107,7 +110,11 @@ export async function openHeldCall(deps: ChatDeps, input: ChatInput, terms: Held
       return settled;
     },
   };
-  return { hold, signal, headers, ended };
+  const failed = (error: unknown) => {
+    if (!admitted || !(error instanceof GatewayError)) return error;
+    return new GatewayError(error.code, error.message, { param: error.param, extra: error.extra, bodyFields: error.bodyFields, headers: { ...admitted.headers, ...error.headers } });
+  };
+  return { hold, signal, headers, failed, ended };
 }
 
 /** How a JSON call is made and told: its upstreams, the provider call, the usage its result reports, the body. */
@@ -141,6 +148,8 @@ export async function completeHeld<R, U>(deps: Pick<ChatDeps, 'logger'>, held: H
     const settled = await within(settling, SETTLE_WAIT_MS);
     if (!settled) settling.catch((error) => deps.logger.error({ err: error, holdId: hold.holdId }, 'settle refused after the answer was sent'));
     return { kind: 'json', headers: settled ? { ...held.headers, 'x-payg-charged': String(settled.charged) } : held.headers, body: json.body(result) };
+  } catch (error) {
+    throw held.failed(error);
   } finally {
     held.ended();
   }

@@ -51,7 +51,7 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
   } catch (error) {
     hold.progress.stop();
     ended();
-    throw error;
+    throw held.failed(error);
   }
   return { kind: 'stream', headers, frames: streamFrames(deps, wire, chat, signal, hold, pieces, opened, ended) };
 }
