@@ -130,6 +130,13 @@ describe('Session actor on the embedded host', () => {
     await expect(sessions.of(id).finishRun({ runId: run.runId, usage: { inputTokens: 1, outputTokens: 1, lines: lines(1, 1) } })).resolves.toMatchObject({ status: 'failed', charged: 0 });
   });
 
+  /** The session's whole log once its run has been failed by its lease. */
+  const endedByLease = (owner: SessionOwner, id: string) => passes(async () => {
+    const { events } = await sessions.of(id).readEvents({ owner, after: 0, limit: 100 });
+    expect(events.at(-1)).toMatchObject({ kind: 'run.failed', data: { code: 'run_lease_expired' } });
+    return events;
+  }, 10_000);
+
   it('when a run that recorded progress stops reporting, then the lease ends it with run.usage (the record\'s counts, its charge) just before run.failed', async () => {
     const { owner, id } = await newSession();
     const run = await sessions.of(id).startRun(start(owner, { leaseMs: 1000 }));
@@ -137,11 +144,7 @@ describe('Session actor on the embedded host', () => {
     // What the carrier records on the hold as it appends (services/gateway/chat/hold-progress.ts).
     await funds.of(owner.accountId).progress({ holdId: run.holdId, lines: lines(10, 20), ttlMs: 600_000 });
     await sessions.of(id).append({ runId: run.runId, delta: ' tok2' });
-    const failed = await passes(async () => {
-      const { events } = await sessions.of(id).readEvents({ owner, after: 0, limit: 100 });
-      expect(events.at(-1)).toMatchObject({ kind: 'run.failed', data: { code: 'run_lease_expired' } });
-      return events;
-    }, 10_000);
+    const failed = await endedByLease(owner, id);
     expect(failed.map((e) => e.kind)).toEqual(['run.started', 'run.delta', 'run.delta', 'run.usage', 'run.failed']);
     expect(failed.map((e) => e.id)).toEqual([1, 2, 3, 4, 5]);
     const charged = 10 * 100 + 20 * 400;
@@ -158,11 +161,7 @@ describe('Session actor on the embedded host', () => {
     const run = await sessions.of(id).startRun(start(owner, { leaseMs: 2500, hold: { amount: 100_000, ttlMs: 1000 } }));
     await funds.of(owner.accountId).progress({ holdId: run.holdId, lines: lines(3, 2), ttlMs: 1000 });
     await sessions.of(id).append({ runId: run.runId, delta: 'tok0 tok1' });
-    const failed = await passes(async () => {
-      const { events } = await sessions.of(id).readEvents({ owner, after: 0, limit: 100 });
-      expect(events.at(-1)).toMatchObject({ kind: 'run.failed', data: { code: 'run_lease_expired' } });
-      return events;
-    }, 10_000);
+    const failed = await endedByLease(owner, id);
     expect(failed.map((e) => e.kind)).toEqual(['run.started', 'run.delta', 'run.usage', 'run.failed']);
     expect(failed[2].data).toEqual({ run_id: run.runId, input_tokens: 3, output_tokens: 2, charged: 1100 });
     expect(failed[3].data).toMatchObject({ charged: 1100 });

@@ -1,8 +1,8 @@
 // What of an upstream's failure reaches the customer (customerProviderMessage) and what only the
 // operators' log does (the error's message): against real local upstreams answering as
 // OpenAI does when the platform's key is wrong, refusing a parameter, or not listening at all.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { answeringUpstream } from '../../test/support/answering-upstream';
+import { freePort } from '../../test/support/processes';
 import { AnthropicMessagesProvider } from '../anthropic/messages';
 import { customerProviderMessage } from '../port';
 import { rejection } from '../../test/support/errors';
@@ -11,26 +11,6 @@ import { OpenAiImageProvider } from './images';
 
 const ENTRY = 'secret-entry-7';
 const PLATFORM_KEY = 'sk-platform-key-1234567890abcdefwxyz';
-
-/** An upstream that answers every request `status` with `body` (JSON). */
-async function answering(status: number, body: unknown): Promise<{ url: string; close(): Promise<void> }> {
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  return { url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const chatCall = () => ({ upstreamModel: 'm', messages: [{ role: 'user', content: 'hi' }], maxTokens: 2, passthrough: {}, signal: AbortSignal.timeout(5000) });
 const imageCall = () => ({ taskId: 't', upstreamModel: 'm', prompt: 'p', responseFormat: 'url' as const, passthrough: {}, sentAt: Date.now(), signal: AbortSignal.timeout(5000) });
@@ -52,7 +32,7 @@ function expectNothingInternal(message: string, url: string): void {
 
 describe('an upstream refusing the platform\'s credentials (401, 403, 407)', () => {
   it.each([401, 403, 407])('when the upstream answers %i echoing the key, then the failure is the upstream\'s (unavailable), the customer reads a generic sentence, the log has it all', async (status) => {
-    const upstream = await answering(status, WRONG_KEY);
+    const upstream = await answeringUpstream(status, WRONG_KEY);
     const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: upstream.url, apiKey: PLATFORM_KEY, maxBodyBytes: 4096 });
     const error = await rejection(provider.complete(chatCall()));
     await provider.close();
@@ -67,7 +47,7 @@ describe('an upstream refusing the platform\'s credentials (401, 403, 407)', () 
   });
 
   it('when an upstream echoes the configured key whole, then not even the log holds it', async () => {
-    const upstream = await answering(401, { error: { message: `Incorrect API key provided: ${PLATFORM_KEY}` } });
+    const upstream = await answeringUpstream(401, { error: { message: `Incorrect API key provided: ${PLATFORM_KEY}` } });
     const provider = new OpenAiImageProvider({ name: ENTRY, baseUrl: upstream.url, apiKey: PLATFORM_KEY, maxBodyBytes: 4096 });
     const error = await rejection(provider.generate(imageCall()));
     await provider.close();
@@ -78,7 +58,7 @@ describe('an upstream refusing the platform\'s credentials (401, 403, 407)', () 
   });
 
   it('when an Anthropic upstream answers 401, then it is the same generic sentence, its x-api-key in no message', async () => {
-    const upstream = await answering(401, { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key ${PLATFORM_KEY}` } });
+    const upstream = await answeringUpstream(401, { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key ${PLATFORM_KEY}` } });
     const provider = new AnthropicMessagesProvider({ name: ENTRY, baseUrl: upstream.url, apiKey: PLATFORM_KEY, maxBodyBytes: 4096 });
     const error = await rejection(provider.create({ upstreamModel: 'claude', body: { messages: [{ role: 'user', content: 'hi' }] }, maxTokens: 2, signal: AbortSignal.timeout(5000) }));
     await provider.close();
@@ -91,7 +71,7 @@ describe('an upstream refusing the platform\'s credentials (401, 403, 407)', () 
 
 describe('an upstream refusing the request (other 4xx)', () => {
   it('when the upstream answers 400 with a useful reason, then the customer reads it, without the entry name, addresses, URLs or key-like tokens', async () => {
-    const upstream = await answering(400, {
+    const upstream = await answeringUpstream(400, {
       error: { message: `Invalid value for 'temperature' on ${ENTRY}: must be at most 2 (upstream ${'http://10.0.0.7:8443/v1'}, 10.0.0.7:8443, key sk-abcd1234).`, type: 'invalid_request_error', param: 'temperature' },
     });
     const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: upstream.url, apiKey: PLATFORM_KEY, maxBodyBytes: 4096 });
@@ -107,7 +87,7 @@ describe('an upstream refusing the request (other 4xx)', () => {
   });
 
   it('when the reason is very long, then the customer reads at most 500 characters of it', async () => {
-    const upstream = await answering(422, { error: { message: 'x'.repeat(5000) } });
+    const upstream = await answeringUpstream(422, { error: { message: 'x'.repeat(5000) } });
     const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: upstream.url, maxBodyBytes: 4096 });
     const error = await rejection(provider.complete(chatCall()));
     await provider.close();
@@ -116,7 +96,7 @@ describe('an upstream refusing the request (other 4xx)', () => {
   });
 
   it('when the body is not an error object (a proxy\'s page), then the customer reads the status only', async () => {
-    const upstream = await answering(404, `<html>${ENTRY} at 10.1.2.3 not found</html>`);
+    const upstream = await answeringUpstream(404, `<html>${ENTRY} at 10.1.2.3 not found</html>`);
     const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: upstream.url, maxBodyBytes: 4096 });
     const error = await rejection(provider.complete(chatCall()));
     await provider.close();
@@ -135,7 +115,7 @@ describe('an upstream refusing the request (other 4xx)', () => {
 
 describe('an upstream that cannot be reached', () => {
   it('when nothing listens (ECONNREFUSED), then the customer reads that the provider could not be reached, no address; the log has the address', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const url = `http://127.0.0.1:${port}/v1`;
     const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: url, apiKey: PLATFORM_KEY, maxBodyBytes: 4096 });
     const error = await rejection(provider.complete(chatCall()));

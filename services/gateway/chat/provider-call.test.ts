@@ -1,7 +1,7 @@
 // A provider failure as the gateway's customer is told it, and as its operators find it in the
 // log: against real local upstreams, through the routing every chat and embeddings call takes.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { answeringUpstream } from '../../../test/support/answering-upstream';
+import { freePort } from '../../../test/support/processes';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import { ERROR_STATUS, GatewayError } from '../../../lib/errors';
@@ -11,23 +11,6 @@ import { UpstreamHealth } from '../routing/health';
 import { openProviderCall, toGatewayProviderError, type CallRoute, type HoldHandle } from './provider-call';
 
 const ENTRY = 'internal-entry-9';
-
-async function answering(status: number, body: unknown): Promise<{ url: string; close(): Promise<void> }> {
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** A pino logger whose lines are kept. */
 function recordingLogger(): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
@@ -64,7 +47,7 @@ const WRONG_KEY = { error: { message: 'Incorrect API key provided: sk-plat******
 
 describe('a provider failure as the customer is told it', () => {
   it('when the only upstream answers 401 echoing the platform\'s key, then 502 provider_error with a generic message; the log names the entry and has the upstream\'s words', async () => {
-    const upstream = await answering(401, WRONG_KEY);
+    const upstream = await answeringUpstream(401, WRONG_KEY);
     const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: upstream.url, apiKey: 'sk-platform-0000wxyz', maxBodyBytes: 4096 });
     const { logger, lines } = recordingLogger();
     const held = hold();
@@ -82,7 +65,7 @@ describe('a provider failure as the customer is told it', () => {
   });
 
   it('when the first upstream refuses the platform\'s credentials, then the call goes on to the next, which serves it', async () => {
-    const refusing = await answering(401, WRONG_KEY);
+    const refusing = await answeringUpstream(401, WRONG_KEY);
     const healthy: Upstream = await startUpstream();
     const bad = new OpenAiChatProvider({ name: 'bad', baseUrl: refusing.url, maxBodyBytes: 4096 });
     const good = new OpenAiChatProvider({ name: 'good', baseUrl: healthy.url, maxBodyBytes: 4096 });
@@ -97,7 +80,7 @@ describe('a provider failure as the customer is told it', () => {
   });
 
   it('when nothing listens on the upstream\'s port, then 502 provider_error "the provider could not be reached", without the address; the log has it', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: `http://127.0.0.1:${port}/v1`, maxBodyBytes: 4096 });
     const { logger, lines } = recordingLogger();
     const failure = await openProviderCall(route([[ENTRY, provider]], logger), hold(), new AbortController().signal, (p, signal) => p.complete({ ...call(), signal })).catch((error: unknown) => error);
@@ -111,7 +94,7 @@ describe('a provider failure as the customer is told it', () => {
   });
 
   it('when the upstream answers 400 with a useful reason, then 400 provider_rejected keeping that reason, without the entry name', async () => {
-    const upstream = await answering(400, { error: { message: `Invalid 'temperature' for ${ENTRY}: expected at most 2, got 3.`, param: 'temperature' } });
+    const upstream = await answeringUpstream(400, { error: { message: `Invalid 'temperature' for ${ENTRY}: expected at most 2, got 3.`, param: 'temperature' } });
     const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: upstream.url, maxBodyBytes: 4096 });
     const failure = await openProviderCall(route([[ENTRY, provider]]), hold(), new AbortController().signal, (p, signal) => p.complete({ ...call(), signal })).catch((error: unknown) => error);
     await provider.close();
