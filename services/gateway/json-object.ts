@@ -3,6 +3,7 @@
 
 import type { z } from 'zod';
 import { GatewayError } from '../../lib/errors';
+import { unknownKeyRefusal } from '../../lib/zod-refusal';
 
 export function requireJsonObject(body: unknown): Record<string, unknown> {
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
@@ -23,11 +24,8 @@ export function parseJsonObject<T>(schema: z.ZodType<T>, body: unknown): T {
  */
 export function refusalOf(error: z.ZodError, where: 'body' | 'query'): GatewayError {
   const issue = error.issues[0];
-  const path = issue?.path.join('.') ?? '';
-  if (issue?.code === 'unrecognized_keys' && issue.keys.length > 0) {
-    const param = path ? `${path}.${issue.keys[0]}` : issue.keys[0];
-    return new GatewayError('invalid_request', where === 'query' ? `unknown query parameter ${param}` : `unknown field ${param}`, { param });
-  }
-  const param = path || undefined;
+  const unknown = unknownKeyRefusal(issue, where);
+  if (unknown) return unknown;
+  const param = issue?.path.join('.') || undefined;
   return new GatewayError('invalid_request', `${param ?? where}: ${issue?.message ?? 'invalid'}`, { param });
 }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { GatewayError } from '../../lib/errors';
 import { BILLING_KINDS, type BillingKind } from '../../lib/events';
+import { unknownKeyRefusal } from '../../lib/zod-refusal';
 
 export const CONSOLE_KINDS = ['bills', 'usage'] as const;
 export type ConsoleKind = (typeof CONSOLE_KINDS)[number];
@@ -179,9 +180,8 @@ function parse<T>(schema: z.ZodType<T>, query: unknown): T {
   const result = schema.safeParse(query ?? {});
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  if (issue.code === 'unrecognized_keys') {
-    throw new GatewayError('invalid_request', `unknown query parameter ${issue.keys[0]}`, { param: issue.keys[0] });
-  }
+  const unknown = unknownKeyRefusal(issue, 'query');
+  if (unknown) throw unknown;
   const param = issue.path.length > 0 ? String(issue.path[0]) : undefined;
   throw new GatewayError('invalid_request', issue.message, { param });
 }
