@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { admin, balance, chat, fundedAccount, hello, image, imageTask, json, picture } from '../support/api';
 import { ADMIN_TOKEN } from '../support/processes';
 import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
+import { follow, newSession, runEnded, startRun } from '../support/sessions';
 
 export interface KeyLifecycleDeploymentUnderTest {
   /** Every gateway instance (the same one twice where only one runs). */
@@ -68,6 +69,47 @@ export function keyLifecycleSuite(hostName: string, start: () => Promise<KeyLife
       expect(await keyOf(accountId, apiKeyId)).toMatchObject({ state: 'revoked', revokedAt: expect.any(String) });
       expect((await del(`/admin/v1/api-keys/${apiKeyId}`)).status).toBe(204);
       expect(await del('/admin/v1/api-keys/key_nosuchkey')).toMatchObject({ status: 404, body: { error: { code: 'api_key_not_found' } } });
+    });
+
+    it('when a key is revoked while it follows a session, then its event stream ends within a second and a quarter, and it sees no later run', async () => {
+      const { accountId, apiKey } = await fundedAccount(d.urls[0], 1_000_000_000);
+      const apiKeyId = (await get(`/admin/v1/accounts/${accountId}/api-keys`)).body.items[0].apiKeyId;
+      const other = (await post(`/admin/v1/accounts/${accountId}/api-keys`, { name: 'the other key' })).body.apiKey;
+      const sessionId = await newSession(d.urls[0], apiKey);
+      const first = await startRun(d.urls[0], apiKey, sessionId, { model: 'sim-chat', ...hello, max_tokens: 16 });
+      expect(first.status).toBe(202);
+      // The stream is open, and has read the first run, when the key is revoked.
+      const following = follow(d.urls[0], apiKey, sessionId, { timeoutMs: 15_000 });
+      const watched = follow(d.urls[0], other, sessionId, { until: runEnded(first.body.run_id), timeoutMs: 15_000 });
+      expect((await watched).ended).toBe('until');
+      await sleep(300);
+      expect((await del(`/admin/v1/api-keys/${apiKeyId}`, d.urls[1])).status).toBe(204);
+      const revokedAt = Date.now();
+      const followed = await following;
+      // Ended by the server (not by the test's time-out), within the key lookup's bound plus one re-check.
+      expect(followed.ended).toBe('closed');
+      expect(Date.now() - revokedAt).toBeLessThan(CACHE_BOUND_MS + 250 + 500);
+      // The other key's run after it: the revoked key's stream is gone, and a reconnect is refused.
+      const second = await startRun(d.urls[0], other, sessionId, { model: 'sim-chat', ...hello, max_tokens: 16 });
+      expect(second.status).toBe(202);
+      expect(followed.events.some((e) => e.data.run_id === second.body.run_id)).toBe(false);
+      expect(followed.events.some((e) => e.data.run_id === first.body.run_id)).toBe(true);
+      const again = await follow(d.urls[0], apiKey, sessionId, { timeoutMs: 5_000 });
+      expect([again.status, again.body?.error?.code]).toEqual([401, 'unauthorized']);
+      await follow(d.urls[0], other, sessionId, { until: runEnded(second.body.run_id), timeoutMs: 15_000 });
+    });
+
+    it('when an account is suspended while its key follows a session, then the event stream ends', async () => {
+      const { accountId, apiKey } = await fundedAccount(d.urls[0], 1_000_000_000);
+      const sessionId = await newSession(d.urls[0], apiKey);
+      const following = follow(d.urls[0], apiKey, sessionId, { timeoutMs: 15_000 });
+      await sleep(300);
+      expect((await post(`/admin/v1/accounts/${accountId}/suspend`, {})).status).toBeLessThan(300);
+      const suspendedAt = Date.now();
+      const followed = await following;
+      expect(followed.ended).toBe('closed');
+      expect(Date.now() - suspendedAt).toBeLessThan(CACHE_BOUND_MS + 250 + 500);
+      expect((await post(`/admin/v1/accounts/${accountId}/unsuspend`, {})).status).toBeLessThan(300);
     });
 
     it('when a key is rotated with a grace, then the new key works at once with the same scopes, and the old one until the grace ends', async () => {

@@ -30,6 +30,12 @@ export interface Caller {
 declare module 'express-serve-static-core' {
   interface Request {
     caller: Caller;
+    /**
+     * Checks the request's credential again as a new request would (revoked, expired, past its
+     * rotation grace, account suspended: refused), through the same bounded-staleness lookup.
+     * For answers that outlive the moment they were admitted (an event stream).
+     */
+    recheckCredential?: () => Promise<void>;
     /** On operator routes: the operator credential's id (never the credential). */
     operatorId: string;
   }
@@ -109,15 +115,18 @@ function mismatch(family: CredentialFamily, accept: readonly CredentialFamily[])
   return new GatewayError('credential_family_mismatch', `${given} not accepted here: ${accept.map((f) => ROUTE_FAMILY[f]).join('; ')}`);
 }
 
-async function apiKeyCaller(accounts: AccountStore, apiKey: string): Promise<Caller> {
+async function apiKeyCaller(accounts: AccountStore, apiKey: string, recheck = false): Promise<Caller> {
   const record = await accounts.findApiKey(apiKey);
   if (!record) throw new GatewayError('unauthorized', 'unknown API key');
   const now = Date.now();
   if (record.revokedAt != null && record.revokedAt <= now) throw new GatewayError('unauthorized', 'this API key has been revoked');
   if (record.expiresAt != null && record.expiresAt <= now) throw new GatewayError('unauthorized', 'this API key has expired');
   const account = await refuseSuspended(accounts, record.accountId);
-  if (record.listed !== true) accounts.unlisted?.(apiKey, record);
-  accounts.noteUse(record.apiKeyId);
+  // A re-check is not a use: the key's last use stays its last request.
+  if (!recheck) {
+    if (record.listed !== true) accounts.unlisted?.(apiKey, record);
+    accounts.noteUse(record.apiKeyId);
+  }
   const limits = limitsOf(account?.limits, record.limits);
   return { family: 'api_key', accountId: record.accountId, apiKeyId: record.apiKeyId, spendKeyId: record.spendKeyId ?? record.apiKeyId, scopes: new Set(record.scopes), ...(limits ? { limits } : {}) };
 }
@@ -159,8 +168,12 @@ export function credentialAuth(deps: CredentialDeps, options: CredentialOptions)
     if (!credential) return next(missing(options));
     const family = familyOf(credential);
     if (!accept.includes(family)) return next(mismatch(family, accept));
+    const resolve = (recheck: boolean) => (family === 'api_key' ? apiKeyCaller(deps.accounts, credential, recheck) : oauthCaller(deps, credential, accept.includes('api_key')));
     try {
-      req.caller = family === 'api_key' ? await apiKeyCaller(deps.accounts, credential) : await oauthCaller(deps, credential, accept.includes('api_key'));
+      req.caller = await resolve(false);
+      req.recheckCredential = async () => {
+        await resolve(true);
+      };
       next();
     } catch (error) {
       next(error);

@@ -39,7 +39,7 @@ export function sessionRoutes(sessions: SessionService, accounts: AccountStore, 
   });
   router.get('/v1/sessions/:session_id/events', auth, onlyQuery('last_event_id'), async (req, res) => {
     const resume = { lastEventId: req.headers['last-event-id'], lastEventIdQuery: req.query.last_event_id };
-    await respond(res, await sessions.events(req.params.session_id as string, apiKeyOwner(req.caller), resume, clientGone(res)));
+    await respond(res, await sessions.events(req.params.session_id as string, apiKeyOwner(req.caller), resume, clientGone(res), req.recheckCredential));
   });
   return router;
 }

@@ -16,6 +16,13 @@ import type { SessionWakeups } from './wakeups';
 export const KEEPALIVE_MS = 15_000;
 /** What an EventSource waits before it reconnects (with Last-Event-ID) after the stream ends. */
 const RETRY_MS = 1000;
+/**
+ * How often an open stream checks its credential again. The stream outlives the request that
+ * opened it: a key revoked, expired or past its rotation grace, or an account suspended, ends it
+ * within this much after a new request with the key would be refused (the key lookup's own
+ * staleness, at most a second), so it cannot go on reading the session's later runs.
+ */
+export const RECHECK_MS = 250;
 
 export interface EventStreamDeps {
   pollMs: number;
@@ -30,6 +37,8 @@ export interface EventStreamRequest {
   sessionId: string;
   owner: SessionOwner;
   after: number;
+  /** Throws when the stream's credential would now be refused (see RECHECK_MS). */
+  recheckCredential?: () => Promise<void>;
 }
 
 /** One event as an SSE frame: `id`, `event` (its kind), and its JSON (id, kind, at and its data). */
@@ -58,6 +67,7 @@ async function* follow(deps: EventStreamDeps, request: EventStreamRequest, signa
   let result: ReadResult | undefined = first;
   let cursor = request.after;
   let lastWrite = Date.now();
+  let lastRead = Date.now();
   while (!signal.aborted && !deps.drain?.draining) {
     if (result) {
       if (result.gap) yield { text: gapFrame(cursor, result) };
@@ -67,16 +77,23 @@ async function* follow(deps: EventStreamDeps, request: EventStreamRequest, signa
         lastWrite = Date.now();
       }
     }
-    // Behind by a full read: read on at once; caught up: wait for a wake-up or the next poll.
+    // Behind by a full read: read on at once; caught up: wait for a wake-up or the next poll,
+    // checking the credential at least every RECHECK_MS meanwhile.
     if (!result || result.events.length < MAX_READ) {
-      if (Date.now() - lastWrite >= KEEPALIVE_MS) {
-        yield { text: ': keep-alive\n\n' };
-        lastWrite = Date.now();
+      let due = false;
+      while (!due && !signal.aborted) {
+        if (Date.now() - lastWrite >= KEEPALIVE_MS) {
+          yield { text: ': keep-alive\n\n' };
+          lastWrite = Date.now();
+        }
+        const woken = await deps.wakeups.wait(request.sessionId, Math.min(deps.pollMs - (Date.now() - lastRead), RECHECK_MS), signal);
+        if (signal.aborted || !(await stillAllowed(deps, request))) return;
+        due = woken || Date.now() - lastRead >= deps.pollMs;
       }
-      await deps.wakeups.wait(request.sessionId, deps.pollMs, signal);
       if (signal.aborted) break;
-    }
+    } else if (!(await stillAllowed(deps, request))) return;
     try {
+      lastRead = Date.now();
       result = await read(cursor);
     } catch (error) {
       // A refusal will not change; anything else (an actor host restarting) is waited out.
@@ -84,5 +101,21 @@ async function* follow(deps: EventStreamDeps, request: EventStreamRequest, signa
       deps.logger.debug({ err: error, sessionId: request.sessionId }, 'session read failed; retrying');
       result = undefined;
     }
+  }
+}
+
+/** False once the stream's credential is refused (the stream ends; a reconnect is answered with the refusal). */
+async function stillAllowed(deps: EventStreamDeps, request: EventStreamRequest): Promise<boolean> {
+  try {
+    await request.recheckCredential?.();
+    return true;
+  } catch (error) {
+    // Refused (401, 403): the stream ends. A lookup that failed (the store unreachable) is not a
+    // refusal: the stream goes on, and the next check asks again.
+    if (error instanceof GatewayError && error.status < 500) {
+      deps.logger.info({ sessionId: request.sessionId, code: error.code }, 'session event stream ended: its credential is refused now');
+      return false;
+    }
+    return true;
   }
 }

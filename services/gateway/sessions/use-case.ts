@@ -113,12 +113,13 @@ export class SessionService {
   }
 
   /** `lastEventId`: the Last-Event-ID header; `lastEventIdQuery`: the last_event_id query parameter (either resumes). */
-  async events(sessionId: string, owner: SessionOwner, resume: { lastEventId: string | string[] | undefined; lastEventIdQuery: unknown }, signal: AbortSignal): Promise<StreamAnswer> {
+  /** `recheckCredential`: throws once the caller's credential would be refused (the stream then ends). */
+  async events(sessionId: string, owner: SessionOwner, resume: { lastEventId: string | string[] | undefined; lastEventIdQuery: unknown }, signal: AbortSignal, recheckCredential?: () => Promise<void>): Promise<StreamAnswer> {
     if (!isSessionId(sessionId)) throw noSuchSession();
     const { after, param } = resumeAfter(resume.lastEventId, resume.lastEventIdQuery);
     const { pollMs, wakeups, chat } = this.deps;
     try {
-      return await sessionEventStream({ pollMs, wakeups, logger: chat.logger, drain: chat.drain }, { session: this.deps.sessions.of(sessionId), sessionId, owner, after }, signal);
+      return await sessionEventStream({ pollMs, wakeups, logger: chat.logger, drain: chat.drain }, { session: this.deps.sessions.of(sessionId), sessionId, owner, after, ...(recheckCredential ? { recheckCredential } : {}) }, signal);
     } catch (error) {
       // The actor names the header; the id may have come in the query.
       if (error instanceof GatewayError && error.param === 'Last-Event-ID' && param !== error.param) {

@@ -12,19 +12,21 @@ export class SessionWakeups {
     this.emitter.emit(sessionId);
   }
 
-  /** Resolves at the next wake-up of the session, after `ms`, or when `signal` aborts, whichever comes first. */
-  wait(sessionId: string, ms: number, signal: AbortSignal): Promise<void> {
+  /** Resolves at the next wake-up of the session (true), after `ms` or when `signal` aborts (false), whichever comes first. */
+  wait(sessionId: string, ms: number, signal: AbortSignal): Promise<boolean> {
     return new Promise((resolve) => {
-      const done = () => {
+      const done = (woken: boolean) => {
         clearTimeout(timer);
-        this.emitter.off(sessionId, done);
-        signal.removeEventListener('abort', done);
-        resolve();
+        this.emitter.off(sessionId, onWake);
+        signal.removeEventListener('abort', onAbort);
+        resolve(woken);
       };
-      const timer = setTimeout(done, ms);
-      this.emitter.once(sessionId, done);
-      signal.addEventListener('abort', done, { once: true });
-      if (signal.aborted) done();
+      const onWake = () => done(true);
+      const onAbort = () => done(false);
+      const timer = setTimeout(onAbort, ms);
+      this.emitter.once(sessionId, onWake);
+      signal.addEventListener('abort', onAbort, { once: true });
+      if (signal.aborted) done(false);
     });
   }
 }
