@@ -127,6 +127,33 @@ describe('group commit on the embedded host', () => {
     expect(await host.invoke('Counter', 'c3', 'bump', {})).toBe(1);
   });
 
+  it('when the database fails a commit itself, then the host tells it (for readiness) until a transaction commits; a turn whose own writes fail does not', async () => {
+    // The database's own failure (a full disk answers EIO from the commit): after the turns' writes.
+    const commit = db.root.transactionSync.bind(db.root);
+    let failCommits = 0;
+    (db.root as { transactionSync: unknown }).transactionSync = <T>(writes: () => T): T =>
+      commit(() => {
+        const written = writes();
+        if (failCommits > 0) {
+          failCommits--;
+          throw new Error('Input/output error');
+        }
+        return written;
+      });
+    expect(host.storageFailing(10_000)).toBe(false);
+    await expect(host.invoke('Counter', 'u', 'bumpUnstorable', {})).rejects.toThrow();
+    expect(host.storageFailing(10_000)).toBe(false);
+    // The group's transaction and the turn's own retry both fail.
+    failCommits = 2;
+    await expect(host.invoke('Counter', 'd', 'bump', {})).rejects.toThrow();
+    expect(stored('d', 'count')).toBeUndefined();
+    expect(host.storageFailing(10_000)).toBe(true);
+    expect(host.storageFailing(10_000 - 1)).toBe(true);
+    expect(host.storageFailing(0)).toBe(false);
+    expect(await host.invoke('Counter', 'd', 'bump', {})).toBe(1);
+    expect(host.storageFailing(10_000)).toBe(false);
+  });
+
   it('when an actor\'s turn cannot be committed, then its next turns queued behind it see none of it', async () => {
     const outcomes = await Promise.allSettled([
       host.invoke<number>('Counter', 'p', 'bump', {}),

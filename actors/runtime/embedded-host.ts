@@ -137,6 +137,11 @@ export class EmbeddedActorHost implements ActorInvoker {
     return this.committer.stats();
   }
 
+  /** Whether the database failed to commit turns within the last `withinMs`, none committed since (readiness). */
+  storageFailing(withinMs: number): boolean {
+    return this.committer.storageFailing(withinMs);
+  }
+
   /** Drops activations idle for idleMs; one with a turn running, queued or committing stays. */
   private deactivateIdle(): void {
     const idleSince = performance.now() - this.idleMs;

@@ -28,6 +28,8 @@ export class GroupCommitter {
   private scheduled = false;
   private transactions = 0;
   private turns = 0;
+  /** When a transaction last failed in the database itself (not in a turn's writes), until one commits. */
+  private storageFailedAt: number | undefined;
 
   /** `write` puts one turn's changes; it runs inside the group's transaction. */
   constructor(private readonly root: RootDatabase, private readonly write: (activation: Activation, turn: TurnBuffer) => void) {}
@@ -50,13 +52,24 @@ export class GroupCommitter {
     return { transactions: this.transactions, turns: this.turns };
   }
 
+  /**
+   * Whether the database failed a commit of its own (a full disk, an I/O error) within the last
+   * `withinMs`, with no transaction committed since. A turn whose own writes throw (a value that
+   * cannot be encoded) is that turn's failure, not the database's. For readiness: a write that
+   * only rewrites a key can still succeed on a full disk (the database reuses its freed pages)
+   * while the turns that need new pages fail.
+   */
+  storageFailing(withinMs: number, now = Date.now()): boolean {
+    return this.storageFailedAt !== undefined && now - this.storageFailedAt < withinMs;
+  }
+
   private readonly flush = (): void => {
     const group = this.queue;
     this.queue = [];
     this.scheduled = false;
     if (group.length === 0) return;
     try {
-      this.root.transactionSync(() => {
+      this.transaction(() => {
         for (const entry of group) if (entry.request.live()) this.write(entry.activation, entry.request.turn);
       });
       let turns = 0;
@@ -71,7 +84,7 @@ export class GroupCommitter {
       for (const entry of group) {
         if (!entry.request.live()) continue;
         try {
-          this.root.transactionSync(() => this.write(entry.activation, entry.request.turn));
+          this.transaction(() => this.write(entry.activation, entry.request.turn));
           this.count(1);
           entry.committed = true;
         } catch (error) {
@@ -86,6 +99,25 @@ export class GroupCommitter {
       else entry.reject?.(entry.error ?? new TurnFailedEarlier());
     }
   };
+
+  /** One LMDB transaction, telling a failure of the writes (rethrown as is) from one of the database. */
+  private transaction(writes: () => void): void {
+    let writesFailed = false;
+    try {
+      this.root.transactionSync(() => {
+        try {
+          writes();
+        } catch (error) {
+          writesFailed = true;
+          throw error;
+        }
+      });
+      this.storageFailedAt = undefined;
+    } catch (error) {
+      if (!writesFailed) this.storageFailedAt = Date.now();
+      throw error;
+    }
+  }
 
   private count(turns: number): void {
     if (turns === 0) return;

@@ -65,6 +65,19 @@ export function actorsPlaceable(metadata: unknown): boolean {
   return runtime?.runtimeStatus === 'RUNNING' && runtime.placement === 'placement: connected';
 }
 
+/**
+ * How long a failed commit of the database keeps the embedded gateway unready: longer than a
+ * pending settle's retry interval, so a disk that stays full keeps it unready; once nothing fails
+ * for this long (or a commit succeeds), it is ready again and the next calls try the disk.
+ */
+const STORAGE_FAILURE_UNREADY_MS = 10_000;
+
+/** Readiness of the local database: a write commits, and no actor turn failed in the database just now. */
+function databaseWritable(db: LocalDb, host: EmbeddedActorHost): boolean {
+  db.root.transactionSync(() => db.root.putSync('__ping__', Date.now()));
+  return !host.storageFailing(STORAGE_FAILURE_UNREADY_MS);
+}
+
 export async function compose(config: GatewayConfig, logger: Logger = pino({ level: config.logLevel }), drain?: Drain): Promise<Composition> {
   const catalog = loadCatalog(config.catalogFile);
   const providers = createProviders(catalog.file.providers);
@@ -211,7 +224,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     ...built,
     ...operatorOf(host, accounts, built.funds, ledgerReader),
     accounts,
-    readiness: { database: async () => (db.root.get('__ping__'), true) },
+    readiness: { database: async () => databaseWritable(db, host) },
     ledger: ledgerReader,
   };
   return {
