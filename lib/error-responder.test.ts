@@ -70,7 +70,7 @@ describe('the error responder', () => {
     let server: Server;
     let base: string;
     const logged: unknown[] = [];
-    const logger = pino({ level: 'error' }, { write: (line: string) => logged.push(JSON.parse(line)) });
+    const logger = pino({ level: 'info' }, { write: (line: string) => logged.push(JSON.parse(line)) });
 
     beforeAll(async () => {
       const app = express();
@@ -91,6 +91,10 @@ describe('the error responder', () => {
         });
         router.get('/bug', () => {
           throw new Error('secret');
+        });
+        // The call stopped because its client left: failed once the connection is gone.
+        router.get('/left', (req, _res, next) => {
+          req.once('close', () => setTimeout(() => next(new GatewayError('provider_error', 'the call was stopped: the client left before the answer')), 20));
         });
         router.get('/started', (_req, res) => {
           res.writeHead(200, { 'content-type': 'text/plain' });
@@ -131,6 +135,17 @@ describe('the error responder', () => {
       await call('/native/task');
       await call('/native/funds');
       expect(logged).toEqual([expect.objectContaining({ msg: 'request failed', requestId: 'req-7', err: expect.objectContaining({ message: 'secret' }) })]);
+    });
+
+    it('when the client left before its failure, then the failure is an info line, not an error line', async () => {
+      logged.length = 0;
+      const controller = new AbortController();
+      const leaving = fetch(`${base}/native/left`, { signal: controller.signal }).catch(() => 'left');
+      setTimeout(() => controller.abort(), 50);
+      expect(await leaving).toBe('left');
+      const deadline = Date.now() + 2000;
+      while (logged.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(logged).toEqual([expect.objectContaining({ level: 30, msg: 'request ended after its client left', requestId: 'req-7' })]);
     });
 
     it('when the answer had started, then it is ended, or cut where the app says so', async () => {

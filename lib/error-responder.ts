@@ -145,7 +145,12 @@ export function errorResponder(options: ErrorResponderOptions = {}): ErrorReques
   const { logger, shapeOf = () => 'native', classify = asGatewayError, started = 'end' } = options;
   return function respondWithError(error: unknown, req, res, _next): void {
     const failure = classify(error);
-    if (failure.status >= 500 && !STATE_REPORTS.has(failure.code)) logger?.error({ err: error, requestId: req.requestId }, 'request failed');
+    if (failure.status >= 500 && !STATE_REPORTS.has(failure.code)) {
+      // Its client gone, the answer is read by nobody, and the failure is most often the call
+      // stopped because the client left (its access line says 499, aborted): kept, not alerted on.
+      if (res.destroyed) logger?.info({ err: error, requestId: req.requestId }, 'request ended after its client left');
+      else logger?.error({ err: error, requestId: req.requestId }, 'request failed');
+    }
     if (res.headersSent) {
       if (started === 'cut') res.destroy();
       else res.end();
