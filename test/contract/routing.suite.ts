@@ -70,6 +70,11 @@ export function writeRoutingCatalog(path: string, upstreamUrl: string): string {
     profiles: [{ ...imageProfile, profile_id: '6e2f8a52-3c1e-4c8e-9a55-1d2a7b0c9e98', upstream_model: 'up-image-a', providers: [{ provider: 'local-image-503', weight: 1000 }, { provider: 'local-healthy', weight: 1, upstream_model: 'up-image-b' }] }],
   });
   base.providers['local-down-b'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'status=502' } };
+  // Profiles of one upstream: a stream cut after output, and an answer slower than the call's deadline.
+  for (const [i, [provider, model, behaviour]] of ([['local-solo-cut', 'solo-cut-chat', 'break-after=3'], ['local-solo-slow', 'solo-slow-chat', 'delay=6000']] as const).entries()) {
+    base.providers[provider] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': behaviour } };
+    base.models.push({ ...chatModel, id: model, profiles: [{ ...profile, profile_id: `6e2f8a52-3c1e-4c8e-9a55-1d2a7b0c9e9${i}`, upstream_model: 'up-model-a', providers: [{ provider }] }] });
+  }
   writeFileSync(path, JSON.stringify(base, null, 2));
   return path;
 }
@@ -190,6 +195,28 @@ export function routingSuite(hostName: string, start: () => Promise<RoutingDeplo
       const now = await attempts(d.url);
       expect((now['local-cut/broken'] ?? 0) - (before['local-cut/broken'] ?? 0)).toBe(1);
       expect((now['local-healthy/served'] ?? 0) - (before['local-healthy/served'] ?? 0)).toBe(0);
+    });
+
+    it('when a stream of a one-upstream profile breaks after output, then its attempt is counted broken and its circuit told, as with several', async () => {
+      const before = await attempts(d.url);
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const response = await fetch(`${d.url}/api/open/v1/models/solo-cut-chat/chat`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ...hello, max_tokens: 8, stream: true }),
+      });
+      expect(JSON.parse(sseData(await response.text()).at(-1)!)).toMatchObject({ error: { code: 'provider_error' } });
+      const now = await attempts(d.url);
+      expect((now['local-solo-cut/broken'] ?? 0) - (before['local-solo-cut/broken'] ?? 0)).toBe(1);
+      expect((await circuits())['local-solo-cut']).toMatchObject({ state: 'closed', consecutive_failures: 1 });
+    });
+
+    it('when a call reaches its own deadline before the upstream answers, then it is 504 and the upstream\'s circuit is untouched', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const answer = await chat(d.url, apiKey, { ...hello, max_tokens: 8 }, { model: 'solo-slow-chat' });
+      expect([answer.status, answer.body.error?.code]).toEqual([504, 'provider_timeout']);
+      expect((await circuits())['local-solo-slow']).toMatchObject({ state: 'closed', consecutive_failures: 0 });
+      expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000, held: 0 });
     });
 
     it('when a stream is cut after its opening chunk, before any text, then the next upstream serves it whole, charged once', async () => {

@@ -191,7 +191,8 @@ export async function openProviderCall<T, U>(call: CallRoute<U>, hold: HoldHandl
       spanOutcome(span, outcome);
       endModelCall(span, undefined, error);
       if (outcome !== 'aborted') logProviderFailure(call.logger, candidate.provider, error, { outcome, attempt: i + 1 });
-      if (outcome !== 'rejected' && outcome !== 'aborted') routing.health.failed(candidate.provider, error instanceof ProviderError ? error.retryAfterMs : undefined);
+      // The call's own deadline, the client leaving and the drain stop the call, not the upstream: its circuit is untouched.
+      if (outcome !== 'rejected' && !signal.aborted) routing.health.failed(candidate.provider, error instanceof ProviderError ? error.retryAfterMs : undefined);
       if (fallback && RETRIED.has(outcome) && !signal.aborted) continue;
       await hold.release('provider_failed');
       throw stoppedBy(signal) ?? (outcome === 'aborted' ? clientLeft() : toGatewayProviderError(error));
@@ -210,10 +211,14 @@ function recorded(upstream: string, outcome: AttemptOutcome, started: number): A
   return { upstream, outcome, durationMs: Math.round(seconds * 1000), ...(outcome === 'timeout' ? { platformBorne: true } : {}) };
 }
 
-/** A served stream that broke after its first byte: its attempt is recorded broken, its upstream's circuit told. */
-export function streamBroke(routing: Routing, route: Route): void {
-  const served = route.attempts.at(-1);
+/**
+ * A served stream that broke after its first byte: its upstream's circuit told and the attempt
+ * counted broken, whether the profile has one upstream or several (then its route's served
+ * attempt is recorded broken too, on the usage rows).
+ */
+export function streamBroke(routing: Routing, upstream: string, route?: Route): void {
+  const served = route?.attempts.at(-1);
   if (served) served.outcome = 'broken';
-  metrics.upstreamAttempt(route.upstream, 'broken');
-  routing.health.failed(route.upstream);
+  metrics.upstreamAttempt(upstream, 'broken');
+  routing.health.failed(upstream);
 }

@@ -107,8 +107,9 @@ export async function* streamFrames(deps: { logger: Logger; routing?: Routing },
     const produced = count.produced;
     // A provider failure counts whether or not anyone still listens; the route says so before the charge.
     const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;
-    if (providerFailure && hold.route) streamBroke(routingOf(deps), hold.route);
-    if (providerFailure) logProviderFailure(deps.logger, hold.route?.upstream ?? chat.route[0]?.provider, failure, { holdId: hold.holdId, broken: true });
+    const upstream = hold.route?.upstream ?? chat.route[0]?.provider;
+    if (providerFailure && upstream !== undefined) streamBroke(routingOf(deps), upstream, hold.route);
+    if (providerFailure) logProviderFailure(deps.logger, upstream, failure, { holdId: hold.holdId, broken: true });
     // Charged for what was produced; nothing produced: released.
     endModelCall(span, produced, failure);
     if (!produced) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
