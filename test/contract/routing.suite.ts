@@ -97,6 +97,9 @@ export function routingSuite(hostName: string, start: () => Promise<RoutingDeplo
       await d?.close();
     });
 
+    /** A stream of up to 8 tokens from `model`, as the raw response. */
+    const streamed = (apiKey: string, model: string) =>
+      fetch(`${d.url}/api/open/v1/models/${model}/chat`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ ...hello, max_tokens: 8, stream: true }) });
     const circuits = async () => (await json(`${d.url}/readyz`)).body.upstreams as Record<string, { state: string; consecutive_failures: number; open_until: string | null }>;
     /** A chat on `model` from a fresh account: its answer, and what it cost the account once nothing is held. */
     const charged = async (model: string, body: object = { ...hello, max_tokens: 4 }) => {
@@ -180,11 +183,7 @@ export function routingSuite(hostName: string, start: () => Promise<RoutingDeplo
     it('when a stream breaks after output, then it is not retried: it ends with the error event, charged for what was produced', async () => {
       const before = await attempts(d.url);
       const { apiKey } = await fundedAccount(d.url, 10_000_000);
-      const response = await fetch(`${d.url}/api/open/v1/models/fallback-cut-chat/chat`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ ...hello, max_tokens: 8, stream: true }),
-      });
+      const response = await streamed(apiKey, 'fallback-cut-chat');
       const events = sseData(await response.text());
       expect(events.at(-1)).not.toBe('[DONE]');
       expect(JSON.parse(events.at(-1)!)).toMatchObject({ error: { code: 'provider_error' } });
@@ -200,11 +199,7 @@ export function routingSuite(hostName: string, start: () => Promise<RoutingDeplo
     it('when a stream of a one-upstream profile breaks after output, then its attempt is counted broken and its circuit told, as with several', async () => {
       const before = await attempts(d.url);
       const { apiKey } = await fundedAccount(d.url, 10_000_000);
-      const response = await fetch(`${d.url}/api/open/v1/models/solo-cut-chat/chat`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ ...hello, max_tokens: 8, stream: true }),
-      });
+      const response = await streamed(apiKey, 'solo-cut-chat');
       expect(JSON.parse(sseData(await response.text()).at(-1)!)).toMatchObject({ error: { code: 'provider_error' } });
       const now = await attempts(d.url);
       expect((now['local-solo-cut/broken'] ?? 0) - (before['local-solo-cut/broken'] ?? 0)).toBe(1);
@@ -221,11 +216,7 @@ export function routingSuite(hostName: string, start: () => Promise<RoutingDeplo
 
     it('when a stream is cut after its opening chunk, before any text, then the next upstream serves it whole, charged once', async () => {
       const { apiKey } = await fundedAccount(d.url, 10_000_000);
-      const response = await fetch(`${d.url}/api/open/v1/models/fallback-cut-opening-chat/chat`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ ...hello, max_tokens: 8, stream: true }),
-      });
+      const response = await streamed(apiKey, 'fallback-cut-opening-chat');
       expect(response.status).toBe(200);
       const text = await response.text();
       expect(sseData(text).at(-1)).toBe('[DONE]');
