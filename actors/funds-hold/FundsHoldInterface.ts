@@ -212,7 +212,7 @@ export interface SpendFigures {
   spend_per_day: number;
   spend_per_month: number;
   spend_total: number;
-  /** Open now: the account's open holds and what its leases still lock; a key's own open holds. Counted against every period's limit. */
+  /** Open now: the account's open holds and what its leases still lock; a key's own open holds and its lease-carved calls that recorded progress. Counted against every period's limit. */
   held: number;
 }
 

@@ -210,7 +210,15 @@ export function withSpend(counter: SpendCounter | undefined, charged: bigint, no
   };
 }
 
-/** What the open holds made with one key (its spend key) hold. */
+/**
+ * What the open holds made with one key (its spend key) hold: the actor's own, and the holds
+ * carved from funds leases that the actor knows of, those whose progress a batch has recorded
+ * (a call that runs a while: every 2 s or 256 tokens). A call carved because its key had no spend
+ * limit then, and still running when one is set, so counts against it once it has recorded
+ * progress; until then the actor cannot see it.
+ */
 export function heldForKey(state: FundsState, apiKeyId: string): bigint {
-  return sumOf(Object.values(state.holds).filter((hold) => hold.apiKeyId === apiKeyId).map((hold) => hold.amount));
+  const own = Object.values(state.holds).filter((hold) => hold.apiKeyId === apiKeyId).map((hold) => hold.amount);
+  const carved = Object.values(state.leases ?? {}).flatMap((lease) => Object.values(lease.progress).filter((record) => record.apiKeyId === apiKeyId).map((record) => record.amount));
+  return sumOf([...own, ...carved]);
 }

@@ -55,7 +55,7 @@ export const consoleSchemas = {
     }).nullable().describe('Under a rate limit (the key\'s or the account\'s): what the current minute has counted (tokens as corrected once calls settle); null when neither has one'),
     spend_usage: z.object({
       account: spendFigures.describe('What the whole account has been charged and holds open (its open holds and what its funds leases still lock)'),
-      key: spendFigures.nullable().describe("The same for this key (its rotation chain counts as one key: the first key's id), its own open holds; null for a member token"),
+      key: spendFigures.nullable().describe("The same for this key (its rotation chain counts as one key: the first key's id), its own open holds and its lease-carved calls that recorded progress; null for a member token"),
     }).describe('What the spend limits count, read from the FundsHold actor whether or not a spend limit is set'),
   }), 'output'),
 };

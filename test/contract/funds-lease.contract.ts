@@ -222,6 +222,24 @@ export function fundsLeaseContract(hostName: string, start: () => Promise<HostUn
       expect(page.items.find((item) => item.id === `${running.holdId}:usage:TEXT_OUTPUT`)).not.toHaveProperty('route');
     });
 
+    it('when a key gets a spend limit while its calls carved from a lease run, then those whose progress is recorded count as the key\'s held', async () => {
+      const { funds, leaseId } = await leasedAccount();
+      // Carved while the key had no limit; one has recorded progress, the other not yet.
+      const running = { ...carved(3000), apiKeyId: 'key_carving' };
+      const young = { ...carved(2000), apiKeyId: 'key_carving' };
+      const another = { ...carved(4000), apiKeyId: 'key_other' };
+      await funds.leaseBatch({ leaseId, ttlMs: 60_000, progress: [{ ...running, lines: usage(10, 5) }, { ...another, lines: usage(10, 5) }] });
+      expect((await funds.getSpend({ apiKeyId: 'key_carving' })).key).toMatchObject({ held: 3000, spend_total: 0 });
+      // The key's new limit: 5,000 in all. 3,000 held by the running call leaves 2,000.
+      const limited = { apiKeyId: 'key_carving', key: { spend_total: 5000 } };
+      await expect(funds.reserve({ holdId: randomUUID(), amount: 2001, ttlMs: 60_000, ...meta, spend: limited, spendKeyId: 'key_carving' })).rejects.toMatchObject({ code: 'spend_limit_exceeded', extra: expect.objectContaining({ scope: 'key', held: 3000 }) });
+      const fits = randomUUID();
+      await funds.reserve({ holdId: fits, amount: 2000, ttlMs: 60_000, ...meta, spend: limited, spendKeyId: 'key_carving' });
+      // Once the running call is settled, what it was charged counts instead of its hold.
+      await funds.leaseBatch({ leaseId, ttlMs: 60_000, settle: [{ ...running, lines: usage(10, 20) }], release: [{ ...young, reason: 'x' }] });
+      expect((await funds.getSpend({ apiKeyId: 'key_carving' })).key).toMatchObject({ held: 2000, spend_total: 50 });
+    });
+
     it('when batches renew a lease, then it outlives its first ttl', async () => {
       const funds = t.client.of(t.account());
       await funds.credit({ amount: 10_000, reference: 'c' });
