@@ -105,6 +105,12 @@ export interface ChatCall {
   passthrough: Record<string, unknown>;
   directives?: SimDirectives;
   signal: AbortSignal;
+  /**
+   * Told once a JSON call's answer began: its headers came with a success status (the
+   * upstream's first byte). An attempt with a fallback behind it is given up only before this; a
+   * generation the upstream has begun to answer runs to the call's deadline.
+   */
+  answered?: () => void;
 }
 
 export interface TokenUsage {
@@ -238,6 +244,8 @@ export interface MessagesCall {
   maxTokens: number;
   directives?: SimDirectives;
   signal: AbortSignal;
+  /** As ChatCall's: told once a JSON call's answer began. */
+  answered?: () => void;
 }
 
 /** A finished Messages answer: the upstream's message object and its usage. */

@@ -47,6 +47,7 @@ export class AnthropicMessagesProvider implements MessagesProvider {
     const { stream: _stream, ...body } = call.body;
     const payload = { ...body, model: call.upstreamModel, max_tokens: call.maxTokens };
     const { body: answer } = await this.client.post('/messages', payload, call.signal, 'json');
+    call.answered?.();
     const message = await readJsonObject(answer, call.signal);
     return { message, usage: anthropicUsage(message.usage) ?? badShape('usage') };
   }

@@ -15,6 +15,7 @@ export class OpenAiChatProvider extends OpenAiAdapter implements ChatProvider {
     const { stream: _s, stream_options: _o, ...passthrough } = call.passthrough;
     const payload = { ...passthrough, model: call.upstreamModel, messages: call.messages, max_tokens: call.maxTokens };
     const { body } = await this.client.post('/chat/completions', payload, call.signal, 'json');
+    call.answered?.();
     const json = await readJsonObject(body, call.signal);
     const choice = asObject(asArray(json.choices, 'choices')[0], 'choices[0]');
     const message = asObject(choice.message, 'choices[0].message');

@@ -33,6 +33,8 @@ const FAILING = {
   'local-503': { model: 'fallback-503-chat', behaviour: 'status=503' },
   'local-429': { model: 'fallback-429-chat', behaviour: 'status=429,retry-after=1' },
   'local-slow': { model: 'fallback-slow-chat', behaviour: 'delay=3000' },
+  // Its answer's headers at once, its body after the attempt timeout: begun, so not given up.
+  'local-slow-body': { model: 'fallback-slow-body-chat', behaviour: 'body-delay=1000' },
   'local-cut': { model: 'fallback-cut-chat', behaviour: 'break-after=3' },
   'local-400': { model: 'fallback-rejected-chat', behaviour: 'status=400' },
   // OpenAI's opening chunk (the role, no text), then the connection is cut: nothing shown yet.
@@ -178,6 +180,13 @@ export function routingSuite(hostName: string, start: () => Promise<RoutingDeplo
       // The slow upstream may have run (and billed) the call: its attempt is the platform's cost, never the customer's.
       expect(await routeOf(apiKey)).toEqual({ upstream: 'local-healthy', attempts: [{ upstream: 'local-slow', outcome: 'timeout', platformBorne: true }, { upstream: 'local-healthy', outcome: 'served' }] });
       expect((await attempts(d.url))['local-slow/timeout']).toBe(1);
+    });
+
+    it('when an upstream has begun its JSON answer (its headers) but its body takes longer than the attempt timeout, then it is not given up: it serves the call, charged once', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const answer = await chat(d.url, apiKey, { ...hello, max_tokens: 3 }, { model: 'fallback-slow-body-chat' });
+      expect(answer.status).toBe(200);
+      expect(await routeOf(apiKey)).toEqual({ upstream: 'local-slow-body', attempts: [{ upstream: 'local-slow-body', outcome: 'served' }] });
     });
 
     it('when a stream breaks after output, then it is not retried: it ends with the error event, charged for what was produced', async () => {

@@ -37,7 +37,9 @@
 // its cache-read tokens are then part of that count, as OpenAI's are), prompt-tokens=<number>
 // (chat and messages: the prompt count reported, any JSON number, even one no upstream should
 // say: -5, 2.5, 1e15; OpenAI's prompt_tokens, Anthropic's input_tokens), opening-chunk (chat
-// streams: first a chunk with the role and empty content, as OpenAI sends, then the text).
+// streams: first a chunk with the role and empty content, as OpenAI sends, then the text),
+// body-delay=<ms> (chat JSON answers: the headers at once, the body that much later, as an
+// upstream that has begun answering a long generation).
 //
 // CLI: `node dist/test/support/upstream.js` listens on PORT (default 9100).
 
@@ -112,6 +114,8 @@ interface Behaviour {
   promptTokens?: number;
   /** Chat streams: an opening chunk with the role and no text first. */
   openingChunk?: boolean;
+  /** Chat JSON answers: headers at once, the body this much later (ms). */
+  bodyDelayMs?: number;
 }
 
 type JsonBody = Record<string, unknown>;
@@ -320,6 +324,13 @@ function respond(res: ServerResponse, body: Record<string, unknown>, behaviour: 
   if (body.stream !== true) {
     const message = { role: 'assistant', content: words(tokens) };
     const json = { id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: finishReason }], usage };
+    if (behaviour.bodyDelayMs) {
+      const text = JSON.stringify(json);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.flushHeaders();
+      setTimeout(() => res.end(text), behaviour.bodyDelayMs);
+      return;
+    }
     return sendJson(res, 200, json);
   }
   const head = `{"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},`;
@@ -522,6 +533,7 @@ function parseBehaviour(header: string | string[] | undefined, route: 'chat' | '
     else if (name === 'cache-write-1h') behaviour.cacheWrite1h = parseCount(name, value ?? '');
     else if (name === 'reasoning') behaviour.reasoning = parseCount(name, value ?? '');
     else if (name === 'opening-chunk' && value === undefined && route === 'chat') behaviour.openingChunk = true;
+    else if (name === 'body-delay' && route === 'chat') behaviour.bodyDelayMs = parseCount(name, value ?? '');
     else if (name === 'prompt-tokens' && value !== undefined && Number.isFinite(Number(value))) behaviour.promptTokens = Number(value);
     else if (name === 'tokenizer' && route === 'chat' && (TOKENIZERS as readonly string[]).includes(value ?? '')) behaviour.tokenizer = value as TokenizerName;
     else throw new Error(`unknown x-upstream-behaviour "${part.trim()}"`);

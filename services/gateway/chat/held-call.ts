@@ -120,7 +120,8 @@ export async function openHeldCall(deps: ChatDeps, input: ChatInput, terms: Held
 /** How a JSON call is made and told: its upstreams, the provider call, the usage its result reports, the body. */
 export interface JsonCall<R, U> {
   route: CallRoute<U>;
-  call: (upstream: U, signal: AbortSignal) => Promise<R>;
+  /** `answered`: told when the upstream's answer began (its first byte), which ends the attempt's timeout. */
+  call: (upstream: U, signal: AbortSignal, answered: () => void) => Promise<R>;
   usage: (result: R) => TokenUsage;
   body: (result: R) => unknown;
 }

@@ -37,7 +37,7 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
   if (!chat.parsed.stream) {
     return completeHeld(deps, held, {
       route,
-      call: (upstream, signal) => wire.caller.complete(upstream, signal),
+      call: (upstream, signal, answered) => wire.caller.complete(upstream, signal, answered),
       usage: (result) => wire.charge.usage(result),
       body: (result) => wire.answer.json(result, chat.resolved.model.id),
     });

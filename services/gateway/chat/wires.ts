@@ -38,7 +38,8 @@ export interface WireRequest {
 
 /** Calling the upstream, whichever wire the serving profile speaks, and answering in this wire's terms. */
 export interface WireCaller<Result, Piece extends StreamPiece> {
-  complete(upstream: Upstream, signal: AbortSignal): Promise<Result>;
+  /** `answered`: told once the upstream's answer began (its headers), as the provider port says. */
+  complete(upstream: Upstream, signal: AbortSignal, answered?: () => void): Promise<Result>;
   stream(upstream: Upstream, signal: AbortSignal): Promise<AsyncIterable<Piece>>;
 }
 
@@ -89,9 +90,9 @@ export const openAiWire: InboundWire<ChatCompletion, ChatStreamChunk> = {
     },
   },
   caller: {
-    async complete(upstream, signal) {
-      if (upstream.wire === 'openai-chat') return upstream.provider.complete({ ...upstream.call, signal });
-      return messagesResultToCompletion(await upstream.provider.create({ ...upstream.call, signal }));
+    async complete(upstream, signal, answered) {
+      if (upstream.wire === 'openai-chat') return upstream.provider.complete({ ...upstream.call, signal, answered });
+      return messagesResultToCompletion(await upstream.provider.create({ ...upstream.call, signal, answered }));
     },
     async stream(upstream, signal) {
       if (upstream.wire === 'openai-chat') return upstream.provider.stream({ ...upstream.call, signal });
@@ -147,9 +148,9 @@ export const anthropicWire: InboundWire<MessagesResult, MessagesStreamEvent> = {
     },
   },
   caller: {
-    async complete(upstream, signal) {
-      if (upstream.wire === 'anthropic-messages') return upstream.provider.create({ ...upstream.call, signal });
-      return completionToMessagesResult(await upstream.provider.complete({ ...upstream.call, signal }), upstream.call.upstreamModel);
+    async complete(upstream, signal, answered) {
+      if (upstream.wire === 'anthropic-messages') return upstream.provider.create({ ...upstream.call, signal, answered });
+      return completionToMessagesResult(await upstream.provider.complete({ ...upstream.call, signal, answered }), upstream.call.upstreamModel);
     },
     async stream(upstream, signal) {
       if (upstream.wire === 'anthropic-messages') return upstream.provider.stream({ ...upstream.call, signal });
