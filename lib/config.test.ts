@@ -1,4 +1,4 @@
-import { ConfigError, DRAIN_HARD_EXIT_AFTER_MS, gatewayStopGraceMs, HOLD_TTL_MARGIN_MS, IMAGE_UNKNOWN_DEADLINE_MS, loadConfig, TEST_HOLD_TTL_MARGIN_MS } from './config';
+import { ConfigError, DRAIN_HARD_EXIT_AFTER_MS, gatewayStopGraceMs, HOLD_TTL_MARGIN_MS, IMAGE_UNKNOWN_DEADLINE_MS, loadConfig, TEST_HOLD_TTL_MARGIN_MS, traceExportOf } from './config';
 import { DEFAULT_ACTOR_IDLE_MS } from '../actors/runtime/embedded-host';
 
 describe('image settings', () => {
@@ -192,5 +192,36 @@ describe('numbers in the environment', () => {
     for (const value of ['8e3', '0x1f90', '80.5', '80 80']) expect(() => loadConfig({ PORT: value })).toThrow(/PORT/);
     expect(loadConfig({ PORT: ' 8081 ' }).port).toBe(8081);
     expect(loadConfig({ PORT: '0' }).port).toBe(0);
+  });
+});
+
+describe('trace export (the OpenTelemetry SDK\'s variables)', () => {
+  it('when an OTLP endpoint is named, then spans go to its /v1/traces (the traces endpoint as it is), unless the SDK or the exporter is switched off', () => {
+    expect(traceExportOf({})).toBeUndefined();
+    expect(traceExportOf({ OTEL_EXPORTER_OTLP_ENDPOINT: ' ' })).toBeUndefined();
+    expect(traceExportOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })).toEqual({ url: 'http://127.0.0.1:4318/v1/traces' });
+    expect(traceExportOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector.example/otlp/' })).toEqual({ url: 'https://collector.example/otlp/v1/traces' });
+    expect(traceExportOf({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/custom', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://other:4318' })).toEqual({ url: 'http://127.0.0.1:4318/custom' });
+    expect(traceExportOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' })).toEqual({ url: 'http://x:4318/v1/traces' });
+    expect(traceExportOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318', OTEL_SDK_DISABLED: 'true' })).toBeUndefined();
+    expect(traceExportOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318', OTEL_TRACES_EXPORTER: 'none' })).toBeUndefined();
+  });
+
+  it.each(['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'])('when %s is not an absolute http(s) URL, then start-up is refused naming it', (name) => {
+    for (const value of ['notaurl', 'localhost:4318', '127.0.0.1:4318', 'grpc://collector:4317', 'http://']) {
+      expect(() => traceExportOf({ [name]: value })).toThrow(ConfigError);
+      expect(() => traceExportOf({ [name]: value })).toThrow(new RegExp(`${name}: must be an absolute http or https URL`));
+    }
+  });
+
+  it.each(['OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'])('when %s asks for another protocol than http/protobuf, then start-up is refused naming it', (name) => {
+    for (const value of ['grpc', 'http/json', 'HTTP/PROTOBUF']) {
+      expect(() => traceExportOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318', [name]: value })).toThrow(new RegExp(`${name}: must be http/protobuf`));
+    }
+  });
+
+  it('when export is switched off, then a value nothing would use stops nothing', () => {
+    expect(traceExportOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'notaurl', OTEL_SDK_DISABLED: 'true' })).toBeUndefined();
+    expect(traceExportOf({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toBeUndefined();
   });
 });

@@ -160,6 +160,45 @@ function faultPointsOf(value: string | undefined, testMode: boolean): string[] {
   }
 }
 
+/** The only wire the trace exporter speaks (lib/tracing.ts uses the OTLP/HTTP protobuf exporter). */
+export const OTLP_PROTOCOL = 'http/protobuf';
+
+const otlpEndpoint = z.url({ protocol: /^https?$/, error: 'must be an absolute http or https URL (such as http://127.0.0.1:4318)' });
+
+/** Blank counts as unset, as the OpenTelemetry SDK itself reads its variables. */
+function otelValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+/**
+ * Where this process's spans go, read from the OpenTelemetry SDK's own variables, or undefined
+ * when they ask for no export. The SDK takes a malformed endpoint for its default
+ * (127.0.0.1:4318) with only a diagnostic nobody sees, and our exporter cannot honour another
+ * protocol, so either stops the start instead, naming the variable. Read only when export is
+ * asked for: a value nothing will use stops nothing.
+ */
+export function traceExportOf(env: NodeJS.ProcessEnv = process.env): { url: string } | undefined {
+  if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return undefined;
+  if ((env.OTEL_TRACES_EXPORTER ?? '').trim().toLowerCase() === 'none') return undefined;
+  const tracesEndpoint = otelValue(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const endpoint = otelValue(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (tracesEndpoint === undefined && endpoint === undefined) return undefined;
+  const problems: string[] = [];
+  for (const [name, value] of [['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', tracesEndpoint], ['OTEL_EXPORTER_OTLP_ENDPOINT', endpoint]] as const) {
+    const parsed = otlpEndpoint.safeParse(value);
+    if (value !== undefined && !parsed.success) problems.push(`${name}: ${parsed.error.issues[0]?.message}`);
+  }
+  for (const name of ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL']) {
+    const protocol = otelValue(env, name);
+    if (protocol !== undefined && protocol !== OTLP_PROTOCOL) problems.push(`${name}: must be ${OTLP_PROTOCOL} (the only protocol the trace exporter speaks), not ${JSON.stringify(protocol)}`);
+  }
+  if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  // The SDK's own rule: the traces endpoint is taken as it is, the general one gets /v1/traces.
+  if (tracesEndpoint !== undefined) return { url: new URL(tracesEndpoint).toString() };
+  return endpoint === undefined ? undefined : { url: `${endpoint.replace(/\/?$/, '/')}v1/traces` };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {

@@ -5,37 +5,19 @@
 import pino, { type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
 import { currentContext } from './request-context';
 
-/** Wherever a credential could sit in a logged object (fast-redact paths, `*` is one level). */
+/** Headers that carry a credential, or a signature a forger could replay. */
+const CREDENTIAL_HEADERS = ['authorization', 'x-api-key', 'cookie', 'set-cookie', 'checkout-signature'];
+/** Field names code gives a credential. */
+const CREDENTIAL_FIELDS = ['apiKey', 'api_key', 'token', 'accessToken', 'access_token', 'secret', 'password', 'adminToken'];
+
+/**
+ * Wherever a credential could sit in a logged object (fast-redact paths; `*` is one level, and
+ * brackets take names with a dash): each name at the top level and one level down, and each
+ * header under any `headers` one level down (`req.headers`, `res.headers`, `err.headers`).
+ */
 export const REDACT_PATHS = [
-  'authorization',
-  'apiKey',
-  'api_key',
-  'token',
-  'accessToken',
-  'access_token',
-  'secret',
-  'password',
-  'adminToken',
-  'cookie',
-  '*.authorization',
-  '*["x-api-key"]',
-  '*.apiKey',
-  '*.api_key',
-  '*.token',
-  '*.accessToken',
-  '*.access_token',
-  '*.secret',
-  '*.password',
-  '*.adminToken',
-  '*.cookie',
-  '*["set-cookie"]',
-  '*["checkout-signature"]',
-  'req.headers.authorization',
-  'req.headers["x-api-key"]',
-  'req.headers.cookie',
-  '*.headers.authorization',
-  '*.headers["x-api-key"]',
-  '*.headers.cookie',
+  ...[...CREDENTIAL_HEADERS, ...CREDENTIAL_FIELDS].flatMap((name) => [`["${name}"]`, `*["${name}"]`]),
+  ...CREDENTIAL_HEADERS.map((name) => `*.headers["${name}"]`),
 ];
 
 /** The request's ids on every line logged while it runs (pino calls this per line). */

@@ -164,9 +164,10 @@ const TOPIC_LABELS: ReadonlySet<string> = new Set<Topic>(['billing', 'usage']);
 const topicLabel = (topic: string) => (TOPIC_LABELS.has(topic) ? topic : 'other');
 
 export const metrics = {
-  httpRequest(family: RouteFamily, method: string | undefined, status: number, seconds: number): void {
+  /** `seconds` undefined: a request whose start is unknown (the parser refused it) is counted, not timed. */
+  httpRequest(family: RouteFamily, method: string | undefined, status: number, seconds: number | undefined): void {
     httpRequests.inc({ family, method: methodLabel(method), status: String(status) });
-    httpDuration.observe({ family }, seconds);
+    if (seconds !== undefined) httpDuration.observe({ family }, seconds);
   },
   tokensBilled(unit: UsageUnit, quantity: number): void {
     if (quantity > 0) tokensBilled.inc({ unit }, quantity);

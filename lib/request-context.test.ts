@@ -36,11 +36,14 @@ describe('parseTraceparent', () => {
 });
 
 describe('contextFromHeaders', () => {
-  it('when a valid traceparent comes in, then its trace and flags continue under a new span of ours', () => {
-    const context = contextFromHeaders({ traceparent: `00-${TRACE}-${PARENT}-00` }, 'req-1');
-    expect(context).toEqual({ requestId: 'req-1', traceId: TRACE, spanId: expect.stringMatching(/^[0-9a-f]{16}$/), flags: '00' });
-    expect(context.spanId).not.toBe(PARENT);
-    expect(traceparentOf(context)).toBe(`00-${TRACE}-${context.spanId}-00`);
+  it('when a valid traceparent comes in, then its trace continues under a new span of ours, sampled even when the caller said unsampled', () => {
+    for (const flags of ['00', '01']) {
+      const context = contextFromHeaders({ traceparent: `00-${TRACE}-${PARENT}-${flags}` }, 'req-1');
+      expect(context).toEqual({ requestId: 'req-1', traceId: TRACE, spanId: expect.stringMatching(/^[0-9a-f]{16}$/), flags: '01' });
+      expect(context.spanId).not.toBe(PARENT);
+      expect(traceparentOf(context)).toBe(`00-${TRACE}-${context.spanId}-01`);
+      expect(runWithContext(context, propagationHeaders).traceparent).toBe(`00-${TRACE}-${context.spanId}-01`);
+    }
   });
 
   it('when none or an invalid one comes in, then a new 16-byte trace and 8-byte span are made, sampled', () => {

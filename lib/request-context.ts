@@ -33,11 +33,12 @@ const storage = new AsyncLocalStorage<RequestContext>();
 const ALL_ZERO = /^0+$/;
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
- * A trace this process starts is marked sampled: no span is recorded here, but the deployment's
- * daprd sidecars sample every trace (dapr/config.yaml) and follow the parent's decision, so an
- * unsampled mark would silently switch their tracing off for gateway requests.
+ * Every request is marked sampled, whether its trace starts here or a caller's continues: a
+ * client sending an unsampled traceparent must not switch tracing off for its requests, here
+ * (lib/tracing.ts samples every span) or in the daprd sidecars, which sample every trace
+ * (dapr/config.yaml) but follow the parent's decision.
  */
-const NEW_TRACE_FLAGS = '01';
+const SAMPLED = '01';
 
 /**
  * The W3C trace-context format is OpenTelemetry's own propagator, held here rather than taken
@@ -91,7 +92,7 @@ function newTraceId(): string {
   return randomHex(16);
 }
 
-/** The context of an incoming request: its trace continued from `traceparent`, or a new one. */
+/** The context of an incoming request: its trace continued from `traceparent` (sampled whatever its flag), or a new one. */
 export function contextFromHeaders(headers: IncomingHttpHeaders, requestId?: string): RequestContext {
   const incoming = parseTraceparent(headers.traceparent);
   const header = headers['x-request-id'];
@@ -99,7 +100,7 @@ export function contextFromHeaders(headers: IncomingHttpHeaders, requestId?: str
     requestId: requestId ?? (typeof header === 'string' && SANE_REQUEST_ID.test(header) ? header : randomUUID()),
     traceId: incoming?.traceId ?? newTraceId(),
     spanId: newSpanId(),
-    flags: incoming?.flags ?? NEW_TRACE_FLAGS,
+    flags: SAMPLED,
   };
 }
 

@@ -1,7 +1,10 @@
 // A failing collector is told, not silent: the exporter reports lost spans at most once a minute.
 
+import { SpanKind } from '@opentelemetry/api';
 import type { tracing as sdkTrace } from '@opentelemetry/sdk-node';
-import { EXPORT_FAILURE_REPORT_MS, ReportingExporter } from './tracing';
+import { createLogger } from './logger';
+import { contextFromHeaders, runWithContext } from './request-context';
+import { EXPORT_FAILURE_REPORT_MS, ReportingExporter, startSpan, startTracing, stopTracing } from './tracing';
 
 function exporterThat(answers: number[]): sdkTrace.SpanExporter {
   return {
@@ -28,5 +31,32 @@ describe('trace export failures', () => {
     expect(results).toEqual([1, 1, 0, 1, 1]);
     expect(reports.map(({ lostSpans, failedExports }) => [lostSpans, failedExports])).toEqual([[3, 1], [5 + 4 + 6, 4]]);
     expect((reports[0].error as Error).message).toBe('collector timed out');
+  });
+});
+
+describe('trace export outside any request', () => {
+  afterEach(() => stopTracing());
+
+  it('when a span of a request is exported and the export fails later, then the warning carries no request\'s ids', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = createLogger('test', 'info', { write: (chunk: string) => lines.push(JSON.parse(chunk)) });
+    // A collector that refuses a moment later, as a real one answers: the answer comes in
+    // whatever context the export was started in.
+    let exported!: () => void;
+    const refused = new Promise<void>((resolve) => (exported = resolve));
+    const refusing: sdkTrace.SpanExporter = {
+      export: (_spans, done) => setTimeout(() => {
+        done({ code: 1, error: new Error('connect ECONNREFUSED') });
+        exported();
+      }, 5),
+      shutdown: async () => undefined,
+    };
+    expect(startTracing('unit', { exporter: refusing, logger })).toBe(true);
+    runWithContext(contextFromHeaders({}, 'req-export'), () => startSpan('GET', { kind: SpanKind.SERVER })!.end());
+    await refused;
+    const warning = lines.find((line) => String(line.msg).startsWith('trace export failed'));
+    expect(warning).toMatchObject({ level: 40, lostSpans: 1, failedExports: 1 });
+    expect(warning).not.toHaveProperty('requestId');
+    expect(warning).not.toHaveProperty('traceId');
   });
 });

@@ -2,20 +2,10 @@ import { EventEmitter } from 'node:events';
 import { SpanKind } from '@opentelemetry/api';
 import { tracing as sdkTrace } from '@opentelemetry/sdk-node';
 import { currentContext, propagationHeaders, runWithContext, traceparentOf } from './request-context';
-import { deliverInProcess, endModelCall, incomingContext, requestContext, startModelCall, startTracing, stopTracing, traced, tracingEnabled, tracingRequested } from './tracing';
+import { deliverInProcess, endModelCall, incomingContext, requestContext, startModelCall, startTracing, stopTracing, traced, tracingEnabled } from './tracing';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
-
-describe('tracingRequested', () => {
-  it('when an OTLP endpoint is named, then traces are exported, unless the SDK or the exporter is switched off', () => {
-    expect(tracingRequested({})).toBe(false);
-    expect(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })).toBe(true);
-    expect(tracingRequested({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' })).toBe(true);
-    expect(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318', OTEL_SDK_DISABLED: 'true' })).toBe(false);
-    expect(tracingRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318', OTEL_TRACES_EXPORTER: 'none' })).toBe(false);
-  });
-});
 
 describe('untraced', () => {
   it('when no collector is named, then no span is made and the request still has its ids', async () => {
@@ -58,6 +48,18 @@ describe('traced', () => {
     expect(inner.context?.spanId).toBe(child.spanContext().spanId);
     expect(inner.headers.traceparent).toBe(`00-${TRACE}-${child.spanContext().spanId}-01`);
     expect(inner.headers['x-request-id']).toBe('req-1');
+  });
+
+  it('when a request arrives with an unsampled traceparent, then it is sampled all the same: its span is recorded under the caller\'s, and what goes on says sampled', async () => {
+    const context = incomingContext({ traceparent: `00-${TRACE}-${PARENT}-00` }, 'POST', { kind: SpanKind.SERVER }, 'req-unsampled');
+    expect(context.span!.isRecording()).toBe(true);
+    const headers = await runWithContext(context, () => traced('FundsHold/reserve', { kind: SpanKind.CLIENT }, async () => propagationHeaders()));
+    context.span!.end();
+    const [child, server] = spans();
+    expect(server.spanContext()).toMatchObject({ traceId: TRACE, traceFlags: 1 });
+    expect(parentOf(server)).toBe(PARENT);
+    expect(traceparentOf(context)).toBe(`00-${TRACE}-${server.spanContext().spanId}-01`);
+    expect(headers.traceparent).toBe(`00-${TRACE}-${child.spanContext().spanId}-01`);
   });
 
   it('when a request arrives without a traceparent, then a new trace starts with a root span', () => {

@@ -29,6 +29,8 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { NodeSDK, tracing as sdkTrace } from '@opentelemetry/sdk-node';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
+import { traceExportOf } from './config';
 import { contextFromHeaders, currentContext, detached, parseTraceparent, runRequest, runWithContext, type ParsedTraceparent, type RequestContext } from './request-context';
 
 export { SpanKind };
@@ -36,31 +38,70 @@ export { SpanKind };
 let sdk: NodeSDK | undefined;
 let tracer: Tracer | undefined;
 
-/** Whether this environment asks for trace export (the OpenTelemetry SDK's own variables). */
-export function tracingRequested(env: NodeJS.ProcessEnv = process.env): boolean {
-  if ((env.OTEL_SDK_DISABLED ?? '').toLowerCase() === 'true') return false;
-  if ((env.OTEL_TRACES_EXPORTER ?? 'otlp').toLowerCase() === 'none') return false;
-  return Boolean(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT);
-}
-
 /**
- * Starts the OpenTelemetry Node SDK for `service` when the environment asks for it: spans go in
- * batches (OTEL_BSP_* tune them) to the OTLP/HTTP protobuf endpoint. Idempotent.
+ * Starts the OpenTelemetry Node SDK for `service` when the environment asks for it (the SDK's
+ * own variables, checked by `traceExportOf`: a bad value stops the start): spans go in batches
+ * (OTEL_BSP_* tune them) to the OTLP/HTTP protobuf endpoint, and `logger` is told where they go
+ * and when they are lost. Every span is sampled, whatever the caller's traceparent says: a
+ * client must not be able to switch tracing off for its own requests. Idempotent.
  */
-export function startTracing(service: string, options: { env?: NodeJS.ProcessEnv; exporter?: sdkTrace.SpanExporter; onExportFailure?: ExportFailureHandler } = {}): boolean {
+export function startTracing(service: string, options: { env?: NodeJS.ProcessEnv; exporter?: sdkTrace.SpanExporter; logger?: Logger } = {}): boolean {
   const env = options.env ?? process.env;
   if (tracer) return true;
-  if (!options.exporter && !tracingRequested(env)) return false;
-  const exporter = options.onExportFailure ? new ReportingExporter(options.exporter ?? new OTLPTraceExporter(), options.onExportFailure) : options.exporter ?? new OTLPTraceExporter();
+  let inner = options.exporter;
+  let endpoint: string | undefined;
+  if (!inner) {
+    const target = traceExportOf(env);
+    if (!target) return false;
+    endpoint = target.url;
+    // Given explicitly, so the URL checked and logged is the one used.
+    inner = new OTLPTraceExporter({ url: endpoint });
+  }
+  const exporter = options.logger ? new ReportingExporter(inner, warnExportFailure(options.logger)) : inner;
+  const processor = options.exporter ? new sdkTrace.SimpleSpanProcessor(exporter) : new sdkTrace.BatchSpanProcessor(exporter);
   sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME || service,
     autoDetectResources: false,
     instrumentations: [],
-    spanProcessors: [options.exporter ? new sdkTrace.SimpleSpanProcessor(exporter) : new sdkTrace.BatchSpanProcessor(exporter)],
+    sampler: new sdkTrace.AlwaysOnSampler(),
+    spanProcessors: [new DetachedSpanProcessor(processor)],
   });
   sdk.start();
   tracer = trace.getTracer('payg-gateway');
+  if (endpoint !== undefined) options.logger?.info({ endpoint: shownEndpoint(endpoint) }, 'trace export on (OTLP)');
   return true;
+}
+
+/** The endpoint without what could be a credential (user and password, a query). */
+function shownEndpoint(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+}
+
+/**
+ * A span processor whose work runs outside any request. The batch processor starts its export
+ * timer when a span ends, inside the request that ended it; without this, the export that timer
+ * runs later (for the spans of many requests) and a failure's warning would carry that one
+ * request's ids.
+ */
+class DetachedSpanProcessor implements sdkTrace.SpanProcessor {
+  constructor(private readonly inner: sdkTrace.SpanProcessor) {}
+
+  onStart(span: sdkTrace.Span, parent: Context): void {
+    this.inner.onStart(span, parent);
+  }
+
+  onEnd(span: sdkTrace.ReadableSpan): void {
+    detached(() => this.inner.onEnd(span));
+  }
+
+  forceFlush(): Promise<void> {
+    return detached(() => this.inner.forceFlush());
+  }
+
+  shutdown(): Promise<void> {
+    return detached(() => this.inner.shutdown());
+  }
 }
 
 /** Told of failed exports: the error, how many spans were lost since the last report, and in all. */

@@ -10,7 +10,7 @@ import type { EventEnvelope, Topic } from '../../lib/events';
 import { DaprSidecar } from '../../lib/dapr-http';
 import { createLogger } from '../../lib/logger';
 import { runMain, stopOnSignals } from '../../lib/app-main';
-import { startTracing, warnExportFailure } from '../../lib/tracing';
+import { startTracing } from '../../lib/tracing';
 import { daprActorClass } from '../runtime/dapr-host';
 import { daprOutboxLedger } from '../runtime/dapr-outbox';
 import { lingeringPublisher } from '../runtime/lingering-publisher';
@@ -22,7 +22,7 @@ export const PUBSUB_NAME = 'pubsub';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('actors', config.logLevel);
-  if (startTracing('actors', { onExportFailure: warnExportFailure(logger) })) logger.info('trace export on (OTLP)');
+  startTracing('actors', { logger });
   const sidecar = new DaprSidecar(config.dapr.host, config.dapr.httpPort);
   // Events of one topic committed within the linger leave as one message (lingering-publisher.ts).
   const publish = lingeringPublisher((topic: Topic, events: readonly EventEnvelope[]) => sidecar.publishBatch(PUBSUB_NAME, topic, events), config.eventLingerMs);

@@ -1,7 +1,6 @@
 // The gateway's HTTP edge: route families, request id and observation middleware, one error handler,
 // and the billed calls' routes also served directly (./http/direct-routes.ts).
 
-import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { routeFamily } from './route-table';
@@ -10,6 +9,7 @@ import express from 'express';
 import type { Logger } from 'pino';
 import { serveMetrics } from '../../lib/metrics';
 import { errorResponder, notFound } from '../../lib/error-responder';
+import { traceparentOf } from '../../lib/request-context';
 import type { FundsHoldClient } from '../../actors/funds-hold/client';
 import type { ActorOutboxClient } from '../../actors/runtime/outbox-client';
 import type { Catalog } from '../../catalog/catalog';
@@ -21,7 +21,7 @@ import type { AccountStore } from './accounts/store';
 import type { AccountOperator } from './accounts/operator';
 import type { AuditLog } from './accounts/audit';
 import type { RateAdmission } from './limits/admission';
-import { observeRequests } from './middleware/observe';
+import { observeRequests, observeUnparsed } from './middleware/observe';
 import { requestId } from './middleware/request-id';
 import { adminRoutes } from './routes/admin';
 import { catalogRoutes } from './routes/catalog';
@@ -101,6 +101,8 @@ export interface Gateway {
   listener: RequestListener;
   /** The routes the listener serves without the app's router (each also registered in the app). */
   direct: DirectRoutes;
+  /** The server's 'clientError' handler: the answer to a request the HTTP parser refused. */
+  answerUnparsed: (error: Error & { code?: string }, socket: Duplex) => void;
 }
 
 export function createGateway(deps: GatewayDeps): Gateway {
@@ -177,30 +179,33 @@ export function createGateway(deps: GatewayDeps): Gateway {
   app.use(sessionRoutes(sessions, deps.accounts, deps.maxBodyBytes));
   app.use(notFound());
   app.use(errors);
-  return { app, listener: direct.listener(app), direct };
+  return { app, listener: direct.listener(app), direct, answerUnparsed: unparsedAnswerer(deps.logger) };
 }
 
 /** The gateway's HTTP server, listening; `ready` once it is (a failure to listen is the server's 'error'). */
 export function listenGateway(gateway: Gateway, port: number, host: string, ready?: () => void): Server {
   const server = createServer(serverClasses(gateway.app), gateway.listener);
-  server.on('clientError', answerUnparsed);
+  server.on('clientError', gateway.answerUnparsed);
   return server.listen(port, host, ready);
 }
 
 /**
  * A request Node's parser refused before the app saw it (its line and headers above Node's 16 KiB
  * limit: 431; anything else it cannot parse: 400) is answered in the gateway's error shape with a
- * request id, as every answer is, then the connection is closed.
+ * request id and a traceparent, as every answer is, logged and counted as every request is
+ * (observeUnparsed), then the connection is closed.
  */
-function answerUnparsed(error: Error & { code?: string }, socket: Duplex): void {
-  if (!socket.writable || (error.code !== undefined && ['ECONNRESET', 'EPIPE'].includes(error.code))) {
-    socket.destroy();
-    return;
-  }
-  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-  const requestId = randomUUID();
-  const traceparent = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-00`;
-  const message = tooLarge ? 'the request line and headers are larger than 16 KiB' : 'the request is not valid HTTP/1.1';
-  const body = JSON.stringify({ error: { code: 'invalid_request', message, request_id: requestId } });
-  socket.end(`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\ntraceparent: ${traceparent}\r\nconnection: close\r\n\r\n${body}`);
+function unparsedAnswerer(logger: Logger): Gateway['answerUnparsed'] {
+  return (error, socket) => {
+    // Not a request: the connection broke, and nothing can be answered.
+    if (!socket.writable || (error.code !== undefined && ['ECONNRESET', 'EPIPE'].includes(error.code))) {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const context = observeUnparsed(logger, tooLarge ? 431 : 400);
+    const message = tooLarge ? 'the request line and headers are larger than 16 KiB' : 'the request is not valid HTTP/1.1';
+    const body = JSON.stringify({ error: { code: 'invalid_request', message, request_id: context.requestId } });
+    socket.end(`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${context.requestId}\r\ntraceparent: ${traceparentOf(context)}\r\nconnection: close\r\n\r\n${body}`);
+  };
 }

@@ -3,7 +3,7 @@
 import '../../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { DRAIN_HARD_EXIT_AFTER_MS, loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
-import { startTracing, stopTracing, warnExportFailure } from '../../lib/tracing';
+import { startTracing, stopTracing } from '../../lib/tracing';
 import { createGateway, listenGateway } from './app';
 import { compose } from './compose';
 import { Drain } from './drain';
@@ -11,7 +11,7 @@ import { Drain } from './drain';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('gateway', config.logLevel);
-  if (startTracing('gateway', { onExportFailure: warnExportFailure(logger) })) logger.info('trace export on (OTLP)');
+  startTracing('gateway', { logger });
   if (config.testMode) logger.warn('GATEWAY_TEST_MODE is on: test-only settings are accepted');
   const drain = new Drain();
   const composition = await compose(config, logger, drain);

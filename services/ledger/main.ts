@@ -4,14 +4,14 @@ import '../../lib/node-version'; // first: stops on Node older than 24 with the 
 import { DEFAULT_PORTS, loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { runMain, stopOnSignals } from '../../lib/app-main';
-import { startTracing, warnExportFailure } from '../../lib/tracing';
+import { startTracing } from '../../lib/tracing';
 import { createLedgerApp } from './app';
 import { RedisLedgerStore } from './redis-store';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('ledger', config.logLevel);
-  if (startTracing('ledger', { onExportFailure: warnExportFailure(logger) })) logger.info('trace export on (OTLP)');
+  startTracing('ledger', { logger });
   const store = await RedisLedgerStore.connect(config.redisUrl);
   const app = createLedgerApp(store, { logger, ready: () => store.ping() });
   const port = config.appPort ?? DEFAULT_PORTS.ledger;

@@ -256,7 +256,7 @@ export function malformedSuite(hostName: string, start: () => Promise<MalformedD
     it('when the request line and headers pass 16 KiB, or the request is not HTTP, then 431 or 400 in the JSON error shape with a request id', async () => {
       const long = await fetch(`${d.url}/api/open/v1/catalog/models?${'a'.repeat(20_000)}=1`);
       const body = (await long.json()) as { error?: { code?: string; request_id?: string } };
-      expect([long.status, body.error?.code, long.headers.get('x-request-id'), long.headers.get('traceparent')]).toEqual([431, 'invalid_request', body.error?.request_id, expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/)]);
+      expect([long.status, body.error?.code, long.headers.get('x-request-id'), long.headers.get('traceparent')]).toEqual([431, 'invalid_request', body.error?.request_id, expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/)]);
       const target = new URL(d.url);
       const garbage = await new Promise<string>((resolve, reject) => {
         const socket = connect(Number(target.port), target.hostname, () => socket.write('NOT HTTP AT ALL\r\n\r\n'));

@@ -3,30 +3,13 @@
 // acknowledged credits and charges: it is refused at start-up, naming the process that serves the
 // directory. A directory left by a killed gateway (kill -9) is taken over by the next one.
 
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { balance, fundedAccount } from '../support/api';
-import { ADMIN_TOKEN, freePort, ROOT, startGateway } from '../support/processes';
+import { startGateway, startRefusedGateway } from '../support/processes';
 
 jest.setTimeout(60_000);
-
-/** Starts a gateway that is expected to exit: its exit code and what it printed. */
-async function startRefused(dataDir: string): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'dist/services/gateway/main.js')], {
-    cwd: ROOT,
-    env: { ...process.env, GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', GATEWAY_DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  clearTimeout(timer);
-  return { code, output };
-}
 
 describe('a data directory served by a gateway', () => {
   it('when a second gateway starts on it, then that one exits 1 naming the first, and the first goes on serving with its money intact', async () => {
@@ -34,7 +17,7 @@ describe('a data directory served by a gateway', () => {
     const first = await startGateway({ GATEWAY_DATA_DIR: dataDir });
     try {
       const { apiKey } = await fundedAccount(first.url, 1_000_000);
-      const refused = await startRefused(dataDir);
+      const refused = await startRefusedGateway({ GATEWAY_DATA_DIR: dataDir });
       expect(refused.code).toBe(1);
       expect(refused.output).toContain(`the data directory ${dataDir} is in use by process ${first.child.pid}`);
       expect(await balance(first.url, apiKey)).toMatchObject({ balance: 1_000_000 });

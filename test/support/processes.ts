@@ -41,6 +41,22 @@ export async function waitFor(url: string, timeoutMs = 30_000, child?: ChildProc
   }
 }
 
+/** Starts a gateway that is expected to exit (a start refused): its exit code and what it printed. */
+export async function startRefusedGateway(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'dist/services/gateway/main.js')], {
+    cwd: ROOT,
+    env: { ...process.env, GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', ...env, PORT: String(await freePort()), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (d) => (output += d));
+  child.stderr?.on('data', (d) => (output += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearTimeout(timer);
+  return { code, output };
+}
+
 export interface GatewayProcess {
   url: string;
   port: number;

@@ -72,6 +72,24 @@ describe('observeRequests', () => {
     expect(lines).toEqual([expect.objectContaining({ msg: 'request completed', family: 'other', status: 404, traceId: answered?.traceId })]);
   });
 
+  it('when a caller sends an unsampled traceparent, then its trace continues and the answer says sampled', async () => {
+    const response = await fetch(`${base}/api/distribution/api-credit/balance`, { headers: { traceparent: `00-${TRACE}-b7ad6b7169203331-00` } });
+    expect(response.headers.get('traceparent')).toMatch(new RegExp(`^00-${TRACE}-[0-9a-f]{16}-01$`));
+  });
+
+  it.each([
+    ['a path no route has', 'GET', '/api/distribution/api-credit/nowhere/7f3a'],
+    ['a method the route does not take', 'DELETE', '/api/distribution/api-credit/balance'],
+    ['a method no route takes', 'PROPFIND', '/api/distribution/api-credit/balance'],
+  ])('when %s is asked for, then the access line has the fixed route (none), never the path', async (_what, method, path) => {
+    lines.length = 0;
+    const response = await fetch(`${base}${path}`, { method });
+    expect(response.status).toBe(404);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(lines).toEqual([expect.objectContaining({ msg: 'request completed', method, route: '(none)', status: 404 })]);
+    expect(raw.join('')).not.toContain('7f3a');
+  });
+
   it('when a JSON body is read before the handler, then the handler still logs inside the request', async () => {
     lines.length = 0;
     const response = await fetch(`${base}/api/open/v1/models/m/chat`, {

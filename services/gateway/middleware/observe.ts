@@ -12,6 +12,44 @@ import { endSpan, incomingContext, SpanKind, tracingEnabled, untracedPath } from
 /** Not an HTTP status: the client went away before an answer began (nginx's convention). */
 const CLIENT_CLOSED = 499;
 
+/**
+ * The access line's route when no route answered (a path or method the gateway does not have,
+ * OPTIONS, a refusal before routing): one fixed value, never the path, which a client chooses.
+ */
+export const NO_ROUTE = '(none)';
+/** Method and route of a request the HTTP parser refused: neither was read. */
+export const UNPARSED = '(unparsed)';
+
+interface AccessFields {
+  method: string;
+  family: string;
+  route: string;
+  status: number;
+  durationMs?: number;
+  aborted?: true;
+}
+
+/**
+ * The one access line of a request. Only these fields: never headers, query strings or bodies,
+ * which can carry credentials. The ids are given explicitly: the line may be written outside the
+ * request's context ('finish', the parser's error).
+ */
+function logAccess(logger: Logger, context: RequestContext, fields: AccessFields): void {
+  logger.info({ requestId: context.requestId, traceId: context.traceId, ...fields }, 'request completed');
+}
+
+/**
+ * A request Node's HTTP parser refused, before any middleware saw it: its ids (a new trace,
+ * sampled, as every request's), its access line and its count, with no method or route read
+ * from it. Not timed: when it began is unknown.
+ */
+export function observeUnparsed(logger: Logger, status: number): RequestContext {
+  const context = contextFromHeaders({});
+  metrics.httpRequest('other', undefined, status, undefined);
+  logAccess(logger, context, { method: UNPARSED, family: 'other', route: UNPARSED, status });
+  return context;
+}
+
 function tracedContext(req: Request, family: string): RequestContext {
   const path = req.originalUrl.split('?')[0];
   return incomingContext(req.headers, req.method, {
@@ -46,18 +84,14 @@ export function observeRequests(logger: Logger) {
         });
       }
       if (!logger.isLevelEnabled('info')) return;
-      // Only these fields: never headers, query strings or bodies, which can carry credentials.
-      // The ids are given explicitly: 'finish' may be emitted outside the request's context.
-      logger.info({
-        requestId: context.requestId,
-        traceId: context.traceId,
+      logAccess(logger, context, {
         method: req.method,
         family,
-        route: typeof route === 'string' ? route : undefined,
+        route: typeof route === 'string' ? route : NO_ROUTE,
         status,
         durationMs: Math.round(durationMs * 10) / 10,
-        ...(res.writableFinished ? {} : { aborted: true }),
-      }, 'request completed');
+        ...(res.writableFinished ? {} : { aborted: true as const }),
+      });
     };
     res.once('finish', record);
     res.once('close', record);
