@@ -97,6 +97,9 @@ describe('AnthropicMessagesProvider.create', () => {
       [{ input_tokens: 3, output_tokens: 2.5 }, 'usage.output_tokens'],
       [{ input_tokens: 3, cache_read_input_tokens: -1, output_tokens: 2 }, 'usage.cache_read_input_tokens'],
       [{ input_tokens: 3, cache_creation: { ephemeral_1h_input_tokens: 2_000_000_000 }, output_tokens: 2 }, 'usage.cache_creation.ephemeral_1h_input_tokens'],
+      // Strings are malformed, never read as none (the cached tokens would vanish from the bill).
+      [{ input_tokens: 3, cache_read_input_tokens: '100', output_tokens: 2 }, 'usage.cache_read_input_tokens'],
+      [{ input_tokens: 3, cache_creation_input_tokens: '50', output_tokens: 2 }, 'usage.cache_creation_input_tokens'],
     ];
     for (const [usage, field] of bad) {
       const error = await rejection(usageOfAnswer(usage));

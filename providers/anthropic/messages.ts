@@ -9,7 +9,7 @@
 // equal, and the SSE reader keeps only the data lines.
 
 import { ProviderError, type CountTokensCall, type MessagesCall, type MessagesProvider, type MessagesResult, type MessagesStreamEvent, type TokenUsage } from '../port';
-import { failedRead, OpenAiClient, readJsonObject, type ResponseBody } from '../openai/client';
+import { cancel, failedRead, OpenAiClient, readJsonObject, type ResponseBody } from '../openai/client';
 import { asObject, asOptionalObject, badShape, usageCount, type Json } from '../openai/shape';
 import { SseDataReader } from '../openai/sse';
 import { anthropicInput, anthropicUsage, streamError } from './wire';
@@ -157,16 +157,6 @@ function parseEvent(data: string): MessagesStreamEvent {
   const delta = event === 'content_block_delta' ? asOptionalObject(json.delta) : undefined;
   const outputDelta = delta?.type === 'text_delta' && typeof delta.text === 'string' ? delta.text : '';
   return { event, data: json, outputDelta };
-}
-
-/**
- * Closes the upstream connection mid-answer. undici reports that as an abort error on the
- * body; nobody may be reading it any more, so the error is expected and dropped here.
- */
-function cancel(body: ResponseBody): void {
-  if (body.destroyed) return;
-  body.on('error', () => undefined);
-  body.destroy();
 }
 
 /** Reads what is left of a finished body in the background, so its socket is reused. */

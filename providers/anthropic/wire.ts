@@ -3,7 +3,7 @@
 // simulated provider and the chat-to-messages translation ever produce).
 
 import { ProviderError, uncachedInput, withCacheCounts, type MessagesStreamEvent, type TokenUsage } from '../port';
-import { asOptionalObject, usageCount, type Json } from '../openai/shape';
+import { asOptionalObject, optionalUsageCount, usageCount, type Json } from '../openai/shape';
 
 /**
  * Anthropic counts cached prompt tokens apart from `input_tokens`: `cache_read_input_tokens`
@@ -26,10 +26,10 @@ export function anthropicInput(usage: Json | undefined): Omit<TokenUsage, 'outpu
   const uncached = usage?.input_tokens;
   if (typeof uncached !== 'number') return undefined;
   usageCount(uncached, 'usage.input_tokens');
-  const read = count(usage?.cache_read_input_tokens, 'usage.cache_read_input_tokens');
+  const read = optionalUsageCount(usage?.cache_read_input_tokens, 'usage.cache_read_input_tokens');
   const split = asOptionalObject(usage?.cache_creation);
-  const write1h = count(split?.ephemeral_1h_input_tokens, 'usage.cache_creation.ephemeral_1h_input_tokens');
-  const written = Math.max(count(usage?.cache_creation_input_tokens, 'usage.cache_creation_input_tokens'), count(split?.ephemeral_5m_input_tokens, 'usage.cache_creation.ephemeral_5m_input_tokens') + write1h);
+  const write1h = optionalUsageCount(split?.ephemeral_1h_input_tokens, 'usage.cache_creation.ephemeral_1h_input_tokens');
+  const written = Math.max(optionalUsageCount(usage?.cache_creation_input_tokens, 'usage.cache_creation_input_tokens'), optionalUsageCount(split?.ephemeral_5m_input_tokens, 'usage.cache_creation.ephemeral_5m_input_tokens') + write1h);
   return withCacheCounts({ inputTokens: uncached + read + written }, read, written - write1h, write1h);
 }
 
@@ -45,10 +45,6 @@ export function anthropicUsageJson(usage: TokenUsage): Json {
   return json;
 }
 
-/** An optional cache count: absent or null is none; a number must be a token count. */
-function count(value: unknown, what: string): number {
-  return typeof value === 'number' ? usageCount(value, what) : 0;
-}
 
 /**
  * An `error` event in the middle of a stream. Anthropic sends it for its own failures

@@ -101,6 +101,9 @@ describe('OpenAiChatProvider.complete', () => {
       [{ prompt_tokens: -1000, completion_tokens: 5 }, 'usage.prompt_tokens'],
       [{ prompt_tokens: 10, completion_tokens: 5, prompt_tokens_details: { cached_tokens: -3 } }, 'cached_tokens'],
       [{ prompt_tokens: 10, completion_tokens: 5, completion_tokens_details: { reasoning_tokens: 1.5 } }, 'reasoning_tokens'],
+      // A count sent as a string is malformed, never read as none (the prompt would be priced uncached).
+      [{ prompt_tokens: 50, completion_tokens: 5, prompt_tokens_details: { cached_tokens: '40' } }, 'cached_tokens'],
+      [{ prompt_tokens: 50, completion_tokens: 5, completion_tokens_details: { reasoning_tokens: '2' } }, 'reasoning_tokens'],
     ];
     for (const [usage, field] of bad) {
       const server = await rawServer(answer(usage));
@@ -182,6 +185,24 @@ describe('OpenAiChatProvider.stream', () => {
     await iterator.return?.();
     await until(() => upstream.clientAborts === aborts + 1);
     await p.close();
+  });
+
+  it('when the upstream answers a stream request with 200 and a body that is not an event stream, then it fails as protocol and the body is closed without an unhandled error', async () => {
+    // An HTML page still arriving: closing it makes undici report an abort on the body.
+    const server = await rawServer('HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ntransfer-encoding: chunked\r\n\r\n6\r\n<html>\r\n');
+    const p = new OpenAiChatProvider({ name: 'raw', baseUrl: `http://127.0.0.1:${port(server)}/v1`, maxBodyBytes: 1024 });
+    const unhandled: unknown[] = [];
+    const record = (error: unknown) => unhandled.push(error);
+    process.prependListener('uncaughtException', record);
+    try {
+      expect((await rejection(p.stream(call()))).kind).toBe('protocol');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    } finally {
+      process.removeListener('uncaughtException', record);
+      await p.close();
+      server.close();
+    }
+    expect(unhandled).toEqual([]);
   });
 
   it('when the signal fires mid-stream, then the iterator fails as timeout', async () => {

@@ -3,8 +3,8 @@
 // shared with the images adapter of the same entry).
 
 import { ProviderError, withCacheCounts, type ChatCall, type ChatCompletion, type ChatProvider, type ChatStreamChunk, type TokenUsage } from '../port';
-import { failedRead, OpenAiAdapter, readJsonObject, type OpenAiAdapterOptions, type ResponseBody } from './client';
-import { asArray, asObject, asOptionalObject, badShape, usageCount, type Json } from './shape';
+import { cancel, failedRead, OpenAiAdapter, readJsonObject, type OpenAiAdapterOptions, type ResponseBody } from './client';
+import { asArray, asObject, asOptionalObject, badShape, optionalUsageCount, usageCount, type Json } from './shape';
 import { SseDataReader } from './sse';
 
 /** Own connection settings, or the client shared with the entry's other adapters. */
@@ -41,7 +41,7 @@ export class OpenAiChatProvider extends OpenAiAdapter implements ChatProvider {
     const { statusCode, headers, body } = await this.client.post('/chat/completions', request, call.signal, 'sse');
     const type = headers['content-type'];
     if (typeof type === 'string' && !type.includes('text/event-stream')) {
-      body.destroy();
+      cancel(body);
       throw new ProviderError('protocol', `${this.name} answered a stream with content-type ${type}`, statusCode);
     }
     return cancellable(body, readChunks(body, call.signal));
@@ -74,7 +74,7 @@ async function* readChunks(body: ResponseBody, signal: AbortSignal): AsyncGenera
     // After [DONE] only the end of the body is left: read it so the socket is reused.
     // Otherwise the consumer stopped early or the stream broke: cancel the upstream.
     if (done) void drain(body, bytes);
-    else if (!body.destroyed) body.destroy();
+    else cancel(body);
   }
   // A clean end without [DONE] is a cut stream unless the answer had already finished.
   if (!finished) throw new ProviderError('protocol', 'stream ended before the answer finished');
@@ -96,7 +96,7 @@ function cancellable(body: ResponseBody, chunks: AsyncGenerator<ChatStreamChunk>
     [Symbol.asyncIterator]: () => ({
       next: () => chunks.next(),
       return: (value?: unknown) => {
-        if (!body.destroyed) body.destroy();
+        cancel(body);
         return chunks.return(value);
       },
     }),
@@ -145,6 +145,7 @@ function toUsage(value: unknown): TokenUsage | undefined {
   usageCount(output, 'usage.completion_tokens');
   const cached = asOptionalObject(usage?.prompt_tokens_details)?.cached_tokens;
   const reasoning = asOptionalObject(usage?.completion_tokens_details)?.reasoning_tokens;
-  const counted = withCacheCounts({ inputTokens: input, outputTokens: output }, typeof cached === 'number' ? Math.min(usageCount(cached, 'usage.prompt_tokens_details.cached_tokens'), input) : 0, 0, 0);
-  return typeof reasoning === 'number' && usageCount(reasoning, 'usage.completion_tokens_details.reasoning_tokens') > 0 ? { ...counted, reasoningTokens: Math.min(reasoning, output) } : counted;
+  const counted = withCacheCounts({ inputTokens: input, outputTokens: output }, Math.min(optionalUsageCount(cached, 'usage.prompt_tokens_details.cached_tokens'), input), 0, 0);
+  const reasoned = optionalUsageCount(reasoning, 'usage.completion_tokens_details.reasoning_tokens');
+  return reasoned > 0 ? { ...counted, reasoningTokens: Math.min(reasoned, output) } : counted;
 }

@@ -148,6 +148,17 @@ export abstract class OpenAiAdapter {
 }
 
 /** Reads a whole 2xx body as one JSON object. */
+/**
+ * Closes the upstream connection mid-answer. undici reports that as an abort error on the body;
+ * nobody may be reading it any more (a stream refused for its content type, a consumer gone), so
+ * the error is expected and dropped here: an 'error' event with no listener would end the process.
+ */
+export function cancel(body: ResponseBody): void {
+  if (body.destroyed) return;
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
 export async function readJsonObject(body: ResponseBody, signal: AbortSignal): Promise<Json> {
   try {
     return asObject(JSON.parse(await body.text()), 'response');
@@ -202,7 +213,7 @@ async function errorDetail(body: ResponseBody): Promise<{ text: string; reason?:
   } catch {
     // The status is what matters; an unreadable error body adds nothing.
   } finally {
-    if (!body.destroyed) body.destroy();
+    cancel(body);
   }
   try {
     const message = asOptionalObject(asOptionalObject(JSON.parse(text))?.error)?.message;

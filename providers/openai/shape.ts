@@ -32,3 +32,13 @@ export const MAX_USAGE_TOKENS = 1_000_000_000;
 export function usageCount(value: number, what: string): number {
   return Number.isSafeInteger(value) && value >= 0 && value <= MAX_USAGE_TOKENS ? value : badShape(`${what} (a token count from 0 to ${MAX_USAGE_TOKENS}, not ${value})`);
 }
+
+/**
+ * A count the wire may leave out: absent or null is none (0); anything else must be a token
+ * count. A count sent as a string ("40") is a malformed answer, never read as none: that would
+ * price cached tokens at the full input price, or drop them from the bill.
+ */
+export function optionalUsageCount(value: unknown, what: string): number {
+  if (value === undefined || value === null) return 0;
+  return typeof value === 'number' ? usageCount(value, what) : badShape(`${what} (a token count, not ${JSON.stringify(value)?.slice(0, 40)})`);
+}
