@@ -105,7 +105,7 @@ export function prepareChat<R, P extends StreamPiece>(deps: ChatDeps, wire: Inbo
   const output = requireEligible(resolved.model, 'TEXT_OUTPUT');
   const route = served.map((u) => ({ provider: u.provider, weight: u.weight, upstream: upstreamFor(resolved, u.adapters, parsed.call(maxTokens, u.upstream_model, input.directives)) }));
   const upstream = route[0].upstream;
-  const prices = chatPrices(resolved.model, output);
+  const prices = chatPrices(resolved.model, output, maxTokens);
   const estimate = reservationEstimate(input.bodyBytes, maxTokens, promptPriceBound(prices), prices.output);
   return { resolved, parsed, upstream, route, estimate, prices, inputBytes: input.bodyBytes, maxTokens };
 }

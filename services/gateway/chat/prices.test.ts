@@ -37,6 +37,15 @@ describe('a chat\'s usage lines', () => {
     expect(usageLines(inputOnly, { inputTokens: 8, outputTokens: 3, promptCounted: true })[0]).toEqual({ unit: 'TEXT_INPUT', quantity: 8, unitPrice: 1000 });
   });
 
+  it('when the provider reports more output than the max_tokens it was asked for, then only max_tokens are billed (reasoning within them)', () => {
+    const capped = chatPrices(model({ TEXT_INPUT: 1000, TEXT_OUTPUT: 4000 }), 4000, 16);
+    expect(usageLines(capped, { inputTokens: 10, outputTokens: 1000, reasoningTokens: 900 })).toEqual([
+      { unit: 'TEXT_INPUT', quantity: 10, unitPrice: 1000 },
+      { unit: 'TEXT_OUTPUT', quantity: 16, unitPrice: 4000, reasoningTokens: 16 },
+    ]);
+    expect(usageLines(capped, { inputTokens: 10, outputTokens: 4 }).at(-1)).toEqual({ unit: 'TEXT_OUTPUT', quantity: 4, unitPrice: 4000 });
+  });
+
   it('when the provider said how many output tokens were reasoning, then the output line carries the count, billed as output', () => {
     expect(usageLines(priced, { inputTokens: 12, outputTokens: 9, reasoningTokens: 5 }).at(-1)).toEqual({ unit: 'TEXT_OUTPUT', quantity: 9, unitPrice: 4000, reasoningTokens: 5 });
     expect(usageLines(priced, { inputTokens: 12, outputTokens: 3, reasoningTokens: 5 }).at(-1)).toEqual({ unit: 'TEXT_OUTPUT', quantity: 3, unitPrice: 4000, reasoningTokens: 3 });

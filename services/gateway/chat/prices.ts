@@ -19,6 +19,12 @@ export interface ChatPrices {
   output: number;
   /** The catalog's own prices of the prompt-cache units it prices; the others are billed by the rule above. */
   cache: Partial<Record<CacheUnit, number>>;
+  /**
+   * The max_tokens the gateway asked the provider for: no more output than this is billed. A
+   * provider cannot produce more; a count above it is the provider's error, not the customer's
+   * cost (reasoning and thinking tokens are part of the output and of this bound).
+   */
+  maxOutputTokens?: number;
 }
 
 /** Each prompt-cache unit: its count in a usage, and the cache unit it refines (none: TEXT_INPUT). */
@@ -29,13 +35,13 @@ const CACHE_UNITS: readonly { unit: CacheUnit; count: (usage: TokenUsage) => num
 ];
 
 /** The model's prices for a chat whose output price has been checked eligible. */
-export function chatPrices(model: CatalogModel, output: number): ChatPrices {
+export function chatPrices(model: CatalogModel, output: number, maxOutputTokens?: number): ChatPrices {
   const cache: ChatPrices['cache'] = {};
   for (const { unit } of CACHE_UNITS) {
     const price = model.prices[unit];
     if (price !== undefined) cache[unit] = price;
   }
-  return { input: model.prices.TEXT_INPUT ?? 0, output, cache };
+  return { input: model.prices.TEXT_INPUT ?? 0, output, cache, ...(maxOutputTokens !== undefined ? { maxOutputTokens } : {}) };
 }
 
 /** What a prompt token of a cache unit is billed at: its own price, else the price of the unit it refines. */
@@ -62,7 +68,7 @@ export function promptPriceFloor(prices: ChatPrices): number {
  * The lines of a chat's usage: the uncached prompt as TEXT_INPUT (a prompt the gateway counted
  * itself at the floor price above), each cache count above zero at
  * its unit, the output as TEXT_OUTPUT (reasoning included, as providers bill it; the line says how
- * many were reasoning when the provider did). The same counts always give the same lines (a progress
+ * many were reasoning when the provider did), at most the max_tokens the provider was asked for. The same counts always give the same lines (a progress
  * record and the settle agree unit by unit).
  */
 export function usageLines(prices: ChatPrices, usage: TokenUsage): UsageLine[] {
@@ -71,8 +77,9 @@ export function usageLines(prices: ChatPrices, usage: TokenUsage): UsageLine[] {
     const quantity = count(usage) ?? 0;
     if (quantity > 0) lines.push({ unit, quantity, unitPrice: cachePrice(prices, unit) });
   }
-  const reasoning = Math.min(usage.reasoningTokens ?? 0, usage.outputTokens);
-  lines.push({ unit: 'TEXT_OUTPUT', quantity: usage.outputTokens, unitPrice: prices.output, ...(reasoning > 0 ? { reasoningTokens: reasoning } : {}) });
+  const output = Math.min(usage.outputTokens, prices.maxOutputTokens ?? usage.outputTokens);
+  const reasoning = Math.min(usage.reasoningTokens ?? 0, output);
+  lines.push({ unit: 'TEXT_OUTPUT', quantity: output, unitPrice: prices.output, ...(reasoning > 0 ? { reasoningTokens: reasoning } : {}) });
   return lines;
 }
 
