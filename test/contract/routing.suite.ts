@@ -72,8 +72,8 @@ export function writeRoutingCatalog(path: string, upstreamUrl: string): string {
     profiles: [{ ...imageProfile, profile_id: '6e2f8a52-3c1e-4c8e-9a55-1d2a7b0c9e98', upstream_model: 'up-image-a', providers: [{ provider: 'local-image-503', weight: 1000 }, { provider: 'local-healthy', weight: 1, upstream_model: 'up-image-b' }] }],
   });
   base.providers['local-down-b'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'status=502' } };
-  // Profiles of one upstream: a stream cut after output, and an answer slower than the call's deadline.
-  for (const [i, [provider, model, behaviour]] of ([['local-solo-cut', 'solo-cut-chat', 'break-after=3'], ['local-solo-slow', 'solo-slow-chat', 'delay=6000']] as const).entries()) {
+  // Profiles of one upstream: a stream cut after output, an answer slower than the call's deadline, a 429.
+  for (const [i, [provider, model, behaviour]] of ([['local-solo-cut', 'solo-cut-chat', 'break-after=3'], ['local-solo-slow', 'solo-slow-chat', 'delay=6000'], ['local-solo-429', 'solo-429-chat', 'status=429']] as const).entries()) {
     base.providers[provider] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': behaviour } };
     base.models.push({ ...chatModel, id: model, profiles: [{ ...profile, profile_id: `6e2f8a52-3c1e-4c8e-9a55-1d2a7b0c9e9${i}`, upstream_model: 'up-model-a', providers: [{ provider }] }] });
   }
@@ -213,6 +213,13 @@ export function routingSuite(hostName: string, start: () => Promise<RoutingDeplo
       const now = await attempts(d.url);
       expect((now['local-solo-cut/broken'] ?? 0) - (before['local-solo-cut/broken'] ?? 0)).toBe(1);
       expect((await circuits())['local-solo-cut']).toMatchObject({ state: 'closed', consecutive_failures: 1 });
+    });
+
+    it('when the only upstream answers 429, then the call is 502 provider_error (the provider\'s rate, not the request\'s fault), nothing charged', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const answer = await chat(d.url, apiKey, { ...hello, max_tokens: 8 }, { model: 'solo-429-chat' });
+      expect([answer.status, answer.body.error?.code]).toEqual([502, 'provider_error']);
+      expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000, held: 0 });
     });
 
     it('when a call reaches its own deadline before the upstream answers, then it is 504 and the upstream\'s circuit is untouched', async () => {

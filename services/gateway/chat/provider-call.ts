@@ -25,7 +25,9 @@ export function toGatewayProviderError(error: unknown): GatewayError {
   metrics.providerError(error instanceof ProviderError ? error.kind : 'other');
   if (error instanceof ProviderError) {
     const message = customerProviderMessage(error);
-    if (error.kind === 'rejected') return new GatewayError('provider_rejected', message);
+    // A 429 is the provider's rate, not the request's fault: a provider failure (502, which the
+    // SDKs retry), as the routing table says for every upstream failing.
+    if (error.kind === 'rejected' && error.upstreamStatus !== 429) return new GatewayError('provider_rejected', message);
     if (error.kind === 'timeout') return new GatewayError('provider_timeout', message);
     return new GatewayError('provider_error', message);
   }
