@@ -38,6 +38,15 @@ describe('OpenAiClient shared by adapters', () => {
     await expect(images.generate(imageCall())).rejects.toMatchObject({ kind: 'unavailable' });
   });
 
+  it('when the client is built, then its pool has no header or body timeout of its own: only the call\'s deadline (its signal) cuts a call', async () => {
+    const client = new OpenAiClient({ name: 'patient', baseUrl: upstream.url, maxBodyBytes: 4096 });
+    // undici keeps a pool's options under its own symbol; its default would cut a silent upstream at 300 s.
+    const pool = (client as unknown as { pool: object }).pool as Record<symbol, unknown>;
+    const options = Object.getOwnPropertySymbols(pool).map((symbol) => pool[symbol]).find((value): value is Record<string, unknown> => typeof value === 'object' && value !== null && 'headersTimeout' in value);
+    expect(options).toMatchObject({ headersTimeout: 0, bodyTimeout: 0 });
+    await client.close();
+  });
+
   it('when the client is closed again, during and after the first close, then every close resolves', async () => {
     const client = new OpenAiClient({ name: 'twice', baseUrl: upstream.url, maxBodyBytes: 4096 });
     await expect(Promise.all([client.close(), client.close()])).resolves.toEqual([undefined, undefined]);

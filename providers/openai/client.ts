@@ -67,7 +67,10 @@ export class OpenAiClient {
     this.name = options.name;
     this.maxBodyBytes = options.maxBodyBytes;
     this.prefix = url.pathname.replace(/\/+$/, '');
-    this.pool = new Pool(url.origin, { connections: options.connections ?? 128, pipelining: 1 });
+    // No timeouts of undici's own (300 s for headers and between body chunks by default): every
+    // call carries the gateway's deadline as its signal (GATEWAY_PROVIDER_TIMEOUT_MS, up to an
+    // hour; an image's artifact wait, up to a day), and only that may cut it, as documented.
+    this.pool = new Pool(url.origin, { connections: options.connections ?? 128, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
     const headers: Record<string, string> = { ...options.headers, 'content-type': 'application/json' };
     if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
     this.jsonHeaders = { ...headers, accept: 'application/json' };
