@@ -85,6 +85,24 @@ describe('AnthropicMessagesProvider.create', () => {
     expect(await usageOfAnswer(usage)).toEqual({ inputTokens: 113, outputTokens: 2, cacheReadTokens: 100, cacheWriteTokens: 10 });
   });
 
+  it('when a 200 answer is not a message (an error body, no content blocks, content as a string, a block without its type), then it is a protocol error: never relayed nor charged', async () => {
+    const usage = { input_tokens: 3, output_tokens: 2 };
+    const bad: Array<[Record<string, unknown>, string]> = [
+      [{ id: 'msg_1', type: 'message', usage }, 'content'],
+      [{ id: 'msg_1', type: 'message', content: 'hi', usage }, 'content'],
+      [{ id: 'msg_1', type: 'message', content: [{ text: 'hi' }], usage }, 'content[0].type'],
+      [{ type: 'error', error: { type: 'api_error', message: 'x' }, usage }, 'type'],
+    ];
+    for (const [answer, field] of bad) {
+      const server = await rawServer(jsonReply(answer));
+      const p = rawProvider(server);
+      const error = await rejection(p.create(call()));
+      await p.close();
+      server.close();
+      expect([answer, error.kind, error.message.includes(field)]).toEqual([answer, 'protocol', true]);
+    }
+  });
+
   it('when the usage splits its cache writes by lifetime, then the one-hour writes are said apart; null counts are none', async () => {
     const usage = { input_tokens: 5, cache_creation_input_tokens: 30, cache_read_input_tokens: null, cache_creation: { ephemeral_5m_input_tokens: 10, ephemeral_1h_input_tokens: 20 }, output_tokens: 1 };
     expect(await usageOfAnswer(usage)).toEqual({ inputTokens: 35, outputTokens: 1, cacheWriteTokens: 10, cacheWrite1hTokens: 20 });

@@ -10,7 +10,7 @@
 
 import { ProviderError, type CountTokensCall, type MessagesCall, type MessagesProvider, type MessagesResult, type MessagesStreamEvent, type TokenUsage } from '../port';
 import { cancel, failedRead, OpenAiClient, readJsonObject, type ResponseBody } from '../openai/client';
-import { asObject, asOptionalObject, badShape, usageCount, type Json } from '../openai/shape';
+import { asArray, asObject, asOptionalObject, badShape, usageCount, type Json } from '../openai/shape';
 import { SseDataReader } from '../openai/sse';
 import { anthropicInput, anthropicUsage, streamError } from './wire';
 
@@ -49,6 +49,12 @@ export class AnthropicMessagesProvider implements MessagesProvider {
     const { body: answer } = await this.client.post('/messages', payload, call.signal, 'json');
     call.answered?.();
     const message = await readJsonObject(answer, call.signal);
+    // What is relayed must be a message: an error body or a message without its content blocks
+    // sent with 200 is a malformed answer (tried on the next upstream, charged nothing).
+    if (message.type !== 'message') badShape('type (a message)');
+    asArray(message.content, 'content').forEach((block, i) => {
+      if (typeof asObject(block, `content[${i}]`).type !== 'string') badShape(`content[${i}].type`);
+    });
     return { message, usage: anthropicUsage(message.usage) ?? badShape('usage') };
   }
 
