@@ -214,6 +214,28 @@ describe('AnthropicMessagesProvider.stream', () => {
     expect(events.map((e) => e.usage)).toEqual([{ inputTokens: 7, outputTokens: 1 }, undefined, { inputTokens: 10, outputTokens: 4, cacheReadTokens: 1 }, undefined]);
   });
 
+  it('when message_delta restates the prompt without the cache writes\' split by lifetime, or with null cache counts, then message_start\'s counts and split are kept', async () => {
+    const cached = { input_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 50, cache_creation: { ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 30 }, output_tokens: 1 };
+    const opening = { type: 'message_start', message: { id: 'msg_raw', type: 'message', role: 'assistant', content: [], usage: cached } };
+    const whole = { inputTokens: 155, outputTokens: 4, cacheReadTokens: 100, cacheWriteTokens: 20, cacheWrite1hTokens: 30 };
+    const restatements: Array<[Record<string, unknown>, Record<string, number>]> = [
+      // As Anthropic's MessageDeltaUsage: the totals again, no split.
+      [{ input_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 50, output_tokens: 4 }, whole],
+      // Null: unchanged.
+      [{ input_tokens: 5, cache_read_input_tokens: null, cache_creation_input_tokens: null, output_tokens: 4 }, whole],
+      // A changed write total keeps the one-hour part; the difference is of the default lifetime.
+      [{ cache_creation_input_tokens: 60, output_tokens: 4 }, { ...whole, inputTokens: 165, cacheWriteTokens: 30 }],
+    ];
+    for (const [restated, expected] of restatements) {
+      const server = await rawServer(sseReply([opening, delta('hi'), messageDelta(restated), { type: 'message_stop' }]));
+      const p = rawProvider(server);
+      const events = await collect(await p.stream(call()));
+      await p.close();
+      server.close();
+      expect([restated, events[2].usage]).toEqual([restated, expected]);
+    }
+  });
+
   it.each([
     ['overloaded_error', 'unavailable'],
     ['api_error', 'unavailable'],

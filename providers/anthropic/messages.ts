@@ -127,29 +127,46 @@ async function* readEvents(body: ResponseBody, signal: AbortSignal, state: ReadS
 
 /**
  * The usage of the stream so far. message_start says the input; message_delta says the
- * cumulative output and, from newer API versions, the input again (kept from message_start
- * when it does not).
+ * cumulative output and, from newer API versions, the input counts again. A count a delta
+ * states replaces the earlier one; one it leaves out or sends as null keeps the earlier one (as
+ * Anthropic's own types read a delta), and so does the split of cache writes by lifetime, which
+ * a delta restating only their total does not carry (a changed total keeps the one-hour part and
+ * puts the difference in the default lifetime).
  */
 class StreamUsage {
-  private input: Omit<TokenUsage, 'outputTokens'> | undefined;
+  /** message_start's usage object, as sent. */
+  private started: Json | undefined;
 
   read(event: MessagesStreamEvent): MessagesStreamEvent {
     if (event.event === 'message_start') {
-      const usage = anthropicUsage(asObject(event.data.message, 'message_start message').usage) ?? badShape('message_start usage');
-      const { outputTokens: _opening, ...input } = usage;
-      this.input = input;
+      const started = asOptionalObject(asObject(event.data.message, 'message_start message').usage);
+      const usage = anthropicUsage(started) ?? badShape('message_start usage');
+      this.started = started;
       return { ...event, usage };
     }
     if (event.event === 'message_delta') {
       const data = asOptionalObject(event.data.usage);
       const output = data?.output_tokens;
-      const input = anthropicInput(data) ?? this.input;
+      const input = anthropicInput(stated(this.started, data));
       if (typeof output !== 'number' || input === undefined) badShape('message_delta usage');
       const usage: TokenUsage = { ...input, outputTokens: usageCount(output, 'message_delta usage.output_tokens') };
       return { ...event, usage };
     }
     return event;
   }
+}
+
+/** `later`'s stated counts over `earlier`'s, one level into `cache_creation`; null or absent keeps the earlier. */
+function stated(earlier: Json | undefined, later: Json | undefined): Json | undefined {
+  if (!earlier || !later) return later ?? earlier;
+  const merged: Json = { ...earlier };
+  for (const [name, value] of Object.entries(later)) {
+    if (value === null || value === undefined) continue;
+    const before = asOptionalObject(earlier[name]);
+    const after = asOptionalObject(value);
+    merged[name] = name === 'cache_creation' && before && after ? stated(before, after)! : value;
+  }
+  return merged;
 }
 
 function parseEvent(data: string): MessagesStreamEvent {
