@@ -205,6 +205,23 @@ describe('OpenAiChatProvider.stream', () => {
     expect(unhandled).toEqual([]);
   });
 
+  it('when the stream sends an error object (first, or after output), then the iterator fails as unavailable there: the error is never a chunk to relay', async () => {
+    const error = { error: { message: 'Incorrect API key provided: sk-plat****wxyz at http://10.1.2.3:9000/v1', type: 'invalid_request_error' } };
+    for (const events of [[error], [{ choices: [{ index: 0, delta: { content: 'a' } }] }, error]]) {
+      const server = await rawServer(`HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}`);
+      const p = new OpenAiChatProvider({ name: 'raw', baseUrl: `http://127.0.0.1:${port(server)}/v1`, maxBodyBytes: 1024 });
+      const seen: unknown[] = [];
+      const failure = await rejection(
+        (async () => {
+          for await (const chunk of await p.stream(call())) seen.push(chunk.chunk);
+        })(),
+      );
+      await p.close();
+      server.close();
+      expect([seen.length, failure.kind]).toEqual([events.length - 1, 'unavailable']);
+    }
+  });
+
   it('when the signal fires mid-stream, then the iterator fails as timeout', async () => {
     const server = await rawServer('HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: {"choices":[{"delta":{"content":"a"}}]}\n\n');
     const p = new OpenAiChatProvider({ name: 'raw', baseUrl: `http://127.0.0.1:${port(server)}/v1`, maxBodyBytes: 1024 });

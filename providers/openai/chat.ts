@@ -110,6 +110,13 @@ function parseChunk(data: string): ChatStreamChunk {
   } catch (error) {
     throw error instanceof ProviderError ? error : new ProviderError('protocol', 'stream chunk is not JSON');
   }
+  // An error sent in the stream (OpenAI-compatible servers do, on a failure after the 200): the
+  // provider failed, before or after output. Its words stay in the log, never in the relay.
+  const error = asOptionalObject(chunk.error);
+  if (error && !Array.isArray(chunk.choices)) {
+    const message = typeof error.message === 'string' ? error.message : 'no message';
+    throw new ProviderError('unavailable', `upstream stream error: ${message.slice(0, 500)}`);
+  }
   const choice = Array.isArray(chunk.choices) ? asOptionalObject(chunk.choices[0]) : undefined;
   const content = asOptionalObject(choice?.delta)?.content;
   const usage = toUsage(chunk.usage);

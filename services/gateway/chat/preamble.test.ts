@@ -36,6 +36,8 @@ describe('a stream opened past its preamble', () => {
   it('when pieces show the client nothing (a role chunk without text, message_start, ping, an empty text block), then they are the preamble; text, tool calls, thinking, an end or usage are not', () => {
     expect(isPreamble(openAi({ role: 'assistant', content: '' }))).toBe(true);
     expect(isPreamble(openAi({ role: 'assistant' }))).toBe(true);
+    // Azure's first chunk: no choice yet, only its prompt filter results.
+    expect(isPreamble({ chunk: { choices: [], prompt_filter_results: [{ prompt_index: 0, content_filter_results: {} }] }, outputDelta: '' } as StreamPiece)).toBe(true);
     expect(isPreamble(anthropic('message_start', { message: { usage: { input_tokens: 3 } } }))).toBe(true);
     expect(isPreamble(anthropic('ping'))).toBe(true);
     expect(isPreamble(anthropic('content_block_start', { content_block: { type: 'text', text: '' } }))).toBe(true);

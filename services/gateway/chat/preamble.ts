@@ -1,5 +1,6 @@
 // A stream's preamble: the pieces an upstream sends before anything the client would see (an
-// OpenAI stream's opening chunk with the role and no text; an Anthropic stream's message_start,
+// OpenAI stream's opening chunk with the role and no text, or a chunk with no choice, as Azure's
+// first with its prompt filter results; an Anthropic stream's message_start,
 // ping, and the start of an empty text block). A stream is opened past it: a failure there (a cut
 // connection, a piece that is not JSON, a usage count no call can have) is a failure before any
 // output, so another upstream is tried or the call is answered with the error and its hold
@@ -25,6 +26,8 @@ export function isPreamble(piece: StreamPiece): boolean {
   }
   if (piece.usage !== undefined) return false;
   const choices = object((piece as { chunk?: unknown }).chunk)?.choices;
+  // No choice at all (Azure's first chunk, its prompt filter results): nothing shown yet.
+  if (Array.isArray(choices) && choices.length === 0) return true;
   if (!Array.isArray(choices) || choices.length !== 1) return false;
   const choice = object(choices[0]);
   if (!choice || (choice.finish_reason !== undefined && choice.finish_reason !== null)) return false;
