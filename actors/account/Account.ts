@@ -133,7 +133,9 @@ export class Account implements AccountApi, ActorInstance {
     const key = request.apiKeyId === null ? {} : ((await this.entries.get(request.apiKeyId))?.limits ?? {});
     const { now, resetAt, window } = await this.currentWindow();
     const windowStart = window.start;
-    const keyCount = request.apiKeyId === null ? { requests: 0, tokens: 0 } : (window.keys[request.apiKeyId] ?? { requests: 0, tokens: 0 });
+    // Counted in its rotation chain's window: a rotation neither resets nor doubles the key's rates.
+    const counted = request.apiKeyId === null ? null : (request.countAs ?? request.apiKeyId);
+    const keyCount = counted === null ? { requests: 0, tokens: 0 } : (window.keys[counted] ?? { requests: 0, tokens: 0 });
     // Every limit that applies, with what it has counted and what this call adds.
     const checks = [
       { scope: 'account' as const, limit: 'requests_per_minute' as const, max: account.requests_per_minute, used: window.account.requests, adds: 1 },
@@ -145,7 +147,7 @@ export class Account implements AccountApi, ActorInstance {
     const admitted = over === undefined;
     if (admitted) {
       window.account = { requests: window.account.requests + 1, tokens: window.account.tokens + request.tokens };
-      if (request.apiKeyId !== null) window.keys[request.apiKeyId] = { requests: keyCount.requests + 1, tokens: keyCount.tokens + request.tokens };
+      if (counted !== null) window.keys[counted] = { requests: keyCount.requests + 1, tokens: keyCount.tokens + request.tokens };
       this.window.save(window);
     }
     // The headers tell the tighter of the account's and the key's counts, after this call.
@@ -163,7 +165,7 @@ export class Account implements AccountApi, ActorInstance {
       admitted, windowStart,
       ...(requests ? { requests } : {}),
       ...(tokens ? { tokens } : {}),
-      ...(over ? { refused: { limit: over.limit, scope: over.scope, retryAfterMs: resetAt - now } } : {}),
+      ...(over ? { refused: { limit: over.limit, scope: over.scope, retryAfterMs: resetAt - now, max: over.max, adds: over.adds } } : {}),
     };
   }
 
@@ -174,14 +176,16 @@ export class Account implements AccountApi, ActorInstance {
     return { windowStart: window.start, resetAt, account: { ...window.account }, key };
   }
 
-  async correctTokens(request: { apiKeyId: string | null; windowStart: number; delta: number }): Promise<void> {
+  async correctTokens(request: { apiKeyId: string | null; windowStart: number; delta: number; requests?: number }): Promise<void> {
     const window = await this.window.load();
-    if (!window || window.start !== request.windowStart || request.delta === 0) return;
-    window.account.tokens = Math.max(0, window.account.tokens + request.delta);
+    const requests = request.requests ?? 0;
+    if (!window || window.start !== request.windowStart || (request.delta === 0 && requests === 0)) return;
+    window.account = { requests: Math.max(0, window.account.requests + requests), tokens: Math.max(0, window.account.tokens + request.delta) };
     const key = request.apiKeyId === null ? undefined : window.keys[request.apiKeyId];
-    if (key) key.tokens = Math.max(0, key.tokens + request.delta);
+    if (key) window.keys[request.apiKeyId!] = { requests: Math.max(0, key.requests + requests), tokens: Math.max(0, key.tokens + request.delta) };
     this.window.save(window);
   }
+
 
   async onReminder(): Promise<void> {}
 

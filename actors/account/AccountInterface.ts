@@ -64,6 +64,12 @@ export interface AdmitRequest {
   apiKeyId: string | null;
   /** The tokens the call may use at most (its input bound and frozen max_tokens); corrected at settle. */
   tokens: number;
+  /**
+   * The key whose window the call counts in, when not apiKeyId: the first key of its rotation
+   * chain, so a rotation neither resets the key's rates nor doubles them during its grace.
+   * apiKeyId still names the key whose limits apply (a successor carries its predecessor's).
+   */
+  countAs?: string;
 }
 
 export interface Admission {
@@ -74,7 +80,7 @@ export interface Admission {
   requests?: RateWindowView;
   tokens?: RateWindowView;
   /** Why it was refused: the limit and whose it is, and when to try again. */
-  refused?: { limit: RateLimitName; scope: 'account' | 'key'; retryAfterMs: number };
+  refused?: { limit: RateLimitName; scope: 'account' | 'key'; retryAfterMs: number; max: number; adds: number };
 }
 
 /** What the current minute window has counted, for the account and one key: read, never counted. */
@@ -114,8 +120,12 @@ export interface AccountApi {
   admit(request: AdmitRequest): Promise<Admission>;
   /** What the current window has counted so far (a read: nothing is counted). */
   rates(request: { apiKeyId: string | null }): Promise<RateUsage>;
-  /** After the call: its real tokens replace the admitted bound, if its window is still the current one. */
-  correctTokens(request: { apiKeyId: string | null; windowStart: number; delta: number }): Promise<void>;
+  /**
+   * After the call: its real tokens replace the admitted bound, if its window is still the
+   * current one; `requests: -1` gives its request back too (a call refused before anything was
+   * held). `apiKeyId`: the key whose window it counted in (AdmitRequest.countAs, else its key).
+   */
+  correctTokens(request: { apiKeyId: string | null; windowStart: number; delta: number; requests?: number }): Promise<void>;
 }
 
 export const ACCOUNT_METHODS = ['addKey', 'keys', 'key', 'revokeKey', 'rotateKey', 'status', 'setSuspended', 'setLimits', 'admit', 'rates', 'correctTokens'] as const satisfies readonly (keyof AccountApi)[];
@@ -138,7 +148,7 @@ export const ACCOUNT_ARGS = {
   status: z.looseObject({}),
   setSuspended: z.looseObject({ suspended: z.boolean() }),
   setLimits: z.looseObject({ apiKeyId: keyId.optional(), limits: limitsPatchSchema }),
-  admit: z.looseObject({ apiKeyId: keyId.nullable(), tokens: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER) }),
+  admit: z.looseObject({ apiKeyId: keyId.nullable(), tokens: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), countAs: keyId.optional() }),
   rates: z.looseObject({ apiKeyId: keyId.nullable() }),
-  correctTokens: z.looseObject({ apiKeyId: keyId.nullable(), windowStart: z.number().int().min(0), delta: z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER) }),
+  correctTokens: z.looseObject({ apiKeyId: keyId.nullable(), windowStart: z.number().int().min(0), delta: z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER), requests: z.number().int().min(-1).max(0).optional() }),
 } satisfies Record<(typeof ACCOUNT_METHODS)[number], z.ZodType>;

@@ -94,17 +94,50 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
         second = await chat(d.urls[1], apiKey, body, { headers: { 'x-sim-directive': 'tokens=5' } });
       }
       expect(second.status).toBe(200);
+      // Over what the window has left: 429, try again later.
+      const later = await chat(d.urls[0], apiKey, { ...hello, max_tokens: 380 });
+      expect([later.status, later.body.error?.param, later.body.error?.message]).toEqual([429, "tokens_per_minute", expect.any(String)]);
+      // Bigger than the whole limit: no wait lets it in, so it is not told to retry.
       const tooBig = await chat(d.urls[0], apiKey, { ...hello, max_tokens: 1000 });
-      expect([tooBig.status, tooBig.body.error?.param]).toEqual([429, 'tokens_per_minute']);
+      expect([tooBig.status, tooBig.body.error?.code, tooBig.body.error?.param, tooBig.headers.get('retry-after')]).toEqual([400, 'invalid_request', 'tokens_per_minute', null]);
+      expect(tooBig.body.error.message).toContain('can never be admitted');
+    });
+
+    it('when a key is rotated, then its successor counts in the same request window: the rotation neither resets nor doubles the rate', async () => {
+      await insideOneWindow(15_000);
+      const { apiKey, apiKeyId } = await limitedKey({ requests_per_minute: 2 });
+      for (const url of d.urls) expect((await chat(url, apiKey, hello)).status).toBe(200);
+      const rotated = await admin(d.urls[0], `/admin/v1/api-keys/${apiKeyId}/rotate`, { graceSeconds: 3600 });
+      expect(rotated.status).toBe(201);
+      await sleep(CACHE_BOUND_MS + 50);
+      // During the grace both keys work, and both are over the chain's two requests.
+      for (const credential of [rotated.body.apiKey as string, apiKey]) {
+        expect(await chat(d.urls[1], credential, hello)).toMatchObject({ status: 429, body: { error: { code: 'rate_limit_exceeded', param: 'requests_per_minute' } } });
+      }
+      const limits = await json(`${d.urls[0]}/api/distribution/api-credit/limits`, { headers: { authorization: `Bearer ${rotated.body.apiKey}` } });
+      // The successor reads the chain's count: the two requests its predecessor made.
+      expect(limits.body.rate_usage.key).toMatchObject({ requests: 2 });
+    });
+
+    it('when a call under a rate limit is refused for its funds (402), then it is answered with the rate headers and its request goes back to the window', async () => {
+      await insideOneWindow(15_000);
+      const { apiKey } = await limitedKey({ requests_per_minute: 2 }, { amount: 200_000 });
+      // Each asks a hold bigger than the balance: 402, nothing held.
+      for (let i = 0; i < 4; i++) {
+        const refused = await chat(d.urls[i % 2], apiKey, { ...hello, max_tokens: 4000 });
+        expect([refused.status, refused.body.error?.code, refused.headers.get('x-ratelimit-limit-requests'), refused.headers.get('x-ratelimit-remaining-requests')]).toEqual([402, 'insufficient_funds', '2', '2']);
+      }
+      // The refusals used none of the two requests: both calls that fit are served.
+      for (const url of d.urls) expect((await chat(url, apiKey, { ...hello, max_tokens: 4 }, { headers: { 'x-sim-directive': 'tokens=2' } })).status).toBe(200);
     });
 
     it('when tokens per minute are limited, then an embeddings call counts its input bound (UTF-8 bytes) at admission and its prompt tokens after', async () => {
       await insideOneWindow(15_000);
       const { apiKey } = await limitedKey({ tokens_per_minute: 16 }, { scopes: ['compat'] });
       const embed = (input: string) => json(`${d.urls[0]}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sim-embed', input }) });
-      // A bound of 20 tokens cannot fit the window: refused before anything is held.
+      // A bound of 20 tokens can never fit a limit of 16: refused (not told to retry) before anything is held.
       const tooBig = await embed('x'.repeat(20));
-      expect([tooBig.status, tooBig.body.error?.code, tooBig.body.error?.param]).toEqual([429, 'rate_limit_exceeded', 'tokens_per_minute']);
+      expect([tooBig.status, tooBig.body.error?.code, tooBig.body.error?.param]).toEqual([400, 'invalid_request', 'tokens_per_minute']);
       // 12 bytes counted at admission; the simulated provider counts 3 prompt tokens.
       const first = await embed('abcdefghijkl');
       expect([first.status, first.body.usage?.prompt_tokens]).toEqual([200, 3]);

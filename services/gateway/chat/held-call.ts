@@ -10,10 +10,9 @@ import { endModelCall } from '../../../lib/tracing';
 import type { TokenUsage } from '../../../providers/port';
 import { deadline } from '../deadline';
 import type { JsonAnswer } from '../http/answer';
-import { spendOf, type RateHeaderStyle } from '../limits/admission';
+import { spendOf, withRateHeaders, type RateHeaderStyle } from '../limits/admission';
 import { DEFAULT_PROGRESS, HoldProgress } from './hold-progress';
 import { retryable } from './pending-settlements';
-import { GatewayError } from '../../../lib/errors';
 import type { ChatDeps, ChatInput } from './prepare';
 import { openProviderCall, SETTLE_WAIT_MS, within, type CallRoute, type HoldHandle } from './provider-call';
 
@@ -72,9 +71,8 @@ export async function openHeldCall(deps: ChatDeps, input: ChatInput, terms: Held
     });
   } catch (error) {
     ended();
-    // Refused (402, 503): the call will use no tokens.
-    admitted?.correct(0);
-    throw error;
+    // Refused (402, 503): nothing held, so the call counts against no rate either.
+    throw admitted ? admitted.refused(error) : error;
   }
   const headers: Record<string, string> = {
     ...(admitted?.headers ?? {}),
@@ -110,10 +108,7 @@ export async function openHeldCall(deps: ChatDeps, input: ChatInput, terms: Held
       return settled;
     },
   };
-  const failed = (error: unknown) => {
-    if (!admitted || !(error instanceof GatewayError)) return error;
-    return new GatewayError(error.code, error.message, { param: error.param, extra: error.extra, bodyFields: error.bodyFields, headers: { ...admitted.headers, ...error.headers } });
-  };
+  const failed = (error: unknown) => (admitted ? withRateHeaders(error, admitted.headers) : error);
   return { hold, signal, headers, failed, ended };
 }
 

@@ -21,7 +21,7 @@ import type { Drain } from '../drain';
 import { checkBodySize } from '../chat/limits';
 import { logProviderFailure } from '../chat/provider-call';
 import { reply, type ImageReply } from './answer';
-import { spendOf, type RateAdmission } from '../limits/admission';
+import { spendOf, withRateHeaders, type RateAdmission } from '../limits/admission';
 import type { Caller } from '../middleware/auth';
 import { imageTaskId, parseIdempotencyKey, parseImageBody, requestFingerprint } from './request';
 
@@ -101,7 +101,7 @@ export class ImageService {
     const spend = input.limited ? spendOf(input.limited) : undefined;
     const taskId = imageTaskId(input.caller.accountId, input.caller.apiKeyId, idempotencyKey);
     const task = deps.tasks.of(taskId);
-    const started = await task.start({
+    const starting = task.start({
       ...(spend ? { spend } : {}),
       ...(input.limited?.spendKeyId !== undefined ? { spendKeyId: input.limited.spendKeyId } : {}),
       owner: input.caller,
@@ -116,10 +116,18 @@ export class ImageService {
       holdTtlMs: deps.images.holdTtlMs,
       call: { provider: chosen.provider, upstreamModel: chosen.upstream_model, prompt: request.prompt, responseFormat: request.responseFormat, passthrough: request.passthrough, ...(input.directives ? { directives: input.directives } : {}) },
     });
+    // Refused at the start (402, 409, 503): nothing held, so the request counts against no rate either.
+    const started = await starting.catch((error: unknown) => {
+      throw admitted ? admitted.refused(error) : error;
+    });
     // A task started before (a retry of its key) keeps the upstream it was sent to.
-    const view = started.role === 'owner'
-      ? await this.callProvider(task, started.task, deps.providers.get(started.task.provider) ?? provider)
-      : await this.awaitOwner(task, started.task, input.caller);
+    const view = await (started.role === 'owner'
+      ? this.callProvider(task, started.task, deps.providers.get(started.task.provider) ?? provider)
+      : this.awaitOwner(task, started.task, input.caller)
+    ).catch((error: unknown) => {
+      // Every answer of a call under a rate limit carries its headers, an error's too.
+      throw admitted ? withRateHeaders(error, admitted.headers) : error;
+    });
     const answer = reply(view, started.role === 'existing');
     return admitted ? { ...answer, headers: { ...admitted.headers, ...answer.headers } } : answer;
   }

@@ -20,6 +20,26 @@ export interface Admitted {
   headers: Record<string, string>;
   /** The tokens the call really used (input + output): the window counts them instead of the bound. */
   correct(actualTokens: number): void;
+  /**
+   * The call was refused before anything was held (402, 503): its request and tokens go back to
+   * the window (if still the current one), and the refusal is answered with the headers as they
+   * are after that. Returns the error to throw.
+   */
+  refused(error: unknown): unknown;
+}
+
+/** `error` answered with `headers` too (its own win), when it is a GatewayError. */
+export function withRateHeaders(error: unknown, headers: Record<string, string>): unknown {
+  if (!(error instanceof GatewayError)) return error;
+  return new GatewayError(error.code, error.message, { param: error.param, extra: error.extra, bodyFields: error.bodyFields, headers: { ...headers, ...error.headers } });
+}
+
+/** The admission as it reads once its call gave its request and tokens back. */
+function givenBack(admission: Admission, tokens: number): Admission {
+  const back = (view: RateWindowView | undefined, amount: number) => (view ? { ...view, remaining: Math.min(view.limit, view.remaining + amount) } : undefined);
+  const requests = back(admission.requests, 1);
+  const counted = back(admission.tokens, tokens);
+  return { admitted: true, windowStart: admission.windowStart, ...(requests ? { requests } : {}), ...(counted ? { tokens: counted } : {}) };
 }
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
@@ -45,6 +65,11 @@ export function rateHeaders(admission: Admission, style: RateHeaderStyle, now = 
   return { ...windowHeaders('requests', admission.requests, style, now), ...windowHeaders('tokens', admission.tokens, style, now) };
 }
 
+/** The key whose rate window a caller's calls count in: its rotation chain's first key (null: no key). */
+function countedAs(caller: Caller): string | null {
+  return caller.spendKeyId ?? caller.apiKeyId ?? null;
+}
+
 /** The caller's limits (from the projection its credential was read with). */
 export function limitsOf(caller: Caller): { account?: Limits; key?: Limits } {
   return caller.limits ?? {};
@@ -66,7 +91,7 @@ export class RateAdmission {
   async usage(caller: Caller): Promise<RateUsage | null> {
     const { account, key } = limitsOf(caller);
     if (!hasRateLimits(account) && !hasRateLimits(key)) return null;
-    return this.accounts.of(caller.accountId).rates({ apiKeyId: caller.apiKeyId ?? null });
+    return this.accounts.of(caller.accountId).rates({ apiKeyId: countedAs(caller) });
   }
 
   /**
@@ -77,11 +102,16 @@ export class RateAdmission {
     const { account, key } = limitsOf(caller);
     if (!hasRateLimits(account) && !hasRateLimits(key)) return null;
     const apiKeyId = caller.apiKeyId ?? null;
+    const counted = countedAs(caller);
     const actor = this.accounts.of(caller.accountId);
-    const admission = await actor.admit({ apiKeyId, tokens });
+    const admission = await actor.admit({ apiKeyId, tokens, ...(counted !== null && counted !== apiKeyId ? { countAs: counted } : {}) });
     const headers = rateHeaders(admission, style);
     if (!admission.admitted) {
-      const { limit, scope, retryAfterMs } = admission.refused!;
+      const { limit, scope, retryAfterMs, max, adds } = admission.refused!;
+      // A call bigger than the whole limit: no wait would let it in, so it is not told to retry.
+      if (adds > max) {
+        throw new GatewayError('invalid_request', `the call counts ${adds} tokens (its input estimated at 4 bytes a token, plus max_tokens), more than the ${scope}'s whole ${limit} of ${max}: it can never be admitted under it; ask for fewer max_tokens or send less input`, { param: limit, headers });
+      }
       throw new GatewayError('rate_limit_exceeded', `the ${scope}'s ${limit} is reached; try again in ${seconds(retryAfterMs)} s`, {
         param: limit,
         headers: { ...headers, 'retry-after': String(seconds(retryAfterMs)), 'retry-after-ms': String(Math.max(0, retryAfterMs)) },
@@ -92,7 +122,11 @@ export class RateAdmission {
       correct: (actualTokens) => {
         const delta = actualTokens - tokens;
         if (delta === 0 || admission.tokens === undefined) return;
-        actor.correctTokens({ apiKeyId, windowStart: admission.windowStart, delta }).catch(this.onCorrectionFailed);
+        actor.correctTokens({ apiKeyId: counted, windowStart: admission.windowStart, delta }).catch(this.onCorrectionFailed);
+      },
+      refused: (error) => {
+        actor.correctTokens({ apiKeyId: counted, windowStart: admission.windowStart, delta: -tokens, requests: -1 }).catch(this.onCorrectionFailed);
+        return withRateHeaders(error, rateHeaders(givenBack(admission, tokens), style));
       },
     };
   }

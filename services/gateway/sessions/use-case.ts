@@ -100,9 +100,8 @@ export class SessionService {
         leaseMs: this.deps.leaseMs,
       });
     } catch (error) {
-      // Refused (402, 409, 503): the run will use no tokens.
-      admitted?.correct(0);
-      throw error;
+      // Refused (402, 409, 503): nothing held, so the run counts against no rate either.
+      throw admitted ? admitted.refused(error) : error;
     }
     this.deps.wakeups.wake(sessionId);
     void carryRun(this.deps, { sessionId, runId, session, chat, accountId: owner.accountId, holdId: started.holdId, ...(admitted ? { admitted } : {}) });
