@@ -80,19 +80,23 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
    */
   private fitSpend(state: FundsState, spend: SpendScopes, amount: bigint): void {
     const now = this.ctx.now();
+    // What funds leases lock counts for the account: the actor cannot see the calls carved from
+    // them, nor tell an idle lease from a busy one until its gateway returns it.
+    const leased = leasedRest(state);
     const scopes = [
-      { scope: 'account' as const, limits: spend.account, spent: spentAt(state.spent, now), open: held(state) + leasedRest(state) },
+      { scope: 'account' as const, limits: spend.account, spent: spentAt(state.spent, now), open: held(state) + leased, leased },
       ...(spend.apiKeyId !== null && spend.key
-        ? [{ scope: 'key' as const, limits: spend.key, spent: this.keySpend.spentAt(spend.apiKeyId, now), open: heldForKey(state, spend.apiKeyId) }]
+        ? [{ scope: 'key' as const, limits: spend.key, spent: this.keySpend.spentAt(spend.apiKeyId, now), open: heldForKey(state, spend.apiKeyId), leased: 0n }]
         : []),
     ];
-    for (const { scope, limits, spent, open } of scopes) {
+    for (const { scope, limits, spent, open, leased: locked } of scopes) {
       for (const name of SPEND_LIMITS) {
         const limit = limits?.[name];
         if (limit === undefined || spent[name] + open + amount <= BigInt(limit)) continue;
-        throw new GatewayError('spend_limit_exceeded', `the ${scope}'s ${name} of ${limit} nano-USD would be passed: ${spent[name]} charged and ${open} held in the period, ${amount} asked; nothing is held`, {
+        const heldText = locked > 0n ? `${open} held (${open - locked} by open calls, ${locked} locked by funds leases until their gateways return them)` : `${open} held`;
+        throw new GatewayError('spend_limit_exceeded', `the ${scope}'s ${name} of ${limit} nano-USD would be passed: ${spent[name]} charged and ${heldText} in the period, ${amount} asked; nothing is held`, {
           param: name,
-          extra: { limit: name, scope, value: limit, spent: toJsonAmount(spent[name]), held: toJsonAmount(open), required: toJsonAmount(amount) },
+          extra: { limit: name, scope, value: limit, spent: toJsonAmount(spent[name]), held: toJsonAmount(open), ...(locked > 0n ? { leased: toJsonAmount(locked) } : {}), required: toJsonAmount(amount) },
         });
       }
     }
