@@ -186,7 +186,6 @@ export class Account implements AccountApi, ActorInstance {
     this.window.save(window);
   }
 
-
   async onReminder(): Promise<void> {}
 
   private async add(entry: ApiKeyEntry): Promise<ApiKeyEntry> {

@@ -66,10 +66,10 @@ export function promptPriceFloor(prices: ChatPrices): number {
 
 /**
  * The lines of a chat's usage: the uncached prompt as TEXT_INPUT (a prompt the gateway counted
- * itself at the floor price above), each cache count above zero at
- * its unit, the output as TEXT_OUTPUT (reasoning included, as providers bill it; the line says how
- * many were reasoning when the provider did), at most the max_tokens the provider was asked for. The same counts always give the same lines (a progress
- * record and the settle agree unit by unit).
+ * itself at the floor price above), each cache count above zero at its unit, the output as
+ * TEXT_OUTPUT (reasoning included, as providers bill it; the line says how many were reasoning
+ * when the provider did), at most the max_tokens the provider was asked for. The same counts
+ * always give the same lines (a progress record and the settle agree unit by unit).
  */
 export function usageLines(prices: ChatPrices, usage: TokenUsage): UsageLine[] {
   const lines: UsageLine[] = [{ unit: 'TEXT_INPUT', quantity: uncachedInput(usage), unitPrice: usage.promptCounted ? promptPriceFloor(prices) : prices.input }];
