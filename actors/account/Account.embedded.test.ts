@@ -133,6 +133,51 @@ describe('Account actor', () => {
     expect((await a.admit({ apiKeyId: null, tokens: 0 })).tokens).toMatchObject({ remaining: 700 });
   });
 
+  it('when a rotated key and its successor count as their chain (countAs), then both share one window: the rotation neither resets nor doubles the rate', async () => {
+    await awayFromMinuteEdge();
+    const a = account();
+    await a.addKey(key(32));
+    await a.setLimits({ apiKeyId: 'key_32', limits: { requests_per_minute: 2, tokens_per_minute: 100 } });
+    expect(await a.admit({ apiKeyId: 'key_32', tokens: 10 })).toMatchObject({ admitted: true, requests: { remaining: 1 } });
+    await a.rotateKey({ apiKeyId: 'key_32', successor: { apiKeyId: 'key_33', hash: hash(33), prefix: 'sk-payg-33' }, graceMs: 3600_000 });
+    // The successor carries the limits and goes on with the chain's count; then both keys are over it.
+    expect(await a.admit({ apiKeyId: 'key_33', tokens: 10, countAs: 'key_32' })).toMatchObject({ admitted: true, requests: { limit: 2, remaining: 0 }, tokens: { remaining: 80 } });
+    expect(await a.admit({ apiKeyId: 'key_33', tokens: 10, countAs: 'key_32' })).toMatchObject({ admitted: false, refused: { limit: 'requests_per_minute', scope: 'key' } });
+    expect(await a.admit({ apiKeyId: 'key_32', tokens: 10 })).toMatchObject({ admitted: false, refused: { limit: 'requests_per_minute', scope: 'key' } });
+    expect((await a.rates({ apiKeyId: 'key_32' })).key).toEqual({ requests: 2, tokens: 20 });
+    expect((await a.rates({ apiKeyId: 'key_33' })).key).toEqual({ requests: 0, tokens: 0 });
+  });
+
+  it('when a call\'s tokens alone are above a whole tokens_per_minute, then that limit is named (max below adds) before any other that is over', async () => {
+    await awayFromMinuteEdge();
+    const a = account();
+    await a.addKey(key(34));
+    await a.setLimits({ limits: { requests_per_minute: 1, tokens_per_minute: 10_000 } });
+    await a.setLimits({ apiKeyId: 'key_34', limits: { tokens_per_minute: 1000 } });
+    expect(await a.admit({ apiKeyId: 'key_34', tokens: 900 })).toMatchObject({ admitted: true });
+    // The account's requests are used up and the key's tokens too, but 2,000 could never fit 1,000.
+    const refused = await a.admit({ apiKeyId: 'key_34', tokens: 2000 });
+    expect(refused).toMatchObject({ admitted: false, refused: { limit: 'tokens_per_minute', scope: 'key', max: 1000, adds: 2000 } });
+    // A call that fits the limit, but not what is left of it now, is told which limit to wait for.
+    expect(await a.admit({ apiKeyId: 'key_34', tokens: 200 })).toMatchObject({ admitted: false, refused: { limit: 'requests_per_minute', scope: 'account', max: 1, adds: 1 } });
+    expect((await a.rates({ apiKeyId: 'key_34' })).key).toEqual({ requests: 1, tokens: 900 });
+  });
+
+  it('when an admitted call is given back (requests: -1), then its request and tokens leave the window it was counted in, and only that window', async () => {
+    await awayFromMinuteEdge();
+    const a = account();
+    await a.addKey(key(35));
+    await a.setLimits({ apiKeyId: 'key_35', limits: { requests_per_minute: 1 } });
+    const admitted = await a.admit({ apiKeyId: 'key_35', tokens: 50 });
+    expect(await a.admit({ apiKeyId: 'key_35', tokens: 50 })).toMatchObject({ admitted: false });
+    await a.correctTokens({ apiKeyId: 'key_35', windowStart: admitted.windowStart, delta: -50, requests: -1 });
+    expect(await a.rates({ apiKeyId: 'key_35' })).toMatchObject({ account: { requests: 0, tokens: 0 }, key: { requests: 0, tokens: 0 } });
+    expect(await a.admit({ apiKeyId: 'key_35', tokens: 50 })).toMatchObject({ admitted: true, requests: { remaining: 0 } });
+    // A give-back naming a window that has passed changes nothing in the current one.
+    await a.correctTokens({ apiKeyId: 'key_35', windowStart: admitted.windowStart - 60_000, delta: -50, requests: -1 });
+    expect(await a.rates({ apiKeyId: 'key_35' })).toMatchObject({ account: { requests: 1, tokens: 50 }, key: { requests: 1, tokens: 50 } });
+  });
+
   it('when a limit is set to null, then it is removed; a rotated key keeps its limits', async () => {
     const a = account();
     await a.addKey(key(40));
@@ -145,5 +190,8 @@ describe('Account actor', () => {
   it('when an argument is malformed, then the host refuses it before the actor', async () => {
     await expect(account().addKey({ ...key(8), hash: 'not-a-hash' })).rejects.toMatchObject({ code: 'invalid_request' });
     await expect(account().rotateKey({ apiKeyId: 'key_8', successor: { apiKeyId: 'key_9', hash: hash(9), prefix: 'p' }, graceMs: -1 })).rejects.toMatchObject({ code: 'invalid_request' });
+    // A chain id is a key id; a give-back returns one request at most, never adds one.
+    await expect(account().admit({ apiKeyId: 'key_8', tokens: 1, countAs: '' })).rejects.toMatchObject({ code: 'invalid_request' });
+    for (const requests of [-2, 1]) await expect(account().correctTokens({ apiKeyId: null, windowStart: 0, delta: 0, requests })).rejects.toMatchObject({ code: 'invalid_request' });
   });
 });

@@ -143,7 +143,9 @@ export class Account implements AccountApi, ActorInstance {
       { scope: 'account' as const, limit: 'tokens_per_minute' as const, max: account.tokens_per_minute, used: window.account.tokens, adds: request.tokens },
       { scope: 'key' as const, limit: 'tokens_per_minute' as const, max: key.tokens_per_minute, used: keyCount.tokens, adds: request.tokens },
     ].filter((check): check is typeof check & { max: number } => check.max !== undefined);
-    const over = checks.find((check) => check.used + check.adds > check.max);
+    // A call bigger than a whole limit is named first: whatever else is over now, no later window
+    // would admit it, and the gateway must not tell its client to retry.
+    const over = checks.find((check) => check.adds > check.max) ?? checks.find((check) => check.used + check.adds > check.max);
     const admitted = over === undefined;
     if (admitted) {
       window.account = { requests: window.account.requests + 1, tokens: window.account.tokens + request.tokens };

@@ -62,7 +62,7 @@ export interface RateWindowView {
 export interface AdmitRequest {
   /** The key the call comes with (null: an OAuth credential, only the account's limits apply). */
   apiKeyId: string | null;
-  /** The tokens the call may use at most (its input bound and frozen max_tokens); corrected at settle. */
+  /** The call's token estimate (its input estimated from its size, plus its frozen max_tokens); corrected at settle. */
   tokens: number;
   /**
    * The key whose window the call counts in, when not apiKeyId: the first key of its rotation
@@ -79,7 +79,11 @@ export interface Admission {
   /** The tighter of the account's and the key's rates, when either is limited. */
   requests?: RateWindowView;
   tokens?: RateWindowView;
-  /** Why it was refused: the limit and whose it is, and when to try again. */
+  /**
+   * Why it was refused: the limit and whose it is, and when to try again; `max` the limit and
+   * `adds` what this call would count. `adds > max`: the call can never be admitted under it (such
+   * a limit is named before any other that is over).
+   */
   refused?: { limit: RateLimitName; scope: 'account' | 'key'; retryAfterMs: number; max: number; adds: number };
 }
 

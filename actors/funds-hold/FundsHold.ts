@@ -93,10 +93,12 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
       for (const name of SPEND_LIMITS) {
         const limit = limits?.[name];
         if (limit === undefined || spent[name] + open + amount <= BigInt(limit)) continue;
-        const heldText = locked > 0n ? `${open} held (${open - locked} by open calls, ${locked} locked by funds leases until their gateways return them)` : `${open} held`;
-        throw new GatewayError('spend_limit_exceeded', `the ${scope}'s ${name} of ${limit} nano-USD would be passed: ${spent[name]} charged and ${heldText} in the period, ${amount} asked; nothing is held`, {
+        // An idle lease can refuse a call while no call runs: the refusal says how much of what it
+        // counts is only locked by leases, which their gateways return once idle.
+        const heldText = scope === 'account' ? `${open} held (${open - locked} by open holds, ${locked} locked by funds leases until their gateways return them)` : `${open} held`;
+        throw new GatewayError('spend_limit_exceeded', `the ${scope}'s ${name} of ${limit} nano-USD would be passed: ${spent[name]} charged in the period and ${heldText} now, ${amount} asked; nothing is held`, {
           param: name,
-          extra: { limit: name, scope, value: limit, spent: toJsonAmount(spent[name]), held: toJsonAmount(open), ...(locked > 0n ? { leased: toJsonAmount(locked) } : {}), required: toJsonAmount(amount) },
+          extra: { limit: name, scope, value: limit, spent: toJsonAmount(spent[name]), held: toJsonAmount(open), ...(scope === 'account' ? { leased: toJsonAmount(locked) } : {}), required: toJsonAmount(amount) },
         });
       }
     }
@@ -233,7 +235,10 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
       spend_total: toJsonAmount(spent.spend_total),
       held: toJsonAmount(open),
     });
-    const account = figures(spentAt(state.spent, now), held(state) + leasedRest(state));
+    // `held` is what the account's limits count; `leased`, the part of it funds leases lock, tells
+    // why it may be above what calls in flight hold.
+    const leased = leasedRest(state);
+    const account = { ...figures(spentAt(state.spent, now), held(state) + leased), leased: toJsonAmount(leased) };
     if (request.apiKeyId === null) return { account, key: null };
     await this.keySpend.load([request.apiKeyId]);
     return { account, key: figures(this.keySpend.spentAt(request.apiKeyId, now), heldForKey(state, request.apiKeyId)) };

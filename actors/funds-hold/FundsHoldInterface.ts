@@ -216,8 +216,14 @@ export interface SpendFigures {
   held: number;
 }
 
+/** The account's figures: its `held` counts what its funds leases lock, told apart. */
+export interface AccountSpendFigures extends SpendFigures {
+  /** Of `held`, what funds leases lock (counted until their gateways return them, idle or not). */
+  leased: number;
+}
+
 export interface SpendView {
-  account: SpendFigures;
+  account: AccountSpendFigures;
   /** The key's figures (its spend key: the first key of a rotation chain); null when no key was asked for. */
   key: SpendFigures | null;
 }

@@ -25,10 +25,12 @@ export const errorAnswer = (description: string) => ({ description, content: { '
 export const CREDENTIAL_400 = 'ambiguous_credential (two Authorization headers, or Authorization and a different x-api-key)';
 /** A call refused by a rate limit of its key or account (docs/auth.md, "Limits"). */
 export const RATE_429 = 'rate_limit_exceeded: a requests_per_minute or tokens_per_minute of the key or the account is reached (param names it); Retry-After (seconds) and Retry-After-Ms say when the window starts again; nothing is held';
-export const SPEND_402 = 'spend_limit_exceeded: the hold would pass a spend_per_day, spend_per_month or spend_total of the key or the account (param names it); nothing is held';
+export const SPEND_402 = 'spend_limit_exceeded: the hold would pass a spend_per_day, spend_per_month or spend_total of the key or the account (param names it; extra: scope, value, spent, held and, for the account, leased: the part of held that idle or busy funds leases lock); nothing is held';
 export const RETRY_AFTER_HEADERS = { 'Retry-After': { schema: { type: 'integer' } }, 'Retry-After-Ms': { schema: { type: 'integer' } } };
 export const BODY_400 = 'invalid_json, invalid_utf8 (the body is not valid UTF-8)';
 export const BODY_413 = 'payload_too_large';
+/** A call counted in tokens under a rate limit may also be too large for a whole tokens_per_minute. */
+export const HELD_413 = `${BODY_413}: the body exceeds the effective limit; or, with param tokens_per_minute, the call's token count at admission (its input estimate plus max_tokens) alone is above the key's or the account's whole tokens_per_minute, so no window would admit it (no Retry-After; nothing held or counted)`;
 export const BODY_415 = 'unsupported_media_type: the body is not application/json, or has a content-encoding';
 /** A provider failure that is not the request's (docs/providers.md, "What the customer is told"). */
 export const PROVIDER_502 = "provider_error: the provider could not be reached, failed (5xx), broke off its answer, or refused the platform's own credentials (an upstream 401, 403 or 407); the message is generic and names no upstream, address or key (operators find the details in the gateway's log)";

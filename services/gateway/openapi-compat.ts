@@ -4,7 +4,7 @@
 
 import { COMPAT_GATE } from './compat/gate';
 import { CAPABILITIES } from './capabilities/gates';
-import { BODY_400, BODY_413, BODY_415, chatSuccess, CREDENTIAL_400, PROVIDER_502, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
+import { BODY_400, BODY_413, BODY_415, chatSuccess, HELD_413, CREDENTIAL_400, PROVIDER_502, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
 
 /**
  * Each route's error shape: the gateway's own, OpenAI's on /v1/chat/completions, Anthropic's on
@@ -35,7 +35,7 @@ const heldCallErrors = (invalid: string, shape: ErrorShape) => {
     '429': { ...error(RATE_429), headers: RETRY_AFTER_HEADERS },
     '403': error('credential_family_mismatch, model_not_eligible, capability_gate_closed, account_suspended'),
     '404': error('model_not_found'),
-    '413': error(BODY_413),
+    '413': error(HELD_413),
     '415': error(BODY_415),
     '502': error(PROVIDER_502),
     '503': error(UNAVAILABLE),

@@ -54,7 +54,9 @@ export const consoleSchemas = {
       key: windowCounts.nullable().describe("What it has counted for this key; null for a member token"),
     }).nullable().describe('Under a rate limit (the key\'s or the account\'s): what the current minute has counted (tokens as corrected once calls settle); null when neither has one'),
     spend_usage: z.object({
-      account: spendFigures.describe('What the whole account has been charged and holds open (its open holds and what its funds leases still lock)'),
+      account: spendFigures.extend({
+        leased: nano.describe('Of held, what funds leases lock: counted against the account\'s spend limits until their gateways return them (an idle lease after GATEWAY_FUNDS_LEASE_IDLE_MS), even with no call in flight'),
+      }).describe('What the whole account has been charged and holds open (its open holds and what its funds leases still lock)'),
       key: spendFigures.nullable().describe("The same for this key (its rotation chain counts as one key: the first key's id), its own open holds and its lease-carved calls that recorded progress; null for a member token"),
     }).describe('What the spend limits count, read from the FundsHold actor whether or not a spend limit is set'),
   }), 'output'),

@@ -4,7 +4,7 @@
 
 import { adminPaths, adminSchemas, adminSecuritySchemes } from './openapi-admin';
 import { anthropicMessageAnswer, balanceAnswer, imageSucceededAnswer, capabilitiesAnswer, catalogAnswer, chatCompletionAnswer, compatModelAnswer, countTokensAnswer, compatModelListAnswer, embeddingsAnswer, entitlementAnswer, openApiAnswer, streamEventAnswer } from './answer-schemas';
-import { BODY_400, BODY_415, chatSuccess, CREDENTIAL_400, jsonSchemaOf, NO_QUERY_400, PROVIDER_502, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
+import { BODY_400, BODY_415, chatSuccess, HELD_413, CREDENTIAL_400, jsonSchemaOf, NO_QUERY_400, PROVIDER_502, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
 import { errorSchemas } from './error-schemas';
 import { CANONICAL_UUID_HEX } from '../../lib/uuid';
 import { requestSchemas } from './request-schemas';
@@ -77,7 +77,7 @@ export const openApiDocument = {
           '429': { ...errorResponse(RATE_429), headers: RETRY_AFTER_HEADERS },
           '403': errorResponse('credential_family_mismatch (OAuth token), model_not_eligible or account_suspended'),
           '404': errorResponse('model_not_found'),
-          '413': errorResponse('payload_too_large'),
+          '413': errorResponse(HELD_413),
           '415': errorResponse('unsupported_media_type'),
           '502': errorResponse(PROVIDER_502),
           '503': errorResponse(UNAVAILABLE),

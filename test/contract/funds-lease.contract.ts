@@ -240,6 +240,23 @@ export function fundsLeaseContract(hostName: string, start: () => Promise<HostUn
       expect((await funds.getSpend({ apiKeyId: 'key_carving' })).key).toMatchObject({ held: 2000, spend_total: 50 });
     });
 
+    it('when an idle lease locks funds under an account spend limit, then the 402 and the spend read tell apart what leases lock from what open holds hold; once the lease is returned the call fits', async () => {
+      const { funds, leaseId } = await leasedAccount();
+      // A call carved from the lease was charged 50; the lease, idle now, still locks 9,950.
+      await funds.leaseBatch({ leaseId, ttlMs: 60_000, settle: [{ ...carved(1000), lines: usage(10, 20) }] });
+      const open = randomUUID();
+      await funds.reserve({ holdId: open, amount: 100, ttlMs: 60_000, ...meta });
+      const limited = { apiKeyId: null, account: { spend_per_day: 1000 } };
+      const refused = await funds.reserve({ holdId: randomUUID(), amount: 500, ttlMs: 60_000, ...meta, spend: limited }).then(() => undefined, (error: unknown) => error);
+      expect(refused).toMatchObject({ code: 'spend_limit_exceeded', param: 'spend_per_day', extra: { scope: 'account', spent: 50, held: 10_050, leased: 9950, required: 500 } });
+      expect((refused as Error).message).toContain('10050 held (100 by open holds, 9950 locked by funds leases');
+      expect((await funds.getSpend({ apiKeyId: null })).account).toEqual({ spend_per_day: 50, spend_per_month: 50, spend_total: 50, held: 10_050, leased: 9950 });
+      // The lease returned (as its gateway does once it is idle): only the open hold counts.
+      await funds.leaseBatch({ leaseId, ttlMs: 60_000, close: true });
+      expect((await funds.getSpend({ apiKeyId: null })).account).toMatchObject({ held: 100, leased: 0 });
+      await funds.reserve({ holdId: randomUUID(), amount: 500, ttlMs: 60_000, ...meta, spend: limited });
+    });
+
     it('when batches renew a lease, then it outlives its first ttl', async () => {
       const funds = t.client.of(t.account());
       await funds.credit({ amount: 10_000, reference: 'c' });

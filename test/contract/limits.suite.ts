@@ -77,7 +77,7 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       // Without a rate limit nothing is counted: no usage to tell.
       const unlimited = await fundedAccount(d.urls[0], 1_000_000);
       const nothing = { spend_per_day: 0, spend_per_month: 0, spend_total: 0, held: 0 };
-      expect((await json(`${d.urls[0]}/api/distribution/api-credit/limits`, { headers: { authorization: `Bearer ${unlimited.apiKey}` } })).body).toEqual({ key: {}, account: {}, rate_usage: null, spend_usage: { account: nothing, key: nothing } });
+      expect((await json(`${d.urls[0]}/api/distribution/api-credit/limits`, { headers: { authorization: `Bearer ${unlimited.apiKey}` } })).body).toEqual({ key: {}, account: {}, rate_usage: null, spend_usage: { account: { ...nothing, leased: 0 }, key: nothing } });
     });
 
     it('when tokens per minute are limited, then a call counts its bound at admission and its real tokens after, so the next call fits', async () => {
@@ -97,9 +97,9 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       // Over what the window has left: 429, try again later.
       const later = await chat(d.urls[0], apiKey, { ...hello, max_tokens: 380 });
       expect([later.status, later.body.error?.param, later.body.error?.message]).toEqual([429, "tokens_per_minute", expect.any(String)]);
-      // Bigger than the whole limit: no wait lets it in, so it is not told to retry.
+      // Bigger than the whole limit: no wait lets it in, so it is refused as too large, not told to retry.
       const tooBig = await chat(d.urls[0], apiKey, { ...hello, max_tokens: 1000 });
-      expect([tooBig.status, tooBig.body.error?.code, tooBig.body.error?.param, tooBig.headers.get('retry-after')]).toEqual([400, 'invalid_request', 'tokens_per_minute', null]);
+      expect([tooBig.status, tooBig.body.error?.code, tooBig.body.error?.param, tooBig.headers.get('retry-after')]).toEqual([413, 'payload_too_large', 'tokens_per_minute', null]);
       expect(tooBig.body.error.message).toContain('can never be admitted');
     });
 
@@ -137,7 +137,7 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       const embed = (input: string) => json(`${d.urls[0]}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sim-embed', input }) });
       // A bound of 20 tokens can never fit a limit of 16: refused (not told to retry) before anything is held.
       const tooBig = await embed('x'.repeat(20));
-      expect([tooBig.status, tooBig.body.error?.code, tooBig.body.error?.param]).toEqual([400, 'invalid_request', 'tokens_per_minute']);
+      expect([tooBig.status, tooBig.body.error?.code, tooBig.body.error?.param, tooBig.headers.get('retry-after')]).toEqual([413, 'payload_too_large', 'tokens_per_minute', null]);
       // 12 bytes counted at admission; the simulated provider counts 3 prompt tokens.
       const first = await embed('abcdefghijkl');
       expect([first.status, first.body.usage?.prompt_tokens]).toEqual([200, 3]);
@@ -213,7 +213,7 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       // What the key and the account have spent, as the limits count it (read before any limit is set).
       // The account's held counts what its funds leases still lock (these calls were carved from one); the key's, its own open holds.
       const counted = { spend_per_day: spent, spend_per_month: spent, spend_total: spent, held: 0 };
-      const accountCounted = { ...counted, held: expect.any(Number) };
+      const accountCounted = { ...counted, held: expect.any(Number), leased: expect.any(Number) };
       const spendUsage = async (url: string, credential: string) => (await json(`${url}/api/distribution/api-credit/limits`, { headers: { authorization: `Bearer ${credential}` } })).body.spend_usage;
       expect(await spendUsage(d.urls[1], apiKey)).toEqual({ account: accountCounted, key: counted });
       // A day limit that leaves room for less than one more call.

@@ -299,7 +299,7 @@ function Orders({ version }: { version: string }) {
 type Limits = Partial<Record<LimitName, number>>;
 /** What a scope has spent and holds, as its spend limits count it (GET …/limits, spend_usage). */
 interface SpendFigures { spend_per_day: number; spend_per_month: number; spend_total: number; held: number }
-interface CallerLimits { key: Limits | null; account: Limits; rate_usage: RateUsage | null; spend_usage: { account: SpendFigures; key: SpendFigures | null } }
+interface CallerLimits { key: Limits | null; account: Limits; rate_usage: RateUsage | null; spend_usage: { account: SpendFigures & { leased: number }; key: SpendFigures | null } }
 
 function LimitsView({ version }: { version: string }) {
   const limits = useLoad(() => json<CallerLimits>(`${BASE}/limits`), [version]);
@@ -333,7 +333,7 @@ function LimitsView({ version }: { version: string }) {
         { label: 'Used by the account', numeric: true, cell: ([name, , money]) => <span data-used={name}>{show(used('account', name, money), money)}</span> },
       ]} />}
       {d?.rate_usage && <p class="muted">Rates used in the minute that began at {new Date(d.rate_usage.window_start).toISOString().slice(11, 16)} UTC; it resets at {new Date(d.rate_usage.reset_at).toISOString().slice(11, 16)} UTC.</p>}
-      <p class="muted">A dash: no such limit. Spend counts what was charged in the period plus what calls in flight hold (now {usd(d?.spend_usage.account.held ?? 0)} for the account); a call that would pass a spend limit is refused (402 spend_limit_exceeded), a call over a rate gets 429 with Retry-After. Rates are counted per whole minute (tokens as corrected once calls settle); every answer of a call under a rate limit also tells what remains in its x-ratelimit headers.</p>
+      <p class="muted">A dash: no such limit. Spend counts what was charged in the period plus what calls in flight hold and funds leases lock (now {usd(d?.spend_usage.account.held ?? 0)} for the account, of it {usd(d?.spend_usage.account.leased ?? 0)} locked by leases until they are returned, a few seconds after the last call); a call that would pass a spend limit is refused (402 spend_limit_exceeded), a call over a rate gets 429 with Retry-After. Rates are counted per whole minute (tokens as corrected once calls settle); every answer of a call under a rate limit also tells what remains in its x-ratelimit headers.</p>
     </Section>
   );
 }

@@ -19,7 +19,7 @@ import { openProviderCall, SETTLE_WAIT_MS, within, type CallRoute, type HoldHand
 /** What a call holds for and how its usage is billed, known once the request passed every check. */
 export interface HeldCallTerms {
   estimate: number;
-  /** The most tokens the call may use: what a rate limit counts at admission. */
+  /** What a rate limit counts at admission, until the call's real tokens replace it (a chat's input is estimated, not bounded). */
   tokenBound: number;
   /** Whose rate-limit headers the answer carries. */
   rateStyle: RateHeaderStyle;

@@ -18,7 +18,7 @@ export type RateHeaderStyle = 'openai' | 'anthropic';
 /** A call admitted under a rate limit: its headers, and the correction of its token count once it is known. */
 export interface Admitted {
   headers: Record<string, string>;
-  /** The tokens the call really used (input + output): the window counts them instead of the bound. */
+  /** The tokens the call really used (input + output): the window counts them instead of the estimate. */
   correct(actualTokens: number): void;
   /**
    * The call was refused before anything was held (402, 503): its request and tokens go back to
@@ -95,8 +95,9 @@ export class RateAdmission {
   }
 
   /**
-   * Counts the call against the caller's rates, or refuses it (429, nothing counted); null when
-   * neither its key nor its account has a rate limit. `tokens`: the most the call may use.
+   * Counts the call against the caller's rates, or refuses it (429, or 413 for a call bigger than
+   * a whole tokens_per_minute; nothing counted); null when neither its key nor its account has a
+   * rate limit. `tokens`: the call's token estimate (input from its size, plus max_tokens).
    */
   async admit(caller: Caller, tokens: number, style: RateHeaderStyle): Promise<Admitted | null> {
     const { account, key } = limitsOf(caller);
@@ -108,9 +109,10 @@ export class RateAdmission {
     const headers = rateHeaders(admission, style);
     if (!admission.admitted) {
       const { limit, scope, retryAfterMs, max, adds } = admission.refused!;
-      // A call bigger than the whole limit: no wait would let it in, so it is not told to retry.
+      // A call bigger than the whole limit: no wait would let it in, so it is refused as too large
+      // (413, which no SDK retries) rather than told to retry.
       if (adds > max) {
-        throw new GatewayError('invalid_request', `the call counts ${adds} tokens (its input estimated at 4 bytes a token, plus max_tokens), more than the ${scope}'s whole ${limit} of ${max}: it can never be admitted under it; ask for fewer max_tokens or send less input`, { param: limit, headers });
+        throw new GatewayError('payload_too_large', `the call counts ${adds} tokens (its input estimated at 4 bytes a token, plus max_tokens), more than the ${scope}'s whole ${limit} of ${max}: it can never be admitted under that limit; ask for fewer max_tokens or send less input`, { param: limit, headers });
       }
       throw new GatewayError('rate_limit_exceeded', `the ${scope}'s ${limit} is reached; try again in ${seconds(retryAfterMs)} s`, {
         param: limit,
