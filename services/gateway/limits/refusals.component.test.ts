@@ -89,7 +89,7 @@ describe('a call refused after its rate admission', () => {
       const refused = await refusal(gatewayDeps().images.generate({
         modelId: 'sim-image', body, bodyBytes: Buffer.byteLength(JSON.stringify(body)), caller: { accountId, apiKeyId: caller.apiKeyId! }, limited: caller, requestId, idempotencyKey: randomUUID(),
       }));
-        expect(refused).toMatchObject({ code: 'insufficient_funds' });
+      expect(refused).toMatchObject({ code: 'insufficient_funds' });
       expect(refused.headers).toMatchObject({ 'x-ratelimit-limit-requests': '2', 'x-ratelimit-remaining-requests': '2' });
     }
     expect(await counted(accountId)).toEqual({ requests: 0, tokens: 0 });
