@@ -149,7 +149,7 @@ const ledgerEvents = new Counter({
 });
 
 export type ReminderOutcome = 'ok' | 'failed';
-export type ProviderErrorLabel = 'rejected' | 'unavailable' | 'timeout' | 'protocol' | 'other';
+export type ProviderErrorLabel = 'rejected' | 'rate_limited' | 'unavailable' | 'timeout' | 'protocol' | 'other';
 export type LedgerOutcome = 'appended' | 'duplicate' | 'retry' | 'dropped';
 export type PlatformBorneReason = 'settle_after_expiry';
 /**

@@ -2,8 +2,10 @@
 // wire to adapters; an adapter translates to its upstream. Streams yield chunk by chunk.
 
 export type ProviderErrorKind =
-  /** The upstream refused the request and said so (4xx): nothing was produced. */
+  /** The upstream refused the request and said so (4xx but 429): nothing was produced. */
   | 'rejected'
+  /** The upstream limited the platform's rate (429): nothing was produced; not the request's fault. */
+  | 'rate_limited'
   /** The upstream could not be reached or failed (connect error, 5xx) before any output. */
   | 'unavailable'
   /** No answer within the provider timeout: the outcome is unknown. */
@@ -45,6 +47,9 @@ export const CREDENTIAL_STATUSES: ReadonlySet<number> = new Set([401, 403, 407])
 /** What the customer is told when the provider refused the platform's credentials. */
 export const PLATFORM_CREDENTIALS_REFUSED = "the provider refused the platform's credentials";
 
+/** What the customer is told when the provider limited the platform's rate (an upstream 429). */
+export const PROVIDER_RATE_LIMITED = "the provider is limiting the platform's rate (429)";
+
 /** Whether `error` says the upstream refused the platform's credentials (CREDENTIAL_STATUSES). */
 export function isCredentialFailure(error: unknown): boolean {
   return error instanceof ProviderError && error.upstreamStatus !== undefined && CREDENTIAL_STATUSES.has(error.upstreamStatus);
@@ -61,6 +66,8 @@ export function customerProviderMessage(error: ProviderError): string {
   switch (error.kind) {
     case 'rejected':
       return `the provider rejected the request${status ? ` (${status})` : ''}${error.detail ? `: ${error.detail}` : ''}`;
+    case 'rate_limited':
+      return PROVIDER_RATE_LIMITED;
     case 'timeout':
       return 'the provider did not answer in time';
     case 'unavailable':

@@ -2,7 +2,7 @@
 // adapters: one keep-alive undici Pool to the upstream, the headers every call carries, the
 // request-size limit, and the mapping of every failure to a ProviderError kind:
 //   connect error → 'unavailable'; 401, 403, 407 (the platform's own credentials refused) →
-//   'unavailable'; other 4xx → 'rejected'; 5xx → 'unavailable'; other non-2xx → 'protocol';
+//   'unavailable'; 429 → 'rate_limited'; other 4xx → 'rejected'; 5xx → 'unavailable'; other non-2xx → 'protocol';
 //   the signal's timeout → 'timeout'; any other abort, or a body that breaks or is not JSON →
 //   'protocol'.
 // Each error's message is the operators' (entry name, status, the upstream's words without the
@@ -109,6 +109,8 @@ export class OpenAiClient {
     // The platform's credentials refused: the upstream's failure, told to nobody but the operators.
     if (CREDENTIAL_STATUSES.has(statusCode)) throw new ProviderError('unavailable', message, statusCode, retryAfter);
     if (statusCode >= 500) throw new ProviderError('unavailable', message, statusCode, retryAfter);
+    // The platform's rate with the upstream, not the request: nothing of the upstream's words is passed on.
+    if (statusCode === 429) throw new ProviderError('rate_limited', message, statusCode, retryAfter);
     if (statusCode >= 400) {
       // Only a structured reason is passed on: a raw body (a proxy's page) may say anything.
       const detail = reason === undefined ? '' : customerDetail(reason, this.internals);

@@ -61,6 +61,7 @@ describe('OpenAiEmbeddingsProvider.embed', () => {
 
   it.each([
     ['status=400', 'rejected'],
+    ['status=429', 'rate_limited'],
     ['status=503', 'unavailable'],
     ['break-after=10', 'protocol'],
   ])('when the upstream behaves %s, then the call fails %s', async (behaviour, kind) => {

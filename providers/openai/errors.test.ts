@@ -86,6 +86,17 @@ describe('an upstream refusing the request (other 4xx)', () => {
     expect(customer).not.toContain('http://');
   });
 
+  it('when the upstream answers 429 with Retry-After, then it is rate_limited (not the request\'s fault): the wait is kept, none of its words reach the customer', async () => {
+    const upstream = await answeringUpstream(429, { error: { message: `Rate limit reached for org-platform on ${ENTRY}`, type: 'requests' } }, { 'retry-after': '7' });
+    const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: upstream.url, apiKey: PLATFORM_KEY, maxBodyBytes: 4096 });
+    const error = await rejection(provider.complete(chatCall()));
+    await provider.close();
+    await upstream.close();
+    expect([error.kind, error.upstreamStatus, error.retryAfterMs, error.detail]).toEqual(['rate_limited', 429, 7000, undefined]);
+    expect(customerProviderMessage(error)).toBe("the provider is limiting the platform's rate (429)");
+    expect(error.message).toContain('org-platform');
+  });
+
   it('when the reason is very long, then the customer reads at most 500 characters of it', async () => {
     const upstream = await answeringUpstream(422, { error: { message: 'x'.repeat(5000) } });
     const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: upstream.url, maxBodyBytes: 4096 });

@@ -71,6 +71,9 @@ export function writeRoutingCatalog(path: string, upstreamUrl: string): string {
     id: 'routed-image',
     profiles: [{ ...imageProfile, profile_id: '6e2f8a52-3c1e-4c8e-9a55-1d2a7b0c9e98', upstream_model: 'up-image-a', providers: [{ provider: 'local-image-503', weight: 1000 }, { provider: 'local-healthy', weight: 1, upstream_model: 'up-image-b' }] }],
   });
+  // An image model whose one upstream answers 429: the provider refused to run it.
+  base.providers['local-image-429'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'status=429,retry-after=1' } };
+  base.models.push({ ...imageModel, id: 'limited-image', profiles: [{ ...imageProfile, profile_id: '6e2f8a52-3c1e-4c8e-9a55-1d2a7b0c9e97', upstream_model: 'up-image-a', providers: [{ provider: 'local-image-429' }] }] });
   base.providers['local-down-b'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'status=502' } };
   // Profiles of one upstream: a stream cut after output, an answer slower than the call's deadline, a 429.
   for (const [i, [provider, model, behaviour]] of ([['local-solo-cut', 'solo-cut-chat', 'break-after=3'], ['local-solo-slow', 'solo-slow-chat', 'delay=6000'], ['local-solo-429', 'solo-429-chat', 'status=429']] as const).entries()) {
@@ -280,6 +283,17 @@ export function routingSuite(hostName: string, start: () => Promise<RoutingDeplo
       if (d.upstream.imageRequests > calls) expect(model(d.upstream.lastImageBody)).toBe('up-image-a');
       // Three unresolved tasks hold their price, one is charged it.
       expect(await balance(d.url, apiKey)).toMatchObject({ balance: 160_000_000, held: 120_000_000 });
+    });
+
+    it('when an image task\'s only upstream answers 429, then the task has failed for good (nothing was produced), nothing is held or charged, its retry answers the same, and the upstream is left alone for its Retry-After', async () => {
+      const { apiKey } = await fundedAccount(d.url, 200_000_000);
+      const key = crypto.randomUUID();
+      const failed = await image(d.url, apiKey, picture, { model: 'limited-image', key });
+      expect([failed.status, failed.body.status, failed.body.error?.code, failed.body.error?.message]).toEqual([502, 'failed', 'provider_error', expect.stringContaining("limiting the platform's rate (429)")]);
+      expect((await circuits())['local-image-429'].state).toBe('open');
+      const retried = await image(d.url, apiKey, picture, { model: 'limited-image', key });
+      expect([retried.status, retried.body.taskId]).toEqual([502, failed.body.taskId]);
+      expect(await balance(d.url, apiKey)).toMatchObject({ balance: 200_000_000, held: 0 });
     });
 
     it('when /metrics is read, then each upstream\'s circuit state is a gauge (2 open, 0 closed)', async () => {

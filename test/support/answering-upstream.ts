@@ -10,10 +10,10 @@ export interface AnsweringUpstream {
   close(): Promise<void>;
 }
 
-export async function answeringUpstream(status: number, body: unknown): Promise<AnsweringUpstream> {
+export async function answeringUpstream(status: number, body: unknown, headers: Record<string, string> = {}): Promise<AnsweringUpstream> {
   const server = createServer((req, res) => {
     req.resume();
-    req.on('end', () => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)));
+    req.on('end', () => res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body)));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;

@@ -25,9 +25,9 @@ export function toGatewayProviderError(error: unknown): GatewayError {
   metrics.providerError(error instanceof ProviderError ? error.kind : 'other');
   if (error instanceof ProviderError) {
     const message = customerProviderMessage(error);
-    // A 429 is the provider's rate, not the request's fault: a provider failure (502, which the
-    // SDKs retry), as the routing table says for every upstream failing.
-    if (error.kind === 'rejected' && error.upstreamStatus !== 429) return new GatewayError('provider_rejected', message);
+    // A 429 ('rate_limited') is the provider's rate, not the request's fault: a provider failure
+    // (502, which the SDKs retry), as the routing table says for every upstream failing.
+    if (error.kind === 'rejected') return new GatewayError('provider_rejected', message);
     if (error.kind === 'timeout') return new GatewayError('provider_timeout', message);
     return new GatewayError('provider_error', message);
   }
@@ -132,7 +132,7 @@ function attemptOutcome(error: unknown, call: AbortSignal): AttemptOutcome {
   if (call.aborted && stoppedBy(call)?.code !== 'provider_timeout') return 'aborted';
   if (!(error instanceof ProviderError)) return 'unavailable';
   if (error.kind === 'timeout') return 'timeout';
-  if (error.kind === 'rejected') return error.upstreamStatus === 429 ? 'rate_limited' : 'rejected';
+  if (error.kind === 'rejected' || error.kind === 'rate_limited') return error.kind;
   // No status: the upstream was never reached (connect error); a bad answer counts as unavailable.
   if (error.kind === 'unavailable' && error.upstreamStatus === undefined) return 'refused';
   return 'unavailable';

@@ -1,10 +1,10 @@
 // A task's answer to its client: the image (200), or a GatewayError that names the task beside
-// the error (provider_rejected 400, provider_error 502 when the platform's credentials were refused, image_unknown or image_unresolved 503 with Retry-After) for
+// the error (provider_rejected 400, provider_error 502 when the platform's credentials were refused or its rate used up, image_unknown or image_unresolved 503 with Retry-After) for
 // the error responder to say. Every answer carries what was charged.
 
 import { IMAGE_UNKNOWN_RESOLVED, type ImageTaskView } from '../../../actors/image-task/ImageTaskInterface';
 import { GatewayError } from '../../../lib/errors';
-import { PLATFORM_CREDENTIALS_REFUSED } from '../../../providers/port';
+import { PLATFORM_CREDENTIALS_REFUSED, PROVIDER_RATE_LIMITED } from '../../../providers/port';
 
 /** A task's image; every other outcome is thrown. */
 export interface ImageReply {
@@ -36,8 +36,11 @@ export function reply(view: ImageTaskView, replayed = false): ImageReply {
     return { headers, body: { ...common, ...late, charged: view.charged, ...imageData(view) } };
   }
   if (view.status === 'failed') {
-    // Not the request's fault: the platform's own credentials were refused (502, like a chat's).
-    if (view.failure === PLATFORM_CREDENTIALS_REFUSED) throw new GatewayError('provider_error', `${PLATFORM_CREDENTIALS_REFUSED}; nothing was produced and the hold was released`, { headers, bodyFields: common });
+    // Not the request's fault: the platform's own credentials were refused, or its rate with the
+    // provider is used up (502, like a chat's).
+    if (view.failure === PLATFORM_CREDENTIALS_REFUSED || view.failure === PROVIDER_RATE_LIMITED) {
+      throw new GatewayError('provider_error', `${view.failure}; nothing was produced and the hold was released`, { headers, bodyFields: common });
+    }
     throw new GatewayError('provider_rejected', `the provider rejected the request: ${view.failure ?? 'no reason given'}; the hold was released`, { headers, bodyFields: common });
   }
   if (view.status === 'unknown') {

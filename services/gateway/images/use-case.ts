@@ -15,7 +15,7 @@ import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
 import { endModelCall, startModelCall } from '../../../lib/tracing';
 import { isCanonicalUuid } from '../../../lib/uuid';
-import { isCredentialFailure, PLATFORM_CREDENTIALS_REFUSED, ProviderError, type ImageProvider, type SimDirectives } from '../../../providers/port';
+import { isCredentialFailure, PLATFORM_CREDENTIALS_REFUSED, PROVIDER_RATE_LIMITED, ProviderError, type ImageProvider, type SimDirectives } from '../../../providers/port';
 import { deadline, shuttingDown } from '../deadline';
 import type { Drain } from '../drain';
 import { checkBodySize } from '../chat/limits';
@@ -167,7 +167,7 @@ export class ImageService {
         endModelCall(span, undefined, error);
         if (!controller.signal.aborted) logProviderFailure(deps.logger, name, error, { taskId: view.taskId });
         // The upstream's circuit hears of its failures (which upstream new tasks go to); a rejection is the request's.
-        if (!(error instanceof ProviderError && error.kind === 'rejected' && error.upstreamStatus !== 429) && !controller.signal.aborted) deps.health?.failed(name, error instanceof ProviderError ? error.retryAfterMs : undefined);
+        if (!(error instanceof ProviderError && error.kind === 'rejected') && !controller.signal.aborted) deps.health?.failed(name, error instanceof ProviderError ? error.retryAfterMs : undefined);
         return this.conclude(task, classify(error));
       },
     ).finally(() => {
@@ -301,6 +301,8 @@ function classify(error: unknown): Outcome {
   metrics.providerError(error instanceof ProviderError ? error.kind : 'other');
   // The platform's credentials refused: nothing was produced, and the customer is told only that (answer.ts).
   if (isCredentialFailure(error)) return { kind: 'failed', reason: PLATFORM_CREDENTIALS_REFUSED, via: 'response' };
+  // A 429: the provider refused to run it, so nothing was produced (docs/images.md).
+  if (error instanceof ProviderError && error.kind === 'rate_limited') return { kind: 'failed', reason: PROVIDER_RATE_LIMITED, via: 'response' };
   if (error instanceof ProviderError && error.kind === 'rejected') {
     // The customer reads the reason (answer.ts): the upstream's detail only, never the error's message.
     return { kind: 'failed', reason: `${error.detail || 'no reason given'}${error.upstreamStatus ? ` (${error.upstreamStatus})` : ''}`, via: 'response' };
