@@ -36,6 +36,9 @@ export interface FuzzDeployment {
 function runFuzzer(url: string, dir: string, bin: string, config: string): Promise<{ code: number; output: string }> {
   const args = ['--no-color', '--config-file', config, 'run', `${url}/api/open/v1/openapi.json`,
     '--checks', CHECKS.join(','), '--phases', 'examples,coverage,fuzzing', '--max-examples', '25', '--seed', SEED, '--workers', '2',
+    // No example store: a rerun after an error inside the fuzzer must not replay the draw that hit
+    // it from hypothesis's default store on disk (the seed alone makes a run reproducible).
+    '--generation-database', 'none',
     '--request-timeout', '10', '--suppress-health-check', 'all'];
   return new Promise((resolve) => {
     execFile(bin, args, { cwd: dir, maxBuffer: 64 * 1024 * 1024, timeout: 900_000 }, (error, stdout, stderr) => {
