@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { balance, chat, fundedAccount, hello, json } from '../support/api';
 import { eventually } from '../support/eventually';
 import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
+import { ADMIN_TOKEN } from '../support/processes';
 import { sseComments, sseData } from '../support/sse';
 
 export interface DeploymentUnderTest {
@@ -240,6 +241,32 @@ export function chatSuite(hostName: string, start: () => Promise<DeploymentUnder
       expect(await eventually(() => balance(d.url, apiKey), (b) => b.held === 0)).toMatchObject({ balance: 10_000_000_000 - charged });
       expect((await chat(d.url, apiKey, hello)).status).toBe(200);
       expect((await chat(d.url, apiKey, hello, { model: 'upstream-anthropic-chat' })).status).toBe(200);
+    });
+
+    it('when an upstream states more output than the max_tokens it was asked for, then the call is billed for max_tokens at most, and a tokens_per_minute counts what was billed', async () => {
+      // Rate windows are whole minutes: start well inside one.
+      const left = 60_000 - (Date.now() % 60_000);
+      if (left < 8000) await new Promise((resolve) => setTimeout(resolve, left + 100));
+      const { accountId, apiKey } = await fundedAccount(d.url, 10_000_000_000);
+      const limits = await json(`${d.url}/admin/v1/accounts/${accountId}`, { method: 'PATCH', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ limits: { tokens_per_minute: 1_000_000 } }) });
+      expect(limits.status).toBe(200);
+      // The gateway reads an account's limits within a second.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const answer = await chat(d.url, apiKey, { ...hello, max_tokens: 4 }, { model: 'overstating-chat' });
+      // The answer relays what the provider said; the bill is what it could have produced.
+      expect([answer.status, answer.body.usage.completion_tokens]).toEqual([200, 1000]);
+      const prompt = answer.body.usage.prompt_tokens as number;
+      const rows = await eventually(
+        () => json(`${d.url}/api/distribution/api-credit/usage/page?size=100`, { headers: { authorization: `Bearer ${apiKey}` } }),
+        (r) => r.body.items?.length === 2,
+      );
+      expect(rows.body.items.find((row: { unit: string }) => row.unit === 'TEXT_OUTPUT')).toMatchObject({ quantity: 4 });
+      const counted = await eventually(
+        () => json(`${d.url}/api/distribution/api-credit/limits`, { headers: { authorization: `Bearer ${apiKey}` } }),
+        (r) => r.body.rate_usage?.account.tokens === prompt + 4,
+        5000,
+      );
+      expect(counted.body.rate_usage.account).toEqual({ requests: 1, tokens: prompt + 4 });
     });
 
     it('when a stream is charged, then its charge comes before its end as an SSE comment (`: x-payg-charged <n>`) on both wires, equal to its usage rows', async () => {

@@ -47,6 +47,7 @@ export function writeTestCatalog(path: string, upstreamUrl: string, options: Tes
     { ...chat, id: 'tokenized-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e06', provider: 'local-openai-tokenized', upstream_model: 'up-model', tokenizer: 'o200k_base' }], prices: CACHE_PRICES },
     { ...chat, id: 'tokenized-cut-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e07', provider: 'local-openai-tokenized-cut', upstream_model: 'up-model', tokenizer: 'o200k_base' }], prices: CACHE_PRICES },
     // Upstreams that state a prompt count no call can have (docs/providers.md, "Usage an upstream states").
+    { ...chat, id: 'overstating-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e13', provider: 'local-openai-overstating', upstream_model: 'up-model' }] },
     { ...chat, id: 'misreporting-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e11', provider: 'local-openai-misreporting', upstream_model: 'up-model' }] },
     { ...chat, id: 'misreporting-anthropic-chat', profiles: [{ ...chat.profiles[1], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e12', provider: 'local-anthropic-misreporting', upstream_model: 'up-claude' }] },
     { ...chat, id: 'upstream-cut-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e08', provider: 'local-openai-cut', upstream_model: 'up-model' }] },
@@ -76,6 +77,7 @@ export function writeTestCatalog(path: string, upstreamUrl: string, options: Tes
   base.providers['local-anthropic-cached'] = { kind: 'anthropic', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'cache-read=100,cache-write=30,cache-write-1h=20' } };
   base.providers['local-openai-tokenized'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'tokenizer=o200k_base,cache-read=5' } };
   base.providers['local-openai-tokenized-cut'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'tokenizer=o200k_base,cache-read=5,break-after=3' } };
+  base.providers['local-openai-overstating'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'completion-tokens=1000' } };
   base.providers['local-openai-misreporting'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'prompt-tokens=-5' } };
   base.providers['local-anthropic-misreporting'] = { kind: 'anthropic', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'prompt-tokens=1e15' } };
   base.providers['local-openai-cut'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'break-after=3' } };

@@ -39,7 +39,8 @@
 // say: -5, 2.5, 1e15; OpenAI's prompt_tokens, Anthropic's input_tokens), opening-chunk (chat
 // streams: first a chunk with the role and empty content, as OpenAI sends, then the text),
 // body-delay=<ms> (chat JSON answers: the headers at once, the body that much later, as an
-// upstream that has begun answering a long generation).
+// upstream that has begun answering a long generation), completion-tokens=<n> (chat: the output
+// count reported instead of the real one, even above max_tokens).
 //
 // CLI: `node dist/test/support/upstream.js` listens on PORT (default 9100).
 
@@ -116,6 +117,8 @@ interface Behaviour {
   openingChunk?: boolean;
   /** Chat JSON answers: headers at once, the body this much later (ms). */
   bodyDelayMs?: number;
+  /** Chat: the output count reported instead of the real one (a misreporting upstream). */
+  completionTokens?: number;
 }
 
 type JsonBody = Record<string, unknown>;
@@ -314,7 +317,7 @@ function respond(res: ServerResponse, body: Record<string, unknown>, behaviour: 
   const cached = Math.min(behaviour.cacheRead ?? 0, counted ?? Infinity);
   const prompt = behaviour.promptTokens ?? counted ?? Math.ceil(Buffer.byteLength(JSON.stringify(messages)) / 4) + cached;
   const usage = {
-    prompt_tokens: prompt, completion_tokens: tokens, total_tokens: prompt + tokens,
+    prompt_tokens: prompt, completion_tokens: behaviour.completionTokens ?? tokens, total_tokens: prompt + (behaviour.completionTokens ?? tokens),
     ...(cached > 0 ? { prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 } } : {}),
     ...(behaviour.reasoning ? { completion_tokens_details: { reasoning_tokens: Math.min(behaviour.reasoning, tokens), audio_tokens: 0 } } : {}),
   };
@@ -509,7 +512,7 @@ const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
 };
 
 // Behaviours of the chat and messages routes only (STREAMS_ONLY: refused on images and embeddings).
-const STREAMS_ONLY = new Set(['chunk-delay', 'cache-read', 'cache-write', 'cache-write-1h', 'reasoning', 'tokenizer', 'prompt-tokens', 'opening-chunk']);
+const STREAMS_ONLY = new Set(['chunk-delay', 'cache-read', 'cache-write', 'cache-write-1h', 'reasoning', 'tokenizer', 'prompt-tokens', 'opening-chunk', 'completion-tokens']);
 // Behaviours of the routes answering one JSON body of vectors or images (refused on chat and messages).
 const ONE_BODY_ONLY = new Set(['wrong-format']);
 
@@ -534,6 +537,7 @@ function parseBehaviour(header: string | string[] | undefined, route: 'chat' | '
     else if (name === 'reasoning') behaviour.reasoning = parseCount(name, value ?? '');
     else if (name === 'opening-chunk' && value === undefined && route === 'chat') behaviour.openingChunk = true;
     else if (name === 'body-delay' && route === 'chat') behaviour.bodyDelayMs = parseCount(name, value ?? '');
+    else if (name === 'completion-tokens' && route === 'chat') behaviour.completionTokens = parseCount(name, value ?? '');
     else if (name === 'prompt-tokens' && value !== undefined && Number.isFinite(Number(value))) behaviour.promptTokens = Number(value);
     else if (name === 'tokenizer' && route === 'chat' && (TOKENIZERS as readonly string[]).includes(value ?? '')) behaviour.tokenizer = value as TokenizerName;
     else throw new Error(`unknown x-upstream-behaviour "${part.trim()}"`);

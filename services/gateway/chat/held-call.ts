@@ -29,6 +29,8 @@ export interface HeldCallTerms {
   lines(usage: TokenUsage): UsageLine[];
   /** The metrics of a settled call. */
   billed(usage: TokenUsage): void;
+  /** What a rate limit counts for the provider's counts once the call is settled: the tokens billed. */
+  tokens(usage: TokenUsage): number;
 }
 
 export interface HeldCall {
@@ -103,7 +105,7 @@ export async function openHeldCall(deps: ChatDeps, input: ChatInput, terms: Held
       progress.stop();
       // The route is the hold's once the call was opened: charged with it, on its usage rows.
       const settled = await deps.settlements.run(holdId, () => funds.settle({ holdId, lines: terms.lines(usage), ...(hold.route ? { route: hold.route } : {}) }), () => progress.renew());
-      admitted?.correct(usage.inputTokens + usage.outputTokens);
+      admitted?.correct(terms.tokens(usage));
       terms.billed(usage);
       return settled;
     },

@@ -4,7 +4,7 @@
 
 import type { CatalogModel } from '../../../catalog/catalog';
 import { registry } from '../../../lib/metrics';
-import { billed, chatPrices, promptPriceBound, promptPriceFloor, usageLines } from './prices';
+import { billed, billedTokens, billedUsage, chatPrices, promptPriceBound, promptPriceFloor, usageLines } from './prices';
 
 const model = (prices: CatalogModel['prices']) => ({ prices }) as CatalogModel;
 const priced = chatPrices(model({ TEXT_INPUT: 1000, TEXT_INPUT_CACHE_READ: 100, TEXT_INPUT_CACHE_WRITE: 1250, TEXT_INPUT_CACHE_WRITE_1H: 2000, TEXT_OUTPUT: 4000 }), 4000);
@@ -37,13 +37,18 @@ describe('a chat\'s usage lines', () => {
     expect(usageLines(inputOnly, { inputTokens: 8, outputTokens: 3, promptCounted: true })[0]).toEqual({ unit: 'TEXT_INPUT', quantity: 8, unitPrice: 1000 });
   });
 
-  it('when the provider reports more output than the max_tokens it was asked for, then only max_tokens are billed (reasoning within them)', () => {
+  it('when the provider reports more output than the max_tokens it was asked for, then only max_tokens are billed (reasoning within them), and counted by a rate limit', () => {
     const capped = chatPrices(model({ TEXT_INPUT: 1000, TEXT_OUTPUT: 4000 }), 4000, 16);
     expect(usageLines(capped, { inputTokens: 10, outputTokens: 1000, reasoningTokens: 900 })).toEqual([
       { unit: 'TEXT_INPUT', quantity: 10, unitPrice: 1000 },
       { unit: 'TEXT_OUTPUT', quantity: 16, unitPrice: 4000, reasoningTokens: 16 },
     ]);
     expect(usageLines(capped, { inputTokens: 10, outputTokens: 4 }).at(-1)).toEqual({ unit: 'TEXT_OUTPUT', quantity: 4, unitPrice: 4000 });
+    // What a rate limit counts and a session run reports agree with the lines.
+    expect(billedUsage(capped, { inputTokens: 10, outputTokens: 1000, reasoningTokens: 900 })).toEqual({ inputTokens: 10, outputTokens: 16, reasoningTokens: 16 });
+    expect(billedTokens(capped, { inputTokens: 10, outputTokens: 1000 })).toBe(26);
+    expect(billedTokens(capped, { inputTokens: 10, outputTokens: 4 })).toBe(14);
+    expect(billedTokens(priced, { inputTokens: 10, outputTokens: 1000 })).toBe(1010);
   });
 
   it('when the provider said how many output tokens were reasoning, then the output line carries the count, billed as output', () => {

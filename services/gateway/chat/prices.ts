@@ -71,16 +71,33 @@ export function promptPriceFloor(prices: ChatPrices): number {
  * when the provider did), at most the max_tokens the provider was asked for. The same counts
  * always give the same lines (a progress record and the settle agree unit by unit).
  */
-export function usageLines(prices: ChatPrices, usage: TokenUsage): UsageLine[] {
+export function usageLines(prices: ChatPrices, stated: TokenUsage): UsageLine[] {
+  const usage = billedUsage(prices, stated);
   const lines: UsageLine[] = [{ unit: 'TEXT_INPUT', quantity: uncachedInput(usage), unitPrice: usage.promptCounted ? promptPriceFloor(prices) : prices.input }];
   for (const { unit, count } of CACHE_UNITS) {
     const quantity = count(usage) ?? 0;
     if (quantity > 0) lines.push({ unit, quantity, unitPrice: cachePrice(prices, unit) });
   }
-  const output = Math.min(usage.outputTokens, prices.maxOutputTokens ?? usage.outputTokens);
-  const reasoning = Math.min(usage.reasoningTokens ?? 0, output);
-  lines.push({ unit: 'TEXT_OUTPUT', quantity: output, unitPrice: prices.output, ...(reasoning > 0 ? { reasoningTokens: reasoning } : {}) });
+  const reasoning = Math.min(usage.reasoningTokens ?? 0, usage.outputTokens);
+  lines.push({ unit: 'TEXT_OUTPUT', quantity: usage.outputTokens, unitPrice: prices.output, ...(reasoning > 0 ? { reasoningTokens: reasoning } : {}) });
   return lines;
+}
+
+/**
+ * The provider's counts as billed: the output at most the max_tokens the provider was asked for,
+ * its reasoning within it. What a rate limit counts and what a session run reports, so they agree
+ * with the usage lines.
+ */
+export function billedUsage(prices: ChatPrices, usage: TokenUsage): TokenUsage {
+  const cap = prices.maxOutputTokens;
+  if (cap === undefined || usage.outputTokens <= cap) return usage;
+  return { ...usage, outputTokens: cap, ...(usage.reasoningTokens !== undefined ? { reasoningTokens: Math.min(usage.reasoningTokens, cap) } : {}) };
+}
+
+/** The tokens of a settled chat as a rate limit counts them: its input and its billed output. */
+export function billedTokens(prices: ChatPrices, usage: TokenUsage): number {
+  const counted = billedUsage(prices, usage);
+  return counted.inputTokens + counted.outputTokens;
 }
 
 /** The metrics of a settled chat: tokens billed per unit, and those of a unit the catalog does not price. */

@@ -11,7 +11,7 @@
 import type { UseCaseAnswer } from '../http/answer';
 import { completeHeld, openHeldCall } from './held-call';
 import { prepareChat, type AnyWire, type ChatDeps, type ChatInput, type PreparedChat } from './prepare';
-import { billed, usageLines } from './prices';
+import { billed, billedTokens, usageLines } from './prices';
 import { chatRoute, openProviderCall, type modelCallSpan } from './provider-call';
 import { pastPreamble } from './preamble';
 import { streamFrames } from './stream';
@@ -32,6 +32,7 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
     profileId: chat.resolved.profile.profile_id,
     lines: (usage) => usageLines(chat.prices, usage),
     billed: (usage) => billed(chat.prices, usage),
+    tokens: (usage) => billedTokens(chat.prices, usage),
   });
   const route = chatRoute(deps, chat);
   if (!chat.parsed.stream) {

@@ -80,6 +80,7 @@ export async function runEmbeddings(deps: EmbeddingsDeps, prepared: PreparedEmbe
     profileId: resolved.profile.profile_id,
     lines: (usage) => lines(price, usage),
     billed: (usage) => metrics.tokensBilled('TEXT_INPUT', usage.inputTokens),
+    tokens: (usage) => usage.inputTokens,
   });
   return completeHeld(deps, held, {
     route: {

@@ -16,7 +16,7 @@ import { linearBackoff, retry } from '../../../lib/retry';
 import { endModelCall } from '../../../lib/tracing';
 import type { ChatStreamChunk } from '../../../providers/port';
 import type { ChatDeps, PreparedChat } from '../chat/prepare';
-import { billed, usageLines } from '../chat/prices';
+import { billed, billedTokens, billedUsage, usageLines } from '../chat/prices';
 import { logProviderFailure, modelCallSpan, toGatewayProviderError } from '../chat/provider-call';
 import { StreamCount, tallyStream, type StreamTally } from '../chat/stream';
 import { DEFAULT_PROGRESS, HoldProgress } from '../chat/hold-progress';
@@ -88,11 +88,11 @@ export async function carryRun(deps: RunDeps, ticket: RunTicket): Promise<void> 
   progress.stop();
   untrack?.();
   const failure = tally.failure === undefined ? undefined : runFailure(tally.failure, signal);
-  const request: FinishRunRequest = { runId: ticket.runId, finishReason, ...(failure ? { failure } : {}), ...(tally.produced ? { usage: { ...tally.produced, lines: usageLines(ticket.chat.prices, tally.produced) } } : {}) };
+  const request: FinishRunRequest = { runId: ticket.runId, finishReason, ...(failure ? { failure } : {}), ...(tally.produced ? { usage: { ...billedUsage(ticket.chat.prices, tally.produced), lines: usageLines(ticket.chat.prices, tally.produced) } } : {}) };
   // A pending end keeps the run (lease: an empty append) and its hold (progress) alive.
   const renew = () => Promise.all([output.renew(), progress.renew()]);
   await deps.chat.settlements.run(ticket.holdId, () => finish(ticket, request, logger), renew).catch(() => undefined);
-  ticket.admitted?.correct(tally.produced ? tally.produced.inputTokens + tally.produced.outputTokens : 0);
+  ticket.admitted?.correct(tally.produced ? billedTokens(ticket.chat.prices, tally.produced) : 0);
   deps.wakeups.wake(ticket.sessionId);
 }
 
