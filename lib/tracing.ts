@@ -310,6 +310,15 @@ export function startModelCall(operation: 'chat' | 'generate_content' | 'embeddi
   });
 }
 
+/**
+ * Runs `open` (the request to the provider) as part of the model call's span, so the request
+ * carries that span's `traceparent` (../providers/openai/client.ts): an upstream that traces
+ * continues the trace under it. Untraced, the request's own context is left as it is.
+ */
+export function withinModelCall<R>(span: Span | undefined, open: () => R): R {
+  return span ? runWithContext(withinSpan(currentContext(), span), open) : open();
+}
+
 export function endModelCall(span: Span | undefined, usage: { inputTokens: number; outputTokens: number } | undefined, error?: unknown): void {
   endSpan(span, error, usage ? { 'gen_ai.usage.input_tokens': usage.inputTokens, 'gen_ai.usage.output_tokens': usage.outputTokens } : undefined);
 }

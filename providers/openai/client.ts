@@ -14,6 +14,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
+import { currentContext, traceparentOf } from '../../lib/request-context';
 import { abortedCallError } from '../abort';
 import { CREDENTIAL_STATUSES, ProviderError } from '../port';
 import { customerDetail, headerSecrets, withoutSecrets, type Internals } from '../redact';
@@ -88,12 +89,15 @@ export class OpenAiClient {
       throw new ProviderError('rejected', `request body over the ${this.maxBodyBytes}-byte limit of ${this.name}`, 413, undefined, { detail: `the request body is over the provider's limit of ${this.maxBodyBytes} bytes` });
     }
     const common = accept === 'sse' ? this.sseHeaders : this.jsonHeaders;
+    // The W3C trace context of the call (the model call's span when traced): an upstream that
+    // traces continues the request's trace.
+    const context = currentContext();
     let response: Dispatcher.ResponseData;
     try {
       response = await this.pool.request({
         method: 'POST',
         path: this.prefix + route,
-        headers: headers ? { ...common, ...headers } : common,
+        headers: context ? { ...common, ...headers, traceparent: traceparentOf(context) } : headers ? { ...common, ...headers } : common,
         body: json,
         signal,
       });

@@ -7,10 +7,13 @@
 import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { chat, fundedAccount, hello, image, picture } from '../support/api';
+import type { Upstream } from '../support/upstream';
 import { OTLP_SPAN_KIND as KIND, orphans, spanTree, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 
 export interface TracedDeployment {
   url: string;
+  /** The local upstream the catalog's upstream-* models are served by. */
+  upstream: Upstream;
   receiver: OtlpReceiver;
   /** The service names of the apps' own spans: gateway, and on Dapr the actors and ledger apps. */
   services: { gateway: string; actors: string; ledger: string };
@@ -101,6 +104,8 @@ export function tracingSuite(name: string, start: () => Promise<TracedDeployment
         'gen_ai.usage.input_tokens': answer.body.usage.prompt_tokens,
         'gen_ai.usage.output_tokens': answer.body.usage.completion_tokens,
       });
+      // The provider was asked under that span: an upstream that traces continues the trace.
+      expect(d.upstream.lastHeaders?.traceparent).toBe(`00-${traceId}-${model.spanId}-01`);
 
       // The settle's one event (its usage, carrying its charge): a producer span under the settle
       // call, a consumer span linked to it. No billing event of its own.
@@ -186,6 +191,7 @@ export function tracingSuite(name: string, start: () => Promise<TracedDeployment
       const model = spans.find((s) => s.attributes['gen_ai.operation.name'] === 'generate_content')!;
       expect(model).toMatchObject({ service: gateway, kind: KIND.client });
       expect(model.attributes).toMatchObject({ 'gen_ai.request.model': 'up-image', 'gen_ai.output.type': 'image' });
+      expect(d.upstream.lastImageHeaders?.traceparent).toBe(`00-${traceId}-${model.spanId}-01`);
       const taskCalls = appSpans(spans, gateway).filter((s) => s.attributes['dapr.actor.type'] === 'ImageTask');
       expect(taskCalls.length).toBeGreaterThan(0);
       // FundsHold is called by the ImageTask actor, so its span is under an ImageTask call.

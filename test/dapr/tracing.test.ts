@@ -36,6 +36,7 @@ tracingSuite('Dapr', async () => {
   return {
     url: topology.gatewayUrls[0],
     receiver,
+    upstream,
     services: { gateway: 'gateway', actors: 'actors', ledger: 'ledger' },
     sidecarSpans: (spans) => spans.filter((s) => s.scope !== APP_SCOPE),
     close: async () => {

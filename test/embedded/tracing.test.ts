@@ -25,6 +25,7 @@ tracingSuite('embedded', async () => {
   return {
     url: gateway.url,
     receiver,
+    upstream,
     services: { gateway: 'gateway', actors: 'gateway', ledger: 'gateway' },
     close: async () => {
       await gateway.stop();

@@ -65,6 +65,8 @@ export interface Upstream {
   requests: number;
   /** The parsed body of the last chat request. */
   lastBody: unknown;
+  /** The headers of the last chat request (its traceparent among them). */
+  lastHeaders: IncomingHttpHeaders | undefined;
   /** Chat requests whose client went away before the answer was complete. */
   clientAborts: number;
   /** TCP connections accepted (keep-alive reuse shows as fewer connections than requests). */
@@ -143,6 +145,7 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
     port: 0,
     requests: 0,
     lastBody: undefined,
+    lastHeaders: undefined,
     clientAborts: 0,
     connections: 0,
     imageRequests: 0,
@@ -185,6 +188,7 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
     const body = parseBody(res, raw);
     if (!body) return;
     upstream.lastBody = body;
+    upstream.lastHeaders = req.headers;
     let behaviour: Behaviour;
     let headerTokens: number;
     try {

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
-import { endModelCall, startModelCall } from '../../../lib/tracing';
+import { endModelCall, startModelCall, withinModelCall } from '../../../lib/tracing';
 import { UpstreamHealth } from '../routing/health';
 import type { Upstream } from './upstream';
 import type { RouteAttempt, RouteRecord } from '../../../lib/route-record';
@@ -178,7 +178,7 @@ export async function openProviderCall<T, U>(call: CallRoute<U>, hold: HoldHandl
     const started = performance.now();
     routing.health.attempting(candidate.provider);
     try {
-      const opened = await open(candidate.upstream, attempt.signal, attempt.answered);
+      const opened = await withinModelCall(span, () => open(candidate.upstream, attempt.signal, attempt.answered));
       attempt.answered();
       routing.health.succeeded(candidate.provider);
       attempts.push(recorded(candidate.provider, 'served', started));

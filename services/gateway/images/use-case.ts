@@ -13,7 +13,7 @@ import { requireEligible, type Catalog } from '../../../catalog/catalog';
 import type { UpstreamHealth } from '../routing/health';
 import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
-import { endModelCall, startModelCall } from '../../../lib/tracing';
+import { endModelCall, startModelCall, withinModelCall } from '../../../lib/tracing';
 import { isCanonicalUuid } from '../../../lib/uuid';
 import { isCredentialFailure, PLATFORM_CREDENTIALS_REFUSED, PROVIDER_RATE_LIMITED, ProviderError, type ImageProvider, type SimDirectives } from '../../../providers/port';
 import { deadline, shuttingDown } from '../deadline';
@@ -157,7 +157,7 @@ export class ImageService {
     const { provider: name, ...sent } = view.call;
     this.calls.add(controller);
     const span = startModelCall('generate_content', 'openai', sent.upstreamModel, name, { 'gen_ai.output.type': 'image', 'payg.image_task_id': view.taskId });
-    const attempt = provider.generate({ ...sent, taskId: view.taskId, signal }).then(
+    const attempt = withinModelCall(span, () => provider.generate({ ...sent, taskId: view.taskId, signal })).then(
       (artifact) => {
         endModelCall(span, undefined);
         deps.health?.succeeded(name);

@@ -13,7 +13,7 @@ import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import type { FinishRunRequest, RunFailure, SessionApi } from '../../../actors/session/SessionInterface';
 import { GatewayError } from '../../../lib/errors';
 import { linearBackoff, retry } from '../../../lib/retry';
-import { endModelCall } from '../../../lib/tracing';
+import { endModelCall, withinModelCall } from '../../../lib/tracing';
 import type { ChatStreamChunk } from '../../../providers/port';
 import type { ChatDeps, PreparedChat } from '../chat/prepare';
 import { billed, billedTokens, billedUsage, usageLines } from '../chat/prices';
@@ -71,7 +71,7 @@ export async function carryRun(deps: RunDeps, ticket: RunTicket): Promise<void> 
   // The provider call's span, under the request that started the run (which has been answered).
   const span = modelCallSpan(ticket.chat);
   try {
-    const pieces = await openAiWire.caller.stream(ticket.chat.upstream, signal);
+    const pieces = await withinModelCall(span, () => openAiWire.caller.stream(ticket.chat.upstream, signal));
     tally = await tallyStream(count, pieces, (piece) => {
       output.push(piece.outputDelta, openAiWire.charge.producesOutput(piece) ? 1 : 0);
       finishReason = finishReasonOf(piece) ?? finishReason;
