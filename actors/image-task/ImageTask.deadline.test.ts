@@ -26,7 +26,7 @@ describe('ImageTask past its deadline, before the reminder', () => {
       await funds.credit({ amount: 100, reference: 'seed' });
       const task = new ImageTaskClient(host).of('5b0c1d2e-3f4a-8b6c-9d0e-1f2a3b4c5d6e');
       await task.start({
-        owner, fingerprint: 'f', requestId: 'r', model: 'sim-image', profileId: 'p', price: 40,
+        owner, fingerprint: 'f', requestId: 'r', startId: 's', model: 'sim-image', profileId: 'p', price: 40,
         deadlineMs: 60_000, holdTtlMs: 120_000,
         call: { provider: 'sim', upstreamModel: 'm', prompt: 'x', responseFormat: 'b64_json', passthrough: {} },
       });

@@ -62,9 +62,10 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
       if (existing.fingerprint !== request.fingerprint || !sameOwner(existing.owner, request.owner)) {
         throw new GatewayError('idempotency_key_reused', 'this Idempotency-Key was already used with a different request', { param: 'Idempotency-Key' });
       }
-      // The same request again (daprd retrying a start whose first attempt ran, its answer lost):
-      // still the owner, or nobody would call the provider. Another request is a retry.
-      const repeated = existing.requestId === request.requestId && existing.phase === 'running';
+      // The same start again (daprd retrying a start whose first attempt ran, its answer lost):
+      // still the owner, or nobody would call the provider. Any other start is a retry, even one
+      // with the same request id (a client's X-Request-Id): it must not call the provider again.
+      const repeated = existing.startId === request.startId && existing.phase === 'running';
       return { role: repeated ? 'owner' : 'existing', task: await this.view_(existing) };
     }
     // Their bounds (deadlineMs at most UNKNOWN_IMAGE_V1's 24 hours) were checked by the host (IMAGE_TASK_ARGS).
@@ -82,6 +83,7 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
       owner: { accountId: request.owner.accountId, apiKeyId: request.owner.apiKeyId },
       fingerprint: request.fingerprint,
       requestId: request.requestId,
+      startId: request.startId,
       model: request.model,
       profileId: request.profileId,
       price: storedAmount(price),
@@ -112,7 +114,7 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     } catch (error) {
       if (!(error instanceof GatewayError) || error.code !== 'hold_state_conflict') throw error;
     }
-    const own = `${first}:${request.startId ?? request.requestId}`;
+    const own = `${first}:${request.startId}`;
     await reserve(own);
     return own;
   }

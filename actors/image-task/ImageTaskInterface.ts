@@ -39,10 +39,13 @@ export interface StartRequest {
   fingerprint: string;
   requestId: string;
   /**
-   * Unique per start request (its retries by daprd repeat it): names the request's own hold when
-   * the task's first hold ended before the task was committed (ImageTask.takeHold). Default: requestId.
+   * Unique per start request, made by the gateway (its retries by daprd repeat it; requestId may
+   * come from the client and repeat across the client's retries): a repeat of the start that
+   * created the task is still its owner, any other start a retry (ImageTask.start). Also names
+   * the request's own hold when the task's first hold ended before the task was committed
+   * (ImageTask.takeHold).
    */
-  startId?: string;
+  startId: string;
   model: string;
   profileId: string;
   /** IMAGE unit price at reservation, minor units: the hold and the charge of the one image. */
@@ -133,7 +136,7 @@ export const IMAGE_TASK_METHODS = ['start', 'record', 'finish', 'expire', 'relea
 const ownerArg = z.looseObject({ accountId: z.string().min(1), apiKeyId: z.string() });
 export const IMAGE_TASK_ARGS = {
   start: z.looseObject({
-    owner: ownerArg, fingerprint: z.string(), requestId: z.string(), startId: z.string().optional(), model: z.string(), profileId: z.string(),
+    owner: ownerArg, fingerprint: z.string(), requestId: z.string(), startId: z.string().min(1), model: z.string(), profileId: z.string(),
     price: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), deadlineMs: z.number().int().min(1).max(IMAGE_UNKNOWN_DEADLINE_MS), holdTtlMs: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
     call: z.looseObject({ provider: z.string(), upstreamModel: z.string(), prompt: z.string(), responseFormat: z.enum(['url', 'b64_json']), passthrough: z.record(z.string(), z.unknown()) }),
     spend: spendScopesArg.optional(),

@@ -9,6 +9,8 @@ export interface TaskRecord {
   owner: Owner;
   fingerprint: string;
   requestId: string;
+  /** The start that created it (absent in records stored before: then no start repeats it). */
+  startId?: string;
   model: string;
   profileId: string;
   price: string;

@@ -48,6 +48,7 @@ export function imageTaskContract(hostName: string, start: () => Promise<ImageHo
         owner,
         fingerprint: 'f1',
         requestId: 'req',
+        startId: 'start-1',
         model: 'sim-image',
         profileId: 'p-image',
         price: PRICE,
@@ -84,8 +85,10 @@ export function imageTaskContract(hostName: string, start: () => Promise<ImageHo
       expect(first.task.deadlineAt - first.task.reservedAt).toBe(86_400_000);
       expect(first.task.reservedAt).toBeGreaterThanOrEqual(before - 1000);
       expect(await funds.of(owner.accountId).getBalance()).toMatchObject({ held: PRICE, openHolds: 1 });
-      const again = await task.start(startRequest(owner, { requestId: 'retry' }));
+      const again = await task.start(startRequest(owner, { requestId: 'retry', startId: 'start-2' }));
       expect(again.role).toBe('existing');
+      // A client's retry with the same X-Request-Id is another start: a retry too, never a second owner.
+      expect((await task.start(startRequest(owner, { startId: 'start-3' }))).role).toBe('existing');
       expect(again.task.reservedAt).toBe(first.task.reservedAt);
       // The same request's start repeated (a sidecar retry after a lost answer): still its owner, one hold.
       const repeated = await task.start(startRequest(owner));

@@ -170,6 +170,21 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
       await agree(accountId, apiKey, FUNDS - PRICE, { usage: 1 });
     });
 
+    it('when a client retries with its own X-Request-Id repeated (one key, while the first runs), then the provider is still called once: only the first request owns the task', async () => {
+      const { accountId, apiKey } = await fundedAccount(d.url, FUNDS);
+      const key = randomUUID();
+      const headers = { 'x-request-id': `client-${randomUUID()}` };
+      const before = d.upstream.imageRequests;
+      const first = image(d.url, apiKey, picture, { key, model: 'slow-upstream-image', headers });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const retries = await Promise.all(Array.from({ length: 5 }, () => image(d.url, apiKey, picture, { key, model: 'slow-upstream-image', headers })));
+      const responses = [await first, ...retries];
+      expect(responses.map((r) => [r.status, r.headers.get('x-payg-replayed')])).toEqual([[200, null], ...Array(5).fill([200, 'true'])]);
+      expect(new Set(responses.map((r) => r.body.taskId)).size).toBe(1);
+      expect(d.upstream.imageRequests - before).toBe(1);
+      await agree(accountId, apiKey, FUNDS - PRICE, { usage: 1 });
+    });
+
     it('when the provider confirms a rejection, then 400 failed with the taskId, the hold released, and a retry answers the same', async () => {
       const { accountId, apiKey } = await fundedAccount(d.url, FUNDS);
       const key = randomUUID();

@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   const image = async (i: number) => {
     const task = tasks.of(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
     await task.start({
-      owner, fingerprint: `f${i}`, requestId: `img-${i}`, model: 'sim-image', profileId: 'p', price: 40, deadlineMs: 60_000, holdTtlMs: 120_000,
+      owner, fingerprint: `f${i}`, requestId: `img-${i}`, startId: `start-${i}`, model: 'sim-image', profileId: 'p', price: 40, deadlineMs: 60_000, holdTtlMs: 120_000,
       call: { provider: 'sim', upstreamModel: 'm', prompt: 'a red square', responseFormat: 'b64_json', passthrough: {} },
     });
     // A copy per image, as each one arrives in its own response body.

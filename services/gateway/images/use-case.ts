@@ -121,7 +121,8 @@ export class ImageService {
       throw admitted ? admitted.refused(error) : error;
     });
     // A task started before (a retry of its key) keeps the upstream it was sent to.
-    const view = await (started.role === 'owner'
+    // A call this instance already runs for the task is never made twice.
+    const view = await (started.role === 'owner' && !this.inflight.has(started.task.taskId)
       ? this.callProvider(task, started.task, deps.providers.get(started.task.provider) ?? provider)
       : this.awaitOwner(task, started.task, input.caller)
     ).catch((error: unknown) => {
