@@ -5,6 +5,7 @@ import {
   accountAnswer, accountBody, accountDetailAnswer, accountListAnswer, accountSummaryAnswer, apiKeyAnswer, apiKeyBody, apiKeyListAnswer, auditListAnswer,
   apiKeyItem, creditAnswer, creditBody, debitBody, limitsBody, reconciliationAnswer, repairAnswer, rotateBody, rotatedKeyAnswer,
 } from './routes/admin-schemas';
+import { orderIdempotencyKey } from './openapi-orders';
 import { BODY_400, BODY_413, BODY_415, CREDENTIAL_400, errorAnswer, jsonSchemaOf, UNAVAILABLE } from './openapi-answers';
 
 export const adminSecuritySchemes = {
@@ -120,7 +121,7 @@ export const adminPaths = {
   },
   '/admin/v1/accounts/{accountId}/orders': {
     post: {
-      summary: 'A top-up order made by an operator: paid and fulfilled like the owner’s own', security: admin, parameters: [accountId],
+      summary: 'A top-up order made by an operator: paid and fulfilled like the owner’s own', security: admin, parameters: [accountId, orderIdempotencyKey],
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/OrderRequest' } } } },
       responses: { '201': answer('The order, status created; header x-payg-replayed: true when the Idempotency-Key named an existing order', 'Order'), ...refusals, '400': errorAnswer(`invalid_request, idempotency_key_invalid, ${BODY_400}, ${CREDENTIAL_400}`), '404': accountNotFound, '409': errorAnswer('idempotency_key_reused') },
     },

@@ -3,6 +3,7 @@
 import { checkoutReceiptAnswer, orderAnswer as orderSchema } from './answer-schemas';
 import { BODY_400, BODY_413, BODY_415, CREDENTIAL_400, errorAnswer, jsonSchemaOf, UNAVAILABLE } from './openapi-answers';
 import { SIGNATURE_HEADER } from './orders/signature';
+import { CANONICAL_UUID_HEX } from '../../lib/uuid';
 
 const orderAnswer = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Order' } } } });
 
@@ -21,8 +22,9 @@ export const orderSchemas = {
 };
 
 const orderIdParameter = { name: 'orderId', in: 'path', required: true, schema: { type: 'string' } };
-const idempotencyKey = {
-  name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string' },
+/** The optional Idempotency-Key of both order creation routes (the owner's and an operator's). */
+export const orderIdempotencyKey = {
+  name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', pattern: `^"?${CANONICAL_UUID_HEX}"?$` },
   description: 'Optional canonical UUID: a retry with the same key (and API key) returns the same order; with another amount 409 idempotency_key_reused',
 };
 
@@ -31,7 +33,7 @@ export const orderPaths = {
     post: {
       summary: "A top-up order for the caller's own account; pay it at the payment provider, it is credited once the payment's callback has been recorded and the credit committed",
       security: [{ apiKey: [] }, { oauth: [] }],
-      parameters: [idempotencyKey],
+      parameters: [orderIdempotencyKey],
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/OrderRequest' } } } },
       responses: {
         '201': orderAnswer('The order, status created; header x-payg-replayed: true when the Idempotency-Key named an existing order (the same order again)'),
