@@ -131,7 +131,7 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     } else if (task.phase === 'running') {
       await this.stored.move(task, 'outcome', async () => {
         if (outcome.kind === 'succeeded') this.ctx.state.set(ARTIFACT_KEY, outcome.artifact);
-        task.outcome = outcome.kind === 'succeeded' ? { kind: 'succeeded' } : { kind: 'failed', reason: outcome.reason };
+        task.outcome = outcome.kind === 'succeeded' ? { kind: 'succeeded' } : { kind: 'failed', reason: outcome.reason, via: outcome.via };
         this.observe(task, outcome.kind === 'succeeded' ? `artifact received (${outcome.via})` : `provider rejection confirmed (${outcome.via}): ${outcome.reason}`, now);
         // Should the caller not come back to finish, the reminder does.
         await this.ctx.reminders.register(`${FINISH_REMINDER}@${now + FINISH_RETRY_MS}`, FINISH_RETRY_MS);

@@ -105,6 +105,8 @@ export interface ImageTaskView {
   /** Present when the image may be shown: succeeded, or a late artifact released after UNKNOWN. */
   artifact?: ImageArtifact;
   failure?: string;
+  /** How the failure was learnt: the call's own answer, or a later lookup (the provider reporting the generation failed). */
+  failedVia?: 'response' | 'lookup';
   unknown?: UnknownEvidence;
   lateArtifact?: LateArtifactView;
 }

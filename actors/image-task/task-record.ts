@@ -20,7 +20,8 @@ export interface TaskRecord {
   call: SentImageCall & { sentAt: number };
   seen: Observation[];
   /** `artifact` inline only in records stored before it had its own key (ARTIFACT_KEY). */
-  outcome?: { kind: 'succeeded'; artifact?: ImageArtifact } | { kind: 'failed'; reason: string };
+  /** A failure's `via`: how it was learnt (absent in records stored before: the response). */
+  outcome?: { kind: 'succeeded'; artifact?: ImageArtifact } | { kind: 'failed'; reason: string; via?: 'response' | 'lookup' };
   charged: string;
   unknown?: UnknownEvidence;
   late?: LateArtifactView & { artifact?: ImageArtifact };
@@ -43,7 +44,7 @@ export async function taskView(taskId: string, task: TaskRecord, loadArtifact: (
     call: task.call,
     charged: Number(task.charged),
     ...(artifact ? { artifact } : {}),
-    ...(task.phase === 'failed' && task.outcome?.kind === 'failed' ? { failure: task.outcome.reason } : {}),
+    ...(task.phase === 'failed' && task.outcome?.kind === 'failed' ? { failure: task.outcome.reason, failedVia: task.outcome.via ?? 'response' } : {}),
     ...(task.unknown ? { unknown: task.unknown } : {}),
     ...(task.late ? { lateArtifact: { state: task.late.state, arrivedAt: task.late.arrivedAt, eventIds: task.late.eventIds } } : {}),
   };

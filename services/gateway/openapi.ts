@@ -127,7 +127,7 @@ export const openApiDocument = {
           '401': errorResponse('Missing or unknown API key, or a revoked or expired one'),
           '403': errorResponse('credential_family_mismatch (OAuth token) or account_suspended'),
           '404': errorResponse('not_found: no such task for this API key (another key, even of the same owner, learns nothing)'),
-          '502': imageErrorResponse("status failed (provider_error, hold released) with taskId and status: the provider refused the platform's own credentials or limited its rate (429), nothing was produced"),
+          '502': imageErrorResponse("status failed (provider_error, hold released) with taskId and status: the provider refused the platform's own credentials or limited its rate (429), or, asked about the call, reported the image failed; nothing was produced"),
           '503': imageErrorResponse(`status unresolved or unknown: taskId, status, Retry-After, no URL or base64; or, without them, ${UNAVAILABLE}`, { 'Retry-After': { schema: { type: 'integer' } } }),
         },
       },

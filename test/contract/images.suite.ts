@@ -267,12 +267,15 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
       await agree(accountId, apiKey, FUNDS, { usage: 1 }); // the real IMAGE quantity-1 event, charged 0
     });
 
-    it('when the provider failed before any output, then 503 at first and the recovery query, asking the provider, resolves it as failed and releases the hold', async () => {
+    it('when the provider failed before any output, then 503 at first and the recovery query, asking the provider, resolves it as failed (the provider\'s failure) and releases the hold', async () => {
       const { accountId, apiKey } = await fundedAccount(d.url, FUNDS);
       const first = await image(d.url, apiKey, picture, { headers: { 'x-sim-directive': 'fail-before-output' } });
       expect([first.status, first.body.status]).toEqual([503, 'unresolved']);
       const recovered = await imageTask(d.url, apiKey, first.body.taskId);
-      expect([recovered.status, recovered.body.status, recovered.body.error.code]).toEqual([400, 'failed', 'provider_rejected']);
+      // The provider's failure, not the request's: 502 provider_error, as the same failure answered at once would be.
+      expect([recovered.status, recovered.body.status, recovered.body.error.code]).toEqual([502, 'failed', 'provider_error']);
+      expect(recovered.body.error.message).toMatch(/^the provider reports the image failed: /);
+      expect((await imageTask(d.url, apiKey, first.body.taskId)).status).toBe(502);
       await agree(accountId, apiKey, FUNDS);
     });
 

@@ -41,6 +41,11 @@ export function reply(view: ImageTaskView, replayed = false): ImageReply {
     if (view.failure === PLATFORM_CREDENTIALS_REFUSED || view.failure === PROVIDER_RATE_LIMITED) {
       throw new GatewayError('provider_error', `${view.failure}; nothing was produced and the hold was released`, { headers, bodyFields: common });
     }
+    // Learnt by asking the provider after the answer was lost: it says the generation failed,
+    // not that the request was at fault.
+    if (view.failedVia === 'lookup') {
+      throw new GatewayError('provider_error', `the provider reports the image failed: ${view.failure ?? 'no reason given'}; nothing was produced and the hold was released`, { headers, bodyFields: common });
+    }
     throw new GatewayError('provider_rejected', `the provider rejected the request: ${view.failure ?? 'no reason given'}; the hold was released`, { headers, bodyFields: common });
   }
   if (view.status === 'unknown') {
