@@ -32,6 +32,8 @@ const envSchema = z.object({
   GATEWAY_CATALOG_FILE: z.string().min(1).optional(),
   GATEWAY_ACTOR_HOST: z.enum(['embedded', 'dapr']).default('embedded'),
   GATEWAY_MAX_BODY_BYTES: int(1, HARD_BODY_LIMIT).default(HARD_BODY_LIMIT),
+  GATEWAY_ACCOUNT_BODY_BYTES: int(1, Number.MAX_SAFE_INTEGER).default(2 * HARD_BODY_LIMIT),
+  GATEWAY_REQUEST_TIMEOUT_MS: int(1000, 3_600_000).default(60_000),
   GATEWAY_PROXY_MAX_BODY_BYTES: int(1, HARD_BODY_LIMIT).default(HARD_BODY_LIMIT),
   GATEWAY_PROVIDER_TIMEOUT_MS: int(1, 3_600_000).default(120_000),
   GATEWAY_UPSTREAM_ATTEMPT_TIMEOUT_MS: int(1, 3_600_000).default(30_000),
@@ -218,6 +220,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   if (e.GATEWAY_API_KEY_CACHE_MS > API_KEY_CACHE_MAX_MS) {
     throw new ConfigError(`invalid configuration:\n  GATEWAY_API_KEY_CACHE_MS: ${e.GATEWAY_API_KEY_CACHE_MS} ms is longer than ${API_KEY_CACHE_MAX_MS} ms; a revoked API key must stop working within ${API_KEY_CACHE_MAX_MS} ms on every gateway instance. Set it to at most ${API_KEY_CACHE_MAX_MS} (0: no cache)`);
   }
+  const maxBodyBytes = Math.min(e.GATEWAY_MAX_BODY_BYTES, e.GATEWAY_PROXY_MAX_BODY_BYTES, HARD_BODY_LIMIT);
+  if (e.GATEWAY_ACCOUNT_BODY_BYTES < maxBodyBytes) {
+    throw new ConfigError(`invalid configuration:\n  GATEWAY_ACCOUNT_BODY_BYTES: ${e.GATEWAY_ACCOUNT_BODY_BYTES} bytes is less than one body may be (${maxBodyBytes}, GATEWAY_MAX_BODY_BYTES); such a body could never be received. Set it to at least ${maxBodyBytes}`);
+  }
   const oauth = oauthConfig(e);
   const holdTtlMs = e.GATEWAY_HOLD_TTL_MS ?? providerTimeoutMs + 60_000;
   const margin = e.GATEWAY_TEST_MODE ? TEST_HOLD_TTL_MARGIN_MS : HOLD_TTL_MARGIN_MS;
@@ -232,7 +238,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     catalogFile: e.GATEWAY_CATALOG_FILE ?? resolve(__dirname, '../catalog/default-catalog.json'),
     actorHost: e.GATEWAY_ACTOR_HOST,
     /** The text service's own limit and the proxy's; the upstream's comes from the provider. */
-    maxBodyBytes: Math.min(e.GATEWAY_MAX_BODY_BYTES, e.GATEWAY_PROXY_MAX_BODY_BYTES, HARD_BODY_LIMIT),
+    maxBodyBytes,
+    /** The request bodies one account may have on the way at once (the rest refused 429 while they are received). */
+    accountBodyBytes: e.GATEWAY_ACCOUNT_BODY_BYTES,
+    /** A request must be received whole (headers and body) within this (the HTTP server's requestTimeout). */
+    requestTimeoutMs: e.GATEWAY_REQUEST_TIMEOUT_MS,
     providerTimeoutMs,
     /**
      * Routing over a profile's upstreams (docs/providers.md, "Routing"): an attempt with another

@@ -23,6 +23,7 @@ import type { AuditLog } from './accounts/audit';
 import type { RateAdmission } from './limits/admission';
 import { observeRequests, observeUnparsed } from './middleware/observe';
 import { requestId } from './middleware/request-id';
+import { BodyBudget } from './middleware/json-body';
 import { adminRoutes } from './routes/admin';
 import { catalogRoutes } from './routes/catalog';
 import { chatRoutes } from './routes/chat';
@@ -66,6 +67,8 @@ export interface GatewayDeps {
   actorHost: 'embedded' | 'dapr';
   adminToken?: string;
   maxBodyBytes: number;
+  /** The request bodies one account may have on the way at once, bytes (GATEWAY_ACCOUNT_BODY_BYTES); absent: not counted. */
+  accountBodyBytes?: number;
   providerTimeoutMs: number;
   holdTtlMs: number;
   /** How often a call records its progress on its hold (and renews it). */
@@ -150,7 +153,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     acceptedDelivery: deps.capabilityGates.accepted,
     oauthConfigured: deps.oauth !== undefined,
   }));
+  const bodyBudget = deps.accountBodyBytes !== undefined ? new BodyBudget(deps.accountBodyBytes) : undefined;
   const chat = {
+    bodyBudget,
     catalog: deps.catalog,
     providers: deps.providers,
     funds: deps.funds,
@@ -170,21 +175,24 @@ export function createGateway(deps: GatewayDeps): Gateway {
   app.use(chatRoutes(chat, deps.accounts, direct));
   app.use(compatRoutes({ ...chat, gate: new CompatGate(deps.compatEnabled, deps.funds) }, deps.accounts, deps.logger, direct));
   app.use(memberRoutes(chat, credentials));
-  app.use(imageRoutes(deps.images, deps.accounts, deps.maxBodyBytes));
+  app.use(imageRoutes(deps.images, deps.accounts, deps.maxBodyBytes, bodyBudget));
   app.use(consoleRoutes({ credentials, funds: deps.funds, ledger: deps.ledger, limits: deps.limits }));
   app.use(consoleUiRoutes());
   app.use(adminRoutes({ adminToken: deps.adminToken, accounts: deps.accounts, operator: deps.operator, audit: deps.audit, funds: deps.funds, outbox: deps.outbox, ledger: deps.ledger, orders: deps.orders }));
   app.use(orderRoutes(deps.orders, credentials));
   const sessions = new SessionService({ ...deps.sessions, chat, leaseMs: deps.sessions.runLeaseMs, wakeups: new SessionWakeups() });
-  app.use(sessionRoutes(sessions, deps.accounts, deps.maxBodyBytes));
+  app.use(sessionRoutes(sessions, deps.accounts, deps.maxBodyBytes, bodyBudget));
   app.use(notFound());
   app.use(errors);
   return { app, listener: direct.listener(app), direct, answerUnparsed: unparsedAnswerer(deps.logger) };
 }
 
 /** The gateway's HTTP server, listening; `ready` once it is (a failure to listen is the server's 'error'). */
-export function listenGateway(gateway: Gateway, port: number, host: string, ready?: () => void): Server {
-  const server = createServer(serverClasses(gateway.app), gateway.listener);
+export function listenGateway(gateway: Gateway, port: number, host: string, ready?: () => void, requestTimeoutMs = 60_000): Server {
+  // A request not received whole within requestTimeoutMs (a body sent slowly, holding its bytes
+  // in memory) is answered 408 and its connection closed; Node looks every quarter of it (≤ 30 s).
+  const timeouts = { requestTimeout: requestTimeoutMs, connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(requestTimeoutMs / 4))) };
+  const server = createServer({ ...serverClasses(gateway.app), ...timeouts }, gateway.listener);
   server.on('clientError', gateway.answerUnparsed);
   return server.listen(port, host, ready);
 }
@@ -197,15 +205,20 @@ export function listenGateway(gateway: Gateway, port: number, host: string, read
  */
 function unparsedAnswerer(logger: Logger): Gateway['answerUnparsed'] {
   return (error, socket) => {
-    // Not a request: the connection broke, and nothing can be answered.
-    if (!socket.writable || (error.code !== undefined && ['ECONNRESET', 'EPIPE'].includes(error.code))) {
+    // Not a request: the connection broke, and nothing can be answered. Nor can anything be
+    // written once an answer on this connection has begun (it would corrupt that answer).
+    const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (!socket.writable || answering?.headersSent || (error.code !== undefined && ['ECONNRESET', 'EPIPE'].includes(error.code))) {
       socket.destroy();
       return;
     }
-    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-    const context = observeUnparsed(logger, tooLarge ? 431 : 400);
-    const message = tooLarge ? 'the request line and headers are larger than 16 KiB' : 'the request is not valid HTTP/1.1';
+    const [status, message] = error.code === 'HPE_HEADER_OVERFLOW'
+      ? ['431 Request Header Fields Too Large', 'the request line and headers are larger than 16 KiB']
+      // A request (a body sent slowly) not received whole within GATEWAY_REQUEST_TIMEOUT_MS.
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? ['408 Request Timeout', 'the request was not received whole in time']
+        : ['400 Bad Request', 'the request is not valid HTTP/1.1'];
+    const context = observeUnparsed(logger, Number(status.slice(0, 3)));
     const body = JSON.stringify({ error: { code: 'invalid_request', message, request_id: context.requestId } });
-    socket.end(`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${context.requestId}\r\ntraceparent: ${traceparentOf(context)}\r\nconnection: close\r\n\r\n${body}`);
+    socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${context.requestId}\r\ntraceparent: ${traceparentOf(context)}\r\nconnection: close\r\n\r\n${body}`);
   };
 }

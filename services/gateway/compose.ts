@@ -103,6 +103,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     actorHost: config.actorHost,
     adminToken: config.adminToken,
     maxBodyBytes: config.maxBodyBytes,
+    accountBodyBytes: config.accountBodyBytes,
     providerTimeoutMs: config.providerTimeoutMs,
     holdTtlMs: config.holdTtlMs,
     holdProgress: config.holdProgress,

@@ -26,7 +26,7 @@ async function main(): Promise<void> {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     logger.info({ url: `http://${config.host}:${port}`, node: process.version, actorHost: config.actorHost, dataDir: config.actorHost === 'embedded' ? config.dataDir : undefined }, 'gateway listening');
-  });
+  }, config.requestTimeoutMs);
   server.keepAliveTimeout = 65_000;
   // A port already taken (or not ours to bind): said plainly, and the process ends.
   server.once('error', (error) => {

@@ -24,7 +24,7 @@ export const errorAnswer = (description: string) => ({ description, content: { '
 
 export const CREDENTIAL_400 = 'ambiguous_credential (two Authorization headers, or Authorization and a different x-api-key)';
 /** A call refused by a rate limit of its key or account (docs/auth.md, "Limits"). */
-export const RATE_429 = 'rate_limit_exceeded: a requests_per_minute or tokens_per_minute of the key or the account is reached (param names it); Retry-After (seconds) and Retry-After-Ms say when the window starts again; nothing is held';
+export const RATE_429 = 'rate_limit_exceeded: a requests_per_minute or tokens_per_minute of the key or the account is reached (param names it); Retry-After (seconds) and Retry-After-Ms say when the window starts again; or (param body_bytes_in_flight) the account already has GATEWAY_ACCOUNT_BODY_BYTES of request bodies on the way, the connection is closed; nothing is held';
 export const SPEND_402 = 'spend_limit_exceeded: the hold would pass a spend_per_day, spend_per_month or spend_total of the key or the account (param names it; extra: scope, value, spent, held and, for the account, leased: the part of held that idle or busy funds leases lock); nothing is held';
 export const RETRY_AFTER_HEADERS = { 'Retry-After': { schema: { type: 'integer' } }, 'Retry-After-Ms': { schema: { type: 'integer' } } };
 export const BODY_400 = 'invalid_json, invalid_utf8 (the body is not valid UTF-8)';

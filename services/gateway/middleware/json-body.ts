@@ -49,8 +49,39 @@ export function decodeJsonText(raw: Buffer): string {
   return raw.toString('utf8');
 }
 
-export function jsonBody(limitBytes: number) {
-  return readBody(limitBytes, true);
+/**
+ * The bytes of request bodies being received, per account: a caller sending large bodies slowly
+ * holds them in memory until they are whole, so one account may hold at most `perAccount`
+ * (GATEWAY_ACCOUNT_BODY_BYTES) at once; past it a body is refused (429) and its connection closed.
+ */
+export class BodyBudget {
+  private readonly receiving = new Map<string, number>();
+
+  constructor(readonly perAccount: number) {}
+
+  /** Counts `bytes` more for the account; false (nothing counted) when that would pass its share. */
+  take(accountId: string, bytes: number): boolean {
+    const now = (this.receiving.get(accountId) ?? 0) + bytes;
+    if (now > this.perAccount) return false;
+    this.receiving.set(accountId, now);
+    return true;
+  }
+
+  give(accountId: string, bytes: number): void {
+    const left = (this.receiving.get(accountId) ?? 0) - bytes;
+    if (left > 0) this.receiving.set(accountId, left);
+    else this.receiving.delete(accountId);
+  }
+
+  /** What the account's bodies being received hold now (bytes). */
+  held(accountId: string): number {
+    return this.receiving.get(accountId) ?? 0;
+  }
+}
+
+/** A JSON body; with a budget, counted against its caller's account while it is received (after authentication). */
+export function jsonBody(limitBytes: number, budget?: BodyBudget) {
+  return readBody(limitBytes, true, budget);
 }
 
 /** A JSON-typed body kept unparsed in req.rawBody: for a signature over the exact bytes, checked before parsing. */
@@ -58,7 +89,7 @@ export function rawJsonBody(limitBytes: number) {
   return readBody(limitBytes, false);
 }
 
-function readBody(limitBytes: number, parse: boolean) {
+function readBody(limitBytes: number, parse: boolean, budget?: BodyBudget) {
   return function parseJsonBody(req: Request, res: Response, next: NextFunction): void {
     const type = req.headers['content-type'];
     if (type !== undefined && !JSON_TYPE.test(type)) {
@@ -69,7 +100,15 @@ function readBody(limitBytes: number, parse: boolean) {
       return next(new GatewayError('unsupported_media_type', `content-encoding ${encoding} is not accepted`));
     }
     let done = false;
+    // What this body counts in its account's budget, given back once it is received (or not).
+    const accountId = budget ? req.caller?.accountId : undefined;
+    let counted = 0;
+    const giveBack = () => {
+      if (counted > 0) budget!.give(accountId!, counted);
+      counted = 0;
+    };
     const finish = (error?: GatewayError) => {
+      giveBack();
       if (done) return;
       done = true;
       next(error);
@@ -90,8 +129,28 @@ function readBody(limitBytes: number, parse: boolean) {
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > DRAIN_MAX) refuseAndClose();
-      else if (size <= limitBytes) chunks.push(chunk);
+      else if (size <= limitBytes) {
+        if (accountId !== undefined) {
+          if (!budget!.take(accountId, chunk.length)) return refuseBusy();
+          counted += chunk.length;
+        }
+        chunks.push(chunk);
+      }
     });
+    // The account already has its share of bodies on the way: this one is dropped as it comes
+    // and its connection closed; nothing of it is kept.
+    const refuseBusy = () => {
+      chunks.length = 0;
+      res.setHeader('connection', 'close');
+      req.removeAllListeners('data');
+      req.resume();
+      finish(new GatewayError('rate_limit_exceeded', `the account is already sending ${budget!.perAccount} bytes of request bodies at once; send this one again once those are received`, {
+        param: 'body_bytes_in_flight',
+        headers: { 'retry-after': '1', 'retry-after-ms': '1000' },
+      }));
+    };
+    // A client that goes away mid-body ends nothing else: its bytes leave the budget.
+    if (accountId !== undefined) req.once('close', giveBack);
     req.once('error', () => finish(new GatewayError('invalid_request', 'request body was not received whole')));
     req.once('end', () => {
       if (done) return;

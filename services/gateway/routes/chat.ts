@@ -18,7 +18,7 @@ import { noQuery } from '../middleware/no-query';
 /** Registered on the router and served directly too (the gateway's hot path). */
 export function chatRoutes(deps: ChatDeps, accounts: AccountStore, direct: DirectRoutes): Router {
   const router = Router();
-  const body = jsonBody(deps.maxBodyBytes);
+  const body = jsonBody(deps.maxBodyBytes, deps.bodyBudget);
   direct.post(router, '/api/open/v1/models/:id/chat', [apiKeyAuth(accounts), noQuery, body, async (req, res) => {
     await respond(res, await runChat(deps, openAiWire, chatInput(req, req.params.id as string, DEFAULT_POOL, res)));
   }]);

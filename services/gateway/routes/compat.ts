@@ -56,7 +56,7 @@ function modelList(models: CatalogModel[], shape: ErrorShape) {
 export function compatRoutes(deps: EmbeddingsDeps & { gate: CompatGate }, accounts: AccountStore, logger: Logger, direct: DirectRoutes): Router {
   const router = Router();
   const auth = apiKeyAuth(accounts, { allowXApiKey: true });
-  const body = jsonBody(deps.maxBodyBytes);
+  const body = jsonBody(deps.maxBodyBytes, deps.bodyBudget);
 
   router.get('/v1/models', auth, async (req, res) => {
     deps.gate.admit(req.caller);

@@ -21,7 +21,7 @@ import { respond } from '../http/respond';
 export function memberRoutes(deps: ChatDeps, credentials: { accounts: AccountStore; oauth?: OAuthVerifier }): Router {
   const router = Router();
   const auth = credentialAuth(credentials, { accept: ['oauth'] });
-  const body = jsonBody(deps.maxBodyBytes);
+  const body = jsonBody(deps.maxBodyBytes, deps.bodyBudget);
   router.get('/api/member/v1/entitlement', auth, async (req, res) => {
     const view = await deps.funds.of(req.caller.accountId, MEMBER_POOL).getBalance();
     res.json({ currency: CURRENCY, scale: SCALE, subject: req.caller.subject, ...view });

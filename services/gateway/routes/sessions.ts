@@ -10,7 +10,7 @@ import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import type { AccountStore } from '../accounts/store';
 import { requireBodyModel } from '../chat/request';
 import { apiKeyAuth, apiKeyOwner } from '../middleware/auth';
-import { jsonBody } from '../middleware/json-body';
+import { jsonBody, type BodyBudget } from '../middleware/json-body';
 import { markPrototype, PROTOTYPE_PREFIXES } from '../middleware/prototype';
 import type { SessionService } from '../sessions/use-case';
 import { chatInput } from '../http/chat-input';
@@ -20,7 +20,7 @@ import { noQuery, onlyQuery } from '../middleware/no-query';
 /** A session body is one small object. */
 const SESSION_BODY_LIMIT = 4 * 1024;
 
-export function sessionRoutes(sessions: SessionService, accounts: AccountStore, maxBodyBytes: number): Router {
+export function sessionRoutes(sessions: SessionService, accounts: AccountStore, maxBodyBytes: number, bodyBudget?: BodyBudget): Router {
   const router = Router();
   // Before authentication: the 401 of a prototype route is marked too.
   router.use([...PROTOTYPE_PREFIXES], markPrototype());
@@ -28,7 +28,7 @@ export function sessionRoutes(sessions: SessionService, accounts: AccountStore, 
   router.post('/v1/sessions', auth, noQuery, jsonBody(SESSION_BODY_LIMIT), async (req, res) => {
     res.status(201).json(await sessions.create(apiKeyOwner(req.caller), req.body));
   });
-  router.post('/v1/sessions/:session_id/runs', auth, noQuery, jsonBody(maxBodyBytes), async (req, res) => {
+  router.post('/v1/sessions/:session_id/runs', auth, noQuery, jsonBody(maxBodyBytes, bodyBudget), async (req, res) => {
     const { accepted, headers } = await sessions.startRun(req.params.session_id as string, apiKeyOwner(req.caller), chatInput(req, requireBodyModel(req.body), DEFAULT_POOL));
     res.set(headers);
     if (accepted.capabilities.length > 0) res.setHeader('x-payg-capabilities', accepted.capabilities.join(', '));

@@ -1,0 +1,85 @@
+// Request bodies a customer sends slowly, against the real embedded process: one account may have
+// at most GATEWAY_ACCOUNT_BODY_BYTES of bodies on the way at once (the rest refused 429, their
+// connections closed, nothing kept), other accounts are not affected, and a request not received
+// whole within GATEWAY_REQUEST_TIMEOUT_MS is answered 408 and its bytes given back.
+
+import { mkdtempSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chat, fundedAccount, hello } from '../support/api';
+import { startGateway, type GatewayProcess } from '../support/processes';
+
+jest.setTimeout(60_000);
+
+const MAX_BODY = 32 * 1024;
+const PER_ACCOUNT = 48 * 1024;
+const TIMEOUT_MS = 1500;
+
+let gateway: GatewayProcess;
+beforeAll(async () => {
+  gateway = await startGateway({
+    GATEWAY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'gw-body-budget-')), 'data'),
+    GATEWAY_MAX_BODY_BYTES: String(MAX_BODY),
+    GATEWAY_ACCOUNT_BODY_BYTES: String(PER_ACCOUNT),
+    GATEWAY_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS),
+  });
+});
+afterAll(async () => {
+  await gateway?.stop();
+});
+
+/** A chat body of exactly `bytes` bytes. */
+function bodyOf(bytes: number): Buffer {
+  const shell = JSON.stringify({ ...hello, messages: [{ role: 'user', content: '' }], max_tokens: 4 });
+  return Buffer.from(shell.replace('"content":""', `"content":"${'a'.repeat(bytes - shell.length)}"`));
+}
+
+/** A raw connection that sends a chat's headers and the first `sent` bytes of its body, and collects what it is answered. */
+function slowChat(apiKey: string, body: Buffer, sent: number): { socket: Socket; answer: Promise<string> } {
+  const { port } = new URL(gateway.url);
+  const socket = connect(Number(port), '127.0.0.1');
+  socket.write(`POST /api/open/v1/models/sim-chat/chat HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\nauthorization: Bearer ${apiKey}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`);
+  socket.write(body.subarray(0, sent));
+  const answer = new Promise<string>((resolve) => {
+    let text = '';
+    socket.on('data', (chunk) => (text += chunk.toString()));
+    socket.on('close', () => resolve(text));
+    socket.on('error', () => undefined);
+  });
+  return { socket, answer };
+}
+
+const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
+const bodyJson = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+
+describe('request bodies on the way, per account', () => {
+  it('when an account already sends its share of bodies, then another of its bodies is refused 429 and its connection closed, another account is served, and a body held back past the request timeout is answered 408 and gives its bytes back', async () => {
+    const { apiKey } = await fundedAccount(gateway.url, 1_000_000_000);
+    const other = await fundedAccount(gateway.url, 1_000_000_000);
+    const body = bodyOf(30_000);
+    // 20,000 bytes of a first body on the way, held there.
+    const held = slowChat(apiKey, body, 20_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // A second whole body would make 50,000 on the way: over the account's 49,152.
+    const refused = slowChat(apiKey, body, body.length);
+    const answer = await refused.answer;
+    expect(statusOf(answer)).toBe(429);
+    expect(answer).toMatch(/\r\nretry-after: 1\r\n/i);
+    expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+    expect(bodyJson(answer).error).toMatchObject({ code: 'rate_limit_exceeded', param: 'body_bytes_in_flight' });
+    // Another account's calls are not counted with it.
+    expect((await chat(gateway.url, other.apiKey, { ...hello, max_tokens: 4 })).status).toBe(200);
+    // The held body is never finished: the request timeout answers it and closes its connection.
+    const started = Date.now();
+    const timedOut = await held.answer;
+    expect(statusOf(timedOut)).toBe(408);
+    expect(bodyJson(timedOut).error).toMatchObject({ code: 'invalid_request' });
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 2000);
+    // Its bytes were given back: two whole bodies of the account, one after the other, are served.
+    for (let i = 0; i < 2; i++) {
+      const whole = slowChat(apiKey, body, body.length);
+      expect(statusOf(await whole.answer)).toBe(200);
+    }
+  });
+});
