@@ -179,9 +179,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
   app.use(consoleRoutes({ credentials, funds: deps.funds, ledger: deps.ledger, limits: deps.limits }));
   app.use(consoleUiRoutes());
   app.use(adminRoutes({ adminToken: deps.adminToken, accounts: deps.accounts, operator: deps.operator, audit: deps.audit, funds: deps.funds, outbox: deps.outbox, ledger: deps.ledger, orders: deps.orders }));
-  app.use(orderRoutes(deps.orders, credentials));
+  app.use(orderRoutes(deps.orders, credentials, deps.limits));
   const sessions = new SessionService({ ...deps.sessions, chat, leaseMs: deps.sessions.runLeaseMs, wakeups: new SessionWakeups() });
-  app.use(sessionRoutes(sessions, deps.accounts, deps.maxBodyBytes, bodyBudget));
+  app.use(sessionRoutes(sessions, deps.accounts, deps.maxBodyBytes, bodyBudget, deps.limits));
   app.use(notFound());
   app.use(errors);
   return { app, listener: direct.listener(app), direct, answerUnparsed: unparsedAnswerer(deps.logger) };

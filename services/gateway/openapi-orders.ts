@@ -1,7 +1,7 @@
 // OpenAPI entries of top-up orders and the checkout callback (docs/orders.md). Spread into openapi.ts.
 
 import { checkoutReceiptAnswer, orderAnswer as orderSchema } from './answer-schemas';
-import { BODY_400, BODY_413, BODY_415, CREDENTIAL_400, errorAnswer, jsonSchemaOf, UNAVAILABLE } from './openapi-answers';
+import { BODY_400, BODY_413, BODY_415, CREDENTIAL_400, errorAnswer, jsonSchemaOf, RETRY_AFTER_HEADERS, UNAVAILABLE } from './openapi-answers';
 import { SIGNATURE_HEADER } from './orders/signature';
 import { CANONICAL_UUID_HEX } from '../../lib/uuid';
 
@@ -43,6 +43,7 @@ export const orderPaths = {
         '409': errorAnswer('idempotency_key_reused: the key was used for another order'),
         '413': errorAnswer(`${BODY_413} (64 KiB)`),
         '415': errorAnswer(BODY_415),
+        '429': { ...errorAnswer('rate_limit_exceeded: the requests_per_minute of the key or the account is reached (an order counts as one request); Retry-After (seconds) and Retry-After-Ms say when the window starts again; nothing is created'), headers: RETRY_AFTER_HEADERS },
         '503': errorAnswer(`${UNAVAILABLE}; oauth_unavailable`),
       },
     },

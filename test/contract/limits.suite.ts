@@ -131,6 +131,20 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       for (const url of d.urls) expect((await chat(url, apiKey, { ...hello, max_tokens: 4 }, { headers: { 'x-sim-directive': 'tokens=2' } })).status).toBe(200);
     });
 
+    it('when orders and sessions are created under a requests_per_minute, then each creation counts one request (429 past it, nothing created), and one refused for its input gives its request back', async () => {
+      await insideOneWindow(15_000);
+      const { apiKey } = await limitedKey({ requests_per_minute: 2 });
+      const order = (amount: number) => json(`${d.urls[0]}/api/consumer/orders`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ amount }) });
+      expect((await order(0)).status).toBe(400);
+      const created = await order(1_000_000_000);
+      expect([created.status, created.headers.get('x-ratelimit-remaining-requests')]).toEqual([201, '1']);
+      await newSession(d.urls[1], apiKey);
+      const over = await order(1_000_000_000);
+      expect([over.status, over.body.error?.code, over.body.error?.param, Number(over.headers.get('retry-after')) > 0]).toEqual([429, 'rate_limit_exceeded', 'requests_per_minute', true]);
+      const session = await json(`${d.urls[1]}/v1/sessions`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: '{}' });
+      expect([session.status, session.body.error?.code]).toEqual([429, 'rate_limit_exceeded']);
+    });
+
     it('when tokens per minute are limited, then an embeddings call counts its input bound (UTF-8 bytes) at admission and its prompt tokens after', async () => {
       await insideOneWindow(15_000);
       const { apiKey } = await limitedKey({ tokens_per_minute: 16 }, { scopes: ['compat'] });
@@ -187,10 +201,16 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       expect(spent).toBeLessThanOrEqual(150_000);
       const usage = await json(`${d.urls[0]}/api/distribution/api-credit/limits`, { headers: { authorization: `Bearer ${spender.apiKey}` } });
       expect(usage.body.spend_usage.key).toMatchObject({ spend_total: spent, held: 0 });
-      // Rate: a key at 2 requests a minute starts two runs (their answers tell the window), and the third is refused 429.
-      const limited = await limitedKey({ requests_per_minute: 2 });
+      // Rate: a key at 3 requests a minute creates a session (one request) and starts two runs in
+      // it (their answers tell the window); the third run is refused 429.
+      const limited = await limitedKey({ requests_per_minute: 3 });
+      const sessionId = await newSession(d.urls[0], limited.apiKey);
       const answers = [];
-      for (let i = 0; i < 3; i++) answers.push(await startRun(d.urls[i % 2], limited.apiKey, await newSession(d.urls[0], limited.apiKey), { ...run, max_tokens: 8 }));
+      for (let i = 0; i < 3; i++) {
+        answers.push(await startRun(d.urls[i % 2], limited.apiKey, sessionId, { ...run, max_tokens: 8 }));
+        // One run at a time in a session: the next starts once this one has ended (its hold settled).
+        await passes(async () => expect((await balance(d.urls[0], limited.apiKey)).held).toBe(0), 10_000);
+      }
       expect(answers.map((a) => a.status)).toEqual([202, 202, 429]);
       expect(answers[1].headers.get('x-ratelimit-remaining-requests')).toBe('0');
       expect(answers[2].body.error).toMatchObject({ code: 'rate_limit_exceeded', param: 'requests_per_minute' });

@@ -133,3 +133,17 @@ export class RateAdmission {
     };
   }
 }
+
+/**
+ * Runs `call`, a request that is not a model call (an order's or a session's creation), counted
+ * as one request of its caller's requests_per_minute, with no tokens: refused 429 over it; a call
+ * that then fails gives its request back. Its answer carries the rate headers (`headers`).
+ */
+export async function countedRequest<T>(limits: RateAdmission | undefined, caller: Caller, call: () => Promise<T>): Promise<{ result: T; headers: Record<string, string> }> {
+  const admitted = limits ? await limits.admit(caller, 0, 'openai') : null;
+  try {
+    return { result: await call(), headers: admitted?.headers ?? {} };
+  } catch (error) {
+    throw admitted ? admitted.refused(error) : error;
+  }
+}

@@ -9,6 +9,7 @@ import type { OrderView } from '../../../actors/order/OrderInterface';
 import { SCALE } from '../../../lib/money';
 import type { AccountStore } from '../accounts/store';
 import type { OAuthVerifier } from '../auth/oauth';
+import { countedRequest, type RateAdmission } from '../limits/admission';
 import { credentialAuth } from '../middleware/auth';
 import { jsonBody, rawJsonBody } from '../middleware/json-body';
 import type { OrderService } from '../orders/use-case';
@@ -25,19 +26,21 @@ export function sendOrder(res: Response, status: number, order: OrderView, repla
   res.status(status).json({ ...order, scale: SCALE });
 }
 
-export function orderRoutes(orders: OrderService, credentials: { accounts: AccountStore; oauth?: OAuthVerifier }): Router {
+export function orderRoutes(orders: OrderService, credentials: { accounts: AccountStore; oauth?: OAuthVerifier }, limits?: RateAdmission): Router {
   const router = Router();
   // Console routes take both families (docs/auth.md): neither moves a call to another pool.
   const auth = credentialAuth(credentials, { accept: ['api_key', 'oauth'] });
   router.post('/api/consumer/orders', auth, noQuery, jsonBody(ORDER_BODY_LIMIT), async (req, res) => {
-    const { order, replayed } = await orders.create({
+    // A request of the caller's requests_per_minute, as every call is.
+    const { result: { order, replayed }, headers } = await countedRequest(limits, req.caller, () => orders.create({
       accountId: req.caller.accountId,
       createdBy: 'console',
       // An Idempotency-Key is scoped to the credential that sent it.
       scope: req.caller.apiKeyId ?? `oauth:${req.caller.subject}`,
       body: req.body,
       idempotencyKey: req.headers['idempotency-key'],
-    });
+    }));
+    res.set(headers);
     sendOrder(res, 201, order, replayed);
   });
   router.get('/api/consumer/orders/:orderId', auth, noQuery, async (req, res) => {

@@ -9,6 +9,7 @@ import { Router } from 'express';
 import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import type { AccountStore } from '../accounts/store';
 import { requireBodyModel } from '../chat/request';
+import { countedRequest, type RateAdmission } from '../limits/admission';
 import { apiKeyAuth, apiKeyOwner } from '../middleware/auth';
 import { jsonBody, type BodyBudget } from '../middleware/json-body';
 import { markPrototype, PROTOTYPE_PREFIXES } from '../middleware/prototype';
@@ -20,13 +21,15 @@ import { noQuery, onlyQuery } from '../middleware/no-query';
 /** A session body is one small object. */
 const SESSION_BODY_LIMIT = 4 * 1024;
 
-export function sessionRoutes(sessions: SessionService, accounts: AccountStore, maxBodyBytes: number, bodyBudget?: BodyBudget): Router {
+export function sessionRoutes(sessions: SessionService, accounts: AccountStore, maxBodyBytes: number, bodyBudget?: BodyBudget, limits?: RateAdmission): Router {
   const router = Router();
   // Before authentication: the 401 of a prototype route is marked too.
   router.use([...PROTOTYPE_PREFIXES], markPrototype());
   const auth = apiKeyAuth(accounts);
   router.post('/v1/sessions', auth, noQuery, jsonBody(SESSION_BODY_LIMIT), async (req, res) => {
-    res.status(201).json(await sessions.create(apiKeyOwner(req.caller), req.body));
+    // A request of the caller's requests_per_minute, as every call is.
+    const { result, headers } = await countedRequest(limits, req.caller, () => sessions.create(apiKeyOwner(req.caller), req.body));
+    res.set(headers).status(201).json(result);
   });
   router.post('/v1/sessions/:session_id/runs', auth, noQuery, jsonBody(maxBodyBytes, bodyBudget), async (req, res) => {
     const { accepted, headers } = await sessions.startRun(req.params.session_id as string, apiKeyOwner(req.caller), chatInput(req, requireBodyModel(req.body), DEFAULT_POOL));
