@@ -69,6 +69,8 @@ export interface GatewayDeps {
   maxBodyBytes: number;
   /** The request bodies one account may have on the way at once, bytes (GATEWAY_ACCOUNT_BODY_BYTES); absent: not counted. */
   accountBodyBytes?: number;
+  /** The session event streams one account may have open at once (GATEWAY_ACCOUNT_EVENT_STREAMS). */
+  accountEventStreams?: number;
   providerTimeoutMs: number;
   holdTtlMs: number;
   /** How often a call records its progress on its hold (and renews it). */
@@ -181,7 +183,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   app.use(adminRoutes({ adminToken: deps.adminToken, accounts: deps.accounts, operator: deps.operator, audit: deps.audit, funds: deps.funds, outbox: deps.outbox, ledger: deps.ledger, orders: deps.orders }));
   app.use(orderRoutes(deps.orders, credentials, deps.limits));
   const sessions = new SessionService({ ...deps.sessions, chat, leaseMs: deps.sessions.runLeaseMs, wakeups: new SessionWakeups() });
-  app.use(sessionRoutes(sessions, deps.accounts, deps.maxBodyBytes, bodyBudget, deps.limits));
+  app.use(sessionRoutes(sessions, deps.accounts, deps.maxBodyBytes, bodyBudget, deps.limits, deps.accountEventStreams));
   app.use(notFound());
   app.use(errors);
   return { app, listener: direct.listener(app), direct, answerUnparsed: unparsedAnswerer(deps.logger) };

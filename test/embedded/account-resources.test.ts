@@ -1,13 +1,16 @@
-// Request bodies a customer sends slowly, against the real embedded process: one account may have
-// at most GATEWAY_ACCOUNT_BODY_BYTES of bodies on the way at once (the rest refused 429, their
-// connections closed, nothing kept), other accounts are not affected, and a request not received
-// whole within GATEWAY_REQUEST_TIMEOUT_MS is answered 408 and its bytes given back.
+// What one account may hold of a gateway instance, against the real embedded process: at most
+// GATEWAY_ACCOUNT_BODY_BYTES of request bodies on the way at once (the rest refused 429, their
+// connections closed, nothing kept; a request not received whole within
+// GATEWAY_REQUEST_TIMEOUT_MS is answered 408 and its bytes given back), and at most
+// GATEWAY_ACCOUNT_EVENT_STREAMS session event streams open. Other accounts are not affected.
 
 import { mkdtempSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chat, fundedAccount, hello } from '../support/api';
+import { passes } from '../support/eventually';
+import { newSession } from '../support/sessions';
 import { startGateway, type GatewayProcess } from '../support/processes';
 
 jest.setTimeout(60_000);
@@ -23,6 +26,7 @@ beforeAll(async () => {
     GATEWAY_MAX_BODY_BYTES: String(MAX_BODY),
     GATEWAY_ACCOUNT_BODY_BYTES: String(PER_ACCOUNT),
     GATEWAY_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS),
+    GATEWAY_ACCOUNT_EVENT_STREAMS: '2',
   });
 });
 afterAll(async () => {
@@ -83,3 +87,36 @@ describe('request bodies on the way, per account', () => {
     }
   });
 });
+
+describe('session event streams open, per account', () => {
+  const open = (apiKey: string, sessionId: string) => {
+    const controller = new AbortController();
+    const answer = fetch(`${gateway.url}/v1/sessions/${sessionId}/events`, { headers: { authorization: `Bearer ${apiKey}` }, signal: controller.signal });
+    return { answer, close: () => controller.abort() };
+  };
+
+  it('when an account has GATEWAY_ACCOUNT_EVENT_STREAMS streams open, then its next is refused 429 (event_streams) while another account opens its own, and once one closes the account may open another', async () => {
+    const { apiKey } = await fundedAccount(gateway.url, 1_000_000_000);
+    const other = await fundedAccount(gateway.url, 1_000_000_000);
+    const sessionId = await newSession(gateway.url, apiKey);
+    const streams = [open(apiKey, sessionId), open(apiKey, sessionId)];
+    for (const stream of streams) expect((await stream.answer).status).toBe(200);
+    const refused = await fetch(`${gateway.url}/v1/sessions/${sessionId}/events`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect([refused.status, refused.headers.get('retry-after')]).toEqual([429, '1']);
+    expect(((await refused.json()) as { error: unknown }).error).toMatchObject({ code: 'rate_limit_exceeded', param: 'event_streams' });
+    const theirs = open(other.apiKey, await newSession(gateway.url, other.apiKey));
+    expect((await theirs.answer).status).toBe(200);
+    theirs.close();
+    streams[0].close();
+    const again = await passes(async () => {
+      const stream = open(apiKey, sessionId);
+      const answer = await stream.answer;
+      if (answer.status !== 200) stream.close();
+      expect(answer.status).toBe(200);
+      return stream;
+    }, 5000);
+    again.close();
+    streams[1].close();
+  });
+});
+
