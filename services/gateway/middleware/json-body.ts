@@ -72,11 +72,6 @@ export class BodyBudget {
     if (left > 0) this.receiving.set(accountId, left);
     else this.receiving.delete(accountId);
   }
-
-  /** What the account's bodies being received hold now (bytes). */
-  held(accountId: string): number {
-    return this.receiving.get(accountId) ?? 0;
-  }
 }
 
 /** A JSON body; with a budget, counted against its caller's account while it is received (after authentication). */
