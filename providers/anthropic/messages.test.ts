@@ -252,13 +252,14 @@ describe('AnthropicMessagesProvider.stream', () => {
     expect(error.message).toContain(type);
   });
 
-  it('when the stream ends after the stop reason but without message_stop, then it still completes', async () => {
+  it('when the stream ends after the stop reason but without message_stop, then it still completes, with the message_stop its client expects', async () => {
     const server = await rawServer(sseReply([start(7), delta('hi'), messageDelta({ output_tokens: 1 })]));
     const p = rawProvider(server);
     const events = await collect(await p.stream(call()));
     await p.close();
     server.close();
-    expect(events.map((e) => e.event)).toEqual(['message_start', 'content_block_delta', 'message_delta']);
+    expect(events.map((e) => e.event)).toEqual(['message_start', 'content_block_delta', 'message_delta', 'message_stop']);
+    expect(events.at(-1)).toMatchObject({ data: { type: 'message_stop' }, outputDelta: '' });
   });
 
   it('when the stream ends cleanly before the stop reason, then it is a protocol error', async () => {

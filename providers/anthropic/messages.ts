@@ -121,8 +121,11 @@ async function* readEvents(body: ResponseBody, signal: AbortSignal, state: ReadS
     if (state.stopped) void drain(body, bytes);
     else cancel(body);
   }
-  // A clean end without message_stop is a cut stream unless the stop reason had arrived.
+  // A clean end without message_stop is a cut stream unless the stop reason had arrived; then the
+  // answer is whole, and its client gets the message_stop the upstream left out, as the wire
+  // promises (an SDK may wait for it).
   if (!finished) throw new ProviderError('protocol', 'stream ended before the answer finished');
+  yield { event: 'message_stop', data: { type: 'message_stop' }, outputDelta: '' };
 }
 
 /**
