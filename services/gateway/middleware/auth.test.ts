@@ -199,4 +199,11 @@ describe('credentialAuth and adminAuth, more than one credential in a request', 
     expect(await send('/admin', [['authorization', 'Bearer operator-token']])).toEqual({ status: 200, code: undefined });
     expect(await send('/admin', [['authorization', 'Bearer operator-token'], ['authorization', 'Bearer someone-else']])).toEqual(ambiguous);
   });
+
+  it('when the operator token is wrong by one character, a prefix, longer or empty, then 401 (compared as digests, whatever its length)', async () => {
+    for (const token of ['operator-tokeN', 'operator-toke', 'operator-token-and-more', 'o'.repeat(4096), '']) {
+      expect(await send('/admin', [['authorization', `Bearer ${token}`]])).toEqual({ status: 401, code: 'unauthorized' });
+    }
+    expect(await send('/admin', [])).toEqual({ status: 401, code: 'unauthorized' });
+  });
 });

@@ -3,7 +3,7 @@
 // tokens (member/business routes). The family is read from the credential's shape and checked
 // against the route before any lookup, so a credential of the wrong family is never probed.
 
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { GatewayError } from '../../../lib/errors';
 import { operatorId } from '../accounts/audit';
@@ -196,15 +196,17 @@ export function apiKeyAuth(accounts: AccountStore, options: { allowXApiKey?: boo
 }
 
 export function adminAuth(adminToken: string | undefined) {
-  const expected = adminToken ? Buffer.from(adminToken) : undefined;
+  // Compared as SHA-256 digests: equal lengths whatever was sent, so the time taken tells
+  // nothing, not even the token's length.
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  const expected = adminToken ? digest(adminToken) : undefined;
   const who = adminToken ? operatorId(adminToken) : '';
   return function authenticateAdmin(req: Request, _res: Response, next: NextFunction): void {
     if (!expected) return next(new GatewayError('admin_disabled', 'the operator API is off (GATEWAY_ADMIN_TOKEN is not set)'));
     const ambiguous = refuseAmbiguous(req, false);
     if (ambiguous) return next(ambiguous);
     const token = bearer(req);
-    const given = token ? Buffer.from(token) : Buffer.alloc(0);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    if (!token || !timingSafeEqual(digest(token), expected)) {
       return next(new GatewayError('unauthorized', 'operator token required (Authorization: Bearer $GATEWAY_ADMIN_TOKEN)'));
     }
     req.operatorId = who;
