@@ -23,7 +23,7 @@ import type { AuditLog } from './accounts/audit';
 import type { RateAdmission } from './limits/admission';
 import { observeRequests, observeUnparsed } from './middleware/observe';
 import { requestId } from './middleware/request-id';
-import { BodyBudget } from './middleware/json-body';
+import { AccountShare } from './limits/account-share';
 import { adminRoutes } from './routes/admin';
 import { catalogRoutes } from './routes/catalog';
 import { chatRoutes } from './routes/chat';
@@ -155,7 +155,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     acceptedDelivery: deps.capabilityGates.accepted,
     oauthConfigured: deps.oauth !== undefined,
   }));
-  const bodyBudget = deps.accountBodyBytes !== undefined ? new BodyBudget(deps.accountBodyBytes) : undefined;
+  const bodyBudget = deps.accountBodyBytes !== undefined ? new AccountShare(deps.accountBodyBytes, 'body_bytes_in_flight') : undefined;
+  const eventStreams = deps.accountEventStreams !== undefined ? new AccountShare(deps.accountEventStreams, 'event_streams') : undefined;
   const chat = {
     bodyBudget,
     catalog: deps.catalog,
@@ -183,7 +184,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   app.use(adminRoutes({ adminToken: deps.adminToken, accounts: deps.accounts, operator: deps.operator, audit: deps.audit, funds: deps.funds, outbox: deps.outbox, ledger: deps.ledger, orders: deps.orders }));
   app.use(orderRoutes(deps.orders, credentials, deps.limits));
   const sessions = new SessionService({ ...deps.sessions, chat, leaseMs: deps.sessions.runLeaseMs, wakeups: new SessionWakeups() });
-  app.use(sessionRoutes(sessions, deps.accounts, deps.maxBodyBytes, bodyBudget, deps.limits, deps.accountEventStreams));
+  app.use(sessionRoutes(sessions, deps.accounts, deps.maxBodyBytes, bodyBudget, deps.limits, eventStreams));
   app.use(notFound());
   app.use(errors);
   return { app, listener: direct.listener(app), direct, answerUnparsed: unparsedAnswerer(deps.logger) };

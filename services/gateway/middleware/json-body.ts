@@ -7,6 +7,7 @@ import { isUtf8 } from 'node:buffer';
 import type { NextFunction, Request, Response } from 'express';
 import { HARD_BODY_LIMIT } from '../../../lib/config';
 import { GatewayError } from '../../../lib/errors';
+import type { AccountShare } from '../limits/account-share';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -49,33 +50,8 @@ export function decodeJsonText(raw: Buffer): string {
   return raw.toString('utf8');
 }
 
-/**
- * The bytes of request bodies being received, per account: a caller sending large bodies slowly
- * holds them in memory until they are whole, so one account may hold at most `perAccount`
- * (GATEWAY_ACCOUNT_BODY_BYTES) at once; past it a body is refused (429) and its connection closed.
- */
-export class BodyBudget {
-  private readonly receiving = new Map<string, number>();
-
-  constructor(readonly perAccount: number) {}
-
-  /** Counts `bytes` more for the account; false (nothing counted) when that would pass its share. */
-  take(accountId: string, bytes: number): boolean {
-    const now = (this.receiving.get(accountId) ?? 0) + bytes;
-    if (now > this.perAccount) return false;
-    this.receiving.set(accountId, now);
-    return true;
-  }
-
-  give(accountId: string, bytes: number): void {
-    const left = (this.receiving.get(accountId) ?? 0) - bytes;
-    if (left > 0) this.receiving.set(accountId, left);
-    else this.receiving.delete(accountId);
-  }
-}
-
 /** A JSON body; with a budget, counted against its caller's account while it is received (after authentication). */
-export function jsonBody(limitBytes: number, budget?: BodyBudget) {
+export function jsonBody(limitBytes: number, budget?: AccountShare) {
   return readBody(limitBytes, true, budget);
 }
 
@@ -84,7 +60,7 @@ export function rawJsonBody(limitBytes: number) {
   return readBody(limitBytes, false);
 }
 
-function readBody(limitBytes: number, parse: boolean, budget?: BodyBudget) {
+function readBody(limitBytes: number, parse: boolean, budget?: AccountShare) {
   return function parseJsonBody(req: Request, res: Response, next: NextFunction): void {
     const type = req.headers['content-type'];
     if (type !== undefined && !JSON_TYPE.test(type)) {
@@ -139,10 +115,7 @@ function readBody(limitBytes: number, parse: boolean, budget?: BodyBudget) {
       res.setHeader('connection', 'close');
       req.removeAllListeners('data');
       req.resume();
-      finish(new GatewayError('rate_limit_exceeded', `the account is already sending ${budget!.perAccount} bytes of request bodies at once; send this one again once those are received`, {
-        param: 'body_bytes_in_flight',
-        headers: { 'retry-after': '1', 'retry-after-ms': '1000' },
-      }));
+      finish(budget!.refusal(`the account is already sending ${budget!.perAccount} bytes of request bodies at once; send this one again once those are received`));
     };
     // A client that goes away mid-body ends nothing else: its bytes leave the budget.
     if (accountId !== undefined) req.once('close', giveBack);

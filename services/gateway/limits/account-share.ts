@@ -1,0 +1,33 @@
+// What one account may hold at once of a gateway instance's resources that cost it while they
+// last, whatever the account's balance: the bytes of request bodies still being received
+// (GATEWAY_ACCOUNT_BODY_BYTES) and the session event streams open (GATEWAY_ACCOUNT_EVENT_STREAMS).
+// Counted per account in this process; past its share a request is refused 429 with a `param`
+// naming the share.
+
+import { GatewayError } from '../../../lib/errors';
+
+export class AccountShare {
+  private readonly held = new Map<string, number>();
+
+  /** `param`: the name a refusal gives the share (`body_bytes_in_flight`, `event_streams`). */
+  constructor(readonly perAccount: number, private readonly param: string) {}
+
+  /** Counts `amount` more for the account; false (nothing counted) when that would pass its share. */
+  take(accountId: string, amount: number): boolean {
+    const now = (this.held.get(accountId) ?? 0) + amount;
+    if (now > this.perAccount) return false;
+    this.held.set(accountId, now);
+    return true;
+  }
+
+  give(accountId: string, amount: number): void {
+    const left = (this.held.get(accountId) ?? 0) - amount;
+    if (left > 0) this.held.set(accountId, left);
+    else this.held.delete(accountId);
+  }
+
+  /** 429 rate_limit_exceeded naming the share; a second later it may have room again. */
+  refusal(message: string): GatewayError {
+    return new GatewayError('rate_limit_exceeded', message, { param: this.param, headers: { 'retry-after': '1', 'retry-after-ms': '1000' } });
+  }
+}
