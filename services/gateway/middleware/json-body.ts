@@ -85,38 +85,33 @@ function readBody(limitBytes: number, parse: boolean, budget?: AccountShare) {
       next(error);
     };
     const tooLarge = () => new GatewayError('payload_too_large', `request body exceeds the limit of ${limitBytes} bytes`);
+    const chunks: Buffer[] = [];
+    let size = 0;
     // Over the limit, the rest is read and dropped so the client sees the 413 (not a reset);
-    // past DRAIN_MAX bytes the connection is closed instead.
-    const refuseAndClose = () => {
+    // past DRAIN_MAX bytes, or past the account's share of bodies on the way, the body is
+    // refused as it comes, nothing of it kept, and the connection closed.
+    const refuseAndClose = (error = tooLarge()) => {
+      chunks.length = 0;
       res.setHeader('connection', 'close');
       req.removeAllListeners('data');
       req.resume();
-      finish(tooLarge());
+      finish(error);
     };
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > DRAIN_MAX) return refuseAndClose();
-    const chunks: Buffer[] = [];
-    let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > DRAIN_MAX) refuseAndClose();
       else if (size <= limitBytes) {
         if (accountId !== undefined) {
-          if (!budget!.take(accountId, chunk.length)) return refuseBusy();
+          if (!budget!.take(accountId, chunk.length)) {
+            return refuseAndClose(budget!.refusal(`the account is already sending ${budget!.perAccount} bytes of request bodies at once; send this one again once those are received`));
+          }
           counted += chunk.length;
         }
         chunks.push(chunk);
       }
     });
-    // The account already has its share of bodies on the way: this one is dropped as it comes
-    // and its connection closed; nothing of it is kept.
-    const refuseBusy = () => {
-      chunks.length = 0;
-      res.setHeader('connection', 'close');
-      req.removeAllListeners('data');
-      req.resume();
-      finish(budget!.refusal(`the account is already sending ${budget!.perAccount} bytes of request bodies at once; send this one again once those are received`));
-    };
     // A client that goes away mid-body ends nothing else: its bytes leave the budget.
     if (accountId !== undefined) req.once('close', giveBack);
     req.once('error', () => finish(new GatewayError('invalid_request', 'request body was not received whole')));
