@@ -35,6 +35,7 @@ const envSchema = z.object({
   GATEWAY_ACCOUNT_BODY_BYTES: int(1, Number.MAX_SAFE_INTEGER).default(2 * HARD_BODY_LIMIT),
   GATEWAY_REQUEST_TIMEOUT_MS: int(1000, 3_600_000).default(60_000),
   GATEWAY_ACCOUNT_EVENT_STREAMS: int(1, 1_000_000).default(100),
+  GATEWAY_ORDERS_PER_DAY: int(1, 1_000_000).default(100),
   GATEWAY_PROXY_MAX_BODY_BYTES: int(1, HARD_BODY_LIMIT).default(HARD_BODY_LIMIT),
   GATEWAY_PROVIDER_TIMEOUT_MS: int(1, 3_600_000).default(120_000),
   GATEWAY_UPSTREAM_ATTEMPT_TIMEOUT_MS: int(1, 3_600_000).default(30_000),
@@ -246,6 +247,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     requestTimeoutMs: e.GATEWAY_REQUEST_TIMEOUT_MS,
     /** The session event streams one account may have open at once (the next refused 429). */
     accountEventStreams: e.GATEWAY_ACCOUNT_EVENT_STREAMS,
+    /** The top-up orders one account may create on the console route per UTC day (the next refused 429). */
+    ordersPerDay: e.GATEWAY_ORDERS_PER_DAY,
     providerTimeoutMs,
     /**
      * Routing over a profile's upstreams (docs/providers.md, "Routing"): an attempt with another

@@ -195,3 +195,32 @@ describe('Account actor', () => {
     for (const requests of [-2, 1]) await expect(account().correctTokens({ apiKeyId: null, windowStart: 0, delta: 0, requests })).rejects.toMatchObject({ code: 'invalid_request' });
   });
 });
+
+describe('Account actor: orders of the day', () => {
+  it('when orders are counted, then the day admits up to the limit, a give-back of the same day frees one, and the next UTC day (of the actor clock) starts from none', async () => {
+    let clock = Date.parse('2026-03-04T23:59:58.000Z');
+    const timed = await startEmbeddedActors('account-orders-', { now: () => clock });
+    try {
+      const a = new AccountClient(timed.invoker).of('acct_orders');
+      expect(await a.countOrder({ limit: 2 })).toEqual({ admitted: true, day: '2026-03-04', count: 1, limit: 2, retryAfterMs: 2000 });
+      expect(await a.countOrder({ limit: 2 })).toMatchObject({ admitted: true, count: 2 });
+      // Refused: nothing counted, and told when the day ends.
+      expect(await a.countOrder({ limit: 2 })).toEqual({ admitted: false, day: '2026-03-04', count: 2, limit: 2, retryAfterMs: 2000 });
+      await a.uncountOrder({ day: '2026-03-04' });
+      expect(await a.countOrder({ limit: 2 })).toMatchObject({ admitted: true, count: 2 });
+      clock += 2000; // midnight UTC
+      // A give-back naming the day before changes nothing in the new one.
+      await a.uncountOrder({ day: '2026-03-04' });
+      expect(await a.countOrder({ limit: 2 })).toEqual({ admitted: true, day: '2026-03-05', count: 1, limit: 2, retryAfterMs: 86_400_000 });
+      // A lower limit (another instance's setting) applies to what is counted.
+      expect(await a.countOrder({ limit: 1 })).toMatchObject({ admitted: false, count: 1 });
+      await expect(a.countOrder({ limit: 0 })).rejects.toMatchObject({ code: 'invalid_request' });
+      await expect(a.uncountOrder({ day: 'yesterday' })).rejects.toMatchObject({ code: 'invalid_request' });
+      // Counted state survives a restart.
+      await timed.restart();
+      expect(await new AccountClient(timed.invoker).of('acct_orders').countOrder({ limit: 3 })).toMatchObject({ admitted: true, count: 2 });
+    } finally {
+      await timed.close();
+    }
+  });
+});

@@ -1,7 +1,8 @@
 // Account actor: each key under `key:<apiKeyId>` (a change rewrites only its own record), their
 // ids in order of creation under `keys`, the suspension and the account's limits under `status`,
-// the current rate window's counts under `window`. Times are the actor's own clock, so every
-// gateway instance sees one revocation time and one rate window.
+// the current rate window's counts under `window`, the count of today's orders under `orders`.
+// Times are the actor's own clock, so every gateway instance sees one revocation time, one rate
+// window and one day.
 
 import { GatewayError } from '../../lib/errors';
 import { patchLimits, RATE_WINDOW_MS, type Limits, type LimitsPatch, type RateLimitName } from '../../lib/limits';
@@ -20,6 +21,7 @@ import {
   type ApiKeyEntry,
   type RateWindowView,
   type NewApiKey,
+  type OrderCount,
   type RotateRequest,
 } from './AccountInterface';
 
@@ -30,6 +32,15 @@ interface RateWindow {
   keys: Record<string, { requests: number; tokens: number }>;
 }
 
+/** The orders counted on one UTC day. */
+interface OrdersOfDay {
+  day: string;
+  count: number;
+}
+
+const DAY_MS = 86_400_000;
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
 export class Account implements AccountApi, ActorInstance {
   static readonly actorType = ACCOUNT_ACTOR_TYPE;
   static readonly methods = ACCOUNT_METHODS;
@@ -39,12 +50,14 @@ export class Account implements AccountApi, ActorInstance {
   private readonly entries: StateRecords<ApiKeyEntry>;
   private readonly stored: StateRecord<AccountStatus>;
   private readonly window: StateRecord<RateWindow>;
+  private readonly orders: StateRecord<OrdersOfDay>;
 
   constructor(private readonly ctx: ActorContext) {
     this.keyIds = new StateRecord(ctx.state, 'keys', 'no keys');
     this.entries = new StateRecords(ctx.state, 'key:');
     this.stored = new StateRecord(ctx.state, 'status', 'no status');
     this.window = new StateRecord(ctx.state, 'window', 'no window');
+    this.orders = new StateRecord(ctx.state, 'orders', 'no orders');
   }
 
   async addKey(request: NewApiKey): Promise<ApiKeyEntry> {
@@ -186,6 +199,22 @@ export class Account implements AccountApi, ActorInstance {
     const key = request.apiKeyId === null ? undefined : window.keys[request.apiKeyId];
     if (key) window.keys[request.apiKeyId!] = { requests: Math.max(0, key.requests + requests), tokens: Math.max(0, key.tokens + request.delta) };
     this.window.save(window);
+  }
+
+  async countOrder(request: { limit: number }): Promise<OrderCount> {
+    const now = this.ctx.now();
+    const day = dayOf(now);
+    const stored = await this.orders.load();
+    const count = stored?.day === day ? stored.count : 0;
+    const admitted = count < request.limit;
+    if (admitted) this.orders.save({ day, count: count + 1 });
+    return { admitted, day, count: admitted ? count + 1 : count, limit: request.limit, retryAfterMs: DAY_MS - (now % DAY_MS) };
+  }
+
+  async uncountOrder(request: { day: string }): Promise<void> {
+    const stored = await this.orders.load();
+    if (stored?.day !== request.day || stored.count === 0) return;
+    this.orders.save({ day: stored.day, count: stored.count - 1 });
   }
 
   async onReminder(): Promise<void> {}

@@ -96,6 +96,18 @@ export interface RateUsage {
   key: { requests: number; tokens: number } | null;
 }
 
+/** An order creation counted against the account's orders of the day (UTC, the actor's clock). */
+export interface OrderCount {
+  admitted: boolean;
+  /** The day counted in, `YYYY-MM-DD` (uncountOrder names it). */
+  day: string;
+  /** Orders counted that day, this one included when admitted. */
+  count: number;
+  limit: number;
+  /** Until the next day begins (when refused: when to try again). */
+  retryAfterMs: number;
+}
+
 export interface RotateRequest {
   apiKeyId: string;
   /** The new key: name, scopes and expiry are the old key's. */
@@ -130,9 +142,13 @@ export interface AccountApi {
    * held). `apiKeyId`: the key whose window it counted in (AdmitRequest.countAs, else its key).
    */
   correctTokens(request: { apiKeyId: string | null; windowStart: number; delta: number; requests?: number }): Promise<void>;
+  /** Counts one order creation in the account's day, or refuses it at `limit` (nothing counted). */
+  countOrder(request: { limit: number }): Promise<OrderCount>;
+  /** Gives a counted creation back (it made no order), if its day is still the current one. */
+  uncountOrder(request: { day: string }): Promise<void>;
 }
 
-export const ACCOUNT_METHODS = ['addKey', 'keys', 'key', 'revokeKey', 'rotateKey', 'status', 'setSuspended', 'setLimits', 'admit', 'rates', 'correctTokens'] as const satisfies readonly (keyof AccountApi)[];
+export const ACCOUNT_METHODS = ['addKey', 'keys', 'key', 'revokeKey', 'rotateKey', 'status', 'setSuspended', 'setLimits', 'admit', 'rates', 'correctTokens', 'countOrder', 'uncountOrder'] as const satisfies readonly (keyof AccountApi)[];
 
 const keyId = z.string().min(1).max(100);
 const keyPart = { apiKeyId: keyId, hash: z.string().regex(/^[0-9a-f]{64}$/), prefix: z.string().min(1).max(32) };
@@ -155,4 +171,6 @@ export const ACCOUNT_ARGS = {
   admit: z.looseObject({ apiKeyId: keyId.nullable(), tokens: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER), countAs: keyId.optional() }),
   rates: z.looseObject({ apiKeyId: keyId.nullable() }),
   correctTokens: z.looseObject({ apiKeyId: keyId.nullable(), windowStart: z.number().int().min(0), delta: z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER), requests: z.number().int().min(-1).max(0).optional() }),
+  countOrder: z.looseObject({ limit: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER) }),
+  uncountOrder: z.looseObject({ day: z.string().regex(/^\d{4}-\d{2}-\d{2}$/) }),
 } satisfies Record<(typeof ACCOUNT_METHODS)[number], z.ZodType>;

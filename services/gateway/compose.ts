@@ -141,7 +141,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
       leases,
       outbox: new ActorOutboxClient(actors),
       images,
-      orders: new OrderService({ orders: new OrderClient(actors), checkout: config.checkout, logger }),
+      orders: new OrderService({ orders: new OrderClient(actors), checkout: config.checkout, logger, daily: { accounts: new AccountClient(actors), perDay: config.ordersPerDay } }),
       sessions: { sessions: new SessionClient(actors), workspaces: new WorkspaceIndexClient(actors), runLeaseMs: config.sessions.runLeaseMs, pollMs: config.sessions.pollMs },
     };
     const close = async () => {

@@ -14,7 +14,7 @@ import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conforman
 import { COMPAT_TEST_ENV } from './compat.suite';
 
 /** The deployment needs the compatibility routes on (the Anthropic SDK's /v1/messages). */
-export const LIMITS_TEST_ENV = { GATEWAY_COMPAT_ENABLED: COMPAT_TEST_ENV.GATEWAY_COMPAT_ENABLED };
+export const LIMITS_TEST_ENV = { GATEWAY_COMPAT_ENABLED: COMPAT_TEST_ENV.GATEWAY_COMPAT_ENABLED, GATEWAY_ORDERS_PER_DAY: '3' };
 
 export interface LimitsDeploymentUnderTest {
   /** Every gateway instance (the same one twice where only one runs). */
@@ -24,6 +24,11 @@ export interface LimitsDeploymentUnderTest {
 
 const CACHE_BOUND_MS = 1000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+/** Orders are counted per UTC day: a case that counts them starts well inside one. */
+async function insideOneDay(needMs: number): Promise<void> {
+  const left = 86_400_000 - (Date.now() % 86_400_000);
+  if (left < needMs) await sleep(left + 100);
+}
 /** Rate windows are whole minutes of the actor's clock (this machine's): a case that counts starts inside one with `needMs` left. */
 async function insideOneWindow(needMs: number): Promise<void> {
   const left = 60_000 - (Date.now() % 60_000);
@@ -143,6 +148,42 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       expect([over.status, over.body.error?.code, over.body.error?.param, Number(over.headers.get('retry-after')) > 0]).toEqual([429, 'rate_limit_exceeded', 'requests_per_minute', true]);
       const session = await json(`${d.urls[1]}/v1/sessions`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: '{}' });
       expect([session.status, session.body.error?.code]).toEqual([429, 'rate_limit_exceeded']);
+    });
+
+    it('when an account has created its orders of the day (GATEWAY_ORDERS_PER_DAY, counted across instances), then the next is 429 orders_per_day until the next UTC day; a retry of a made order is still answered, and the operator\'s orders are not counted', async () => {
+      await insideOneDay(30_000);
+      const { accountId, apiKey } = await fundedAccount(d.urls[0], 0);
+      const order = (url: string, amount: number, idempotencyKey?: string) => json(`${url}/api/consumer/orders`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
+        body: JSON.stringify({ amount }),
+      });
+      const key = '6f1e2d3c-4b5a-4987-8765-43210fedcba9';
+      // Refused for its input: counts nothing.
+      expect((await order(d.urls[0], 0)).status).toBe(400);
+      const first = await order(d.urls[0], 1_000_000_000, key);
+      expect(first.status).toBe(201);
+      expect((await order(d.urls[1], 2_000_000_000)).status).toBe(201);
+      // A replay makes nothing new and counts nothing.
+      const replay = await order(d.urls[1], 1_000_000_000, key);
+      expect([replay.status, replay.headers.get('x-payg-replayed'), replay.body.orderId]).toEqual([201, 'true', first.body.orderId]);
+      expect((await order(d.urls[0], 3_000_000_000)).status).toBe(201);
+      for (const url of d.urls) {
+        const over = await order(url, 4_000_000_000);
+        const retryAfter = Number(over.headers.get('retry-after'));
+        expect([over.status, over.body.error?.code, over.body.error?.param]).toEqual([429, 'rate_limit_exceeded', 'orders_per_day']);
+        expect(retryAfter).toBeGreaterThan(0);
+        expect(retryAfter).toBeLessThanOrEqual(86_400);
+        expect(Math.ceil(Number(over.headers.get('retry-after-ms')) / 1000)).toBe(retryAfter);
+        expect(over.body.error.message).toContain('orders of');
+      }
+      // Past the cap, the retry of an order already made is answered all the same, and the same
+      // key with another amount is the usual conflict; a new key is refused.
+      const late = await order(d.urls[0], 1_000_000_000, key);
+      expect([late.status, late.headers.get('x-payg-replayed'), late.body.orderId]).toEqual([201, 'true', first.body.orderId]);
+      expect((await order(d.urls[1], 5_000_000_000, key)).status).toBe(409);
+      expect((await order(d.urls[1], 1_000_000_000, 'a1b2c3d4-e5f6-4789-8abc-def012345678')).body.error?.param).toBe('orders_per_day');
+      expect((await admin(d.urls[1], `/admin/v1/accounts/${accountId}/orders`, { amount: 1_000_000_000 })).status).toBe(201);
     });
 
     it('when tokens per minute are limited, then an embeddings call counts its input bound (UTF-8 bytes) at admission and its prompt tokens after', async () => {

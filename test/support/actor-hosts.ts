@@ -59,9 +59,9 @@ async function text(stream: AsyncIterable<Buffer | string>): Promise<string> {
 
 /**
  * deliverInCommit (default true): the ledger is written in each turn's own commit, as `npm start`
- * does; false: events go through the outbox and the publisher instead.
+ * does; false: events go through the outbox and the publisher instead. now: the actors' clock.
  */
-export async function startEmbeddedActors(prefix: string, options: { deliverInCommit?: boolean } = {}): Promise<ActorHostUnderTest> {
+export async function startEmbeddedActors(prefix: string, options: { deliverInCommit?: boolean; now?: () => number } = {}): Promise<ActorHostUnderTest> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   let db: LocalDb;
   let host: EmbeddedActorHost;
@@ -73,6 +73,7 @@ export async function startEmbeddedActors(prefix: string, options: { deliverInCo
       db,
       publish: async (event) => void ledger.appendSync(event),
       ...(options.deliverInCommit === false ? {} : { deliverInCommit: (events: readonly EventEnvelope[]) => void ledger.appendInTransaction(events) }),
+      ...(options.now ? { now: options.now } : {}),
     });
     for (const cls of ACTOR_CLASSES) host.register(cls);
     await host.start();

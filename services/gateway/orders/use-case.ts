@@ -6,6 +6,7 @@
 // credit cannot be made now, the order stays paid and its reminder retries.
 
 import type { Logger } from 'pino';
+import type { AccountClient } from '../../../actors/account/client';
 import type { OrderClient } from '../../../actors/order/client';
 import type { OrderCreator, OrderView } from '../../../actors/order/OrderInterface';
 import { GatewayError } from '../../../lib/errors';
@@ -23,6 +24,11 @@ export interface OrderDeps {
   orders: OrderClient;
   checkout: CheckoutSettings;
   logger: Logger;
+  /**
+   * How many orders an account may create on the console route per UTC day, counted by its
+   * Account actor (so across every gateway instance). Each order is kept for good, paid or not.
+   */
+  daily?: { accounts: AccountClient; perDay: number };
 }
 
 export interface CreateOrderInput {
@@ -56,9 +62,47 @@ export class OrderService {
   async create(input: CreateOrderInput): Promise<{ order: OrderView; replayed: boolean }> {
     const { amount } = parseOrderBody(input.body);
     const key = input.idempotencyKey === undefined ? undefined : parseIdempotencyKey(input.idempotencyKey);
-    const orderId = orderIdFor(input.accountId, input.scope, key);
-    const outcome = await this.deps.orders.of(orderId).create({ accountId: input.accountId, amount, createdBy: input.createdBy });
-    return { order: outcome.order, replayed: !outcome.created };
+    const order = this.deps.orders.of(orderIdFor(input.accountId, input.scope, key));
+    const create = async () => {
+      const outcome = await order.create({ accountId: input.accountId, amount, createdBy: input.createdBy });
+      return { order: outcome.order, replayed: !outcome.created };
+    };
+    const daily = this.deps.daily;
+    // The operator's orders are not counted: the cap bounds what a customer's credential can store.
+    if (!daily || input.createdBy === 'operator') return create();
+    const account = daily.accounts.of(input.accountId);
+    const counted = await account.countOrder({ limit: daily.perDay });
+    if (!counted.admitted) {
+      // A retry of an order already made is answered as always: it stores nothing new.
+      if (key !== undefined && (await this.exists(input.accountId, order))) return create();
+      const retryAfter = Math.max(1, Math.ceil(counted.retryAfterMs / 1000));
+      throw new GatewayError('rate_limit_exceeded', `the account has created its ${counted.limit} orders of ${counted.day} (UTC); more can be created from the next UTC day, in ${retryAfter} s`, {
+        param: 'orders_per_day',
+        headers: { 'retry-after': String(retryAfter), 'retry-after-ms': String(Math.max(0, counted.retryAfterMs)) },
+      });
+    }
+    const giveBack = () => account.uncountOrder({ day: counted.day }).catch((error: unknown) => this.deps.logger.warn({ err: error, accountId: input.accountId }, 'an order count was not given back; the day counts one order more'));
+    let created: Awaited<ReturnType<typeof create>>;
+    try {
+      created = await create();
+    } catch (error) {
+      await giveBack();
+      throw error;
+    }
+    // A replay made nothing new: it does not count.
+    if (created.replayed) await giveBack();
+    return created;
+  }
+
+  /** Whether the order exists for this account (a view answers 404 otherwise). */
+  private async exists(accountId: string, order: ReturnType<OrderClient['of']>): Promise<boolean> {
+    try {
+      await order.view({ accountId });
+      return true;
+    } catch (error) {
+      if (error instanceof GatewayError && error.code === 'not_found') return false;
+      throw error;
+    }
   }
 
   /** The caller's own order; another account's, an unknown or a malformed id: the same 404. */
