@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DataDirInUse, LOCK_FILE, lockDataDir } from './data-dir-lock';
+import { DataDirInUse, HEARTBEAT_MS, LOCK_FILE, lockDataDir, STALE_MS } from './data-dir-lock';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'payg-lock-'));
 /** The id of a process that has ended. */
@@ -59,5 +59,54 @@ describe('one gateway per data directory', () => {
     writeFileSync(join(dataDir, LOCK_FILE), other);
     release();
     expect(readFileSync(join(dataDir, LOCK_FILE), 'utf8')).toBe(other);
+  });
+
+  // Every container's gateway is process 1: a lock file written in another container names a
+  // process id that means nothing here (this file's writer could even be "process 1" with another
+  // start time). Such an owner is judged by its heartbeat.
+  const foreign = (beat: number) => JSON.stringify({ pid: 1, startTime: 1, space: 'another-container/pid:[1]', beat });
+
+  it('when the lock file was written in another container and its heartbeat is fresh, then the directory is refused, naming that container, and the file is left alone', () => {
+    const dataDir = dir();
+    const path = join(dataDir, LOCK_FILE);
+    writeFileSync(path, foreign(Date.now()));
+    // Its owner (another process: the newcomer waits synchronously) keeps beating while the
+    // newcomer waits for the heartbeat to go stale.
+    const beater = spawn(process.execPath, ['-e', `setInterval(() => require('node:fs').writeFileSync(${JSON.stringify(path)}, JSON.stringify({ pid: 1, startTime: 1, space: 'another-container/pid:[1]', beat: Date.now() })), ${HEARTBEAT_MS / 2})`], { stdio: 'ignore' });
+    try {
+      expect(() => lockDataDir(dataDir)).toThrow(/in use by process 1 in another container or on another machine \(another-container\/pid:\[1\]\)/);
+    } finally {
+      beater.kill('SIGKILL');
+    }
+    expect(JSON.parse(readFileSync(path, 'utf8')).space).toBe('another-container/pid:[1]');
+  }, 30_000);
+
+  it('when the lock file was written in another container whose heartbeat has stopped (a container restarted after a crash), then the directory is taken over', () => {
+    const dataDir = dir();
+    writeFileSync(join(dataDir, LOCK_FILE), foreign(Date.now() - STALE_MS - 1));
+    const release = lockDataDir(dataDir);
+    expect(JSON.parse(readFileSync(join(dataDir, LOCK_FILE), 'utf8')).pid).toBe(process.pid);
+    release();
+  });
+
+  it('when the directory is held, then the holder rewrites its lock file every heartbeat', async () => {
+    const dataDir = dir();
+    const release = lockDataDir(dataDir);
+    const first = JSON.parse(readFileSync(join(dataDir, LOCK_FILE), 'utf8')) as { beat: number; space: string };
+    expect(first.space).toContain('/');
+    await new Promise((resolve) => setTimeout(resolve, HEARTBEAT_MS + 500));
+    expect((JSON.parse(readFileSync(join(dataDir, LOCK_FILE), 'utf8')) as { beat: number }).beat).toBeGreaterThan(first.beat);
+    release();
+    expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false);
+  });
+
+  it('when another process takes the directory from the holder, then the heartbeat of the holder says so once', async () => {
+    const dataDir = dir();
+    const lost: string[] = [];
+    const release = lockDataDir(dataDir, { onLost: (holder) => lost.push(holder) });
+    writeFileSync(join(dataDir, LOCK_FILE), foreign(Date.now()));
+    await new Promise((resolve) => setTimeout(resolve, HEARTBEAT_MS * 2 + 500));
+    expect(lost).toEqual(['process 1 (another-container/pid:[1])']);
+    release();
   });
 });

@@ -2,13 +2,29 @@
 // its turns and writes it whole, so a second process serving the same directory would overwrite
 // the first one's acknowledged changes (a credit, a charge). A lock file says which process
 // serves the directory: its id and, on Linux, its start time, so that a file left by a killed
-// process (kill -9, a crash, a container restarted with the same process id) is recognised as
-// stale and taken over. Readers (the CLI, tests, an export) open the database without it.
+// process (kill -9, a crash) is recognised as stale and taken over. Readers (the CLI,
+// tests, an export) open the database without it.
+//
+// A process id means nothing outside its PID namespace: every container's gateway is process 1,
+// so a gateway in a second container (or on a second machine) sharing the volume would find
+// "process 1" alive (itself) with another start time and take the directory from a live owner.
+// The file therefore also names the machine (host name) and PID namespace of its owner, and the
+// owner rewrites it every HEARTBEAT_MS. An owner that cannot be seen is judged by that heartbeat:
+// running while it is fresher than STALE_MS (the newcomer waits that long for it to go stale,
+// then refuses), gone once it is older (a container restarted after a crash, whose new process
+// lives in a new namespace, takes the directory over after a few seconds).
 
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 
 export const LOCK_FILE = 'gateway.lock';
+
+/** How often the owner rewrites the lock file. */
+export const HEARTBEAT_MS = 2000;
+/** A lock file whose owner cannot be seen is taken for abandoned once its heartbeat is this old. */
+export const STALE_MS = 10_000;
 
 export class DataDirInUse extends Error {}
 
@@ -16,6 +32,21 @@ interface Owner {
   pid: number;
   /** The process's start time in clock ticks since boot (Linux); null where it cannot be read. */
   startTime: number | null;
+  /** Where the pid means something: host name and PID namespace; null in files of older versions. */
+  space: string | null;
+  /** When the owner last wrote the file (ms since the epoch, its clock); null in files of older versions. */
+  beat: number | null;
+}
+
+/** This process's machine and PID namespace (the namespace where /proc tells it). */
+function ownSpace(): string {
+  let namespace = '';
+  try {
+    namespace = readlinkSync('/proc/self/ns/pid');
+  } catch {
+    // Not Linux: the host name alone.
+  }
+  return `${hostname()}/${namespace}`;
 }
 
 /**
@@ -51,40 +82,78 @@ function readOwner(path: string): Owner | undefined {
   try {
     const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<Owner>;
     if (!Number.isSafeInteger(parsed.pid) || (parsed.pid as number) <= 0) return undefined;
-    return { pid: parsed.pid as number, startTime: typeof parsed.startTime === 'number' ? parsed.startTime : null };
+    return {
+      pid: parsed.pid as number,
+      startTime: typeof parsed.startTime === 'number' ? parsed.startTime : null,
+      space: typeof parsed.space === 'string' ? parsed.space : null,
+      beat: typeof parsed.beat === 'number' ? parsed.beat : null,
+    };
   } catch {
     return undefined;
   }
 }
 
+/** Whether the owner of a lock file still serves the directory, and how it was judged. */
+function judge(owner: Owner, space: string): { running: boolean; seen: boolean } {
+  // Another machine or PID namespace: its process cannot be looked up here, only its heartbeat.
+  if (owner.space !== null && owner.space !== space) return { running: owner.beat !== null && Date.now() - owner.beat < STALE_MS, seen: false };
+  return { running: alive(owner), seen: true };
+}
+
+const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+export interface LockOptions {
+  /**
+   * Called once if a heartbeat finds the lock file no longer this process's (another process
+   * took the directory, e.g. after this one stalled for longer than STALE_MS): this process must
+   * stop serving the directory. The heartbeat stops.
+   */
+  onLost?: (holder: string) => void;
+}
+
 /**
  * Takes the data directory for this process, or throws DataDirInUse naming the process that
  * serves it. Returns the release, which removes the lock file if it is still this process's.
+ * While taken, the file is rewritten every HEARTBEAT_MS (the owner's heartbeat).
  */
-export function lockDataDir(dataDir: string): () => void {
+export function lockDataDir(dataDir: string, options: LockOptions = {}): () => void {
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, LOCK_FILE);
   const started = startTimeOf(process.pid);
-  const me: Owner = { pid: process.pid, startTime: typeof started === 'number' ? started : null };
+  const space = ownSpace();
+  const me = { pid: process.pid, startTime: typeof started === 'number' ? started : null, space };
+  const record = () => JSON.stringify({ ...me, beat: Date.now() });
+  const mine = (owner: Owner | undefined) => owner?.pid === me.pid && owner.startTime === me.startTime && owner.space === me.space;
   for (let attempt = 0; ; attempt++) {
     try {
       const fd = openSync(path, 'wx', 0o644);
       try {
-        writeSync(fd, JSON.stringify(me));
+        writeSync(fd, record());
       } finally {
         closeSync(fd);
       }
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const owner = readOwner(path);
-      // A file being written this instant by a starting process reads as nothing yet: not stale.
-      if (owner && alive(owner)) {
-        throw new DataDirInUse(`the data directory ${dataDir} is in use by process ${owner.pid}${owner.pid === process.pid ? ' (this one)' : ''}: one gateway per data directory (${path})`);
+      let owner = readOwner(path);
+      if (owner) {
+        let verdict = judge(owner, space);
+        // An owner known only by its heartbeat: wait for the heartbeat to go stale (a container
+        // that was restarted) or to go on (a gateway running elsewhere on this volume).
+        for (const waitUntil = Date.now() + STALE_MS + HEARTBEAT_MS; verdict.running && !verdict.seen && Date.now() < waitUntil;) {
+          sleep(HEARTBEAT_MS / 4);
+          owner = readOwner(path);
+          if (!owner) break;
+          verdict = judge(owner, space);
+        }
+        if (owner && verdict.running) {
+          const where = verdict.seen ? '' : ` in another container or on another machine (${owner.space}), which wrote the file ${Math.round((Date.now() - owner.beat!) / 1000)} s ago`;
+          throw new DataDirInUse(`the data directory ${dataDir} is in use by process ${owner.pid}${owner.pid === process.pid && verdict.seen ? ' (this one)' : ''}${where}: one gateway per data directory (${path})`);
+        }
       }
       if (!owner && attempt === 0) {
         // Unreadable or empty: give a starting owner a moment to write it, then judge again.
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+        sleep(100);
         if (readOwner(path)) continue;
       }
       if (attempt >= 2) throw new DataDirInUse(`the data directory ${dataDir} could not be taken: ${path} keeps coming back`);
@@ -95,9 +164,32 @@ export function lockDataDir(dataDir: string): () => void {
       }
     }
   }
-  return () => {
+  // The heartbeat: the file is replaced whole (written beside it, then renamed over it), so a
+  // reader never sees half a record.
+  const heartbeat = setInterval(() => {
     const owner = readOwner(path);
-    if (owner?.pid === me.pid && owner.startTime === me.startTime) {
+    if (!mine(owner)) {
+      clearInterval(heartbeat);
+      options.onLost?.(owner ? `process ${owner.pid} (${owner.space ?? 'unknown'})` : 'nobody (the lock file is gone)');
+      return;
+    }
+    const next = `${path}.${randomUUID()}`;
+    try {
+      writeFileSync(next, record(), { mode: 0o644 });
+      renameSync(next, path);
+    } catch {
+      // A full or read-only disk: the next beat tries again (the database fails louder meanwhile).
+      try {
+        unlinkSync(next);
+      } catch {
+        // Not written.
+      }
+    }
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+  return () => {
+    clearInterval(heartbeat);
+    if (mine(readOwner(path))) {
       try {
         unlinkSync(path);
       } catch {

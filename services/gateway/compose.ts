@@ -196,8 +196,15 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     } };
   }
 
-  // One gateway per data directory: a second one would overwrite this one's actor state.
-  const unlock = lockDataDir(config.dataDir);
+  // One gateway per data directory: a second one would overwrite this one's actor state. Should
+  // another process take the directory all the same (this one stalled past the lock's heartbeat),
+  // this one stops at once rather than write beside it.
+  const unlock = lockDataDir(config.dataDir, {
+    onLost: (holder) => {
+      logger.fatal({ dataDir: config.dataDir, holder }, 'the data directory was taken by another process: stopping');
+      process.exit(1);
+    },
+  });
   let db: LocalDb;
   try {
     db = openLocalDb(config.dataDir, { fsync: config.fsync });
