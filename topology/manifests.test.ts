@@ -484,6 +484,30 @@ const CHECKS: Check[] = [
     broken: { when: "the state store's secretKeyRef names a key the Secret lacks", mutate: (s) => { metadataItem(doc(s.k8s, 'Component', 'statestore'), 'redisPassword').secretKeyRef.key = 'redis-pass'; } },
   },
   {
+    when: "a Dapr app's Deployment runs more than one replica",
+    then: 'a PodDisruptionBudget lets a node drain take at most one of its pods at a time, and its pods spread over nodes without needing more than one',
+    run: (s) => k8sApps(s).filter((a) => (a.deployment.doc.spec?.replicas ?? 1) > 1).flatMap((a) => {
+      const labels: Record<string, string> = a.deployment.doc.spec.template.metadata?.labels ?? {};
+      const selects = (selector: Doc | undefined) => {
+        const match: Record<string, string> = selector?.matchLabels ?? {};
+        return Object.keys(match).length > 0 && Object.entries(match).every(([k, v]) => labels[k] === v);
+      };
+      const budgets = kindOf(s.k8s, 'PodDisruptionBudget').filter((m) => selects(m.doc.spec?.selector));
+      const spread: Doc[] = a.deployment.doc.spec.template.spec?.topologySpreadConstraints ?? [];
+      return [
+        ...(budgets.length === 1 ? [] : [`${where(a.deployment)}: ${budgets.length} PodDisruptionBudgets select its pods`]),
+        // maxUnavailable 1, or a minAvailable below the replicas and above 0: a drain never takes
+        // them all, and is never blocked for good.
+        ...budgets.filter((m) => {
+          const { maxUnavailable, minAvailable } = m.doc.spec;
+          return !(maxUnavailable === 1 || (typeof minAvailable === 'number' && minAvailable >= 1 && minAvailable < a.deployment.doc.spec.replicas));
+        }).map((m) => `${where(m)}: neither maxUnavailable 1 nor a minAvailable between 1 and the replicas`),
+        ...(spread.some((c) => c.topologyKey === 'kubernetes.io/hostname' && c.whenUnsatisfiable === 'ScheduleAnyway' && selects(c.labelSelector)) ? [] : [`${where(a.deployment)}: no soft spread of its pods over kubernetes.io/hostname`]),
+      ];
+    }),
+    broken: { when: 'the ledger has no PodDisruptionBudget', mutate: (s) => { s.k8s = s.k8s.filter((m) => !(m.doc.kind === 'PodDisruptionBudget' && m.doc.metadata?.name === 'ledger')); } },
+  },
+  {
     when: 'a Service is read',
     then: "it selects an existing Deployment's pods and targets one of their container ports",
     run: (s) => kindOf(s.k8s, 'Service').flatMap((m) => {
