@@ -1,5 +1,5 @@
 // docker-compose.yml read into plain objects for topology/manifests.test.ts: its apps (each a
-// service with a daprd sidecar in its network namespace), and the repository files it mounts into
+// service with a daprd sidecar in one network namespace), and the repository files it mounts into
 // the sidecars (resources, configuration). Only reads.
 
 import { readdirSync } from 'node:fs';
@@ -7,10 +7,12 @@ import { join, posix } from 'node:path';
 import { repoRoot, type Doc } from './manifest-model';
 
 /**
- * An app of docker-compose.yml: a service and its daprd sidecar in one network namespace, the
- * sidecar's in the app's (`network_mode: service:<app>`: compose stops the sidecar first, as an
- * actor host or a subscriber wants) or the app's in the sidecar's (`network_mode:
- * service:<sidecar>`: the app stops first, as the gateway wants, whose drain calls its sidecar).
+ * An app of docker-compose.yml: a service and its daprd sidecar in one network namespace: the
+ * app's or the sidecar's (`network_mode: service:<the other>`), or, as this repository's file has
+ * it, a third service's that only holds it (`network_mode: service:<holder>` on both, as a
+ * Kubernetes pod's pause container), so that either can restart without the other losing its
+ * network. Which of the two compose stops first follows `depends_on`: the one started after the
+ * other.
  */
 export interface ComposeApp {
   id: string;
@@ -20,6 +22,12 @@ export interface ComposeApp {
   sidecar: string;
   /** The service that owns the network namespace (and publishes its ports). */
   networkOwner: string;
+  /** The service whose namespace the app joins, and the sidecar. */
+  appNetwork: string;
+  sidecarNetwork: string;
+  /** Whether the app waits for its sidecar to start (so compose stops the app first), and the other way round. */
+  appAfterSidecar: boolean;
+  sidecarAfterApp: boolean;
   command: string[];
   env: Record<string, unknown>;
 }
@@ -34,22 +42,39 @@ const networkOf = (svc: Doc): string | undefined => {
   return mode.startsWith('service:') ? mode.slice('service:'.length) : undefined;
 };
 
+const dependsOn = (svc: Doc | undefined, other: string): boolean => {
+  const deps = svc?.depends_on;
+  return Array.isArray(deps) ? deps.includes(other) : deps !== undefined && deps !== null && other in deps;
+};
+
 export function composeApps(compose: Doc): ComposeApp[] {
   const services: Record<string, Doc> = compose.services ?? {};
+  const isSidecar = (svc: Doc) => Array.isArray(svc.command) && String(svc.command[0]).endsWith('daprd');
   return Object.entries(services)
-    .filter(([, sidecar]) => Array.isArray(sidecar.command) && String(sidecar.command[0]).endsWith('daprd'))
+    .filter(([, sidecar]) => isSidecar(sidecar))
     .map(([sidecarName, sidecar]) => {
       const args: string[] = sidecar.command.map(String);
-      // The app whose network the sidecar joins, else the app that joins the sidecar's.
       const joined = networkOf(sidecar);
-      const service = joined ?? Object.entries(services).find(([, svc]) => networkOf(svc) === sidecarName)?.[0] ?? '';
+      // The app in the sidecar's namespace: one that joins the sidecar's, else one that joins the
+      // namespace the sidecar joins (a holder's), else the one whose namespace the sidecar joins.
+      const others = Object.entries(services).filter(([name, svc]) => name !== sidecarName && !isSidecar(svc));
+      const service = others.find(([, svc]) => networkOf(svc) === sidecarName)?.[0]
+        ?? (joined === undefined ? undefined : others.find(([, svc]) => networkOf(svc) === joined)?.[0])
+        ?? joined
+        ?? '';
       const app = services[service] ?? {};
+      const appNetwork = networkOf(app) ?? service;
+      const sidecarNetwork = joined ?? sidecarName;
       return {
         id: argAfter(args, '--app-id') ?? '',
         port: Number(argAfter(args, '--app-port')),
         service,
         sidecar: sidecarName,
-        networkOwner: joined ? service : sidecarName,
+        networkOwner: sidecarNetwork,
+        appNetwork,
+        sidecarNetwork,
+        appAfterSidecar: dependsOn(app, sidecarName),
+        sidecarAfterApp: dependsOn(sidecar, service),
         command: (app.command ?? []).map(String),
         env: app.environment ?? {},
       };

@@ -374,27 +374,34 @@ const CHECKS: Check[] = [
     broken: { when: 'the sidecar shuts down with its default, before the drain ends', mutate: (s) => { delete app(s, 'gateway').annotations['dapr.io/block-shutdown-duration']; } },
   },
   {
-    when: 'docker-compose.yml is stopped',
-    then: 'the gateway stops before its sidecar (it joins the sidecar\'s network) and is given its drain and hard-exit margin; the actors and ledger sidecars stop before their apps',
+    when: 'docker-compose.yml is stopped or one of its containers restarts',
+    then: "each app and its sidecar share a network namespace held by a third service, so either restarts without the other losing its network; the gateway stops before its sidecar and is given its drain and hard-exit margin; the actors and ledger sidecars stop before their apps",
     run: (s) => {
       const services: Record<string, Doc> = s.compose.services ?? {};
       return composeApps(s.compose).flatMap((c) => {
-        if (c.id !== 'gateway') return c.networkOwner === c.service ? [] : [`docker-compose ${c.service}: its sidecar should join the app's network, so the sidecar stops first`];
+        const holder = services[c.networkOwner];
+        const network = [
+          ...(c.appNetwork === c.sidecarNetwork ? [] : [`docker-compose ${c.service}: in ${c.appNetwork}'s network, its sidecar in ${c.sidecarNetwork}'s`]),
+          ...(c.networkOwner !== c.service && c.networkOwner !== c.sidecar && holder && holder.network_mode === undefined && !holder.command?.some((a: unknown) => /node|daprd/.test(String(a)))
+            ? [] : [`docker-compose ${c.service}: its network namespace is held by ${c.networkOwner}, not by a service of its own: a restart of that one leaves the other without a network`]),
+        ];
+        if (c.id !== 'gateway') return [...network, ...(c.sidecarAfterApp && !c.appAfterSidecar ? [] : [`docker-compose ${c.sidecar}: it should depend on ${c.service}, so that compose stops the sidecar first`])];
         const grace = /^(\d+)s$/.exec(String(services[c.service]?.stop_grace_period ?? ''));
         const drain = c.env.GATEWAY_DRAIN_TIMEOUT_MS;
         const needed = (loadConfig(drain === undefined ? {} : { GATEWAY_DRAIN_TIMEOUT_MS: String(drain) }).drainTimeoutMs + DRAIN_HARD_EXIT_AFTER_MS) / 1000;
         return [
-          ...(c.networkOwner === c.sidecar ? [] : [`docker-compose ${c.service}: it should join ${c.sidecar}'s network, so that compose stops it before the sidecar its drain calls`]),
+          ...network,
+          ...(c.appAfterSidecar && !c.sidecarAfterApp ? [] : [`docker-compose ${c.service}: it should depend on ${c.sidecar}, so that compose stops it before the sidecar its drain calls`]),
           ...(grace && Number(grace[1]) >= needed ? [] : [`docker-compose ${c.service}: stop_grace_period ${services[c.service]?.stop_grace_period} is shorter than the drain and its hard-exit margin, ${needed} s`]),
         ];
       });
     },
     broken: {
-      when: "the gateway's sidecar joins the gateway's network",
+      when: "the actors app holds the namespace its sidecar joins",
       mutate: (s) => {
         const services = s.compose.services;
-        services['gateway-dapr'].network_mode = 'service:gateway';
-        delete services.gateway.network_mode;
+        services['actors-dapr'].network_mode = 'service:actors';
+        delete services.actors.network_mode;
       },
     },
   },
