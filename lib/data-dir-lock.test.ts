@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataDirInUse, HEARTBEAT_MS, LOCK_FILE, lockDataDir, STALE_MS } from './data-dir-lock';
@@ -107,6 +107,18 @@ describe('one gateway per data directory', () => {
     writeFileSync(join(dataDir, LOCK_FILE), foreign(Date.now()));
     await new Promise((resolve) => setTimeout(resolve, HEARTBEAT_MS * 2 + 500));
     expect(lost).toEqual(['process 1 (another-container/pid:[1])']);
+    release();
+  });
+
+  it('when the lock file is removed by hand under a running holder, then the next heartbeat writes it again and the holder keeps the directory', async () => {
+    const dataDir = dir();
+    const lost: string[] = [];
+    const release = lockDataDir(dataDir, { onLost: (holder) => lost.push(holder) });
+    unlinkSync(join(dataDir, LOCK_FILE));
+    await new Promise((resolve) => setTimeout(resolve, HEARTBEAT_MS + 500));
+    expect(lost).toEqual([]);
+    expect(JSON.parse(readFileSync(join(dataDir, LOCK_FILE), 'utf8')).pid).toBe(process.pid);
+    expect(() => lockDataDir(dataDir)).toThrow(`in use by process ${process.pid}`);
     release();
   });
 });

@@ -14,7 +14,7 @@
 // then refuses), gone once it is older (a container restarted after a crash, whose new process
 // lives in a new namespace, takes the directory over after a few seconds).
 
-import { closeSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -166,12 +166,25 @@ export function lockDataDir(dataDir: string, options: LockOptions = {}): () => v
   }
   // The heartbeat: the file is replaced whole (written beside it, then renamed over it), so a
   // reader never sees half a record.
+  const lost = (holder: string) => {
+    clearInterval(heartbeat);
+    options.onLost?.(holder);
+  };
   const heartbeat = setInterval(() => {
-    const owner = readOwner(path);
-    if (!mine(owner)) {
-      clearInterval(heartbeat);
-      options.onLost?.(owner ? `process ${owner.pid} (${owner.space ?? 'unknown'})` : 'nobody (the lock file is gone)');
-      return;
+    if (!existsSync(path)) {
+      // Removed by hand: taken again, unless another process has just taken it.
+      try {
+        closeSync(openSync(path, 'wx', 0o644));
+      } catch {
+        const owner = readOwner(path);
+        if (owner && !mine(owner)) lost(`process ${owner.pid} (${owner.space ?? 'unknown'})`);
+        return;
+      }
+    } else {
+      const owner = readOwner(path);
+      // Unreadable (a newcomer's file being written, a passing read error): judged at the next beat.
+      if (!owner) return;
+      if (!mine(owner)) return lost(`process ${owner.pid} (${owner.space ?? 'unknown'})`);
     }
     const next = `${path}.${randomUUID()}`;
     try {
