@@ -374,6 +374,25 @@ const CHECKS: Check[] = [
     broken: { when: 'the sidecar shuts down with its default, before the drain ends', mutate: (s) => { delete app(s, 'gateway').annotations['dapr.io/block-shutdown-duration']; } },
   },
   {
+    when: "the actors app's Deployment is read",
+    then: "the app outlives its sidecar's graceful shutdown (a preStop at least that long), and both fit in the pod's grace with the app's own stop",
+    run: (s) => {
+      const a = app(s, 'actors');
+      const at = where(a.deployment);
+      const preStop = a.container.lifecycle?.preStop?.exec?.command;
+      const preStopS = Array.isArray(preStop) && preStop[0] === 'sleep' ? Number(preStop[1]) : 0;
+      const graceful = Number(a.annotations['dapr.io/graceful-shutdown-seconds'] ?? 5);
+      const grace = Number(a.deployment.doc.spec?.template?.spec?.terminationGracePeriodSeconds ?? 30);
+      // lib/app-main.ts: an app stops within five seconds of its SIGTERM.
+      const appStopS = 5;
+      return [
+        ...(preStopS >= graceful ? [] : [`${at}: preStop ${preStopS} s is shorter than the sidecar's graceful shutdown, ${graceful} s: the sidecar would deactivate its actors through an app already gone`]),
+        ...(preStopS + appStopS <= grace ? [] : [`${at}: preStop ${preStopS} s and the app's stop (${appStopS} s) pass terminationGracePeriodSeconds ${grace}`]),
+      ];
+    },
+    broken: { when: 'the actors app has no preStop', mutate: (s) => { delete app(s, 'actors').container.lifecycle; } },
+  },
+  {
     when: 'docker-compose.yml is stopped or one of its containers restarts',
     then: "each app and its sidecar share a network namespace held by a third service, so either restarts without the other losing its network; the gateway stops before its sidecar and is given its drain and hard-exit margin; the actors and ledger sidecars stop before their apps",
     run: (s) => {
