@@ -74,7 +74,7 @@ export async function openHeldCall(deps: ChatDeps, input: ChatInput, terms: Held
   } catch (error) {
     ended();
     // Refused (402, 503): nothing held, so the call counts against no rate either.
-    throw admitted ? admitted.refused(error) : error;
+    throw admitted ? await admitted.refused(error) : error;
   }
   const headers: Record<string, string> = {
     ...(admitted?.headers ?? {}),

@@ -117,8 +117,8 @@ export class ImageService {
       call: { provider: chosen.provider, upstreamModel: chosen.upstream_model, prompt: request.prompt, responseFormat: request.responseFormat, passthrough: request.passthrough, ...(input.directives ? { directives: input.directives } : {}) },
     });
     // Refused at the start (402, 409, 503): nothing held, so the request counts against no rate either.
-    const started = await starting.catch((error: unknown) => {
-      throw admitted ? admitted.refused(error) : error;
+    const started = await starting.catch(async (error: unknown) => {
+      throw admitted ? await admitted.refused(error) : error;
     });
     // A task started before (a retry of its key) keeps the upstream it was sent to.
     // A call this instance already runs for the task is never made twice.

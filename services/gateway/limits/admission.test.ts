@@ -44,8 +44,6 @@ async function limitedKey(limits: Limits): Promise<{ accountId: string; caller: 
   return { accountId, caller: { family: 'api_key', accountId, apiKeyId, spendKeyId: apiKeyId, scopes: new Set(), limits: { key: limits } } };
 }
 
-/** The corrections are sent without waiting: read the window once they have landed. */
-const settled = () => new Promise((resolve) => setTimeout(resolve, 50));
 const refusalOf = (promise: Promise<unknown>) => promise.then(() => { throw new Error('admitted'); }, (error: unknown) => error as GatewayError);
 
 describe('rate admission', () => {
@@ -68,20 +66,40 @@ describe('rate admission', () => {
     const { caller } = await limitedKey({ requests_per_minute: 2, tokens_per_minute: 1000 });
     const admitted = (await admission.admit(caller, 300, 'openai'))!;
     expect(admitted.headers).toMatchObject({ 'x-ratelimit-remaining-requests': '1', 'x-ratelimit-remaining-tokens': '700' });
-    const refused = admitted.refused(new GatewayError('insufficient_funds', 'not enough')) as GatewayError;
+    const refused = (await admitted.refused(new GatewayError('insufficient_funds', 'not enough'))) as GatewayError;
     expect(refused).toMatchObject({ code: 'insufficient_funds', status: 402 });
     expect(refused.headers).toMatchObject({ 'x-ratelimit-limit-requests': '2', 'x-ratelimit-remaining-requests': '2', 'x-ratelimit-remaining-tokens': '1000', 'x-ratelimit-reset-requests': expect.stringMatching(/^\d+s$/) });
-    await settled();
+    // Given back before the refusal is answered: the next call finds the window as the headers told.
     expect(await admission.usage(caller)).toMatchObject({ account: { requests: 0, tokens: 0 }, key: { requests: 0, tokens: 0 } });
     // The Anthropic wire's names; an error that is not the gateway's is left as it is.
     const anthropic = (await admission.admit(caller, 100, 'anthropic'))!;
-    const told = anthropic.refused(new GatewayError('actor_unavailable', 'down')) as GatewayError;
+    const told = (await anthropic.refused(new GatewayError('actor_unavailable', 'down'))) as GatewayError;
     expect(told.headers).toMatchObject({ 'anthropic-ratelimit-requests-limit': '2', 'anthropic-ratelimit-requests-remaining': '2', 'anthropic-ratelimit-tokens-remaining': '1000' });
     expect(told.headers?.['x-ratelimit-remaining-requests']).toBeUndefined();
     const other = new Error('not ours');
-    expect((await admission.admit(caller, 100, 'openai'))!.refused(other)).toBe(other);
-    await settled();
+    expect(await (await admission.admit(caller, 100, 'openai'))!.refused(other)).toBe(other);
     expect(await admission.usage(caller)).toMatchObject({ key: { requests: 0, tokens: 0 } });
+  });
+
+  it('when a refused call gives its request back, then the refusal is answered only once the window has it, so the client\'s next call finds it (through any instance)', async () => {
+    await awayFromMinuteEdge();
+    const { caller } = await limitedKey({ requests_per_minute: 1 });
+    // The give-back takes a while on its way to the actor (another instance's sidecar, a busy actor).
+    const slow = new RateAdmission({
+      of: (accountId: string) => {
+        const actor = accounts.of(accountId);
+        return {
+          admit: (request: Parameters<typeof actor.admit>[0]) => actor.admit(request),
+          correctTokens: async (request: Parameters<typeof actor.correctTokens>[0]) => {
+            await new Promise((resolve) => setTimeout(resolve, 200));
+            return actor.correctTokens(request);
+          },
+        };
+      },
+    } as unknown as AccountClient);
+    const admitted = (await slow.admit(caller, 0, 'openai'))!;
+    await admitted.refused(new GatewayError('insufficient_funds', 'not enough'));
+    expect((await admission.admit(caller, 0, 'openai'))!.headers).toMatchObject({ 'x-ratelimit-remaining-requests': '0' });
   });
 
   it('when a call\'s tokens alone are above the whole tokens_per_minute, then 413 payload_too_large naming it, without Retry-After, nothing counted; a call that only has to wait gets 429', async () => {

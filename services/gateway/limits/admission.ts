@@ -23,9 +23,10 @@ export interface Admitted {
   /**
    * The call was refused before anything was held (402, 503): its request and tokens go back to
    * the window (if still the current one), and the refusal is answered with the headers as they
-   * are after that. Returns the error to throw.
+   * are after that. Resolves, once the window has them back (so the client's next call finds
+   * them, through any instance), to the error to throw.
    */
-  refused(error: unknown): unknown;
+  refused(error: unknown): Promise<unknown>;
 }
 
 /** `error` answered with `headers` too (its own win), when it is a GatewayError. */
@@ -126,8 +127,8 @@ export class RateAdmission {
         if (delta === 0 || admission.tokens === undefined) return;
         actor.correctTokens({ apiKeyId: counted, windowStart: admission.windowStart, delta }).catch(this.onCorrectionFailed);
       },
-      refused: (error) => {
-        actor.correctTokens({ apiKeyId: counted, windowStart: admission.windowStart, delta: -tokens, requests: -1 }).catch(this.onCorrectionFailed);
+      refused: async (error) => {
+        await actor.correctTokens({ apiKeyId: counted, windowStart: admission.windowStart, delta: -tokens, requests: -1 }).catch(this.onCorrectionFailed);
         return withRateHeaders(error, rateHeaders(givenBack(admission, tokens), style));
       },
     };
@@ -144,6 +145,6 @@ export async function countedRequest<T>(limits: RateAdmission | undefined, calle
   try {
     return { result: await call(), headers: admitted?.headers ?? {} };
   } catch (error) {
-    throw admitted ? admitted.refused(error) : error;
+    throw admitted ? await admitted.refused(error) : error;
   }
 }

@@ -101,7 +101,7 @@ export class SessionService {
       });
     } catch (error) {
       // Refused (402, 409, 503): nothing held, so the run counts against no rate either.
-      throw admitted ? admitted.refused(error) : error;
+      throw admitted ? await admitted.refused(error) : error;
     }
     this.deps.wakeups.wake(sessionId);
     void carryRun(this.deps, { sessionId, runId, session, chat, accountId: owner.accountId, holdId: started.holdId, ...(admitted ? { admitted } : {}) });
