@@ -33,6 +33,7 @@ const envSchema = z.object({
   GATEWAY_ACTOR_HOST: z.enum(['embedded', 'dapr']).default('embedded'),
   GATEWAY_MAX_BODY_BYTES: int(1, HARD_BODY_LIMIT).default(HARD_BODY_LIMIT),
   GATEWAY_ACCOUNT_BODY_BYTES: int(1, Number.MAX_SAFE_INTEGER).default(2 * HARD_BODY_LIMIT),
+  GATEWAY_BODY_BYTES_IN_FLIGHT: int(1, Number.MAX_SAFE_INTEGER).default(4 * HARD_BODY_LIMIT),
   GATEWAY_REQUEST_TIMEOUT_MS: int(1000, 3_600_000).default(60_000),
   GATEWAY_ACCOUNT_EVENT_STREAMS: int(1, 1_000_000).default(100),
   GATEWAY_ORDERS_PER_DAY: int(1, 1_000_000).default(100),
@@ -226,6 +227,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   if (e.GATEWAY_ACCOUNT_BODY_BYTES < maxBodyBytes) {
     throw new ConfigError(`invalid configuration:\n  GATEWAY_ACCOUNT_BODY_BYTES: ${e.GATEWAY_ACCOUNT_BODY_BYTES} bytes is less than one body may be (${maxBodyBytes}, GATEWAY_MAX_BODY_BYTES); such a body could never be received. Set it to at least ${maxBodyBytes}`);
   }
+  if (e.GATEWAY_BODY_BYTES_IN_FLIGHT < maxBodyBytes) {
+    throw new ConfigError(`invalid configuration:\n  GATEWAY_BODY_BYTES_IN_FLIGHT: ${e.GATEWAY_BODY_BYTES_IN_FLIGHT} bytes is less than one body may be (${maxBodyBytes}, GATEWAY_MAX_BODY_BYTES); such a body could never be received. Set it to at least ${maxBodyBytes}`);
+  }
   const oauth = oauthConfig(e);
   const holdTtlMs = e.GATEWAY_HOLD_TTL_MS ?? providerTimeoutMs + 60_000;
   const margin = e.GATEWAY_TEST_MODE ? TEST_HOLD_TTL_MARGIN_MS : HOLD_TTL_MARGIN_MS;
@@ -243,6 +247,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     maxBodyBytes,
     /** The request bodies one account may have on the way at once (the rest refused 429 while they are received). */
     accountBodyBytes: e.GATEWAY_ACCOUNT_BODY_BYTES,
+    /** The request bodies this instance's calls in progress may hold, every account together (from a body's first byte until its answer is finished). */
+    bodyBytesInFlight: e.GATEWAY_BODY_BYTES_IN_FLIGHT,
     /** A request must be received whole (headers and body) within this (the HTTP server's requestTimeout). */
     requestTimeoutMs: e.GATEWAY_REQUEST_TIMEOUT_MS,
     /** The session event streams one account may have open at once (the next refused 429). */

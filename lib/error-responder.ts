@@ -76,6 +76,7 @@ export const WIRE_ERROR_TYPE: Record<ErrorCode, { openai: OpenAiErrorType; anthr
   oauth_disabled: { openai: 'api_error', anthropic: 'overloaded_error' },
   oauth_unavailable: { openai: 'api_error', anthropic: 'overloaded_error' },
   gateway_shutting_down: { openai: 'api_error', anthropic: 'overloaded_error' },
+  gateway_busy: { openai: 'api_error', anthropic: 'overloaded_error' },
   provider_timeout: { openai: 'api_error', anthropic: 'timeout_error' },
   invalid_utf8: { openai: 'invalid_request_error', anthropic: 'invalid_request_error' },
   ambiguous_credential: { openai: 'invalid_request_error', anthropic: 'invalid_request_error' },

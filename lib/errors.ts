@@ -61,6 +61,7 @@ export const ERROR_STATUS = {
   oauth_disabled: 503,
   oauth_unavailable: 503,
   gateway_shutting_down: 503,
+  gateway_busy: 503,
   provider_timeout: 504,
   invalid_utf8: 400,
   ambiguous_credential: 400,

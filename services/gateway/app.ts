@@ -24,6 +24,7 @@ import type { RateAdmission } from './limits/admission';
 import { observeRequests, observeUnparsed } from './middleware/observe';
 import { requestId } from './middleware/request-id';
 import { AccountShare } from './limits/account-share';
+import { InstanceBytes } from './limits/body-budget';
 import { adminRoutes } from './routes/admin';
 import { catalogRoutes } from './routes/catalog';
 import { chatRoutes } from './routes/chat';
@@ -69,6 +70,8 @@ export interface GatewayDeps {
   maxBodyBytes: number;
   /** The request bodies one account may have on the way at once, bytes (GATEWAY_ACCOUNT_BODY_BYTES); absent: not counted. */
   accountBodyBytes?: number;
+  /** The bytes of request bodies this instance's calls in progress may hold, all accounts together (the next refused 503 gateway_busy). */
+  bodyBytesInFlight?: number;
   /** The session event streams one account may have open at once (GATEWAY_ACCOUNT_EVENT_STREAMS). */
   accountEventStreams?: number;
   providerTimeoutMs: number;
@@ -155,7 +158,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     acceptedDelivery: deps.capabilityGates.accepted,
     oauthConfigured: deps.oauth !== undefined,
   }));
-  const bodyBudget = deps.accountBodyBytes !== undefined ? new AccountShare(deps.accountBodyBytes, 'body_bytes_in_flight') : undefined;
+  const bodyBudget = deps.accountBodyBytes !== undefined
+    ? { perAccount: new AccountShare(deps.accountBodyBytes, 'body_bytes_in_flight'), ...(deps.bodyBytesInFlight !== undefined ? { instance: new InstanceBytes(deps.bodyBytesInFlight) } : {}) }
+    : undefined;
   const eventStreams = deps.accountEventStreams !== undefined ? new AccountShare(deps.accountEventStreams, 'event_streams') : undefined;
   const chat = {
     bodyBudget,

@@ -104,6 +104,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     adminToken: config.adminToken,
     maxBodyBytes: config.maxBodyBytes,
     accountBodyBytes: config.accountBodyBytes,
+    bodyBytesInFlight: config.bodyBytesInFlight,
     accountEventStreams: config.accountEventStreams,
     providerTimeoutMs: config.providerTimeoutMs,
     holdTtlMs: config.holdTtlMs,

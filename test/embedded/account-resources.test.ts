@@ -3,6 +3,8 @@
 // connections closed, nothing kept; a request not received whole within
 // GATEWAY_REQUEST_TIMEOUT_MS is answered 408 and its bytes given back), and at most
 // GATEWAY_ACCOUNT_EVENT_STREAMS session event streams open. Other accounts are not affected.
+// And what the instance holds for every account together: at most GATEWAY_BODY_BYTES_IN_FLIGHT
+// of request bodies of calls in progress (the rest refused 503 gateway_busy).
 
 import { mkdtempSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
@@ -18,6 +20,7 @@ jest.setTimeout(60_000);
 const MAX_BODY = 32 * 1024;
 const PER_ACCOUNT = 48 * 1024;
 const TIMEOUT_MS = 1500;
+const IN_FLIGHT = 64 * 1024;
 
 let gateway: GatewayProcess;
 beforeAll(async () => {
@@ -27,15 +30,16 @@ beforeAll(async () => {
     GATEWAY_ACCOUNT_BODY_BYTES: String(PER_ACCOUNT),
     GATEWAY_REQUEST_TIMEOUT_MS: String(TIMEOUT_MS),
     GATEWAY_ACCOUNT_EVENT_STREAMS: '2',
+    GATEWAY_BODY_BYTES_IN_FLIGHT: String(IN_FLIGHT),
   });
 });
 afterAll(async () => {
   await gateway?.stop();
 });
 
-/** A chat body of exactly `bytes` bytes. */
-function bodyOf(bytes: number): Buffer {
-  const shell = JSON.stringify({ ...hello, messages: [{ role: 'user', content: '' }], max_tokens: 4 });
+/** A chat body of exactly `bytes` bytes (with `extra` fields). */
+function bodyOf(bytes: number, extra: Record<string, unknown> = {}): Buffer {
+  const shell = JSON.stringify({ ...hello, messages: [{ role: 'user', content: '' }], max_tokens: 4, ...extra });
   return Buffer.from(shell.replace('"content":""', `"content":"${'a'.repeat(bytes - shell.length)}"`));
 }
 
@@ -85,6 +89,36 @@ describe('request bodies on the way, per account', () => {
       const whole = slowChat(apiKey, body, body.length);
       expect(statusOf(await whole.answer)).toBe(200);
     }
+  });
+});
+
+describe('request bodies of calls in progress, per instance', () => {
+  /** A chat with a body of `bytes`, answered as a whole (a stream: once its last chunk is read). */
+  const call = (apiKey: string, body: Buffer, directive?: string) =>
+    fetch(`${gateway.url}/api/open/v1/models/sim-chat/chat`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...(directive ? { 'x-sim-directive': directive } : {}) },
+      body: body.toString(),
+    }).then(async (response) => ({ status: response.status, text: await response.text() }));
+
+  it('when the instance holds GATEWAY_BODY_BYTES_IN_FLIGHT of bodies of calls in progress (every account together), then another body is refused 503 gateway_busy and its connection closed; a small call fits, and once those calls are answered the body is served', async () => {
+    const accounts = await Promise.all([0, 1, 2].map(() => fundedAccount(gateway.url, 1_000_000_000)));
+    // Two streamed calls of 30,000-byte bodies, each within its own account's share, answered over
+    // about two seconds: their bodies count until their answers end, though received long before.
+    const running = accounts.slice(0, 2).map(({ apiKey }) => call(apiKey, bodyOf(30_000, { stream: true, max_tokens: 8 }), 'stream-delay=250'));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // A third whole body would make 90,000 bytes held: over the instance's 65,536.
+    const refused = slowChat(accounts[2].apiKey, bodyOf(30_000), 30_000);
+    const answer = await refused.answer;
+    expect(statusOf(answer)).toBe(503);
+    expect(answer).toMatch(/\r\nretry-after: 1\r\n/i);
+    expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+    expect(bodyJson(answer).error).toMatchObject({ code: 'gateway_busy', param: 'body_bytes_in_flight' });
+    // A small call fits beside them.
+    expect((await chat(gateway.url, accounts[2].apiKey, { ...hello, max_tokens: 4 })).status).toBe(200);
+    for (const done of await Promise.all(running)) expect(done.status).toBe(200);
+    // Their bodies were given back with their answers: the same body is served now.
+    expect((await call(accounts[2].apiKey, bodyOf(30_000))).status).toBe(200);
   });
 });
 

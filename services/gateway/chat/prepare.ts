@@ -2,7 +2,7 @@
 // call frozen (max_tokens), the reservation estimate. Everything that can refuse a request
 // before anything is held happens here.
 
-import type { AccountShare } from '../limits/account-share';
+import type { BodyBudget } from '../limits/body-budget';
 import type { RateAdmission } from '../limits/admission';
 import { requireEligible, type Catalog, type ResolvedProfile } from '../../../catalog/catalog';
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
@@ -30,7 +30,7 @@ export interface ChatDeps {
   leases?: FundsSource;
   maxBodyBytes: number;
   /** Request bodies being received, per account (GATEWAY_ACCOUNT_BODY_BYTES); absent: not counted. */
-  bodyBudget?: AccountShare;
+  bodyBudget?: BodyBudget;
   providerTimeoutMs: number;
   holdTtlMs: number;
   /** How often a call records its progress on its hold and renews it (default 256 tokens or 2 s). */

@@ -7,7 +7,7 @@ import { isUtf8 } from 'node:buffer';
 import type { NextFunction, Request, Response } from 'express';
 import { HARD_BODY_LIMIT } from '../../../lib/config';
 import { GatewayError } from '../../../lib/errors';
-import type { AccountShare } from '../limits/account-share';
+import type { BodyBudget } from '../limits/body-budget';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -50,8 +50,11 @@ export function decodeJsonText(raw: Buffer): string {
   return raw.toString('utf8');
 }
 
-/** A JSON body; with a budget, counted against its caller's account while it is received (after authentication). */
-export function jsonBody(limitBytes: number, budget?: AccountShare) {
+/**
+ * A JSON body; with a budget (after authentication), counted against its caller's account while
+ * it is received, and against the instance's bodies in flight until its answer is finished.
+ */
+export function jsonBody(limitBytes: number, budget?: BodyBudget) {
   return readBody(limitBytes, true, budget);
 }
 
@@ -60,7 +63,7 @@ export function rawJsonBody(limitBytes: number) {
   return readBody(limitBytes, false);
 }
 
-function readBody(limitBytes: number, parse: boolean, budget?: AccountShare) {
+function readBody(limitBytes: number, parse: boolean, budget?: BodyBudget) {
   return function parseJsonBody(req: Request, res: Response, next: NextFunction): void {
     const type = req.headers['content-type'];
     if (type !== undefined && !JSON_TYPE.test(type)) {
@@ -75,9 +78,19 @@ function readBody(limitBytes: number, parse: boolean, budget?: AccountShare) {
     const accountId = budget ? req.caller?.accountId : undefined;
     let counted = 0;
     const giveBack = () => {
-      if (counted > 0) budget!.give(accountId!, counted);
+      if (counted > 0) budget!.perAccount.give(accountId!, counted);
       counted = 0;
     };
+    // What it counts in the instance's bodies in flight: given back once the answer is finished
+    // or the connection gone, whichever comes first (the call holds the body until then).
+    const instance = accountId !== undefined ? budget!.instance : undefined;
+    let inFlight = 0;
+    if (instance) {
+      res.once('close', () => {
+        instance.give(inFlight);
+        inFlight = 0;
+      });
+    }
     const finish = (error?: GatewayError) => {
       giveBack();
       if (done) return;
@@ -104,10 +117,15 @@ function readBody(limitBytes: number, parse: boolean, budget?: AccountShare) {
       if (size > DRAIN_MAX) refuseAndClose();
       else if (size <= limitBytes) {
         if (accountId !== undefined) {
-          if (!budget!.take(accountId, chunk.length)) {
-            return refuseAndClose(budget!.refusal(`the account is already sending ${budget!.perAccount} bytes of request bodies at once; send this one again once those are received`));
+          const share = budget!.perAccount;
+          if (!share.take(accountId, chunk.length)) {
+            return refuseAndClose(share.refusal(`the account is already sending ${share.perAccount} bytes of request bodies at once; send this one again once those are received`));
           }
           counted += chunk.length;
+          if (instance) {
+            if (!instance.take(chunk.length)) return refuseAndClose(instance.refusal());
+            inFlight += chunk.length;
+          }
         }
         chunks.push(chunk);
       }

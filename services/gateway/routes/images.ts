@@ -6,7 +6,7 @@ import type { AccountStore } from '../accounts/store';
 import type { ImageReply } from '../images/answer';
 import type { ImageService } from '../images/use-case';
 import { apiKeyAuth, apiKeyOwner } from '../middleware/auth';
-import type { AccountShare } from '../limits/account-share';
+import type { BodyBudget } from '../limits/body-budget';
 import { jsonBody } from '../middleware/json-body';
 import { directivesOf } from '../http/chat-input';
 import { noQuery } from '../middleware/no-query';
@@ -15,7 +15,7 @@ function send(res: Response, reply: ImageReply): void {
   res.set(reply.headers).json(reply.body);
 }
 
-export function imageRoutes(images: ImageService, accounts: AccountStore, maxBodyBytes: number, bodyBudget?: AccountShare): Router {
+export function imageRoutes(images: ImageService, accounts: AccountStore, maxBodyBytes: number, bodyBudget?: BodyBudget): Router {
   const router = Router();
   router.post('/api/open/v1/models/:id/images/generations', apiKeyAuth(accounts), noQuery, jsonBody(maxBodyBytes, bodyBudget), async (req, res) => {
     send(res, await images.generate({

@@ -10,6 +10,7 @@ import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import type { AccountStore } from '../accounts/store';
 import { requireBodyModel } from '../chat/request';
 import type { AccountShare } from '../limits/account-share';
+import type { BodyBudget } from '../limits/body-budget';
 import { countedRequest, type RateAdmission } from '../limits/admission';
 import { apiKeyAuth, apiKeyOwner } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
@@ -23,7 +24,7 @@ import { noQuery, onlyQuery } from '../middleware/no-query';
 const SESSION_BODY_LIMIT = 4 * 1024;
 
 /** `streams`: the event streams one account may have open at once (absent: not counted). */
-export function sessionRoutes(sessions: SessionService, accounts: AccountStore, maxBodyBytes: number, bodyBudget?: AccountShare, limits?: RateAdmission, streams?: AccountShare): Router {
+export function sessionRoutes(sessions: SessionService, accounts: AccountStore, maxBodyBytes: number, bodyBudget?: BodyBudget, limits?: RateAdmission, streams?: AccountShare): Router {
   const router = Router();
   // Before authentication: the 401 of a prototype route is marked too.
   router.use([...PROTOTYPE_PREFIXES], markPrototype());
