@@ -132,11 +132,19 @@ export class Account implements AccountApi, ActorInstance {
     return { limits: entry.limits, entry };
   }
 
-  /** The minute window of the actor clock now, as counted so far (a new one counts nothing yet). */
+  /**
+   * The minute window of the actor clock now, as counted so far (a new one counts nothing yet).
+   * A stored window that began later, by at most a window, is still the current one: the clock
+   * stepped back across the minute (an NTP step, or the actor placed on a host whose clock is a
+   * little behind), and starting an earlier window afresh would let a full window's calls in again.
+   * Further ahead, the clock was wrong rather than stepped, and waiting for it would refuse calls
+   * for that long: a fresh window counts.
+   */
   private async currentWindow(): Promise<{ now: number; resetAt: number; window: RateWindow }> {
     const now = this.ctx.now();
-    const windowStart = now - (now % RATE_WINDOW_MS);
+    const ownStart = now - (now % RATE_WINDOW_MS);
     const stored = await this.window.load();
+    const windowStart = stored !== undefined && stored.start > ownStart && stored.start - now <= RATE_WINDOW_MS ? stored.start : ownStart;
     const window: RateWindow = stored?.start === windowStart ? stored : { start: windowStart, account: { requests: 0, tokens: 0 }, keys: {} };
     return { now, resetAt: windowStart + RATE_WINDOW_MS, window };
   }
@@ -203,12 +211,14 @@ export class Account implements AccountApi, ActorInstance {
 
   async countOrder(request: { limit: number }): Promise<OrderCount> {
     const now = this.ctx.now();
-    const day = dayOf(now);
     const stored = await this.orders.load();
+    // The next day already counted is still the day when the clock stepped back across midnight
+    // (as a rate window, above): a fresh count of the day before would let its orders in again.
+    const day = stored !== undefined && stored.day === dayOf(now + DAY_MS) ? stored.day : dayOf(now);
     const count = stored?.day === day ? stored.count : 0;
     const admitted = count < request.limit;
     if (admitted) this.orders.save({ day, count: count + 1 });
-    return { admitted, day, count: admitted ? count + 1 : count, limit: request.limit, retryAfterMs: DAY_MS - (now % DAY_MS) };
+    return { admitted, day, count: admitted ? count + 1 : count, limit: request.limit, retryAfterMs: Date.parse(`${day}T00:00:00Z`) + DAY_MS - now };
   }
 
   async uncountOrder(request: { day: string }): Promise<void> {

@@ -189,9 +189,27 @@ export function carvedMeta(item: CarvedHold): ParsedCarved {
   };
 }
 
+/** The furthest a clock stepping back is followed by a spend counter staying in its later period. */
+const MAX_STEP_BACK_MS = 86_400_000;
+
+/**
+ * The day and month a counter counts in at `now`: now's, or the counter's own when it began later,
+ * by at most a day (the clock stepped back across midnight: an NTP step, or the actor placed on a
+ * host whose clock is a little behind). Left for the earlier period, what was charged in the later
+ * one would be forgotten, and forgotten again when the clock passes midnight once more: the day's
+ * limit would allow its whole amount again each time. A period further ahead than a day is taken
+ * as a clock that was wrong, not stepped: kept, it would count every charge until the clock
+ * reached it, refusing the account once its limit was reached.
+ */
+function periodsOf(counter: SpendCounter | undefined, now: number): { day: number; month: number } {
+  const { day, month } = periodStarts(now);
+  const later = (start: number | undefined, own: number) => (start !== undefined && start > own && start - now <= MAX_STEP_BACK_MS ? start : own);
+  return { day: later(counter?.day.start, day), month: later(counter?.month.start, month) };
+}
+
 /** A scope's spend per period at `now` (a past day or month counts nothing). */
 export function spentAt(counter: SpendCounter | undefined, now: number): Record<SpendLimitName, bigint> {
-  const { day, month } = periodStarts(now);
+  const { day, month } = periodsOf(counter, now);
   return {
     spend_per_day: counter && counter.day.start === day ? fromStored(counter.day.amount) : 0n,
     spend_per_month: counter && counter.month.start === month ? fromStored(counter.month.amount) : 0n,
@@ -202,7 +220,7 @@ export function spentAt(counter: SpendCounter | undefined, now: number): Record<
 /** The counter after a charge at `now`. */
 export function withSpend(counter: SpendCounter | undefined, charged: bigint, now: number): SpendCounter {
   const before = spentAt(counter, now);
-  const { day, month } = periodStarts(now);
+  const { day, month } = periodsOf(counter, now);
   return {
     day: { start: day, amount: storedAmount(before.spend_per_day + charged) },
     month: { start: month, amount: storedAmount(before.spend_per_month + charged) },
