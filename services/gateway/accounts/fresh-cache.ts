@@ -9,6 +9,8 @@ const MAX_CACHED = 100_000;
 
 interface Entry<V> {
   value: V | undefined;
+  /** When its read began, and when it stops being reused. */
+  from: number;
   until: number;
 }
 
@@ -24,17 +26,19 @@ export class FreshCache<V> {
   async get(key: string, read: () => Promise<V | undefined>): Promise<V | undefined> {
     const now = this.now();
     const cached = this.entries.get(key);
-    if (cached && cached.until > now) return cached.value;
+    // Reused only between its read and its end: a clock stepped back (NTP) would otherwise keep a
+    // revoked key's lookup for as long as the step, not for one second.
+    if (cached && cached.from <= now && cached.until > now) return cached.value;
     if (cached) this.entries.delete(key);
     const under = this.reading.get(key);
     // Joining a read is as fresh as caching its outcome: it began less than ttlMs ago.
-    if (under && under.started + this.ttlMs > now) return under.read;
+    if (under && under.started <= now && under.started + this.ttlMs > now) return under.read;
     const lookup = { started: now, read: read() };
     this.reading.set(key, lookup);
     try {
       const value = await lookup.read;
       if (this.ttlMs > 0 && (value !== undefined || this.entries.size < MAX_CACHED)) {
-        this.entries.set(key, { value, until: now + this.ttlMs });
+        this.entries.set(key, { value, from: now, until: now + this.ttlMs });
         if (this.entries.size >= this.sweepAt) this.sweep(this.now());
       }
       return value;
@@ -55,7 +59,7 @@ export class FreshCache<V> {
 
   /** Drops expired entries; amortized: the next sweep waits until the cache has doubled. */
   private sweep(now: number): void {
-    for (const [key, entry] of this.entries) if (entry.until <= now) this.entries.delete(key);
+    for (const [key, entry] of this.entries) if (entry.until <= now || entry.from > now) this.entries.delete(key);
     this.sweepAt = Math.max(MIN_SWEEP_AT, 2 * this.entries.size);
   }
 }

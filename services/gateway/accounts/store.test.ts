@@ -90,6 +90,20 @@ describe('AccountStore API key cache: bounded staleness', () => {
     expect((await store.findApiKey(apiKey))?.accountId).toBe('acct_x');
   });
 
+  it('when the instance clock steps back after a lookup, then a revoked key and a suspended account still stop working within one second', async () => {
+    const { kv, clock, store } = clocked();
+    const account = await store.createAccount('stepped');
+    const key = await store.createApiKey(account.accountId);
+    expect(await store.findApiKey(key.apiKey)).toBeDefined();
+    expect(await store.findAccount(account.accountId)).toBeDefined();
+    kv.values.delete(`apikey:${hashApiKey(key.apiKey)}`); // revoked by another instance
+    await kv.put(`account:${account.accountId}`, { ...account, suspendedAt: 1 });
+    clock.now -= 3_600_000; // an NTP step back of an hour: the cached lookups' end is an hour away
+    clock.now += 1000;
+    expect(await store.findApiKey(key.apiKey)).toBeUndefined();
+    expect((await store.findAccount(account.accountId))?.suspendedAt).toBe(1);
+  });
+
   it('when the cache is 0 ms, then every lookup reads the store', async () => {
     const kv = new MemoryKeyValueStore();
     const store = new AccountStore(kv, 0);
