@@ -87,7 +87,14 @@ export class AccountLeases {
   private demandAt = 0;
   private lastBalance = 0;
 
-  constructor(private readonly actor: FundsHoldApi, private readonly settings: LeaseSettings, private readonly now: () => number = Date.now) {}
+  /**
+   * `now`: the instance's own monotonic clock. Every time here is compared only with another of
+   * this instance's (a renewal due, an idle lease, a lease known to live, a refusal's pause), so
+   * a wall clock stepped back (NTP) must not stop the renewals: the actor, on its own clock,
+   * would let the lease expire while this instance still carved from it, and each call carved
+   * then would be borne by the platform (a settle after expiry).
+   */
+  constructor(private readonly actor: FundsHoldApi, private readonly settings: LeaseSettings, private readonly now: () => number = () => performance.now()) {}
 
   /** What the actors see of this account through this instance: leases open, holds carved. */
   get openLeases(): number {
@@ -268,7 +275,7 @@ export class AccountLeases {
       renewedUntil: sentAt + this.settings.ttlMs, lastSentAt: sentAt, lastUsedAt: this.now(), confirmed: true, draining: false, ended: false,
       batcher: undefined as unknown as LeaseBatcher,
     };
-    lease.batcher = new LeaseBatcher(this.actor, id, this.settings.ttlMs, {
+    lease.batcher = new LeaseBatcher(this.actor, id, this.settings.ttlMs, this.now, {
       sent: (at) => (lease.lastSentAt = at),
       failed: () => (lease.confirmed = false),
       answered: (answer, at) => {

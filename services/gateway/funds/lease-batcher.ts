@@ -52,6 +52,8 @@ export class LeaseBatcher {
     private readonly actor: Pick<FundsHoldApi, 'leaseBatch'>,
     private readonly leaseId: string,
     private readonly ttlMs: number,
+    /** The lease owner's clock (a send time is compared with its other times). */
+    private readonly now: () => number,
     /** Told when a batch is sent and when the lease's answer comes (renewal, charged, ended). */
     private readonly observe: { sent(at: number): void; answered(lease: LeaseOutcome, sentAt: number): void; failed(): void },
   ) {}
@@ -131,7 +133,7 @@ export class LeaseBatcher {
     if (settles.length > 0) request.settle = settles.map((s) => s.item);
     if (releases.length > 0) request.release = releases.map((r) => r.item);
     if (close.length > 0) request.close = true;
-    const sentAt = Date.now();
+    const sentAt = this.now();
     this.observe.sent(sentAt);
     try {
       const outcome = await this.actor.leaseBatch(request);
