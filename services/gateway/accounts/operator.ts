@@ -140,7 +140,8 @@ export class AccountOperator {
     // (The value read, not the answer: an in-process actor may answer its own record, which the revocation changes.)
     const { revokedAt: revokedBefore } = await actor.key({ apiKeyId });
     const entry = await actor.revokeKey({ apiKeyId });
-    await this.project(accountId, entry);
+    // The revocation is in force at the actor's clock (its time is that clock's now, or earlier).
+    await this.project(accountId, entry, entry.revokedAt ?? undefined);
     if (entry.revokedAt !== revokedBefore) await this.deps.audit.record(action, 'api_key.revoke', { accountId, apiKeyId }, { revokedAt: iso(entry.revokedAt) });
   }
 
@@ -152,9 +153,9 @@ export class AccountOperator {
     const { old, successor } = await this.deps.accountActors.of(accountId).rotateKey({
       apiKeyId, successor: { apiKeyId: key.apiKeyId, hash, prefix: shownPrefix(key.apiKey) }, graceMs: graceSeconds * 1000,
     });
-    const now = this.now();
-    await this.deps.accounts.putApiKey(hash, projection(accountId, successor, now));
-    await this.project(accountId, old);
+    // The successor was made at the actor's now: a rotation without grace is in force from then.
+    await this.deps.accounts.putApiKey(hash, projection(accountId, successor, Math.max(this.now(), successor.createdAt)));
+    await this.project(accountId, old, successor.createdAt);
     await this.deps.audit.record(action, 'api_key.rotate', { accountId, apiKeyId }, { successor: successor.apiKeyId, graceSeconds, oldKeyRefusedFrom: iso(old.revokedAt) });
     return { ...created(accountId, key.apiKey, successor), replaces: old.apiKeyId, oldKeyRefusedFrom: iso(old.revokedAt)! };
   }
@@ -211,11 +212,16 @@ export class AccountOperator {
    * Writes a changed key's projection, then reads the key again and writes once more if another
    * operator call changed it meanwhile: whichever write comes last carries the actor's final
    * state, so concurrent revocations and rotations of one key cannot leave an older one behind.
+   * `actorNow`: a time the actor's clock has reached, as its answer tells it. What is in force is
+   * judged by the later of it and this instance's clock: an instance whose clock is behind the
+   * actor's would otherwise project a revocation made now as a future one, and every instance
+   * whose clock is behind would serve the key until its own clock reached it.
    */
-  private async project(accountId: string, entry: ApiKeyEntry): Promise<void> {
-    await this.deps.accounts.putApiKey(entry.hash, projection(accountId, entry, this.now()));
+  private async project(accountId: string, entry: ApiKeyEntry, actorNow = 0): Promise<void> {
+    const now = () => Math.max(this.now(), actorNow);
+    await this.deps.accounts.putApiKey(entry.hash, projection(accountId, entry, now()));
     const current = await this.deps.accountActors.of(accountId).key({ apiKeyId: entry.apiKeyId });
-    if (JSON.stringify(current) !== JSON.stringify(entry)) await this.deps.accounts.putApiKey(current.hash, projection(accountId, current, this.now()));
+    if (JSON.stringify(current) !== JSON.stringify(entry)) await this.deps.accounts.putApiKey(current.hash, projection(accountId, current, now()));
   }
 
   /**
