@@ -50,6 +50,16 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
     const existing = state.holds[request.holdId];
     if (existing) {
       if (fromStored(existing.amount) !== amount) throw new GatewayError('hold_state_conflict', `hold ${request.holdId} is open with another amount`);
+      // Taken over by a retry (an image start that died between its hold and its task): the hold
+      // lives at least as long as the retry's own would, since the retry's task measures its
+      // deadline from now. Left at the first start's expiry, an artifact that came before the
+      // task's deadline could find the hold expired, and the platform would bear the image.
+      const expiresAt = this.ctx.now() + request.ttlMs;
+      if (expiresAt > existing.expiresAt) {
+        existing.expiresAt = expiresAt;
+        await this.scheduleExpiry(state, this.ctx.now());
+        this.save(state);
+      }
       return this.outcome(request.holdId, 'open', amount, 0n, state);
     }
     if (await this.closedHold(request.holdId)) throw new GatewayError('hold_state_conflict', `hold ${request.holdId} has already ended`);
