@@ -185,7 +185,7 @@ export class Account implements AccountApi, ActorInstance {
     const requests = view('requests_per_minute');
     const tokens = view('tokens_per_minute');
     return {
-      admitted, windowStart,
+      admitted, windowStart, now,
       ...(requests ? { requests } : {}),
       ...(tokens ? { tokens } : {}),
       ...(over ? { refused: { limit: over.limit, scope: over.scope, retryAfterMs: resetAt - now, max: over.max, adds: over.adds } } : {}),

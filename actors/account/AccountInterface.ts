@@ -85,6 +85,12 @@ export interface Admission {
    * a limit is named before any other that is over).
    */
   refused?: { limit: RateLimitName; scope: 'account' | 'key'; retryAfterMs: number; max: number; adds: number };
+  /**
+   * The actor's clock when it answered: a window's reset (resetAt) is a time of that clock, so
+   * the time left until it is counted from this, not from the gateway instance's clock (absent
+   * from an actor of an earlier version: the instance's clock is used).
+   */
+  now?: number;
 }
 
 /** What the current minute window has counted, for the account and one key: read, never counted. */

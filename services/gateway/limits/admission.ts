@@ -40,7 +40,7 @@ function givenBack(admission: Admission, tokens: number): Admission {
   const back = (view: RateWindowView | undefined, amount: number) => (view ? { ...view, remaining: Math.min(view.limit, view.remaining + amount) } : undefined);
   const requests = back(admission.requests, 1);
   const counted = back(admission.tokens, tokens);
-  return { admitted: true, windowStart: admission.windowStart, ...(requests ? { requests } : {}), ...(counted ? { tokens: counted } : {}) };
+  return { admitted: true, windowStart: admission.windowStart, ...(admission.now !== undefined ? { now: admission.now } : {}), ...(requests ? { requests } : {}), ...(counted ? { tokens: counted } : {}) };
 }
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
@@ -61,8 +61,12 @@ function windowHeaders(kind: 'requests' | 'tokens', view: RateWindowView | undef
   };
 }
 
-/** The rate-limit headers of an admission (both windows that apply), in the wire's style. */
-export function rateHeaders(admission: Admission, style: RateHeaderStyle, now = Date.now()): Record<string, string> {
+/**
+ * The rate-limit headers of an admission (both windows that apply), in the wire's style. The time
+ * left in a window is counted on the actor's clock, whose time its reset is: on this instance's
+ * clock a reset would differ from the Retry-After of the same answer by the clocks' difference.
+ */
+export function rateHeaders(admission: Admission, style: RateHeaderStyle, now = admission.now ?? Date.now()): Record<string, string> {
   return { ...windowHeaders('requests', admission.requests, style, now), ...windowHeaders('tokens', admission.tokens, style, now) };
 }
 
