@@ -78,6 +78,9 @@ describe('OpenAPI document of refusals every route shares', () => {
     const withBody = operations.filter(({ operation }) => operation.requestBody?.content['application/json'] !== undefined);
     expect(missing(['400', '413', '415'], withBody)).toEqual([]);
   });
+  it('when any route is read, then it declares 408 (the request not received whole in time) and 431 (headers too large), which Node answers before routing', () => {
+    expect(missing(['408', '431'], operations)).toEqual([]);
+  });
   it('when a route calls a chat provider, then it declares 502 provider_error and 504 provider_timeout', () => {
     const chats = operations.filter(({ name }) => /\/chat(\/anthropic)?$|\/chat\/completions$|\/v1\/messages$/.test(name));
     expect(chats).toHaveLength(6);

@@ -152,10 +152,13 @@ export const openApiDocument = {
   },
 } as const;
 
-// Node's parser refuses a request whose line and headers pass 16 KiB before any route sees it:
-// every operation may answer that (services/gateway/app.ts, answerUnparsed).
+// Node's HTTP server answers some requests before any route sees them, in the gateway's own error
+// shape whatever the route's (services/gateway/app.ts, answerUnparsed): a request line and headers
+// past 16 KiB, and a request not received whole within GATEWAY_REQUEST_TIMEOUT_MS (its headers or
+// its body sent too slowly). Every operation may answer both.
 for (const operations of Object.values(openApiDocument.paths) as Record<string, { responses: Record<string, unknown> }>[]) {
   for (const operation of Object.values(operations)) {
+    operation.responses['408'] = errorResponse('invalid_request: the request was not received whole within GATEWAY_REQUEST_TIMEOUT_MS (60 s by default); the connection is closed');
     operation.responses['431'] = errorResponse('invalid_request: the request line and headers are larger than 16 KiB (refused before routing)');
   }
 }

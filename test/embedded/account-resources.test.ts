@@ -11,6 +11,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chat, fundedAccount, hello } from '../support/api';
+import { violationsOf } from '../support/openapi-conformance';
 import { passes } from '../support/eventually';
 import { newSession } from '../support/sessions';
 import { startGateway, type GatewayProcess } from '../support/processes';
@@ -60,6 +61,11 @@ function slowChat(apiKey: string, body: Buffer, sent: number): { socket: Socket;
 
 const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
 const bodyJson = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+/** What the OpenAPI document finds wrong with a raw answer to the slow chat. */
+const violations = (answer: string) => violationsOf({
+  method: 'POST', url: `${gateway.url}/api/open/v1/models/sim-chat/chat`, status: statusOf(answer),
+  contentType: /\r\ncontent-type: ([^\r]*)/i.exec(answer)?.[1] ?? '', body: bodyJson(answer),
+});
 
 describe('request bodies on the way, per account', () => {
   it('when an account already sends its share of bodies, then another of its bodies is refused 429 and its connection closed, another account is served, and a body held back past the request timeout is answered 408 and gives its bytes back', async () => {
@@ -76,6 +82,7 @@ describe('request bodies on the way, per account', () => {
     expect(answer).toMatch(/\r\nretry-after: 1\r\n/i);
     expect(answer).toMatch(/\r\nconnection: close\r\n/i);
     expect(bodyJson(answer).error).toMatchObject({ code: 'rate_limit_exceeded', param: 'body_bytes_in_flight' });
+    expect(violations(answer)).toEqual([]);
     // Another account's calls are not counted with it.
     expect((await chat(gateway.url, other.apiKey, { ...hello, max_tokens: 4 })).status).toBe(200);
     // The held body is never finished: the request timeout answers it and closes its connection.
@@ -83,6 +90,7 @@ describe('request bodies on the way, per account', () => {
     const timedOut = await held.answer;
     expect(statusOf(timedOut)).toBe(408);
     expect(bodyJson(timedOut).error).toMatchObject({ code: 'invalid_request' });
+    expect(violations(timedOut)).toEqual([]);
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 2000);
     // Its bytes were given back: two whole bodies of the account, one after the other, are served.
     for (let i = 0; i < 2; i++) {
