@@ -47,9 +47,15 @@ const refusals = {
   '415': errorAnswer(BODY_415),
   '503': errorAnswer(UNAVAILABLE),
 };
-const withoutBody = { ...refusals } as Record<string, unknown>;
-delete withoutBody['413'];
-delete withoutBody['415'];
+/**
+ * A route that takes no body still reads one sent anyway (the operator router reads a JSON body on
+ * every route, before the route is known): a non-JSON Content-Type is 415, a body past 64 KiB 413.
+ */
+const withoutBody = {
+  ...refusals,
+  '413': errorAnswer(`${BODY_413}: a body was sent anyway, past 64 KiB (this route takes none)`),
+  '415': errorAnswer(`${BODY_415}; also when no body is sent but Content-Type names another type (this route takes no body)`),
+};
 const apiKeyId = { name: 'apiKeyId', in: 'path', required: true, schema: { type: 'string' } };
 const query = (name: string, schema: Record<string, unknown>, description: string) => ({ name, in: 'query', required: false, schema, description });
 const paging = [

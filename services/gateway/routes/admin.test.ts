@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import pino from 'pino';
@@ -16,6 +16,7 @@ import type { OrderService } from '../orders/use-case';
 import { adminRoutes } from './admin';
 import { requestId } from '../middleware/request-id';
 import { MemoryKeyValueStore } from '../../../test/support/memory-kv';
+import { violationsOf, type Answer } from '../../../test/support/openapi-conformance';
 
 
 const ADMIN_TOKEN = 'admin-token-for-unit-tests';
@@ -95,5 +96,29 @@ describe('POST /admin/v1/accounts/{id}/api-keys', () => {
 
   it('when the account does not exist, then 404 account_not_found', async () => {
     expect(await createKey('acct_missing', JSON.stringify({ scopes: ['compat'] }))).toMatchObject({ status: 404, body: { error: { code: 'account_not_found' } } });
+  });
+});
+
+describe('operator routes that take no body', () => {
+  it('when a body or a Content-Type is sent anyway, then the refusal (415, 413, 400 invalid_json) is one the OpenAPI document declares for the route', async () => {
+    const authorization = `Bearer ${ADMIN_TOKEN}`;
+    const sent = [
+      { method: 'GET', path: '/admin/v1/accounts', headers: { authorization, 'content-type': 'text/plain' }, status: 415 },
+      { method: 'GET', path: `/admin/v1/accounts/${accountId}`, headers: { authorization, 'content-type': 'application/json' }, body: 'x'.repeat(64 * 1024 + 1), status: 413 },
+      { method: 'DELETE', path: '/admin/v1/api-keys/key_missing', headers: { authorization, 'content-type': 'application/json' }, body: '{', status: 400 },
+    ];
+    for (const { method, path, headers, body, status } of sent) {
+      // node:http, not fetch: fetch sends no body with a GET.
+      const answer = await new Promise<Answer>((resolve, reject) => {
+        const req = request(`${base}${path}`, { method, headers: { ...headers, 'content-length': String(Buffer.byteLength(body ?? '')) } }, (res) => {
+          let text = '';
+          res.on('data', (chunk) => (text += chunk));
+          res.on('end', () => resolve({ method, url: `${base}${path}`, status: res.statusCode ?? 0, contentType: res.headers['content-type'] ?? '', body: JSON.parse(text) }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+      expect([path, answer.status, violationsOf(answer)]).toEqual([path, status, []]);
+    }
   });
 });
