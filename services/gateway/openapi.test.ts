@@ -1,4 +1,5 @@
 import { openApiDocument } from './openapi';
+import { violationsOf } from '../../test/support/openapi-conformance';
 
 // Which routes the document describes is the route table's test (route-table.test.ts).
 describe('OpenAPI document', () => {
@@ -80,6 +81,15 @@ describe('OpenAPI document of refusals every route shares', () => {
   });
   it('when any route is read, then it declares 408 (the request not received whole in time) and 431 (headers too large), which Node answers before routing', () => {
     expect(missing(['408', '431'], operations)).toEqual([]);
+  });
+  it('when Node refuses a request before routing (400 not HTTP/1.1, 408, 431), then its answer in the gateway\'s own shape is what the route declares, whatever the route\'s wire', () => {
+    const body = { error: { code: 'invalid_request', message: 'the request is not valid HTTP/1.1', request_id: 'f0e1d2c3-b4a5-4968-8776-655443322110' } };
+    const violations = operations.flatMap(({ name }) => {
+      const [method, path] = name.split(' ');
+      const url = `http://gateway${path.replace(/\{[^}]+\}/g, 'x')}`;
+      return [400, 408, 431].flatMap((status) => violationsOf({ method, url, status, contentType: 'application/json; charset=utf-8', body }));
+    });
+    expect(violations).toEqual([]);
   });
   it('when a route calls a chat provider, then it declares 502 provider_error and 504 provider_timeout', () => {
     const chats = operations.filter(({ name }) => /\/chat(\/anthropic)?$|\/chat\/completions$|\/v1\/messages$/.test(name));

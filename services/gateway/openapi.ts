@@ -154,10 +154,22 @@ export const openApiDocument = {
 
 // Node's HTTP server answers some requests before any route sees them, in the gateway's own error
 // shape whatever the route's (services/gateway/app.ts, answerUnparsed): a request line and headers
-// past 16 KiB, and a request not received whole within GATEWAY_REQUEST_TIMEOUT_MS (its headers or
-// its body sent too slowly). Every operation may answer both.
-for (const operations of Object.values(openApiDocument.paths) as Record<string, { responses: Record<string, unknown> }>[]) {
+// past 16 KiB, a request not received whole within GATEWAY_REQUEST_TIMEOUT_MS (its headers or its
+// body sent too slowly), and a request that is not valid HTTP/1.1 (400). Every operation may answer
+// all three, so a 400 described in a compatible wire's shape takes the gateway's own too, for that
+// refusal only (invalid_request naming no parameter): the route's own refusals keep its wire's shape.
+const unparsed = { allOf: [error, { type: 'object', properties: { error: { type: 'object', properties: { code: { const: 'invalid_request' }, param: false } } } }] };
+type DescribedAnswer = { description: string; content?: Record<string, { schema: unknown }> };
+for (const operations of Object.values(openApiDocument.paths) as Record<string, { responses: Record<string, DescribedAnswer> }>[]) {
   for (const operation of Object.values(operations)) {
+    const invalid = operation.responses['400'].content!['application/json'];
+    if (!JSON.stringify(invalid.schema).includes('"#/components/schemas/Error"')) {
+      operation.responses['400'] = {
+        ...operation.responses['400'],
+        description: `${operation.responses['400'].description}; in the gateway's own shape, invalid_request: the request is not valid HTTP/1.1 (refused before routing)`,
+        content: { 'application/json': { schema: { anyOf: [invalid.schema, unparsed] } } },
+      };
+    }
     operation.responses['408'] = errorResponse('invalid_request: the request was not received whole within GATEWAY_REQUEST_TIMEOUT_MS (60 s by default); the connection is closed');
     operation.responses['431'] = errorResponse('invalid_request: the request line and headers are larger than 16 KiB (refused before routing)');
   }
