@@ -91,6 +91,28 @@ describe('OpenAPI document of refusals every route shares', () => {
     });
     expect(violations).toEqual([]);
   });
+  it('when any answer is read, then it declares the x-request-id and traceparent every answer carries, as required', () => {
+    const lacking = operations.flatMap(({ name, operation }) => Object.entries(operation.responses as Record<string, { headers?: Record<string, { required?: boolean }> }>)
+      .filter(([, answer]) => answer.headers?.['x-request-id']?.required !== true || answer.headers?.traceparent?.required !== true)
+      .map(([status]) => `${name} ${status}`));
+    expect(lacking).toEqual([]);
+  });
+  it('when a call counted under a rate limit is read, then its success and its 429 declare the rate-limit headers of its wire, and its 429 Retry-After', () => {
+    const rateHeaders = (name: string, status: string) => Object.keys((operations.find((o) => o.name === name)!.operation.responses[status] as { headers?: object }).headers ?? {});
+    for (const [name, success, style] of [
+      ['POST /api/open/v1/models/{id}/chat', '200', 'x-ratelimit-remaining-requests'],
+      ['POST /api/open/v1/models/{id}/chat/anthropic', '200', 'anthropic-ratelimit-requests-remaining'],
+      ['POST /v1/chat/completions', '200', 'x-ratelimit-remaining-tokens'],
+      ['POST /v1/messages', '200', 'anthropic-ratelimit-tokens-remaining'],
+      ['POST /v1/messages/count_tokens', '200', 'anthropic-ratelimit-requests-reset'],
+      ['POST /v1/embeddings', '200', 'x-ratelimit-reset-tokens'],
+      ['POST /api/open/v1/models/{id}/images/generations', '200', 'x-ratelimit-limit-requests'],
+      ['POST /api/consumer/orders', '201', 'x-ratelimit-limit-requests'],
+    ]) {
+      expect([name, rateHeaders(name, success)]).toEqual([name, expect.arrayContaining([style])]);
+      expect([name, rateHeaders(name, '429')]).toEqual([name, expect.arrayContaining([style, 'Retry-After', 'Retry-After-Ms'])]);
+    }
+  });
   it('when a route calls a chat provider, then it declares 502 provider_error and 504 provider_timeout', () => {
     const chats = operations.filter(({ name }) => /\/chat(\/anthropic)?$|\/chat\/completions$|\/v1\/messages$/.test(name));
     expect(chats).toHaveLength(6);

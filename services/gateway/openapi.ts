@@ -12,6 +12,7 @@ import type { DocumentedOperations } from './route-table';
 import type { Same } from '../../lib/same-type';
 import { capabilitiesHeader, compatPaths, compatSecuritySchemes } from './openapi-compat';
 import { consolePaths, consoleSchemas } from './openapi-console';
+import { declareHeaders } from './openapi-headers';
 import { orderPaths, orderSchemas, orderSecuritySchemes } from './openapi-orders';
 
 const error = { $ref: '#/components/schemas/Error' };
@@ -174,6 +175,8 @@ for (const operations of Object.values(openApiDocument.paths) as Record<string, 
     operation.responses['431'] = errorResponse('invalid_request: the request line and headers are larger than 16 KiB (refused before routing)');
   }
 }
+
+declareHeaders(openApiDocument.paths as unknown as Parameters<typeof declareHeaders>[0]);
 
 // The document describes exactly the table's documented routes, each with its methods.
 type DescribedOperations = { [P in keyof typeof openApiDocument.paths]: keyof (typeof openApiDocument.paths)[P] };

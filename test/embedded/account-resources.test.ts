@@ -65,6 +65,7 @@ const bodyJson = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\
 const violations = (answer: string) => violationsOf({
   method: 'POST', url: `${gateway.url}/api/open/v1/models/sim-chat/chat`, status: statusOf(answer),
   contentType: /\r\ncontent-type: ([^\r]*)/i.exec(answer)?.[1] ?? '', body: bodyJson(answer),
+  headers: Object.fromEntries(answer.slice(0, answer.indexOf('\r\n\r\n')).split('\r\n').slice(1).map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()])),
 });
 
 describe('request bodies on the way, per account', () => {

@@ -81,4 +81,15 @@ describe('OpenAPI conformance of error answers', () => {
     // A body that claims to be a task's but names an unknown status is not.
     expect(violationsOf(answer('POST', path, 400, { ...(failed.body as object), status: 'exploded' }))).not.toEqual([]);
   });
+
+  it('when an answer\'s headers are kept, then a required one missing, or one that does not match its schema, is a violation', () => {
+    const path = '/api/open/v1/models/sim-chat/chat';
+    const body = { error: { code: 'rate_limit_exceeded', message: 'm', param: 'requests_per_minute', request_id: 'r' } };
+    const headers = { 'x-request-id': 'r', traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, 'retry-after': '3', 'x-ratelimit-reset-requests': '3s' };
+    expect(violationsOf({ ...answer('POST', path, 429, body), headers })).toEqual([]);
+    const { 'x-request-id': _id, ...unnamed } = headers;
+    expect(violationsOf({ ...answer('POST', path, 429, body), headers: unnamed })).toEqual([expect.stringContaining('required header x-request-id missing')]);
+    expect(violationsOf({ ...answer('POST', path, 429, body), headers: { ...headers, 'x-ratelimit-reset-requests': 'soon' } })).toEqual([expect.stringContaining('header x-ratelimit-reset-requests')]);
+    expect(violationsOf({ ...answer('POST', path, 429, body), headers: { ...headers, 'retry-after': 'later' } })).toEqual([expect.stringContaining('header Retry-After')]);
+  });
 });

@@ -1,5 +1,7 @@
 // Real answers read against the OpenAPI document: each answer's status must be declared for its
-// operation, and a JSON body must match the schema declared for that status. The document's
+// operation, a JSON body must match the schema declared for that status, and (when the answer's
+// headers were kept) a header declared required must be there and a declared header present must
+// match its schema. The document's
 // schemas are JSON Schema 2020-12 (OpenAPI 3.1), checked with zod's fromJSONSchema (no other
 // validator is installed). End-to-end suites record every answer they get from the gateway
 // (recordAnswers) and end with one test that lists every divergence.
@@ -10,6 +12,7 @@ import { openApiDocument } from '../../services/gateway/openapi';
 type Schema = Record<string, unknown>;
 interface DeclaredResponse {
   content?: Record<string, { schema?: Schema }>;
+  headers?: Record<string, { required?: boolean; schema: Schema }>;
 }
 interface Operation {
   responses: Record<string, DeclaredResponse>;
@@ -22,6 +25,8 @@ export interface Answer {
   contentType: string;
   /** The parsed body of a JSON answer (other bodies are not read: streams stay the caller's). */
   body?: unknown;
+  /** The answer's headers, names in lower case; without them its headers are not read. */
+  headers?: Record<string, string>;
 }
 
 const DRAFT = 'https://json-schema.org/draft/2020-12/schema';
@@ -64,6 +69,22 @@ export function violationsOf(answer: Answer): string[] {
   const where = `${answer.method} ${found.template} → ${answer.status}`;
   const declared = found.operation.responses[String(answer.status)] ?? found.operation.responses.default;
   if (!declared) return [`${where}: status not declared (declared: ${Object.keys(found.operation.responses).join(', ')})`];
+  return [...headerViolations(where, declared, answer.headers), ...bodyViolations(where, declared, answer)];
+}
+
+/** A header's text as its schema reads it: a number for an integer header. */
+const headerValue = (text: string, schema: Schema): unknown => (schema.type === 'integer' && /^-?[0-9]+$/.test(text) ? Number(text) : text);
+
+function headerViolations(where: string, declared: DeclaredResponse, headers: Record<string, string> | undefined): string[] {
+  if (!headers) return [];
+  return Object.entries(declared.headers ?? {}).flatMap(([name, header]) => {
+    const text = headers[name.toLowerCase()];
+    if (text === undefined) return header.required ? [`${where}: required header ${name} missing`] : [];
+    return validatorOf(header.schema).safeParse(headerValue(text, header.schema)).success ? [] : [`${where}: header ${name}: ${JSON.stringify(text)} does not match its schema`];
+  });
+}
+
+function bodyViolations(where: string, declared: DeclaredResponse, answer: Answer): string[] {
   const isJson = /^application\/(.+\+)?json/i.test(answer.contentType);
   if (!isJson || !declared.content) return [];
   const schema = declared.content['application/json']?.schema;
@@ -98,7 +119,7 @@ export function recordAnswers(base: () => string | undefined): { answers: Answer
       const prefix = base();
       if (prefix === undefined || !url.startsWith(prefix)) return response;
       const contentType = response.headers.get('content-type') ?? '';
-      const answer: Answer = { method: methodOf(input, init), url, status: response.status, contentType };
+      const answer: Answer = { method: methodOf(input, init), url, status: response.status, contentType, headers: Object.fromEntries(response.headers) };
       if (/^application\/(.+\+)?json/i.test(contentType)) {
         const text = await response.clone().text();
         try {
