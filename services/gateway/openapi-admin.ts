@@ -65,6 +65,8 @@ const paging = [
 const optionalBody = (name: string) => ({ required: false, content: json(name) });
 const emptyBody = { required: false, content: { 'application/json': { schema: { type: 'object', additionalProperties: false } } } };
 const keyNotFound = errorAnswer('api_key_not_found: no key with this id');
+/** A new key (made or a successor) past the account's keys, revoked ones counted. */
+const KEY_LIMIT = 'api_key_limit_reached: the account already holds 1,000 API keys, revoked ones included; nothing is made';
 const accountNotFound = errorAnswer('account_not_found');
 
 export const adminPaths = {
@@ -116,7 +118,10 @@ export const adminPaths = {
     },
     post: {
       summary: 'Create an API key for the account; the key is shown once', security: admin, parameters: [accountId], requestBody: body('ApiKeyRequest'),
-      responses: { '201': answer('The key', 'ApiKeyCreated'), ...refusals, '400': errorAnswer(`invalid_scope (unknown or repeated), invalid_request, ${BODY_400}, ${CREDENTIAL_400}`), '404': accountNotFound },
+      responses: {
+        '201': answer('The key', 'ApiKeyCreated'), ...refusals, '400': errorAnswer(`invalid_scope (unknown or repeated), invalid_request, ${BODY_400}, ${CREDENTIAL_400}`), '404': accountNotFound,
+        '409': errorAnswer(KEY_LIMIT),
+      },
     },
   },
   '/admin/v1/accounts/{accountId}/credits': {
@@ -145,7 +150,7 @@ export const adminPaths = {
   '/admin/v1/api-keys/{apiKeyId}/rotate': {
     post: {
       summary: "A new key with the old one's account, name, scopes and expiry; the old key keeps working for the grace, then is refused", security: admin, parameters: [apiKeyId], requestBody: optionalBody('RotateRequest'),
-      responses: { '201': answer('The new key, shown this once', 'ApiKeyRotated'), ...refusals, '404': keyNotFound, '409': errorAnswer('api_key_inactive: the key is revoked or expired') },
+      responses: { '201': answer('The new key, shown this once', 'ApiKeyRotated'), ...refusals, '404': keyNotFound, '409': errorAnswer(`api_key_inactive: the key is revoked or expired; or ${KEY_LIMIT}`) },
     },
   },
   '/admin/v1/audit': {

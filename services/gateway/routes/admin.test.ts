@@ -16,6 +16,7 @@ import type { OrderService } from '../orders/use-case';
 import { adminRoutes } from './admin';
 import { requestId } from '../middleware/request-id';
 import { MemoryKeyValueStore } from '../../../test/support/memory-kv';
+import { GatewayError } from '../../../lib/errors';
 import { violationsOf, type Answer } from '../../../test/support/openapi-conformance';
 
 
@@ -92,6 +93,14 @@ describe('POST /admin/v1/accounts/{id}/api-keys', () => {
   it('when the body has another field or scopes of the wrong type, then 400 invalid_request', async () => {
     expect((await createKey(accountId, JSON.stringify({ scopes: ['compat'], admin: true }))).body.error?.code).toBe('invalid_request');
     expect((await createKey(accountId, JSON.stringify({ scopes: 'compat' }))).body.error?.code).toBe('invalid_request');
+  });
+
+  it('when the account already holds its most keys, then 409 api_key_limit_reached, as the OpenAPI document declares', async () => {
+    const create = jest.spyOn(AccountOperator.prototype, 'createKey').mockRejectedValueOnce(new GatewayError('api_key_limit_reached', 'an account holds at most 1000 API keys, revoked ones included'));
+    const refused = await createKey(accountId, JSON.stringify({}));
+    create.mockRestore();
+    expect(refused).toMatchObject({ status: 409, body: { error: { code: 'api_key_limit_reached' } } });
+    expect(violationsOf({ method: 'POST', url: `${base}/admin/v1/accounts/${accountId}/api-keys`, status: refused.status, contentType: 'application/json', body: refused.body })).toEqual([]);
   });
 
   it('when the account does not exist, then 404 account_not_found', async () => {
