@@ -33,7 +33,7 @@ export const BODY_413 = 'payload_too_large';
 export const HELD_413 = `${BODY_413}: the body exceeds the effective limit; or, with param tokens_per_minute, the call's token count at admission (its input estimate plus max_tokens) alone is above the key's or the account's whole tokens_per_minute, so no window would admit it (no Retry-After; nothing held or counted)`;
 export const BODY_415 = 'unsupported_media_type: the body is not application/json, or has a content-encoding';
 /** A provider failure that is not the request's (docs/providers.md, "What the customer is told"). */
-export const PROVIDER_502 = "provider_error: the provider could not be reached, failed (5xx), broke off its answer, or refused the platform's own credentials (an upstream 401, 403 or 407); the message is generic and names no upstream, address or key (operators find the details in the gateway's log)";
+export const PROVIDER_502 = "provider_error: the provider could not be reached, failed (5xx), broke off its answer, refused the platform's own credentials (an upstream 401, 403 or 407) or limited the platform's rate (an upstream 429, not the caller's: never answered 429); the message is generic and names no upstream, address or key (operators find the details in the gateway's log)";
 export const UNAVAILABLE = 'actor_unavailable or another dependency briefly unavailable, retry later; gateway_shutting_down: the call was still running when the graceful shutdown timed out; gateway_busy (param body_bytes_in_flight, on the billed routes that take a body): this instance already holds GATEWAY_BODY_BYTES_IN_FLIGHT of request bodies of calls in progress, Retry-After 1, the connection is closed, nothing is held';
 
 /** A route that takes no query parameter: any is refused, naming it. */
