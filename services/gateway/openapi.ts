@@ -171,6 +171,9 @@ for (const operations of Object.values(openApiDocument.paths) as Record<string, 
         content: { 'application/json': { schema: { anyOf: [invalid.schema, unparsed] } } },
       };
     }
+    // Anything a route did not expect becomes internal_error (lib/errors.ts, toGatewayError), in
+    // the route's own shape; it is logged, and a retry may succeed.
+    operation.responses['500'] = { description: 'internal_error: an unexpected failure of the gateway, logged with the request id', content: { 'application/json': { schema: invalid.schema } } };
     operation.responses['408'] = errorResponse('invalid_request: the request was not received whole within GATEWAY_REQUEST_TIMEOUT_MS (60 s by default); the connection is closed');
     operation.responses['431'] = errorResponse('invalid_request: the request line and headers are larger than 16 KiB (refused before routing)');
   }

@@ -92,4 +92,12 @@ describe('OpenAPI conformance of error answers', () => {
     expect(violationsOf({ ...answer('POST', path, 429, body), headers: { ...headers, 'x-ratelimit-reset-requests': 'soon' } })).toEqual([expect.stringContaining('header x-ratelimit-reset-requests')]);
     expect(violationsOf({ ...answer('POST', path, 429, body), headers: { ...headers, 'retry-after': 'later' } })).toEqual([expect.stringContaining('header Retry-After')]);
   });
+
+  it('when a route fails unexpectedly, then its 500 internal_error is declared in the route\'s own shape', () => {
+    const failure = new GatewayError('internal_error', 'internal error');
+    expect(violationsOf(answer('POST', '/v1/chat/completions', 500, errorBody('openai', failure, 'r')))).toEqual([]);
+    expect(violationsOf(answer('POST', '/v1/messages', 500, errorBody('anthropic', failure, 'r')))).toEqual([]);
+    expect(violationsOf(answer('GET', '/api/distribution/api-credit/balance', 500, errorBody('native', failure, 'r')))).toEqual([]);
+    expect(violationsOf(answer('POST', '/v1/chat/completions', 500, errorBody('native', failure, 'r')))).not.toEqual([]);
+  });
 });
