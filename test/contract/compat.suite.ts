@@ -269,6 +269,16 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         expect([models.status, models.body.error.code]).toEqual([403, 'compat_scope_required']);
       });
 
+      it('when an OpenAI-wire route is sent the key as x-api-key, then it is not read there: 401 without Authorization, and beside a Bearer key it names no second credential', async () => {
+        const { compatKey } = await compatAccount();
+        for (const [path, body] of [['/v1/chat/completions', { model: 'sim-chat', ...hello }], ['/v1/embeddings', { model: 'sim-embed', input: 'hi' }]] as const) {
+          const alone = await post(`${d.url}${path}`, { 'x-api-key': compatKey }, body);
+          expect([path, alone.status, alone.body.error?.code]).toEqual([path, 401, 'unauthorized']);
+          const beside = await post(`${d.url}${path}`, { ...bearer(compatKey), 'x-api-key': 'sk-payg-not-a-key' }, body);
+          expect([path, beside.status]).toEqual([path, 200]);
+        }
+      });
+
       it('when the model has no eligible price, then 403 compat_model_not_eligible; an unknown model is 404', async () => {
         const { compatKey, apiKey } = await compatAccount();
         const unpriced = await post(`${d.url}/v1/chat/completions`, bearer(compatKey), { model: 'unpriced-chat', ...hello });

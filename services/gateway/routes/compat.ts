@@ -55,7 +55,10 @@ function modelList(models: CatalogModel[], shape: ErrorShape) {
 /** The chat and embeddings calls are registered on the router and served directly too (the gateway's hot path). */
 export function compatRoutes(deps: EmbeddingsDeps & { gate: CompatGate }, accounts: AccountStore, logger: Logger, direct: DirectRoutes): Router {
   const router = Router();
+  // x-api-key is a credential on the Anthropic wire's routes and on the model list both wires'
+  // clients read; the OpenAI wire's routes take the Authorization header only (docs/auth.md).
   const auth = apiKeyAuth(accounts, { allowXApiKey: true });
+  const bearerAuth = apiKeyAuth(accounts);
   const body = jsonBody(deps.maxBodyBytes, deps.bodyBudget);
 
   router.get('/v1/models', auth, async (req, res) => {
@@ -87,7 +90,7 @@ export function compatRoutes(deps: EmbeddingsDeps & { gate: CompatGate }, accoun
   // Each path's errors in its wire's shape, from the route served directly as from the router.
   const openAiErrors = errorResponder({ logger, shapeOf: () => 'openai' });
   const anthropicErrors = errorResponder({ logger, shapeOf: () => 'anthropic' });
-  direct.post(router, '/v1/chat/completions', [auth, admitted, body, handle(openAiWire)], openAiErrors);
+  direct.post(router, '/v1/chat/completions', [bearerAuth, admitted, body, handle(openAiWire)], openAiErrors);
   router.use('/v1/chat/completions', openAiErrors);
   direct.post(router, '/v1/messages', [auth, admitted, body, handle(anthropicWire)], anthropicErrors);
   // Free: checked like a Messages call of the model, counted as one request under a rate limit, nothing held.
@@ -101,7 +104,7 @@ export function compatRoutes(deps: EmbeddingsDeps & { gate: CompatGate }, accoun
     res.set(rate?.headers ?? {}).json({ input_tokens: inputTokens });
   });
   router.use('/v1/messages', anthropicErrors);
-  direct.post(router, '/v1/embeddings', [auth, admitted, body, async (req, res) => {
+  direct.post(router, '/v1/embeddings', [bearerAuth, admitted, body, async (req, res) => {
     const input = chatInput(req, requireBodyModel(req.body), DEFAULT_POOL, res);
     deps.gate.admitModel(deps.catalog.resolve(input.modelId, 'openai-embeddings').model, 'TEXT_INPUT');
     const prepared = prepareEmbeddings(deps, input);
