@@ -3,6 +3,7 @@
 // wire; and the JSON Schema of a zod schema, for the entries generated from the routes' own schemas.
 
 import { z } from 'zod';
+import { CANONICAL_UUID_HEX } from '../../lib/uuid';
 
 /** JSON Schema 2020-12 of a zod schema: what a client may send (input) or what it receives (output). */
 export const jsonSchemaOf = (schema: z.ZodType, io: 'input' | 'output') => {
@@ -38,3 +39,6 @@ export const UNAVAILABLE = 'actor_unavailable or another dependency briefly unav
 
 /** A route that takes no query parameter: any is refused, naming it. */
 export const NO_QUERY_400 = 'invalid_request naming the query parameter: this route takes none';
+
+/** An Idempotency-Key the routes take (images/request.ts, parseIdempotencyKey): a canonical UUID, bare or as a quoted string (both quotes or none). */
+export const IDEMPOTENCY_KEY_PATTERN = `^(${CANONICAL_UUID_HEX}|"${CANONICAL_UUID_HEX}")$`;

@@ -1,9 +1,8 @@
 // OpenAPI entries of top-up orders and the checkout callback (docs/orders.md). Spread into openapi.ts.
 
 import { checkoutReceiptAnswer, orderAnswer as orderSchema } from './answer-schemas';
-import { BODY_400, BODY_413, BODY_415, CREDENTIAL_400, errorAnswer, jsonSchemaOf, RETRY_AFTER_HEADERS, UNAVAILABLE } from './openapi-answers';
+import { BODY_400, BODY_413, BODY_415, CREDENTIAL_400, errorAnswer, IDEMPOTENCY_KEY_PATTERN, jsonSchemaOf, RETRY_AFTER_HEADERS, UNAVAILABLE } from './openapi-answers';
 import { SIGNATURE_HEADER } from './orders/signature';
-import { CANONICAL_UUID_HEX } from '../../lib/uuid';
 
 const orderAnswer = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Order' } } } });
 
@@ -24,7 +23,7 @@ export const orderSchemas = {
 const orderIdParameter = { name: 'orderId', in: 'path', required: true, schema: { type: 'string' } };
 /** The optional Idempotency-Key of both order creation routes (the owner's and an operator's). */
 export const orderIdempotencyKey = {
-  name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', pattern: `^"?${CANONICAL_UUID_HEX}"?$` },
+  name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN },
   description: 'Optional canonical UUID: a retry with the same key (and API key) returns the same order; with another amount 409 idempotency_key_reused',
 };
 

@@ -1,5 +1,6 @@
 import { openApiDocument } from './openapi';
 import { violationsOf } from '../../test/support/openapi-conformance';
+import { parseIdempotencyKey } from './images/request';
 
 // Which routes the document describes is the route table's test (route-table.test.ts).
 describe('OpenAPI document', () => {
@@ -17,6 +18,19 @@ describe('OpenAPI document', () => {
     }
     const failure = openApiDocument.components.schemas.ImageTaskError as { required: string[] };
     expect(failure.required).toEqual(expect.arrayContaining(['error', 'taskId', 'status']));
+  });
+});
+
+describe('OpenAPI document of Idempotency-Key', () => {
+  it('when a key is read against the declared pattern, then it matches exactly the keys the routes take', () => {
+    const uuid = 'f0e1d2c3-b4a5-4968-8776-655443322110';
+    const paths = openApiDocument.paths as unknown as Record<string, Record<string, { parameters?: { name: string; schema: { pattern: string } }[] }>>;
+    const patterns = [paths['/api/open/v1/models/{id}/images/generations'].post, paths['/api/consumer/orders'].post, paths['/admin/v1/accounts/{accountId}/orders'].post]
+      .map((operation) => new RegExp(operation.parameters!.find((p) => p.name === 'Idempotency-Key')!.schema.pattern));
+    const taken = (key: string) => { try { parseIdempotencyKey(key); return true; } catch { return false; } };
+    for (const key of [uuid, `"${uuid}"`, `"${uuid}`, `${uuid}"`, uuid.toUpperCase(), `${uuid}x`]) {
+      expect([key, patterns.map((pattern) => pattern.test(key))]).toEqual([key, patterns.map(() => taken(key))]);
+    }
   });
 });
 

@@ -4,9 +4,8 @@
 
 import { adminPaths, adminSchemas, adminSecuritySchemes } from './openapi-admin';
 import { anthropicMessageAnswer, balanceAnswer, imageSucceededAnswer, capabilitiesAnswer, catalogAnswer, chatCompletionAnswer, compatModelAnswer, countTokensAnswer, compatModelListAnswer, embeddingsAnswer, entitlementAnswer, openApiAnswer, streamEventAnswer } from './answer-schemas';
-import { BODY_400, BODY_415, chatSuccess, HELD_413, CREDENTIAL_400, jsonSchemaOf, NO_QUERY_400, PROVIDER_502, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
+import { BODY_400, BODY_415, chatSuccess, HELD_413, CREDENTIAL_400, IDEMPOTENCY_KEY_PATTERN, jsonSchemaOf, NO_QUERY_400, PROVIDER_502, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
 import { errorSchemas } from './error-schemas';
-import { CANONICAL_UUID_HEX } from '../../lib/uuid';
 import { requestSchemas } from './request-schemas';
 import type { DocumentedOperations } from './route-table';
 import type { Same } from '../../lib/same-type';
@@ -93,7 +92,7 @@ export const openApiDocument = {
         parameters: [
           { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Model id or profile id (OpenAI images profile)' },
           {
-            name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', pattern: `^"?${CANONICAL_UUID_HEX}"?$` },
+            name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', pattern: IDEMPOTENCY_KEY_PATTERN },
             description: 'Canonical UUID (lowercase 8-4-4-4-12), or the same value as a quoted structured-field string. Scoped to the account and the API key: reuse it, with the same key, for every retry.',
           },
         ],
