@@ -23,7 +23,9 @@ export const chatSuccess = (description: string, wire: 'openai' | 'anthropic') =
 /** An answer in the gateway's error shape ({"error":{code,message,param?,request_id}}). */
 export const errorAnswer = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
 
-export const CREDENTIAL_400 = 'ambiguous_credential (two Authorization headers, or Authorization and a different x-api-key)';
+export const CREDENTIAL_400 = 'ambiguous_credential (two Authorization headers; an x-api-key is not read here)';
+/** The same on a route that also takes the key as x-api-key (the Anthropic wire's, and the model list). */
+export const CREDENTIAL_400_X_API_KEY = 'ambiguous_credential (two Authorization or two x-api-key headers, or Authorization and an x-api-key naming another key)';
 /** A call refused by a rate limit of its key or account (docs/auth.md, "Limits"). */
 export const RATE_429 = 'rate_limit_exceeded: a requests_per_minute or tokens_per_minute of the key or the account is reached (param names it); Retry-After (seconds) and Retry-After-Ms say when the window starts again; or (param body_bytes_in_flight) the account already has GATEWAY_ACCOUNT_BODY_BYTES of request bodies on the way, the connection is closed; nothing is held';
 export const SPEND_402 = 'spend_limit_exceeded: the hold would pass a spend_per_day, spend_per_month or spend_total of the key or the account (param names it; extra: scope, value, spent, held and, for the account, leased: the part of held that idle or busy funds leases lock); nothing is held';

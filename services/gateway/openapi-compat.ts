@@ -4,7 +4,7 @@
 
 import { COMPAT_GATE } from './compat/gate';
 import { CAPABILITIES } from './capabilities/gates';
-import { BODY_400, BODY_413, BODY_415, chatSuccess, HELD_413, CREDENTIAL_400, PROVIDER_502, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
+import { BODY_400, BODY_413, BODY_415, chatSuccess, HELD_413, CREDENTIAL_400, CREDENTIAL_400_X_API_KEY, PROVIDER_502, RATE_429, RETRY_AFTER_HEADERS, SPEND_402, UNAVAILABLE } from './openapi-answers';
 
 /**
  * Each route's error shape: the gateway's own, OpenAI's on /v1/chat/completions, Anthropic's on
@@ -42,9 +42,10 @@ const heldCallErrors = (invalid: string, shape: ErrorShape) => {
     '504': error('provider_timeout'),
   };
 };
-const chatAnswers = (answer: string, wire: 'openai' | 'anthropic', shape: ErrorShape = 'gateway') => ({
+/** `xApiKey`: the route also takes the key as x-api-key (so two different credentials are ambiguous). */
+const chatAnswers = (answer: string, wire: 'openai' | 'anthropic', shape: ErrorShape = 'gateway', xApiKey = false) => ({
   '200': chatSuccess(`${answer}; header x-payg-charged on JSON answers whose settle landed within 5 s (absent: the charge lands later); a stream sends its charge before its end as the SSE comment line \`: x-payg-charged <nano-USD>\``, wire),
-  ...heldCallErrors(`Invalid input: the limits of the chat route, wire_format_mismatch, wire_translation_inexact (the model is served on the other wire and the request cannot be translated exactly), ${BODY_400}, ${CREDENTIAL_400}`, shape),
+  ...heldCallErrors(`Invalid input: the limits of the chat route, wire_format_mismatch, wire_translation_inexact (the model is served on the other wire and the request cannot be translated exactly), ${BODY_400}, ${xApiKey ? CREDENTIAL_400_X_API_KEY : CREDENTIAL_400}`, shape),
 });
 
 export const compatSecuritySchemes = {
@@ -76,7 +77,7 @@ export const compatPaths = {
       security: apiKeyOrX,
       parameters: [modelParameter('Model id or profile id (Anthropic-wire profile)'), capabilitiesHeader],
       requestBody: messagesBody,
-      responses: chatAnswers('Anthropic message, or text/event-stream message_start … message_stop', 'anthropic'),
+      responses: chatAnswers('Anthropic message, or text/event-stream message_start … message_stop', 'anthropic', 'gateway', true),
     },
   },
   '/v1/models': {
@@ -86,7 +87,7 @@ export const compatPaths = {
       security: apiKeyOrX,
       responses: {
         '200': { description: 'Model list, in the OpenAI shape, or the Anthropic one for an Anthropic client', content: { 'application/json': { schema: { $ref: '#/components/schemas/CompatModelList' } } } },
-        '400': shapedAnswer('either')(CREDENTIAL_400),
+        '400': shapedAnswer('either')(CREDENTIAL_400_X_API_KEY),
         '401': shapedAnswer('either')('Missing or unknown API key'),
         '403': shapedAnswer('either')('The gate is closed (its code names the condition) , credential_family_mismatch or account_suspended'),
         '503': shapedAnswer('either')(UNAVAILABLE),
@@ -101,7 +102,7 @@ export const compatPaths = {
       parameters: [modelParameter('Model id')],
       responses: {
         '200': { description: 'The model, in the shape of the list\'s entries', content: { 'application/json': { schema: { $ref: '#/components/schemas/CompatModel' } } } },
-        '400': shapedAnswer('either')(CREDENTIAL_400),
+        '400': shapedAnswer('either')(CREDENTIAL_400_X_API_KEY),
         '401': shapedAnswer('either')('Missing or unknown API key'),
         '403': shapedAnswer('either')('The gate is closed (its code names the condition) , credential_family_mismatch or account_suspended'),
         '404': shapedAnswer('either')('model_not_found: no such model, or not one the routes of the list\'s client serve (withdrawn, not priced; an embeddings model on the Anthropic shape)'),
@@ -126,7 +127,7 @@ export const compatPaths = {
       security: apiKeyOrX,
       parameters: [capabilitiesHeader],
       requestBody: messagesBody,
-      responses: chatAnswers('Anthropic message, or its event stream', 'anthropic', 'anthropic'),
+      responses: chatAnswers('Anthropic message, or its event stream', 'anthropic', 'anthropic', true),
     },
   },
   '/v1/messages/count_tokens': {
@@ -138,7 +139,7 @@ export const compatPaths = {
       requestBody: messagesBody,
       responses: {
         '200': { description: 'The count', content: { 'application/json': { schema: { $ref: '#/components/schemas/CountTokens' } } } },
-        '400': shapedAnswer('anthropic')(`Invalid input: the limits of the chat route, wire_translation_inexact, provider_rejected (the provider refused to count), ${BODY_400}, ${CREDENTIAL_400}`),
+        '400': shapedAnswer('anthropic')(`Invalid input: the limits of the chat route, wire_translation_inexact, provider_rejected (the provider refused to count), ${BODY_400}, ${CREDENTIAL_400_X_API_KEY}`),
         '401': shapedAnswer('anthropic')('Missing or unknown credential'),
         '403': shapedAnswer('anthropic')('The gate is closed (its code names the condition), credential_family_mismatch, model_not_eligible or account_suspended'),
         '404': shapedAnswer('anthropic')('model_not_found'),
