@@ -75,7 +75,7 @@ export const openApiDocument = {
           '401': errorResponse('Missing or unknown API key, or a revoked or expired one'),
           '402': errorResponse(`insufficient_funds: the reservation estimate exceeds the available balance; ${SPEND_402}`),
           '429': { ...errorResponse(RATE_429), headers: RETRY_AFTER_HEADERS },
-          '403': errorResponse('credential_family_mismatch (OAuth token), model_not_eligible or account_suspended'),
+          '403': errorResponse('credential_family_mismatch (OAuth token), model_not_eligible, capability_gate_closed (X-Payg-Capabilities) or account_suspended'),
           '404': errorResponse('model_not_found'),
           '413': errorResponse(HELD_413),
           '415': errorResponse('unsupported_media_type'),
