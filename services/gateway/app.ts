@@ -228,5 +228,11 @@ function unparsedAnswerer(logger: Logger): Gateway['answerUnparsed'] {
     const context = observeUnparsed(logger, Number(status.slice(0, 3)));
     const body = JSON.stringify({ error: { code: 'invalid_request', message, request_id: context.requestId } });
     socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${context.requestId}\r\ntraceparent: ${traceparentOf(context)}\r\nconnection: close\r\n\r\n${body}`);
+    // end() only half-closes: a client that keeps its side open (still sending a timed-out body)
+    // would keep the request, and the bytes its body counts in the account's and the instance's
+    // budgets, until it chose to close. It is given a moment to read the answer, then let go.
+    const linger = setTimeout(() => socket.destroy(), 1000);
+    linger.unref();
+    socket.once('close', () => clearTimeout(linger));
   };
 }

@@ -129,6 +129,33 @@ describe('request bodies of calls in progress, per instance', () => {
     // Their bodies were given back with their answers: the same body is served now.
     expect((await call(accounts[2].apiKey, bodyOf(30_000))).status).toBe(200);
   });
+
+  it('when a sender answered 408 keeps its side of the connection open, then its body is given back all the same: the instance serves other accounts\' bodies', async () => {
+    const [holder, other] = await Promise.all([0, 1].map(() => fundedAccount(gateway.url, 1_000_000_000)));
+    const { port } = new URL(gateway.url);
+    // Two bodies of 20,000 bytes on the way (40,000 of the account's 49,152), never finished, on
+    // connections whose sender does not close its side when answered (allowHalfOpen).
+    const body = bodyOf(30_000);
+    const sockets = [0, 1].map(() => {
+      const socket = connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
+      socket.on('error', () => undefined);
+      socket.write(`POST /api/open/v1/models/sim-chat/chat HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${holder.apiKey}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`);
+      socket.write(body.subarray(0, 20_000));
+      const answered = new Promise<string>((resolve) => {
+        let text = '';
+        socket.on('data', (chunk) => (text += chunk.toString()));
+        socket.on('end', () => resolve(text));
+      });
+      return { socket, answered };
+    });
+    try {
+      for (const { answered } of sockets) expect(statusOf(await answered)).toBe(408);
+      // 40,000 held and 30,000 more would pass the instance's 65,536: served once the timed-out bodies are given back.
+      await passes(async () => expect((await call(other.apiKey, bodyOf(30_000))).status).toBe(200), 5_000);
+    } finally {
+      for (const { socket } of sockets) socket.destroy();
+    }
+  });
 });
 
 describe('session event streams open, per account', () => {
