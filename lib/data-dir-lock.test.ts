@@ -44,6 +44,34 @@ describe('one gateway per data directory', () => {
     release();
   });
 
+  it('when another newcomer replaces the file just after this one took a stale lock over (both judged it stale), then this one stands back, naming the other, before it opens anything', async () => {
+    const dataDir = dir();
+    const path = join(dataDir, LOCK_FILE);
+    writeFileSync(path, JSON.stringify({ pid: deadPid(), startTime: 1 }));
+    // The other newcomer: once this process's record is in the file, it writes its own over it.
+    const other = spawn(process.execPath, ['-e', `
+      const fs = require('fs');
+      console.log('ready');
+      const poll = setInterval(() => {
+        let text = '';
+        try { text = fs.readFileSync(${JSON.stringify(path)}, 'utf8'); } catch {}
+        if (text.includes('"pid":${process.pid},')) {
+          fs.writeFileSync(${JSON.stringify(path)}, JSON.stringify({ pid: process.pid, startTime: null, space: 'elsewhere/ns', beat: Date.now() }));
+          clearInterval(poll);
+        }
+      }, 2);
+      setTimeout(() => process.exit(0), 10000);
+    `], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise((resolve) => other.stdout!.once('data', resolve));
+    try {
+      expect(() => lockDataDir(dataDir)).toThrow(/taken at the same moment by process \d+ \(elsewhere\/ns\)/);
+      // The other's record stands.
+      expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ space: 'elsewhere/ns' });
+    } finally {
+      other.kill();
+    }
+  });
+
   it('when the lock file is unreadable, then it is judged again after a moment and taken over', () => {
     const dataDir = dir();
     writeFileSync(join(dataDir, LOCK_FILE), 'not json');

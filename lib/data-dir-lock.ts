@@ -25,6 +25,8 @@ export const LOCK_FILE = 'gateway.lock';
 export const HEARTBEAT_MS = 2000;
 /** A lock file whose owner cannot be seen is taken for abandoned once its heartbeat is this old. */
 export const STALE_MS = 10_000;
+/** How long a newcomer that took a lock file over waits before it checks the file is still its own. */
+const TAKEOVER_CHECK_MS = 200;
 
 export class DataDirInUse extends Error {}
 
@@ -124,6 +126,7 @@ export function lockDataDir(dataDir: string, options: LockOptions = {}): () => v
   const me = { pid: process.pid, startTime: typeof started === 'number' ? started : null, space };
   const record = () => JSON.stringify({ ...me, beat: Date.now() });
   const mine = (owner: Owner | undefined) => owner?.pid === me.pid && owner.startTime === me.startTime && owner.space === me.space;
+  let tookOver = false;
   for (let attempt = 0; ; attempt++) {
     try {
       const fd = openSync(path, 'wx', 0o644);
@@ -157,12 +160,22 @@ export function lockDataDir(dataDir: string, options: LockOptions = {}): () => v
         if (readOwner(path)) continue;
       }
       if (attempt >= 2) throw new DataDirInUse(`the data directory ${dataDir} could not be taken: ${path} keeps coming back`);
+      tookOver = true;
       try {
         unlinkSync(path);
       } catch (unlinkError) {
         if ((unlinkError as NodeJS.ErrnoException).code !== 'ENOENT') throw unlinkError;
       }
     }
+  }
+  // Taking over is remove-then-create, not one step: two newcomers that judged the same stale
+  // file at once could each remove it, the second removing the first's new file, and both get
+  // through. So a newcomer that took a file over looks again a moment later, before it opens
+  // anything, and stands back if the file is no longer its own.
+  if (tookOver) {
+    sleep(TAKEOVER_CHECK_MS);
+    const owner = readOwner(path);
+    if (!mine(owner)) throw new DataDirInUse(`the data directory ${dataDir} was taken at the same moment by process ${owner?.pid ?? 'unknown'}${owner?.space ? ` (${owner.space})` : ''}: one gateway per data directory (${path})`);
   }
   // The heartbeat: the file is replaced whole (written beside it, then renamed over it), so a
   // reader never sees half a record.
