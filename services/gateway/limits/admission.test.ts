@@ -9,7 +9,7 @@ import { GatewayError } from '../../../lib/errors';
 import type { Limits } from '../../../lib/limits';
 import { startEmbeddedActors, type ActorHostUnderTest } from '../../../test/support/actor-hosts';
 import type { Caller } from '../middleware/auth';
-import { RateAdmission } from './admission';
+import { GIVE_BACK_WAIT_MS, RateAdmission } from './admission';
 
 let host: ActorHostUnderTest;
 let accounts: AccountClient;
@@ -100,6 +100,26 @@ describe('rate admission', () => {
     const admitted = (await slow.admit(caller, 0, 'openai'))!;
     await admitted.refused(new GatewayError('insufficient_funds', 'not enough'));
     expect((await admission.admit(caller, 0, 'openai'))!.headers).toMatchObject({ 'x-ratelimit-remaining-requests': '0' });
+  });
+
+  it('when the give-back cannot reach the Account actor in time, then the refusal is answered after GIVE_BACK_WAIT_MS all the same, with its own error', async () => {
+    await awayFromMinuteEdge();
+    const { caller } = await limitedKey({ requests_per_minute: 5 });
+    const stuck = new RateAdmission({
+      of: (accountId: string) => {
+        const actor = accounts.of(accountId);
+        return {
+          admit: (request: Parameters<typeof actor.admit>[0]) => actor.admit(request),
+          correctTokens: () => new Promise<void>(() => undefined),
+        };
+      },
+    } as unknown as AccountClient);
+    const admitted = (await stuck.admit(caller, 0, 'openai'))!;
+    const started = Date.now();
+    const refused = (await admitted.refused(new GatewayError('actor_unavailable', 'down'))) as GatewayError;
+    expect(refused).toMatchObject({ code: 'actor_unavailable', status: 503 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(GIVE_BACK_WAIT_MS - 50);
+    expect(Date.now() - started).toBeLessThan(GIVE_BACK_WAIT_MS + 1000);
   });
 
   it('when a call\'s tokens alone are above the whole tokens_per_minute, then 413 payload_too_large naming it, without Retry-After, nothing counted; a call that only has to wait gets 429', async () => {

@@ -24,7 +24,7 @@ export interface Admitted {
    * The call was refused before anything was held (402, 503): its request and tokens go back to
    * the window (if still the current one), and the refusal is answered with the headers as they
    * are after that. Resolves, once the window has them back (so the client's next call finds
-   * them, through any instance), to the error to throw.
+   * them, through any instance) or after GIVE_BACK_WAIT_MS at most, to the error to throw.
    */
   refused(error: unknown): Promise<unknown>;
 }
@@ -89,6 +89,9 @@ export function spendOf(caller: Caller): SpendScopes | undefined {
   return { apiKeyId: caller.spendKeyId ?? caller.apiKeyId ?? null, ...(accountSpend ? { account: accountSpend } : {}), ...(keySpend ? { key: keySpend } : {}) };
 }
 
+/** How long a refusal waits at most for its request to be back in the window before it is answered. */
+export const GIVE_BACK_WAIT_MS = 1000;
+
 export class RateAdmission {
   constructor(private readonly accounts: AccountClient, private readonly onCorrectionFailed: (error: unknown) => void = () => undefined) {}
 
@@ -132,7 +135,12 @@ export class RateAdmission {
         actor.correctTokens({ apiKeyId: counted, windowStart: admission.windowStart, delta }).catch(this.onCorrectionFailed);
       },
       refused: async (error) => {
-        await actor.correctTokens({ apiKeyId: counted, windowStart: admission.windowStart, delta: -tokens, requests: -1 }).catch(this.onCorrectionFailed);
+        const givenBackNow = actor.correctTokens({ apiKeyId: counted, windowStart: admission.windowStart, delta: -tokens, requests: -1 }).catch(this.onCorrectionFailed);
+        // Waited for, so the client's next call finds it; but a refusal is not held for an
+        // Account actor that is slow or unreachable (the give-back still lands when it can).
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([givenBackNow, new Promise((resolve) => (timer = setTimeout(resolve, GIVE_BACK_WAIT_MS)))]);
+        clearTimeout(timer);
         return withRateHeaders(error, rateHeaders(givenBack(admission, tokens), style));
       },
     };
