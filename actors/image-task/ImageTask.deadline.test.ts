@@ -2,24 +2,15 @@
 // deadline, before the reminder has fired, is a late artifact (zero charge), never a charge.
 // The embedded host runs on a clock the test moves; the reminder's timer has not fired yet.
 
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { FundsHoldClient } from '../funds-hold/client';
-import { ACTOR_CLASSES } from '../host/registry';
-import { EmbeddedActorHost } from '../runtime/embedded-host';
-import { openLocalDb } from '../../lib/local-db';
-import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
+import { startEmbeddedActors } from '../../test/support/actor-hosts';
 import { ImageTaskClient } from './client';
 
 describe('ImageTask past its deadline, before the reminder', () => {
   it('when an artifact is recorded after the deadline, then the task becomes UNKNOWN (hold released) and the artifact is a zero-charge late artifact', async () => {
-    const db = openLocalDb(mkdtempSync(join(tmpdir(), 'image-deadline-')));
-    const ledger = new LmdbLedgerStore(db);
     let clock = Date.now();
-    const host = new EmbeddedActorHost({ db, publish: async (event) => void ledger.appendSync(event), deliverInCommit: (events) => void ledger.appendInTransaction(events), now: () => clock });
-    for (const cls of ACTOR_CLASSES) host.register(cls);
-    await host.start();
+    const embedded = await startEmbeddedActors('image-deadline-', { now: () => clock });
+    const host = embedded.invoker;
     try {
       const owner = { accountId: 'acct_deadline', apiKeyId: 'key_1' };
       const funds = new FundsHoldClient(host).of(owner.accountId);
@@ -37,10 +28,9 @@ describe('ImageTask past its deadline, before the reminder', () => {
       expect(view.unknown?.resolution).toBe('image_unknown_resolved');
       expect(await funds.getBalance()).toMatchObject({ balance: 100, held: 0 });
       expect(await task.finish({})).toMatchObject({ status: 'unknown', charged: 0 });
-      expect(await ledger.account(owner.accountId, 'pool-3')).toMatchObject({ balance: 100, usage: 1 });
+      expect(await embedded.ledger(owner.accountId)).toMatchObject({ balance: 100, usage: 1 });
     } finally {
-      await host.close();
-      await db.close();
+      await embedded.close();
     }
   });
 });

@@ -4,14 +4,8 @@
 // deadline finds its hold expired and is borne by the platform. The embedded host runs on a clock
 // the test moves.
 
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { FundsHoldClient } from '../funds-hold/client';
-import { ACTOR_CLASSES } from '../host/registry';
-import { EmbeddedActorHost } from '../runtime/embedded-host';
-import { openLocalDb } from '../../lib/local-db';
-import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
+import { startEmbeddedActors } from '../../test/support/actor-hosts';
 import { ImageTaskClient } from './client';
 
 const DEADLINE_MS = 86_400_000;
@@ -19,12 +13,9 @@ const HOLD_TTL_MS = DEADLINE_MS + 120_000;
 
 describe('ImageTask taking over an orphan hold', () => {
   it('when the retry comes hours after the orphan hold was taken and the artifact before the task deadline, then the image is charged', async () => {
-    const db = openLocalDb(mkdtempSync(join(tmpdir(), 'image-takeover-')));
-    const ledger = new LmdbLedgerStore(db);
     let clock = Date.now();
-    const host = new EmbeddedActorHost({ db, publish: async (event) => void ledger.appendSync(event), deliverInCommit: (events) => void ledger.appendInTransaction(events), now: () => clock });
-    for (const cls of ACTOR_CLASSES) host.register(cls);
-    await host.start();
+    const embedded = await startEmbeddedActors('image-takeover-', { now: () => clock });
+    const host = embedded.invoker;
     try {
       const taskId = '6c1d2e3f-4a5b-8c7d-9e0f-2a3b4c5d6e7f';
       const owner = { accountId: 'acct_takeover', apiKeyId: 'key_1' };
@@ -46,8 +37,7 @@ describe('ImageTask taking over an orphan hold', () => {
       expect(await task.finish({})).toMatchObject({ status: 'succeeded', charged: 40 });
       expect(await funds.getBalance()).toMatchObject({ balance: 60, held: 0 });
     } finally {
-      await host.close();
-      await db.close();
+      await embedded.close();
     }
   });
 });

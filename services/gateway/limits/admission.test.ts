@@ -4,7 +4,7 @@
 // as too large (413), never told to retry.
 
 import { AccountClient } from '../../../actors/account/client';
-import type { NewApiKey } from '../../../actors/account/AccountInterface';
+import type { AccountApi, NewApiKey } from '../../../actors/account/AccountInterface';
 import { GatewayError } from '../../../lib/errors';
 import type { Limits } from '../../../lib/limits';
 import { startEmbeddedActors, type ActorHostUnderTest } from '../../../test/support/actor-hosts';
@@ -81,22 +81,22 @@ describe('rate admission', () => {
     expect(await admission.usage(caller)).toMatchObject({ key: { requests: 0, tokens: 0 } });
   });
 
+  /** Rate admission by the real Account actors, but with its give-backs sent through `correctTokens`. */
+  const withGiveBack = (correctTokens: (request: Parameters<AccountApi['correctTokens']>[0]) => Promise<void>) => new RateAdmission({
+    of: (accountId: string) => {
+      const actor = accounts.of(accountId);
+      return { admit: (request: Parameters<AccountApi['admit']>[0]) => actor.admit(request), correctTokens };
+    },
+  } as unknown as AccountClient);
+
   it('when a refused call gives its request back, then the refusal is answered only once the window has it, so the client\'s next call finds it (through any instance)', async () => {
     await awayFromMinuteEdge();
     const { caller } = await limitedKey({ requests_per_minute: 1 });
     // The give-back takes a while on its way to the actor (another instance's sidecar, a busy actor).
-    const slow = new RateAdmission({
-      of: (accountId: string) => {
-        const actor = accounts.of(accountId);
-        return {
-          admit: (request: Parameters<typeof actor.admit>[0]) => actor.admit(request),
-          correctTokens: async (request: Parameters<typeof actor.correctTokens>[0]) => {
-            await new Promise((resolve) => setTimeout(resolve, 200));
-            return actor.correctTokens(request);
-          },
-        };
-      },
-    } as unknown as AccountClient);
+    const slow = withGiveBack(async (request) => {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return accounts.of(caller.accountId).correctTokens(request);
+    });
     const admitted = (await slow.admit(caller, 0, 'openai'))!;
     await admitted.refused(new GatewayError('insufficient_funds', 'not enough'));
     expect((await admission.admit(caller, 0, 'openai'))!.headers).toMatchObject({ 'x-ratelimit-remaining-requests': '0' });
@@ -105,15 +105,7 @@ describe('rate admission', () => {
   it('when the give-back cannot reach the Account actor in time, then the refusal is answered after GIVE_BACK_WAIT_MS all the same, with its own error', async () => {
     await awayFromMinuteEdge();
     const { caller } = await limitedKey({ requests_per_minute: 5 });
-    const stuck = new RateAdmission({
-      of: (accountId: string) => {
-        const actor = accounts.of(accountId);
-        return {
-          admit: (request: Parameters<typeof actor.admit>[0]) => actor.admit(request),
-          correctTokens: () => new Promise<void>(() => undefined),
-        };
-      },
-    } as unknown as AccountClient);
+    const stuck = withGiveBack(() => new Promise<void>(() => undefined));
     const admitted = (await stuck.admit(caller, 0, 'openai'))!;
     const started = Date.now();
     const refused = (await admitted.refused(new GatewayError('actor_unavailable', 'down'))) as GatewayError;
