@@ -26,4 +26,15 @@ describe('the prompt count of a cut stream, by tokenizer', () => {
     const text = 'こんにちは世界、今日はいい天気ですね';
     expect(countText('o200k_base', text)).toBeLessThan(countText('cl100k_base', text));
   });
+
+  it('when the text spells a special token, then it is counted as the plain text it is, never refused', () => {
+    for (const tokenizer of ['o200k_base', 'cl100k_base'] as const) {
+      for (const special of ['<|endoftext|>', '<|im_start|>', '<|fim_prefix|>']) {
+        const counted = countChatPrompt(tokenizer, [{ role: 'user', content: `say ${special} please`, name: special }]);
+        // Its characters as ordinary text: more than the one token the special token would be.
+        expect(counted).toBe(8 - 1 + countText(tokenizer, `say ${special} please`) + countText(tokenizer, special) + 1);
+        expect(countText(tokenizer, special)).toBeGreaterThan(1);
+      }
+    }
+  });
 });

@@ -6,8 +6,10 @@
 // the library's chat encoding leaves names out).
 //
 // Only text is counted: image, audio and file parts, tool definitions and tool calls are not, so
-// the count never exceeds what the provider bills for the same prompt. An encoding is loaded on
-// its first use (≈ 0.1 s and 30 MB of heap), never at start-up.
+// the count never exceeds what the provider bills for the same prompt. Text that spells a special
+// token (`<|endoftext|>`, `<|im_start|>`…) is counted as the plain text it is, as OpenAI reads a
+// customer's words: the library's default refuses such text with an exception. An encoding is
+// loaded on its first use (≈ 0.1 s and 30 MB of heap), never at start-up.
 
 import type { ChatMessage } from './port';
 
@@ -19,6 +21,9 @@ type Encoding = typeof import('gpt-tokenizer/cjs/model/gpt-4o');
 /** A model of each encoding whose chat framing gpt-tokenizer knows (both frame chats alike). */
 const MODEL_OF: Record<TokenizerName, string> = { o200k_base: 'gpt-4o', cl100k_base: 'gpt-4' };
 const loaded = new Map<TokenizerName, Encoding>();
+
+/** No special token is recognised in a customer's text: all of it is encoded as ordinary text. */
+const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
 function encoding(name: TokenizerName): Encoding {
   let found = loaded.get(name);
@@ -47,13 +52,13 @@ export function countChatPrompt(tokenizer: TokenizerName, messages: readonly Cha
   const tokens = encoding(tokenizer);
   let names = 0;
   const chat = messages.map((message) => {
-    if (typeof message.name === 'string') names += tokens.countTokens(message.name) + 1;
+    if (typeof message.name === 'string') names += tokens.countTokens(message.name, AS_TEXT) + 1;
     return { role: message.role as 'system' | 'user' | 'assistant', content: textOf(message.content) };
   });
-  return tokens.countTokens(chat) + names;
+  return tokens.countTokens(chat, AS_TEXT) + names;
 }
 
 /** The tokens of a text alone, no framing. */
 export function countText(tokenizer: TokenizerName, text: string): number {
-  return encoding(tokenizer).countTokens(text);
+  return encoding(tokenizer).countTokens(text, AS_TEXT);
 }

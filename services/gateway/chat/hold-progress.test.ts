@@ -51,4 +51,23 @@ describe('hold progress', () => {
     await new Promise((r) => setTimeout(r, 250));
     expect(fake.calls.length).toBe(sent);
   });
+
+  it('when the usage of a record cannot be computed, then it is logged and not sent, never a rejection left unhandled', async () => {
+    const fake = fakeFunds(1);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const progress = new HoldProgress(fake.funds, 'h', lines, 5000, { everyTokens: 1, everyMs: 60_000 }, logger);
+      progress.delivered(1, () => {
+        throw new Error('cannot count');
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      progress.stop();
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+    expect(fake.calls).toEqual([]);
+  });
 });

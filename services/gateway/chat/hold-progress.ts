@@ -63,8 +63,10 @@ export class HoldProgress {
 
   private async send(): Promise<void> {
     const latest = this.latest;
-    const lines = latest && latest.outputTokens > 0 ? this.lines(latest.usageOf(latest.outputTokens)) : [];
     try {
+      // Computed here, inside the try: a record that cannot be made is logged like one not landed,
+      // never a rejection nobody handles (which would end the process and every call in it).
+      const lines = latest && latest.outputTokens > 0 ? this.lines(latest.usageOf(latest.outputTokens)) : [];
       await this.funds.progress({ holdId: this.holdId, lines, ttlMs: this.ttlMs });
       if (latest) this.recordedTokens = Math.max(this.recordedTokens, latest.outputTokens);
     } catch (error) {

@@ -1,0 +1,92 @@
+// A chat stream's money when its upstream misbehaves or its client leaves at an awkward moment:
+// the use case in process (the embedded host's real composition) against an upstream whose every
+// byte the test writes (test/support/scripted-upstream.ts). What the client reads, what the
+// balance and the ledger say, and that the hold always ends.
+
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
+import { countChatPrompt } from '../../../providers/tokenizer';
+import { inProcessGateway, type InProcessGateway } from '../../../test/support/in-process';
+import { chunk, scriptedUpstream, sseThenCut, textChunk, type ScriptedUpstream } from '../../../test/support/scripted-upstream';
+import type { StreamAnswer, StreamFrame } from '../http/answer';
+import type { AnyWire } from './prepare';
+import { runChat } from './use-case';
+import { anthropicWire, openAiWire } from './wires';
+
+let upstream: ScriptedUpstream;
+let gateway: InProcessGateway;
+
+/** The default catalog plus models served by the scripted upstream (prices: input 100, output 400). */
+function catalogFile(url: string): string {
+  const catalog = JSON.parse(readFileSync(join(__dirname, '../../../catalog/default-catalog.json'), 'utf8'));
+  const chat = catalog.models[0];
+  const served = (id: string, n: number, profile: Record<string, unknown>) => ({ ...chat, id, profiles: [{ ...chat.profiles[0], profile_id: `5c2e9b63-4d2f-4f9d-8b66-2e3b8c1d0f${String(n).padStart(2, '0')}`, upstream_model: 'up', ...profile }] });
+  catalog.models.push(
+    served('scripted-chat', 1, { provider: 'scripted-openai' }),
+    served('scripted-tokenized-chat', 2, { provider: 'scripted-openai', tokenizer: 'o200k_base' }),
+    served('scripted-claude', 3, { ...chat.profiles[1], profile_id: '5c2e9b63-4d2f-4f9d-8b66-2e3b8c1d0f03', provider: 'scripted-anthropic', upstream_model: 'up' }),
+  );
+  catalog.providers['scripted-openai'] = { kind: 'openai', baseUrl: url };
+  catalog.providers['scripted-anthropic'] = { kind: 'anthropic', baseUrl: url };
+  const file = join(mkdtempSync(join(tmpdir(), 'stream-money-')), 'catalog.json');
+  writeFileSync(file, JSON.stringify(catalog));
+  return file;
+}
+
+beforeAll(async () => {
+  upstream = await scriptedUpstream();
+  // Holds per request, so that one left open shows in the balance's `held`.
+  gateway = await inProcessGateway('stream-money', { GATEWAY_CATALOG_FILE: catalogFile(upstream.url), GATEWAY_FUNDS_LEASE: 'off', GATEWAY_HOLD_PROGRESS_TOKENS: '1' });
+});
+
+afterAll(async () => {
+  await gateway?.composition.close();
+  await upstream?.close();
+});
+
+const FUNDS = 1_000_000_000;
+
+/** A funded account's one call: the frames the client read (each told sent), then its balance and ledger once the call is over. */
+async function call(model: string, wire: 'openai' | 'anthropic', body: Record<string, unknown>) {
+  const accountId = await gateway.funded(FUNDS);
+  const answer = await runChat(gateway.composition.deps, (wire === 'openai' ? openAiWire : anthropicWire) as unknown as AnyWire, gateway.input(accountId, model, body));
+  const frames: string[] = [];
+  for await (const frame of (answer as StreamAnswer).frames as AsyncIterable<StreamFrame>) {
+    frames.push(frame.text);
+    frame.sent?.();
+  }
+  const balance = await gateway.balance(accountId);
+  const ledger = gateway.composition.embedded!.ledger;
+  const usage = await ledger.rows('usage', accountId, DEFAULT_POOL, 1, 20);
+  const quantities = Object.fromEntries(usage.map((row) => [(row as { unit: string }).unit, [(row as { quantity: number }).quantity, (row as { unitPrice: number }).unitPrice]]));
+  return { frames, balance, charged: FUNDS - balance.balance, ledgerBalance: (await ledger.account(accountId, DEFAULT_POOL)).balance, quantities };
+}
+
+/** The charge the stream told its client, `: x-payg-charged <n>`. */
+const told = (frames: string[]) => Number(frames.find((f) => f.startsWith(': x-payg-charged '))?.slice(17));
+
+describe('a chat stream\'s money', () => {
+  it('when a stream whose prompt spells a special token is cut before its usage, then its prompt is counted as text, it is charged what it relayed, and its hold ends', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      upstream.answer((res) => sseThenCut(res, [textChunk('a'), textChunk(' b'), textChunk(' c')]));
+      const messages = [{ role: 'user', content: 'what is <|endoftext|>?' }];
+      const cut = await call('scripted-tokenized-chat', 'openai', { messages, max_tokens: 20, stream: true });
+      expect(JSON.parse(cut.frames.at(-1)!.slice(6))).toMatchObject({ error: { code: 'provider_error' } });
+      // The special token's characters counted as the text they are (16 tokens, where "hello" is 8).
+      const prompt = countChatPrompt('o200k_base', messages);
+      expect(prompt).toBe(16);
+      expect(cut.quantities).toEqual({ TEXT_INPUT: [prompt, 100], TEXT_OUTPUT: [3, 400] });
+      expect(cut.balance).toMatchObject({ held: 0, openHolds: 0 });
+      expect([told(cut.frames), cut.ledgerBalance]).toEqual([cut.charged, FUNDS - cut.charged]);
+      expect(cut.charged).toBe(prompt * 100 + 3 * 400);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+  });
+});
