@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import { countChatPrompt } from '../../../providers/tokenizer';
 import { inProcessGateway, type InProcessGateway } from '../../../test/support/in-process';
-import { chunk, scriptedUpstream, sseThenCut, textChunk, type ScriptedUpstream } from '../../../test/support/scripted-upstream';
+import { chunk, scriptedUpstream, sse, sseThenCut, textChunk, type ScriptedUpstream } from '../../../test/support/scripted-upstream';
 import type { StreamAnswer, StreamFrame } from '../http/answer';
 import type { AnyWire } from './prepare';
 import { runChat } from './use-case';
@@ -88,5 +88,24 @@ describe('a chat stream\'s money', () => {
       process.off('unhandledRejection', onUnhandled);
     }
     expect(unhandled).toEqual([]);
+  });
+
+  it('when the upstream puts its usage on the last text chunk, then a client that did not ask for usage still reads that text and the finish, without the usage, and is charged the stated count', async () => {
+    const last = chunk({ choices: [{ index: 0, delta: { content: ' c' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 } });
+    upstream.answer((res) => sse(res, [textChunk('a'), textChunk(' b'), last, 'data: [DONE]\n\n']));
+    const messages = [{ role: 'user', content: 'hello' }];
+    const plain = await call('scripted-chat', 'openai', { messages, max_tokens: 20, stream: true });
+    const chunks = plain.frames.filter((f) => f.startsWith('data: {')).map((f) => JSON.parse(f.slice(6)));
+    expect(chunks.map((c) => c.choices[0].delta.content).join('')).toBe('a b c');
+    expect(chunks.at(-1)).toMatchObject({ model: 'scripted-chat', choices: [{ finish_reason: 'stop' }] });
+    expect(chunks.some((c) => 'usage' in c)).toBe(false);
+    expect(plain.frames.at(-1)).toBe('data: [DONE]\n\n');
+    expect(plain.quantities).toEqual({ TEXT_INPUT: [10, 100], TEXT_OUTPUT: [3, 400] });
+    expect([told(plain.frames), plain.charged, FUNDS - plain.ledgerBalance]).toEqual([2200, 2200, 2200]);
+    // Asked for: the same chunk, its usage with it.
+    const asked = await call('scripted-chat', 'openai', { messages, max_tokens: 20, stream: true, stream_options: { include_usage: true } });
+    const withUsage = asked.frames.filter((f) => f.startsWith('data: {')).map((f) => JSON.parse(f.slice(6)));
+    expect(withUsage.at(-1)).toMatchObject({ choices: [{ delta: { content: ' c' }, finish_reason: 'stop' }], usage: { completion_tokens: 3 } });
+    expect(asked.charged).toBe(2200);
   });
 });

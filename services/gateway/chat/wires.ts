@@ -117,8 +117,14 @@ export const openAiWire: InboundWire<ChatCompletion, ChatStreamChunk> = {
     },
     frame(piece, modelId, parsed) {
       const includeUsage = (parsed.body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
-      if (piece.usage && !includeUsage) return undefined;
       piece.chunk.model = modelId;
+      if (piece.usage && !includeUsage) {
+        // Usage the client did not ask for: a chunk of usage alone is not relayed, but one that
+        // also carries a choice (some upstreams put the usage on the last text or finish chunk,
+        // or on every chunk) is, without its usage: its text is output the client is charged for.
+        const { usage: _usage, ...rest } = piece.chunk;
+        return Array.isArray(rest.choices) && rest.choices.length > 0 ? `data: ${JSON.stringify(rest)}\n\n` : undefined;
+      }
       return `data: ${JSON.stringify(piece.chunk)}\n\n`;
     },
     end: 'data: [DONE]\n\n',
