@@ -76,6 +76,34 @@ describe('chunksToMessagesEvents', () => {
     expect(delta?.usage).toBeUndefined();
   });
 
+  it('when the usage comes after the finish reason, then message_delta carries it at once, before the upstream ends', async () => {
+    const usage = { inputTokens: 9, outputTokens: 2 };
+    let ended = false;
+    async function* open(): AsyncGenerator<ChatStreamChunk> {
+      yield textChunk('a');
+      yield textChunk('b');
+      yield finishChunk('stop');
+      yield chunk([], '', usage);
+      // The upstream has not ended yet ([DONE] still to come).
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      ended = true;
+    }
+    const seen: MessagesStreamEvent[] = [];
+    for await (const event of chunksToMessagesEvents(open(), 'm')) {
+      seen.push(event);
+      if (event.event === 'message_delta') expect(ended).toBe(false);
+    }
+    expect(seen.map((e) => e.event)).toEqual(['message_start', 'content_block_start', 'ping', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(seen[6]).toMatchObject({ data: { usage: { input_tokens: 9, output_tokens: 2 } }, usage });
+  });
+
+  it('when the usage comes before the finish reason (on an earlier chunk), then message_delta waits for the end and carries the last usage', async () => {
+    const early = { inputTokens: 9, outputTokens: 1 };
+    const late = { inputTokens: 9, outputTokens: 2 };
+    const events = await collect(chunksToMessagesEvents(from([chunk([{ index: 0, delta: { content: 'a' }, finish_reason: null }], 'a', early), textChunk('b'), finishChunk('stop'), chunk([], '', late)]), 'm'));
+    expect(events.filter((e) => e.event === 'message_delta').map((e) => e.usage)).toEqual([late]);
+  });
+
   it('when a chunk carries an empty tool_calls list, then it is text as usual', async () => {
     const events = await collect(chunksToMessagesEvents(from([chunk([{ index: 0, delta: { content: 'a', tool_calls: [] }, finish_reason: null }], 'a'), finishChunk('stop')]), 'm'));
     expect(events.map((e) => e.outputDelta).join('')).toBe('a');

@@ -34,6 +34,8 @@ async function* events(chunks: AsyncIterable<ChatStreamChunk>, model: string): A
   let stopReason: string | undefined;
   let usage: TokenUsage | undefined;
   let deltas = 0;
+  // message_delta sent: the stop reason and the provider's final count are stated, only the end is left.
+  let stated = false;
   for await (const piece of chunks) {
     if (!started) {
       started = true;
@@ -51,11 +53,20 @@ async function* events(chunks: AsyncIterable<ChatStreamChunk>, model: string): A
     }
     if (typeof choice?.finish_reason === 'string') stopReason = stopReasonOf(choice.finish_reason);
     usage = piece.usage ?? usage;
+    // Usage stated at or after the finish is the provider's final count: message_delta carries it
+    // now, not at the upstream's end, so a stream cut before [DONE] is charged it (as on its own wire).
+    if (!stated && stopReason !== undefined && piece.usage) {
+      stated = true;
+      yield textBlockStop();
+      yield messageDelta(stopReason, anthropicUsageJson(piece.usage), piece.usage);
+    }
   }
-  if (stopReason === undefined) throw brokenAnswer('stream ended before the answer finished');
-  yield textBlockStop();
-  const counts = usage ? anthropicUsageJson(usage) : { input_tokens: 0, output_tokens: deltas };
-  yield messageDelta(stopReason, counts, usage);
+  if (!stated) {
+    if (stopReason === undefined) throw brokenAnswer('stream ended before the answer finished');
+    yield textBlockStop();
+    const counts = usage ? anthropicUsageJson(usage) : { input_tokens: 0, output_tokens: deltas };
+    yield messageDelta(stopReason, counts, usage);
+  }
   yield messageStop();
 }
 

@@ -78,7 +78,8 @@ describe('messagesEventsToChunks', () => {
     expect(finish.choices).toEqual([{ index: 0, delta: {}, finish_reason: 'stop' }]);
     const input = Math.ceil(JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }).length / 4);
     expect(usage).toMatchObject({ choices: [], usage: { prompt_tokens: input, completion_tokens: 3, total_tokens: input + 3 } });
-    expect(chunks.map((c) => c.usage)).toEqual([undefined, undefined, undefined, undefined, undefined, { inputTokens: input, outputTokens: 3 }]);
+    // The final count from message_delta rides the finish chunk too, for a stream cut before message_stop.
+    expect(chunks.map((c) => c.usage)).toEqual([undefined, undefined, undefined, undefined, { inputTokens: input, outputTokens: 3 }, { inputTokens: input, outputTokens: 3 }]);
     // The prompt message_start stated rides on the role chunk apart from `usage` (no usage chunk is relayed for it).
     expect(chunks.map((c) => c.statedPrompt?.inputTokens)).toEqual([input, undefined, undefined, undefined, undefined, undefined]);
     expect(new Set(chunks.map((c) => c.chunk.id)).size).toBe(1);
@@ -92,6 +93,13 @@ describe('messagesEventsToChunks', () => {
   it('when the source ends after the stop reason without message_stop, then the usage chunk still closes the stream', async () => {
     const chunks = await collect(messagesEventsToChunks(from([start, text('a'), stopWith('end_turn')]), 'm'));
     expect(chunks.map((c) => c.outputDelta)).toEqual(['', 'a', '', '']);
+    expect(chunks[3].usage).toEqual({ inputTokens: 5, outputTokens: 1 });
+  });
+
+  it('when the stop reason comes with the final usage, then the finish chunk carries that usage for the gateway (not in its JSON), before the usage chunk', async () => {
+    const chunks = await collect(messagesEventsToChunks(from([start, text('a'), stopWith('end_turn'), { event: 'message_stop' }]), 'm'));
+    expect(chunks[2]).toMatchObject({ chunk: { choices: [{ finish_reason: 'stop' }] }, usage: { inputTokens: 5, outputTokens: 1 } });
+    expect('usage' in chunks[2].chunk).toBe(false);
     expect(chunks[3].usage).toEqual({ inputTokens: 5, outputTokens: 1 });
   });
 

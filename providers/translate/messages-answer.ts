@@ -76,7 +76,9 @@ async function* chunks(events: AsyncIterable<MessagesStreamEvent>, model: string
         const stopReason = asOptionalObject(data.delta)?.stop_reason;
         if (!finished && typeof stopReason === 'string') {
           finished = true;
-          yield { chunk: chunk([{ index: 0, delta: {}, finish_reason: finishReasonOf(stopReason) }]), outputDelta: '' };
+          // The provider's final count rides the finish chunk for the gateway (not in the chunk's
+          // JSON: OpenAI sends its usage last), so a stream cut before message_stop is charged it.
+          yield { chunk: chunk([{ index: 0, delta: {}, finish_reason: finishReasonOf(stopReason) }]), outputDelta: '', ...(event.usage ? { usage: event.usage } : {}) };
         }
         break;
       }

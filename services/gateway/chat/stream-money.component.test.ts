@@ -108,4 +108,27 @@ describe('a chat stream\'s money', () => {
     expect(withUsage.at(-1)).toMatchObject({ choices: [{ delta: { content: ' c' }, finish_reason: 'stop' }], usage: { completion_tokens: 3 } });
     expect(asked.charged).toBe(2200);
   });
+
+  /** An Anthropic event as the upstream writes it. */
+  const event = (data: Record<string, unknown>) => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`;
+
+  it.each(['openai', 'anthropic'] as const)('when an Anthropic stream breaks after its message_delta stated the final count, then the %s wire charges that count, as the native wire does', async (wire) => {
+    upstream.answer((res) => sseThenCut(res, [
+      event({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'up', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } }),
+      event({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+      event({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'several words in one delta' } }),
+      event({ type: 'content_block_stop', index: 0 }),
+      event({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 5 } }),
+    ]));
+    const cut = await call('scripted-claude', wire, { messages: [{ role: 'user', content: 'hello' }], max_tokens: 20, stream: true });
+    expect(cut.quantities).toEqual({ TEXT_INPUT: [10, 100], TEXT_OUTPUT: [5, 400] });
+    expect([told(cut.frames), cut.charged, FUNDS - cut.ledgerBalance]).toEqual([3000, 3000, 3000]);
+  });
+
+  it.each(['openai', 'anthropic'] as const)('when an OpenAI stream breaks after its usage chunk, before [DONE], then the %s wire charges the stated count', async (wire) => {
+    upstream.answer((res) => sseThenCut(res, [textChunk('several words in one chunk'), textChunk('', 'stop'), chunk({ choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })]));
+    const cut = await call('scripted-chat', wire, { messages: [{ role: 'user', content: 'hello' }], max_tokens: 20, stream: true });
+    expect(cut.quantities).toEqual({ TEXT_INPUT: [10, 100], TEXT_OUTPUT: [5, 400] });
+    expect([told(cut.frames), cut.charged, FUNDS - cut.ledgerBalance]).toEqual([3000, 3000, 3000]);
+  });
 });
