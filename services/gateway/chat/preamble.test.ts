@@ -36,6 +36,9 @@ describe('a stream opened past its preamble', () => {
   it('when pieces show the client nothing (a role chunk without text, message_start, ping, an empty text block), then they are the preamble; text, tool calls, thinking, an end or usage are not', () => {
     expect(isPreamble(openAi({ role: 'assistant', content: '' }))).toBe(true);
     expect(isPreamble(openAi({ role: 'assistant' }))).toBe(true);
+    // OpenAI's own opening chunk (its refusal null), and the empty tool call list some compatible servers send on every delta.
+    expect(isPreamble(openAi({ role: 'assistant', content: '', refusal: null }))).toBe(true);
+    expect(isPreamble(openAi({ role: 'assistant', content: null, tool_calls: [], function_call: null }))).toBe(true);
     // Azure's first chunk: no choice yet, only its prompt filter results.
     expect(isPreamble({ chunk: { choices: [], prompt_filter_results: [{ prompt_index: 0, content_filter_results: {} }] }, outputDelta: '' } as StreamPiece)).toBe(true);
     expect(isPreamble(anthropic('message_start', { message: { usage: { input_tokens: 3 } } }))).toBe(true);

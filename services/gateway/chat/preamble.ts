@@ -32,7 +32,16 @@ export function isPreamble(piece: StreamPiece): boolean {
   const choice = object(choices[0]);
   if (!choice || (choice.finish_reason !== undefined && choice.finish_reason !== null)) return false;
   const delta = object(choice.delta) ?? {};
-  return Object.entries(delta).every(([key, value]) => key === 'role' || (key === 'content' && (value === '' || value === null)));
+  return Object.entries(delta).every(([key, value]) => key === 'role' || !deltaValueCarries(value));
+}
+
+/**
+ * Whether a field of an OpenAI delta (other than its role) carries output. OpenAI's own opening
+ * chunk says `"refusal": null` beside its empty content, and some compatible servers send
+ * `"tool_calls": []` on every delta: null, an empty text and an empty list carry nothing.
+ */
+export function deltaValueCarries(value: unknown): boolean {
+  return value !== null && value !== undefined && value !== '' && !(Array.isArray(value) && value.length === 0);
 }
 
 /**

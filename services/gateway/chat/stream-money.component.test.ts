@@ -27,7 +27,11 @@ function catalogFile(url: string): string {
     served('scripted-chat', 1, { provider: 'scripted-openai' }),
     served('scripted-tokenized-chat', 2, { provider: 'scripted-openai', tokenizer: 'o200k_base' }),
     served('scripted-claude', 3, { ...chat.profiles[1], profile_id: '5c2e9b63-4d2f-4f9d-8b66-2e3b8c1d0f03', provider: 'scripted-anthropic', upstream_model: 'up' }),
+    // Two upstreams, nearly every first attempt on the one answering by the script named "first".
+    served('scripted-routed-chat', 4, { providers: [{ provider: 'scripted-openai-first', weight: 1000 }, { provider: 'scripted-openai', weight: 1 }] }),
   );
+  delete catalog.models.at(-1).profiles[0].provider;
+  catalog.providers['scripted-openai-first'] = { kind: 'openai', baseUrl: url, headers: { 'x-script': 'first' } };
   catalog.providers['scripted-openai'] = { kind: 'openai', baseUrl: url };
   catalog.providers['scripted-anthropic'] = { kind: 'anthropic', baseUrl: url };
   const file = join(mkdtempSync(join(tmpdir(), 'stream-money-')), 'catalog.json');
@@ -51,11 +55,16 @@ const FUNDS = 1_000_000_000;
 /** A funded account's one call: the frames the client read (each told sent), then its balance and ledger once the call is over. */
 async function call(model: string, wire: 'openai' | 'anthropic', body: Record<string, unknown>) {
   const accountId = await gateway.funded(FUNDS);
-  const answer = await runChat(gateway.composition.deps, (wire === 'openai' ? openAiWire : anthropicWire) as unknown as AnyWire, gateway.input(accountId, model, body));
   const frames: string[] = [];
-  for await (const frame of (answer as StreamAnswer).frames as AsyncIterable<StreamFrame>) {
-    frames.push(frame.text);
-    frame.sent?.();
+  try {
+    const answer = await runChat(gateway.composition.deps, (wire === 'openai' ? openAiWire : anthropicWire) as unknown as AnyWire, gateway.input(accountId, model, body));
+    for await (const frame of (answer as StreamAnswer).frames as AsyncIterable<StreamFrame>) {
+      frames.push(frame.text);
+      frame.sent?.();
+    }
+  } catch (error) {
+    // Failed before any output: answered as an error, no frame.
+    expect(error).toMatchObject({ code: 'provider_error' });
   }
   const balance = await gateway.balance(accountId);
   const ledger = gateway.composition.embedded!.ledger;
@@ -130,5 +139,27 @@ describe('a chat stream\'s money', () => {
     const cut = await call('scripted-chat', wire, { messages: [{ role: 'user', content: 'hello' }], max_tokens: 20, stream: true });
     expect(cut.quantities).toEqual({ TEXT_INPUT: [10, 100], TEXT_OUTPUT: [5, 400] });
     expect([told(cut.frames), cut.charged, FUNDS - cut.ledgerBalance]).toEqual([3000, 3000, 3000]);
+  });
+
+  // OpenAI's own opening chunk: the role, an empty text and a null refusal; some compatible
+  // servers add an empty tool call list to every delta.
+  const opening = chunk({ choices: [{ index: 0, delta: { role: 'assistant', content: '', refusal: null, tool_calls: [] }, logprobs: null, finish_reason: null }] });
+
+  it('when an upstream breaks right after its opening chunk, then nothing was produced: the next upstream serves the call and is charged once, and a lone upstream\'s hold is released', async () => {
+    upstream.answer((res) => sseThenCut(res, [opening]), 'first');
+    upstream.answer((res) => sse(res, [opening, textChunk('a'), textChunk(' b'), textChunk('', 'stop'), chunk({ choices: [], usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 } }), 'data: [DONE]\n\n']));
+    const messages = [{ role: 'user', content: 'hello' }];
+    const routed = await call('scripted-routed-chat', 'openai', { messages, max_tokens: 20, stream: true });
+    expect(routed.frames.filter((f) => f.includes('"error"'))).toEqual([]);
+    expect(routed.frames.at(-1)).toBe('data: [DONE]\n\n');
+    expect(routed.quantities).toEqual({ TEXT_INPUT: [10, 100], TEXT_OUTPUT: [2, 400] });
+    expect([told(routed.frames), routed.charged, FUNDS - routed.ledgerBalance]).toEqual([1800, 1800, 1800]);
+
+    upstream.answer((res) => sseThenCut(res, [opening]));
+    const alone = await call('scripted-chat', 'openai', { messages, max_tokens: 20, stream: true });
+    expect(alone.frames).toEqual([]);
+    expect(alone.charged).toBe(0);
+    expect(alone.quantities).toEqual({});
+    expect(alone.balance).toMatchObject({ held: 0, openHolds: 0 });
   });
 });

@@ -9,6 +9,7 @@ import type { GatewayError } from '../../../lib/errors';
 import type { ChatCompletion, ChatStreamChunk, MessagesResult, MessagesStreamEvent, SimDirectives, TokenUsage } from '../../../providers/port';
 import { chunksToMessagesEvents, completionToMessagesResult, messagesEventsToChunks, messagesResultToCompletion } from '../../../providers/translate';
 import { openAiUsageJson } from '../../../providers/openai/chat';
+import { deltaValueCarries } from './preamble';
 import { parseChatBody, parseMessagesBody, passthroughOf } from './request';
 import type { InboundCall, Upstream } from './upstream';
 
@@ -137,7 +138,7 @@ function deltaCarriesOutput(chunk: Record<string, unknown>): boolean {
   const choices = chunk.choices;
   const delta = Array.isArray(choices) ? (choices[0] as { delta?: unknown } | undefined)?.delta : undefined;
   if (typeof delta !== 'object' || delta === null) return false;
-  return Object.entries(delta).some(([key, value]) => key !== 'role' && value !== null && value !== undefined && value !== '');
+  return Object.entries(delta).some(([key, value]) => key !== 'role' && deltaValueCarries(value));
 }
 
 type InboundCallMessages = Extract<InboundCall, { wire: 'openai-chat' }>['call']['messages'];
