@@ -97,6 +97,13 @@ describe('chunksToMessagesEvents', () => {
     expect(seen[6]).toMatchObject({ data: { usage: { input_tokens: 9, output_tokens: 2 } }, usage });
   });
 
+  it('when the upstream sends anything after its final count (a usage repeated, a stray text), then it is passed over: the sequence stays Anthropic\'s, the first final count stands', async () => {
+    const usage = { inputTokens: 9, outputTokens: 2 };
+    const events = await collect(chunksToMessagesEvents(from([textChunk('a'), finishChunk('stop'), chunk([], '', usage), textChunk('late'), chunk([], '', { inputTokens: 9, outputTokens: 7 })]), 'm'));
+    expect(events.map((e) => e.event)).toEqual(['message_start', 'content_block_start', 'ping', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(events[5].usage).toEqual(usage);
+  });
+
   it('when the usage comes before the finish reason (on an earlier chunk), then message_delta waits for the end and carries the last usage', async () => {
     const early = { inputTokens: 9, outputTokens: 1 };
     const late = { inputTokens: 9, outputTokens: 2 };

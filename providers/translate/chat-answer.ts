@@ -44,6 +44,9 @@ async function* events(chunks: AsyncIterable<ChatStreamChunk>, model: string): A
       yield textBlockStart();
       yield ping();
     }
+    // Past message_delta only message_stop may follow: what the upstream sends after its final
+    // count (a usage repeated, a stray piece) has no place in the sequence and is passed over.
+    if (stated) continue;
     const choice = Array.isArray(piece.chunk.choices) ? asOptionalObject(piece.chunk.choices[0]) : undefined;
     const delta = asOptionalObject(choice?.delta);
     if (isCall(delta?.tool_calls) || isCall(delta?.function_call)) throw brokenAnswer('upstream streamed a tool call to a request without tools');
