@@ -198,6 +198,30 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
       });
     });
 
+    describe('the OpenAI wire: fields the catalog does not price', () => {
+      it('when a chat asks for a dearer service tier, web search or audio, then 400 naming the field and nothing is held or sent; the standard tier passes', async () => {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const calls = d.upstream.requests;
+        const openAiHello = { messages: [{ role: 'user', content: 'hello' }], max_tokens: 4 };
+        const cases: [unknown, string][] = [
+          [{ ...openAiHello, service_tier: 'priority' }, 'service_tier'],
+          [{ ...openAiHello, service_tier: 'flex' }, 'service_tier'],
+          [{ ...openAiHello, web_search_options: {} }, 'web_search_options'],
+          [{ ...openAiHello, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } }, 'audio'],
+          [{ ...openAiHello, modalities: ['audio'] }, 'modalities'],
+        ];
+        for (const [body, param] of cases) {
+          const response = await chat(d.url, apiKey, body, { model: 'upstream-chat' });
+          expect([response.status, response.body.error.code, response.body.error.param]).toEqual([400, 'invalid_request', param]);
+        }
+        expect(d.upstream.requests).toBe(calls);
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000, held: 0 });
+        const standard = await chat(d.url, apiKey, { ...openAiHello, service_tier: 'default', modalities: ['text'] }, { model: 'upstream-chat' });
+        expect(standard.status).toBe(200);
+        expect(d.upstream.lastBody).toMatchObject({ service_tier: 'default', modalities: ['text'] });
+      });
+    });
+
     // ---- 4. Wire translation over real HTTP -----------------------------------------------------
 
     describe('a request served by a profile of the other wire', () => {

@@ -44,7 +44,27 @@ export function requireBodyModel(body: unknown): string {
 }
 
 export function parseChatBody(body: unknown): ChatBody {
-  return parseJsonObject(chatBodySchema, body) as ChatBody;
+  const parsed = parseJsonObject(chatBodySchema, body) as ChatBody;
+  checkChatFields(parsed);
+  return parsed;
+}
+
+/** The service tiers whose price is the catalog's: the provider's standard processing. */
+const STANDARD_TIERS = new Set(['auto', 'default']);
+
+/**
+ * The OpenAI-wire fields that make the provider bill beyond the tokens the catalog prices, refused
+ * before anything is held (the rest of the body goes to the provider as given): a service tier
+ * other than the standard one (priority processing costs more per token), web search (a fee per
+ * search) and audio output (audio tokens, priced apart).
+ */
+function checkChatFields(body: ChatBody): void {
+  const tier = body.service_tier;
+  if (tier !== undefined && tier !== null && !(typeof tier === 'string' && STANDARD_TIERS.has(tier))) refuse('service_tier', 'only "auto" or "default" on this gateway (another tier is billed at prices the catalog does not hold)');
+  if (body.web_search_options !== undefined && body.web_search_options !== null) refuse('web_search_options', 'not supported on this gateway (its per-search fees cannot be reserved before the call)');
+  if (body.audio !== undefined && body.audio !== null) refuse('audio', 'not supported on this gateway (audio output is billed at prices the catalog does not hold)');
+  const modalities = body.modalities;
+  if (modalities !== undefined && modalities !== null && !(Array.isArray(modalities) && modalities.every((m) => m === 'text'))) refuse('modalities', 'only ["text"] on this gateway');
 }
 
 /**
