@@ -1,10 +1,11 @@
 // The embedded host's memory stays flat: a value an actor only wrote (each ended hold's record)
 // is not kept, an image artifact is not kept once stored, idle activations are dropped (never
-// one with a turn running or queued). The live heap is measured in a child process with
+// one with a turn running or queued), and a call to an actor that has no state leaves none. The live heap is measured in a child process with
 // --expose-gc (Jest cannot force a collection), on a real LMDB.
 
 import { z } from 'zod';
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { promisify } from 'node:util';
 import { buildSync } from 'esbuild';
 import { FundsHoldClient } from '../funds-hold/client';
 import { FundsHold } from '../funds-hold/FundsHold';
+import { ImageTask } from '../image-task/ImageTask';
 import { openLocalDb, type LocalDb } from '../../lib/local-db';
 import { ROOT } from '../../test/support/processes';
 import { EmbeddedActorHost } from './embedded-host';
@@ -96,6 +98,20 @@ describe('the embedded host, memory', () => {
     await sleep(600);
     expect(h.stats().activations).toBe(0);
     expect(await h.invoke('Counter', 'a', 'count', {})).toEqual({ calls: 1, stored: 3 });
+  });
+
+  it('when thousands of calls name actors nobody made (made-up task, order or session ids), then no activation is kept for them, and one with state still is', async () => {
+    const h = start();
+    h.register(ImageTask);
+    const owner = { accountId: 'acct_probe', apiKeyId: 'key_probe' };
+    for (let i = 0; i < 2000; i++) {
+      await expect(h.invoke('ImageTask', randomUUID(), 'view', owner)).rejects.toMatchObject({ code: 'not_found' });
+    }
+    expect(h.stats().activations).toBe(0);
+    // An actor with state keeps its activation until idle, as before.
+    expect(await h.invoke('Counter', 'kept', 'count', {})).toEqual({ calls: 1, stored: 1 });
+    expect(await h.invoke('Counter', 'kept', 'count', {})).toEqual({ calls: 2, stored: 2 });
+    expect(h.stats().activations).toBe(1);
   });
 
   it('when a turn outlasts the idle time, with another queued behind it, then the activation is kept until both have run', async () => {

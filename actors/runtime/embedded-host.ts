@@ -50,6 +50,8 @@ export const DEFAULT_ACTOR_IDLE_MS = 10 * 60_000;
 /** How often idle activations are looked for, at most (Dapr scans every 30 s). */
 const IDLE_SCAN_MS = 30_000;
 
+const activationKey = (actorType: string, actorId: string) => `${actorType}\u0000${actorId}`;
+
 export interface EmbeddedHostOptions {
   db: LocalDb;
   publish: Publisher;
@@ -181,24 +183,33 @@ export class EmbeddedActorHost implements ActorInvoker {
   /** Runs one turn on the actor's activation (kernel.ts queues them one at a time), observed. */
   private turn<R>(cls: ActorClass, actorId: string, label: string, run: (activation: Activation) => Promise<R>): Promise<R> {
     const started = performance.now();
-    const outcome = run(this.activate(cls, actorId));
+    const activation = this.activate(cls, actorId);
+    const outcome = run(activation);
     this.inFlight.add(outcome);
     return outcome.then((result) => {
-      this.settled(outcome, cls.actorType, actorId, label, started, true);
+      this.settled(outcome, activation, label, started, true);
       return result;
     }, (error: unknown) => {
-      this.settled(outcome, cls.actorType, actorId, label, started, false);
+      this.settled(outcome, activation, label, started, false);
       throw toGatewayError(error);
     });
   }
 
-  private settled(outcome: Promise<unknown>, actorType: string, actorId: string, label: string, started: number, ok: boolean): void {
+  private settled(outcome: Promise<unknown>, activation: Activation, label: string, started: number, ok: boolean): void {
+    const { cls: { actorType }, actorId } = activation;
     this.inFlight.delete(outcome);
+    // An actor that has no state (an id a caller made up: a task, order or session nobody
+    // created) is not kept for the idle time: a flood of made-up ids would hold one activation
+    // each for that long.
+    if (activation.holdsNothing) {
+      const key = activationKey(actorType, actorId);
+      if (this.activations.get(key) === activation) this.activations.delete(key);
+    }
     this.options.onCall?.(actorType, actorId, label, performance.now() - started, ok);
   }
 
   private activate(cls: ActorClass, actorId: string): Activation {
-    const key = `${cls.actorType}\u0000${actorId}`;
+    const key = activationKey(cls.actorType, actorId);
     let activation = this.activations.get(key);
     if (!activation) {
       activation = new Activation(cls, actorId, this.kernel, { overlapCommits: true });

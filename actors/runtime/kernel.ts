@@ -169,6 +169,8 @@ export class Activation {
   private busy = 0;
   /** When its last turn ended (performance.now()). */
   lastUsed = performance.now();
+  /** Whether a turn of this activation has handed anything to the host's commit (state, events, reminders). */
+  private changed = false;
 
   constructor(
     readonly cls: ActorClass,
@@ -180,6 +182,15 @@ export class Activation {
   /** Whether a turn is queued, running or committing. */
   get active(): boolean {
     return this.busy > 0;
+  }
+
+  /**
+   * Holds nothing a later turn could use: no turn under way, no state read into the cache or
+   * written, no reminder registered under a fresh name. Such is the activation of an id nobody
+   * made (a made-up image task, order or session id): a host need not keep it.
+   */
+  get holdsNothing(): boolean {
+    return this.busy === 0 && !this.changed && this.cache.size === 0 && this.pending.size === 0 && this.committing.length === 0 && this.freshNames.size === 0;
   }
 
   /** Cached values (memory accounting). */
@@ -317,6 +328,7 @@ export class Activation {
         throw error;
       }
       const request = new Commit(this, turn, incarnation);
+      if (turn.writes.size > 0 || turn.events.length > 0 || turn.reminders.size > 0) this.changed = true;
       // In `committing` before the host sees it: a commit may fail (and reset) at once.
       const entry: Committing = { turn, durable: COMMITTED, copied: false };
       if (overlap) {
