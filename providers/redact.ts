@@ -6,6 +6,14 @@
 /** The most characters of an upstream's reason a customer is shown. */
 export const CUSTOMER_DETAIL_LIMIT = 500;
 
+/**
+ * The most characters of an upstream's reason the patterns below are run on. Their time grows
+ * with the square of a text without spaces (each is tried from every word boundary to the end),
+ * and an upstream may quote a long input of the request back: 8 KiB of "a-a-…" held the event
+ * loop for a quarter of a second, 32 KiB for seconds. The customer sees less than this anyway.
+ */
+const EXAMINED_LIMIT = 2 * CUSTOMER_DETAIL_LIMIT;
+
 /** What the gateway knows about one upstream that must stay inside it. */
 export interface Internals {
   /** The provider entry's name (the catalog's `providers` key). */
@@ -53,6 +61,12 @@ const ADDRESS_LIKE = /\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b|\[[0-9a-f:.]+\](?
  */
 export function customerDetail(text: string, internals: Internals): string {
   let out = withoutSecrets(text, internals.secrets).replace(/[\u0000-\u001f\u007f]+/g, ' ');
+  if (out.length > EXAMINED_LIMIT) {
+    // A word cut in half (a URL, an address, a key) might no longer be recognised: it is left
+    // out whole, unless it is the only one (then its start is what the patterns see).
+    const space = out[EXAMINED_LIMIT] === ' ' ? EXAMINED_LIMIT : out.lastIndexOf(' ', EXAMINED_LIMIT);
+    out = `${out.slice(0, space > 0 ? space : EXAMINED_LIMIT)} …`;
+  }
   out = out.replace(URL_LIKE, '[url]');
   const host = hostOf(internals.baseUrl);
   if (host) out = out.split(host).join('[address]');

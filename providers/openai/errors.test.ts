@@ -5,6 +5,7 @@ import { answeringUpstream } from '../../test/support/answering-upstream';
 import { freePort } from '../../test/support/processes';
 import { AnthropicMessagesProvider } from '../anthropic/messages';
 import { customerProviderMessage } from '../port';
+import { customerDetail } from '../redact';
 import { rejection } from '../../test/support/errors';
 import { OpenAiChatProvider } from './chat';
 import { OpenAiImageProvider } from './images';
@@ -104,6 +105,24 @@ describe('an upstream refusing the request (other 4xx)', () => {
     await provider.close();
     await upstream.close();
     expect(error.detail!.length).toBeLessThanOrEqual(500);
+  });
+
+  it('when the reason echoes a long input of the request (as OpenAI quotes an invalid value), then the customer\'s copy takes milliseconds to make, not seconds of the event loop', () => {
+    // 32 KiB of "a-a-…": each pattern tried from every word boundary to the end took some 5 s.
+    const reason = `Invalid value: '${'a-'.repeat(16 * 1024)}'. Supported values are: 'system', 'user' (see https://10.0.0.7:8443/docs).`;
+    const started = performance.now();
+    const detail = customerDetail(reason, { name: ENTRY, baseUrl: 'http://10.0.0.7:8443/v1', secrets: [PLATFORM_KEY] });
+    expect(performance.now() - started).toBeLessThan(500);
+    // The quoted word is cut: left out whole, as a cut word is.
+    expect(detail).toBe('Invalid value: …');
+  });
+
+  it('when a long reason is cut in the middle of an address, then no part of the address is left for the customer', () => {
+    // Ten long URLs (each becomes "[url]"), then an address across the cut at 1,000 characters.
+    const urls = Array.from({ length: 10 }, (_, i) => `https://docs.example/${String(i).repeat(77)}`).join(' ');
+    const detail = customerDetail(`${urls} at 10.20.30.40:8443 refused`, { name: ENTRY, baseUrl: 'http://upstream.internal/v1', secrets: [] });
+    expect(detail).not.toMatch(/10\.20/);
+    expect(detail).toMatch(/^\[url\]( \[url\]){9}/);
   });
 
   it('when the body is not an error object (a proxy\'s page), then the customer reads the status only', async () => {
