@@ -1,12 +1,21 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import express from 'express';
 import type { StreamFrame } from './answer';
 import { clientGone, respond } from './respond';
 
 let server: Server;
 let base: string;
-const seen = { sent: 0, readToEnd: false, gone: false };
+const seen = { sent: 0, readToEnd: false, gone: false, pulled: 0 };
+
+/** A long-lived stream with much to send at once (a session's whole event log): 1,000 frames of 64 KiB. */
+async function* backlog(): AsyncGenerator<StreamFrame> {
+  const text = `data: ${'x'.repeat(64 * 1024)}\n\n`;
+  for (let i = 0; i < 1000; i++) {
+    seen.pulled += text.length;
+    yield { text };
+  }
+}
 
 /** Frames every 20 ms; the last two come after the client of /leaving has gone. */
 async function* frames(count: number): AsyncGenerator<StreamFrame> {
@@ -25,6 +34,7 @@ beforeAll(async () => {
     clientGone(res).addEventListener('abort', () => (seen.gone = true));
     void respond(res, { kind: 'stream', headers: {}, frames: frames(8) });
   });
+  app.get('/backlog', (_req, res) => void respond(res, { kind: 'stream', headers: {}, longLived: true, frames: backlog() }));
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -49,6 +59,26 @@ describe('respond: a use case answer over HTTP', () => {
     expect(res.headers.get('x-payg-capabilities')).toBe('signing');
     expect(await res.text()).toBe('data: 0\n\ndata: 1\n\ndata: 2\n\n');
     expect(seen.sent).toBe(3);
+  });
+
+  it('when the client of a long-lived stream does not read, then its frames are taken only as fast as it reads, not all kept in memory', async () => {
+    seen.pulled = 0;
+    const { port } = server.address() as AddressInfo;
+    const socket = connect(port, '127.0.0.1');
+    socket.pause();
+    socket.write('GET /backlog HTTP/1.1\r\nhost: x\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // What the sockets' kernel buffers hold, at most: without backpressure all 64 MiB were taken.
+    expect(seen.pulled).toBeLessThan(16 * 1024 * 1024);
+    // Read by the client, the stream goes on to its end.
+    let received = 0;
+    socket.on('data', (chunk: Buffer) => (received += chunk.length));
+    socket.resume();
+    const all = 1000 * (64 * 1024 + 8);
+    for (let waited = 0; received < all && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(seen.pulled).toBe(all);
+    expect(received).toBeGreaterThan(all);
+    socket.destroy();
   });
 
   it('when the client leaves mid-stream, then the use case hears it and the frames are still read to their end (the end settles the money)', async () => {

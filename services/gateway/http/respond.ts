@@ -50,12 +50,30 @@ export async function respond(res: Response, answer: UseCaseAnswer): Promise<voi
   for await (const frame of answer.frames) {
     if (res.destroyed) continue;
     const sent = frame.sent;
-    if (sent) res.write(frame.text, (error) => error || sent());
-    else res.write(frame.text);
+    const flowing = sent ? res.write(frame.text, (error) => error || sent()) : res.write(frame.text);
     if (first) {
       first = false;
       sendNow(res);
     }
+    // A long-lived stream (a session's events: its whole log, then whatever comes) takes its next
+    // frame only once the client has taken the last: one that does not read would otherwise have
+    // every frame kept in the gateway's memory for as long as it stays connected. A model call's
+    // stream is read on regardless (its end settles the money) and is bounded by its max_tokens.
+    if (!flowing && answer.longLived) await drained(res);
   }
   if (!res.destroyed) res.end();
+}
+
+/** Resolves once what was written has gone to the socket, or the connection is gone. */
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    if (res.destroyed) return resolve();
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
 }
