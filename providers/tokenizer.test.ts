@@ -1,4 +1,5 @@
-import { countChatPrompt, countText } from './tokenizer';
+import { randomBytes, randomInt } from 'node:crypto';
+import { countChatPrompt, countText, MAX_TOKENIZED_CHARS, replaceLibraryMerge } from './tokenizer';
 
 // Counts checked against OpenAI's own: a chat of one user message "hello" is billed 8 prompt
 // tokens by gpt-4o and gpt-4 (3 per message + role + text + 3 of priming).
@@ -35,6 +36,55 @@ describe('the prompt count of a cut stream, by tokenizer', () => {
         expect(counted).toBe(8 - 1 + countText(tokenizer, `say ${special} please`) + countText(tokenizer, special) + 1);
         expect(countText(tokenizer, special)).toBeGreaterThan(1);
       }
+    }
+  });
+});
+
+describe('the byte-pair merge (one long piece of text)', () => {
+  it('when a prompt is one long word, a long run of spaces or a long CJK sentence, then it is counted in well under a second (seconds before, minutes for longer ones, on the event loop)', () => {
+    countText('o200k_base', 'x');
+    // Before: 4, 4.5 and 3 s.
+    for (const text of ['a'.repeat(60_000), ' '.repeat(80_000), '\u4e00'.repeat(20_000)]) {
+      const started = performance.now();
+      expect(countChatPrompt('o200k_base', [{ role: 'user', content: text }])).toBeGreaterThan(7);
+      expect(performance.now() - started).toBeLessThan(1000);
+    }
+  });
+
+  it('when a prompt\'s text is longer than the tokenizer is run over (1 MB of base64), then it is not counted (the caller estimates), at once; at the limit it is counted', () => {
+    const base64 = randomBytes(750_000).toString('base64');
+    const started = performance.now();
+    expect(countChatPrompt('o200k_base', [{ role: 'user', content: base64 }])).toBeUndefined();
+    expect(performance.now() - started).toBeLessThan(100);
+    expect(countChatPrompt('o200k_base', [{ role: 'system', content: 'x'.repeat(MAX_TOKENIZED_CHARS - 5) }, { role: 'user', content: 'hi', name: 'ada' }])).toBeGreaterThan(8);
+    expect(countChatPrompt('o200k_base', [{ role: 'system', content: 'x'.repeat(MAX_TOKENIZED_CHARS - 5) }, { role: 'user', content: 'hi!', name: 'ada' }])).toBeUndefined();
+  });
+
+  it('when any text is counted, then the tokens are those of the library\'s own merge, on both encodings', () => {
+    countText('o200k_base', 'x');
+    countText('cl100k_base', 'x');
+    const libraryMerge = replaceLibraryMerge();
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const core = (require('gpt-tokenizer/cjs/BytePairEncodingCore') as { BytePairEncodingCore: { prototype: { bytePairMerge(piece: Uint8Array): number[] } } }).BytePairEncodingCore.prototype;
+    // The cores of both encodings, each compared on pieces of every kind.
+    const cores: object[] = [];
+    const spy = core.bytePairMerge;
+    core.bytePairMerge = function (this: object, piece: Uint8Array) {
+      if (!cores.includes(this)) cores.push(this);
+      return spy.call(this, piece);
+    };
+    try {
+      countText('o200k_base', 'zqxjvk-unmerged');
+      countText('cl100k_base', 'zqxjvk-unmerged');
+    } finally {
+      core.bytePairMerge = spy;
+    }
+    expect(cores).toHaveLength(2);
+    const alphabet = ['a', 'b', 'e', 'n', 't', 'th', 'in', ' ', '  ', 'é', 'ü', '\u4e00', '\u4e16', '\u3042', '\ud83c\udfa8', '-', '=', '0', '\t'];
+    const encoder = new TextEncoder();
+    for (let i = 0; i < 400; i++) {
+      const piece = encoder.encode(Array.from({ length: randomInt(1, 120) }, () => alphabet[randomInt(alphabet.length)]).join(''));
+      for (const encodingCore of cores) expect(spy.call(encodingCore, piece)).toEqual(libraryMerge.call(encodingCore as never, piece));
     }
   });
 });

@@ -11,6 +11,7 @@
 // customer's words: the library's default refuses such text with an exception. An encoding is
 // loaded on its first use (≈ 0.1 s and 30 MB of heap), never at start-up.
 
+import { mergedParts } from './bpe-merge';
 import type { ChatMessage } from './port';
 
 export const TOKENIZERS = ['o200k_base', 'cl100k_base'] as const;
@@ -25,9 +26,54 @@ const loaded = new Map<TokenizerName, Encoding>();
 /** No special token is recognised in a customer's text: all of it is encoded as ordinary text. */
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
+/** What of gpt-tokenizer's byte-pair core the gateway replaces (its own methods, by these names). */
+interface BytePairCore {
+  bytePairMerge(piece: Uint8Array): number[];
+  bytePairEncode(input: string): number[];
+  getBpeRankFromBytes(key: Uint8Array): number | undefined;
+  getBpeRankFromBytesOrThrow(key: Uint8Array): number;
+  textEncoder: TextEncoder;
+}
+
+/** Up to this many bytes a piece is merged by the library's own loop: quadratic, but cheaper than a heap at this size. */
+const SHORT_PIECE_BYTES = 64;
+/** Where the library's own merge is kept once replaced (the library is loaded once per process). */
+const REPLACED = Symbol.for('payg.libraryBytePairMerge');
+/** Pieces longer than this are merged without the library's merge cache: its keys are the pieces, kept (100,000 of them) for good. */
+const CACHED_PIECE_CHARS = 256;
+
+/**
+ * gpt-tokenizer's merge, replaced by one that gives the same tokens in O(n log n) (./bpe-merge.ts):
+ * a prompt of one long word took seconds to minutes to count, on the event loop, and counting is
+ * free (POST /v1/messages/count_tokens). Long pieces also skip the library's merge cache, which
+ * would keep each of them as a key. Returns the library's own merge (tests compare the two).
+ */
+export function replaceLibraryMerge(): (this: BytePairCore, piece: Uint8Array) => number[] {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const core = (require('gpt-tokenizer/cjs/BytePairEncodingCore') as { BytePairEncodingCore: { prototype: BytePairCore & { [REPLACED]?: (piece: Uint8Array) => number[] } } }).BytePairEncodingCore.prototype;
+  const replaced = core[REPLACED];
+  if (replaced) return replaced;
+  const libraryMerge = core.bytePairMerge;
+  const libraryEncode = core.bytePairEncode;
+  core[REPLACED] = libraryMerge;
+  core.bytePairMerge = function bytePairMerge(this: BytePairCore, piece: Uint8Array): number[] {
+    // A short piece is merged faster by the library's own loop (no heap to build).
+    if (piece.length <= SHORT_PIECE_BYTES) return libraryMerge.call(this, piece);
+    const starts = mergedParts(piece, (bytes) => this.getBpeRankFromBytes(bytes));
+    const tokens: number[] = [];
+    for (let i = 0; i + 1 < starts.length; i++) tokens.push(this.getBpeRankFromBytesOrThrow(piece.subarray(starts[i], starts[i + 1])));
+    return tokens;
+  };
+  core.bytePairEncode = function bytePairEncode(this: BytePairCore, input: string): number[] {
+    return input.length > CACHED_PIECE_CHARS ? this.bytePairMerge(this.textEncoder.encode(input)) : libraryEncode.call(this, input);
+  };
+  return libraryMerge;
+}
+
 function encoding(name: TokenizerName): Encoding {
   let found = loaded.get(name);
   if (!found) {
+    replaceLibraryMerge();
     // Loaded on demand: a require, not an import, so that start-up does not pay for it.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     found = require(`gpt-tokenizer/cjs/model/${MODEL_OF[name]}`) as Encoding;
@@ -47,8 +93,21 @@ function textOf(content: unknown): string {
   return text;
 }
 
-/** The prompt tokens an OpenAI upstream counts for these messages, text only (never more than it bills). */
-export function countChatPrompt(tokenizer: TokenizerName, messages: readonly ChatMessage[]): number {
+/**
+ * The most characters of text a prompt count runs the tokenizer over. The library takes 1–4 µs a
+ * character on text that is not common words (base64, random letters, one long run): 1 MB of
+ * base64 held the event loop for 2–16 s, and counting is free. Past it the caller estimates.
+ */
+export const MAX_TOKENIZED_CHARS = 128 * 1024;
+
+/**
+ * The prompt tokens an OpenAI upstream counts for these messages, text only (never more than it
+ * bills); undefined when their text is longer than MAX_TOKENIZED_CHARS (not counted).
+ */
+export function countChatPrompt(tokenizer: TokenizerName, messages: readonly ChatMessage[]): number | undefined {
+  let chars = 0;
+  for (const message of messages) chars += textOf(message.content).length + (typeof message.name === 'string' ? message.name.length : 0);
+  if (chars > MAX_TOKENIZED_CHARS) return undefined;
   const tokens = encoding(tokenizer);
   let names = 0;
   const chat = messages.map((message) => {

@@ -87,7 +87,7 @@ describe('a chat stream\'s money', () => {
       const cut = await call('scripted-tokenized-chat', 'openai', { messages, max_tokens: 20, stream: true });
       expect(JSON.parse(cut.frames.at(-1)!.slice(6))).toMatchObject({ error: { code: 'provider_error' } });
       // The special token's characters counted as the text they are (16 tokens, where "hello" is 8).
-      const prompt = countChatPrompt('o200k_base', messages);
+      const prompt = countChatPrompt('o200k_base', messages)!;
       expect(prompt).toBe(16);
       expect(cut.quantities).toEqual({ TEXT_INPUT: [prompt, 100], TEXT_OUTPUT: [3, 400] });
       expect(cut.balance).toMatchObject({ held: 0, openHolds: 0 });
