@@ -393,6 +393,28 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(problems).toEqual([]);
     });
 
+    it('when the operator double-clicks Create a key, then Rotate, then one key is made each time, the one shown', async () => {
+      const account = await admin(d.url, '/admin/v1/accounts', { name: `console-double-${Date.now()}` });
+      const accountId = account.body.accountId as string;
+      const keys = async () => (await json(`${d.url}/admin/v1/accounts/${accountId}/api-keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.items as { apiKeyId: string }[];
+      const { page, problems } = await open();
+      await signIn(page, 'operator', ADMIN_TOKEN);
+      await page.getByRole('heading', { name: 'Accounts', level: 2 }).waitFor();
+      await page.evaluate((hash) => { location.hash = hash; }, `accounts/${accountId}`);
+      await page.getByRole('button', { name: 'Create a key' }).dblclick();
+      await page.locator('#new-api-key').waitFor();
+      // A second key, made by the second click and never shown, would work and be nobody's.
+      await new Promise((r) => setTimeout(r, 1_000));
+      const made = await keys();
+      expect(made).toHaveLength(1);
+      await page.getByText(`The new key ${made[0]!.apiKeyId}, shown this once`).waitFor();
+      await page.getByRole('button', { name: `Rotate key ${made[0]!.apiKeyId}` }).dblclick();
+      await page.getByText(`Key ${made[0]!.apiKeyId} rotated`).waitFor();
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(await keys()).toHaveLength(2);
+      expect(problems).toEqual([]);
+    });
+
     it('when the customer’s key is revoked while the console is open, then the page says the key is refused and the API refuses its next call', async () => {
       const own = await fundedAccount(d.url, FUNDS);
       const { page, problems } = await open();

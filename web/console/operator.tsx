@@ -86,7 +86,7 @@ function AccountDetail({ accountId, onBack }: { accountId: string; onBack: () =>
             { label: 'Available', numeric: true, cell: (p) => usd(p.available) },
           ]} />
           <div class="actions">
-            <button type="button" onClick={() => act(async () => { await json(`${ADMIN}/accounts/${accountId}/${d.suspendedAt ? 'unsuspend' : 'suspend'}`, { method: 'POST', body: {} }); return d.suspendedAt ? 'Account resumed.' : 'Account suspended: its keys are refused.'; })}>
+            <button type="button" disabled={action.busy} onClick={() => act(async () => { await json(`${ADMIN}/accounts/${accountId}/${d.suspendedAt ? 'unsuspend' : 'suspend'}`, { method: 'POST', body: {} }); return d.suspendedAt ? 'Account resumed.' : 'Account suspended: its keys are refused.'; })}>
               {d.suspendedAt ? 'Unsuspend' : 'Suspend'}
             </button>
           </div>
@@ -98,7 +98,7 @@ function AccountDetail({ accountId, onBack }: { accountId: string; onBack: () =>
             setShown(key); setKeyName(''); return `Key ${key.apiKeyId} created.`;
           }); }}>
             <Field label="Key name (optional)" name="key-name" value={keyName} onInput={setKeyName} />
-            <button type="submit">Create a key</button>
+            <button type="submit" disabled={action.busy}>Create a key</button>
           </form>
           {shown && <div class="once" role="status">
             <p>The new key <code>{shown.apiKeyId}</code>, shown this once: copy it now.</p>
@@ -112,8 +112,8 @@ function AccountDetail({ accountId, onBack }: { accountId: string; onBack: () =>
             { label: 'Last used', cell: (k) => when(k.lastUsedAt) },
             { label: 'Limits', cell: (k) => limitsText(k.limits) },
             { label: 'Actions', cell: (k) => k.state === 'revoked' || k.state === 'expired' ? '' : <span class="actions">
-              <button type="button" aria-label={`Revoke key ${k.apiKeyId}`} onClick={() => act(async () => { await json(`${ADMIN}/api-keys/${k.apiKeyId}`, { method: 'DELETE' }); return `Key ${k.apiKeyId} revoked: refused within a second.`; })}>Revoke</button>
-              <button type="button" aria-label={`Rotate key ${k.apiKeyId}`} onClick={() => act(async () => {
+              <button type="button" disabled={action.busy} aria-label={`Revoke key ${k.apiKeyId}`} onClick={() => act(async () => { await json(`${ADMIN}/api-keys/${k.apiKeyId}`, { method: 'DELETE' }); return `Key ${k.apiKeyId} revoked: refused within a second.`; })}>Revoke</button>
+              <button type="button" disabled={action.busy} aria-label={`Rotate key ${k.apiKeyId}`} onClick={() => act(async () => {
                 const key = await json<{ apiKeyId: string; apiKey: string }>(`${ADMIN}/api-keys/${k.apiKeyId}/rotate`, { method: 'POST', body: { graceSeconds: 3600 } });
                 setShown(key); return `Key ${k.apiKeyId} rotated: it keeps working for an hour.`;
               })}>Rotate</button>

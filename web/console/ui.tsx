@@ -1,7 +1,7 @@
 // Small building blocks shared by the views: loading state, errors, tables, paging, forms.
 
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 export interface Loaded<T> { data?: T; error?: string; loading: boolean; reload: () => void }
 
@@ -86,18 +86,27 @@ export function Select({ label, value, onChange, options, name }: { label: strin
   );
 }
 
-/** Runs an action from a button or form, showing its error or its outcome. */
+/**
+ * Runs an action from a button or form, showing its error or its outcome. One at a time: a run
+ * asked for while another is under way (a double-click) is ignored, whatever the buttons show
+ * yet, so that a key is never created, or rotated, twice with one of them never shown.
+ */
 export function useAction(): { busy: boolean; error?: string; done?: string; run: (action: () => Promise<string | void>) => Promise<void> } {
   const [state, setState] = useState<{ busy: boolean; error?: string; done?: string }>({ busy: false });
+  const running = useRef(false);
   return {
     ...state,
     run: async (action) => {
+      if (running.current) return;
+      running.current = true;
       setState({ busy: true });
       try {
         const done = await action();
         setState({ busy: false, done: done || undefined });
       } catch (e) {
         setState({ busy: false, error: (e as Error).message });
+      } finally {
+        running.current = false;
       }
     },
   };
