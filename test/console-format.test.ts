@@ -1,6 +1,6 @@
 // The web console's pure helpers (web/console/format.ts): what a typed limit becomes.
 
-import { lastDays, parseLimits, spendingOf } from '../web/console/format';
+import { dayRange, lastDays, parseLimits, spendingOf } from '../web/console/format';
 
 
 describe('the limits form of the console', () => {
@@ -28,5 +28,18 @@ describe('the spending chart of the console', () => {
       expect(until).toBe(new Date(now).toISOString().slice(0, 10));
       expect(spendingOf([], since, until).days).toHaveLength(30);
     }
+  });
+});
+
+describe('the date filter of the bills and usage', () => {
+  it('when days are chosen, then from is the first day\'s start and to the start of the day after the last, in UTC', () => {
+    expect(dayRange('2026-02-27', '2026-02-28')).toEqual({ from: '2026-02-27T00:00:00Z', to: '2026-03-01T00:00:00.000Z' });
+    expect(dayRange('', '')).toEqual({ from: undefined, to: undefined });
+    // The last day there is: every day up to it, without a bound no RFC 3339 time could carry.
+    expect(dayRange('', '9999-12-31')).toEqual({ from: undefined, to: undefined });
+  });
+
+  it.each([['20266-12-31', ''], ['', '20266-12-31'], ['275760-09-13', '2026-01-01'], ['2026-02-30', '']])('when the days are "%s" and "%s" (a year typed with five digits, an impossible day), then it throws naming the field', (from, to) => {
+    expect(() => dayRange(from, to)).toThrow(from ? 'From:' : 'To:');
   });
 });

@@ -243,6 +243,28 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(problems).toEqual([]);
     });
 
+    it('when a year of five digits is typed in a date filter, then the form says so and the page goes on working', async () => {
+      const { page, problems } = await customerOn('Bills');
+      await page.locator('#bills-total').waitFor();
+      const total = await page.locator('#bills-total').getAttribute('data-total');
+      // Typed in the date field, as a person would: month, day, then a year with one digit too many.
+      const to = page.getByLabel('To (UTC day, included)');
+      await to.focus();
+      await page.keyboard.press('Shift+Tab');
+      await page.keyboard.press('Tab');
+      await page.keyboard.type('123120266');
+      expect(await to.inputValue()).toBe('20266-12-31');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Not filtered. To: "20266-12-31" is not a day from the year 0001 to 9999.' }).waitFor();
+      expect(await page.locator('#bills-total').textContent()).toBe(`${total} bill items, newest first.`);
+      // Corrected, the filter applies: every bill so far is before the end of 2100.
+      await to.fill('2100-12-31');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.getByText(`${total} bill items match, newest first.`).waitFor();
+      expect(await page.getByRole('alert').count()).toBe(0);
+      expect(problems).toEqual([]);
+    });
+
     it('when the customer opens image tasks, orders and limits, then each explains itself, a top-up starts, and the limits set are shown', async () => {
       const key = (await json(`${d.url}/admin/v1/accounts/${customer.accountId}/api-keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.items[0];
       const patched = await json(`${d.url}/admin/v1/api-keys/${key.apiKeyId}`, { method: 'PATCH', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ limits: { requests_per_minute: 600, spend_per_day: 2_000_000_000 } }) });

@@ -5,7 +5,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiError, download, json, onCredentialRefused, query, request, sessionValue, setSessionValue } from './api';
 import { SpendingChart } from './chart';
-import { dayEnd, dayStart, lastDays, parseUsd, spendingOf, usd, when, type LimitName } from './format';
+import { dayRange, lastDays, parseUsd, spendingOf, usd, when, type LimitName } from './format';
 import { ErrorBox, Field, Outcome, Pager, Section, Table, useAction, useLoad } from './ui';
 
 interface Balance { accountId: string; pool: string; balance: number; held: number; available: number; leased: number; openHolds: number }
@@ -114,8 +114,21 @@ function Ledger({ kind, version }: { kind: Kind; version: string }) {
   const [page, setPage] = useState(1);
   const [form, setForm] = useState<Filters>({ from: '', to: '', model: '' });
   const [filters, setFilters] = useState<Filters>({ from: '', to: '', model: '' });
+  // A day the form cannot send is said beside it; the filters applied stay those last sent.
+  const [formError, setFormError] = useState<string>();
   const filtered = filters.from !== '' || filters.to !== '' || filters.model !== '';
-  const range = { from: dayStart(filters.from), to: dayEnd(filters.to), model: filters.model };
+  const range = { ...dayRange(filters.from, filters.to), model: filters.model };
+  const apply = () => {
+    try {
+      dayRange(form.from, form.to);
+    } catch (e) {
+      setFormError(`Not filtered. ${(e as Error).message}`);
+      return;
+    }
+    setFormError(undefined);
+    setPage(1);
+    setFilters(form);
+  };
   const rows = useLoad(() => json<Page<BillItem | UsageItem>>(`${BASE}/${kind}/page${query({ page, size: PAGE_SIZE, ...range })}`), [kind, page, filters, version]);
   const exporting = useAction();
   const title = kind === 'bills' ? 'Bills' : 'Usage';
@@ -126,12 +139,13 @@ function Ledger({ kind, version }: { kind: Kind; version: string }) {
   const data = rows.data;
   return (
     <Section title={title}>
-      <form class="filters" onSubmit={(e) => { e.preventDefault(); setPage(1); setFilters(form); }}>
+      <form class="filters" onSubmit={(e) => { e.preventDefault(); apply(); }}>
         <Field label="From (UTC day)" name="from" type="date" value={form.from} onInput={(from) => setForm({ ...form, from })} />
         <Field label="To (UTC day, included)" name="to" type="date" value={form.to} onInput={(to) => setForm({ ...form, to })} />
         <Field label="Model" name="model" value={form.model} placeholder="any model" onInput={(model) => setForm({ ...form, model })} />
         <button type="submit">Filter</button>
       </form>
+      <ErrorBox error={formError} />
       <div class="actions">
         <button type="button" onClick={() => save('csv')} disabled={exporting.busy}>Export CSV</button>
         <button type="button" onClick={() => save('jsonl')} disabled={exporting.busy}>Export JSON Lines</button>

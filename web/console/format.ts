@@ -22,13 +22,31 @@ export function parseUsd(text: string): number | undefined {
 export const day = (iso: string): string => iso.slice(0, 10);
 export const when = (iso: string | null | undefined): string => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : '—');
 
-/** A date input's value (YYYY-MM-DD, a UTC day) → the RFC 3339 instant the exports take. */
-export const dayStart = (date: string): string | undefined => (date ? `${date}T00:00:00Z` : undefined);
-export function dayEnd(date: string): string | undefined {
-  if (!date) return undefined;
-  const next = new Date(`${date}T00:00:00Z`);
-  next.setUTCDate(next.getUTCDate() + 1);
-  return next.toISOString();
+/**
+ * The filter's days (date inputs' values, YYYY-MM-DD, UTC days; '' for none) → the RFC 3339
+ * instants the pages and exports take: `from` the first day's start, `to` the start of the day
+ * after the last (the last day included). A date input also lets a year of five or six digits be
+ * typed (20266 for 2026), which no RFC 3339 time can carry: such a day throws, naming the field,
+ * so that the form says so instead of the page failing.
+ */
+export function dayRange(from: string, to: string): { from?: string; to?: string } {
+  const problems: string[] = [];
+  const start = (date: string, name: string): Date | undefined => {
+    if (date === '') return undefined;
+    const instant = new Date(`${date}T00:00:00Z`);
+    if (/^\d{4}-\d{2}-\d{2}$/.test(date) && !Number.isNaN(instant.getTime()) && instant.toISOString().startsWith(date)) return instant;
+    problems.push(`${name}: "${date}" is not a day from the year 0001 to 9999`);
+    return undefined;
+  };
+  const first = start(from, 'From');
+  const last = start(to, 'To');
+  if (problems.length > 0) throw new Error(`${problems.join('; ')}.`);
+  const next = last && new Date(last.getTime() + 86_400_000);
+  return {
+    from: first && `${from}T00:00:00Z`,
+    // The day after 9999-12-31 has no RFC 3339 time: up to the last day there is, every day is included.
+    to: next && next.getUTCFullYear() <= 9999 ? next.toISOString() : undefined,
+  };
 }
 
 export type LimitName = 'requests_per_minute' | 'tokens_per_minute' | 'spend_per_day' | 'spend_per_month' | 'spend_total';
