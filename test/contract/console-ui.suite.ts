@@ -342,6 +342,36 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(problems).toEqual([]);
     });
 
+    it('when a top-up’s answer is lost (a 502 after the gateway made the order) and the customer tries again, then the same order is shown, not a second one', async () => {
+      const { page, problems } = await customerOn('Orders');
+      const made: string[] = [];
+      let lose = true;
+      await page.route('**/api/consumer/orders', async (route) => {
+        const answer = await route.fetch();
+        made.push((await answer.json()).orderId);
+        if (lose) {
+          lose = false;
+          await route.fulfill({ status: 502, contentType: 'text/plain', body: 'Bad Gateway' });
+        } else {
+          await route.fulfill({ response: answer });
+        }
+      });
+      await page.getByLabel('Amount (USD)').fill('7.25');
+      await page.getByRole('button', { name: 'Start a top-up' }).click();
+      await page.getByRole('alert').filter({ hasText: '502' }).waitFor();
+      await page.getByRole('button', { name: 'Start a top-up' }).click();
+      const status = await page.getByRole('status').filter({ hasText: /^Order / }).textContent();
+      expect(made).toHaveLength(2);
+      expect(made[1]).toBe(made[0]);
+      expect(status).toContain(`Order ${made[0]} for ${usd(7_250_000_000)} is created`);
+      // Once an order is made, the next top-up is a new order, even of the same amount.
+      await page.getByLabel('Amount (USD)').fill('7.25');
+      await page.getByRole('button', { name: 'Start a top-up' }).click();
+      await page.getByRole('status').filter({ hasText: /^Order / }).filter({ hasNotText: made[0]! }).waitFor();
+      expect(new Set(made).size).toBe(2);
+      expect(problems.filter((p) => !/status of 502/.test(p))).toEqual([]);
+    });
+
     it('when the operator signs in, then accounts are searched and opened, a key is created and shown once, credited with a reference, revoked and refused', async () => {
       const name = `console-ui-${Date.now()}`;
       const account = await admin(d.url, '/admin/v1/accounts', { name });

@@ -80,9 +80,11 @@ export function onCredentialRefused(listener: (error: ApiError) => void): () => 
   return () => { if (refusedListener === listener) refusedListener = undefined; };
 }
 
-export async function request(path: string, init: { method?: string; body?: unknown; token?: string } = {}): Promise<Response> {
+interface RequestInit { method?: string; body?: unknown; token?: string; headers?: Record<string, string> }
+
+export async function request(path: string, init: RequestInit = {}): Promise<Response> {
   const token = init.token ?? current?.token;
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...init.headers };
   if (token) headers.authorization = `Bearer ${token}`;
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(path, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body), cache: 'no-store' });
@@ -95,9 +97,21 @@ export async function request(path: string, init: { method?: string; body?: unkn
   return res;
 }
 
-export async function json<T>(path: string, init?: { method?: string; body?: unknown; token?: string }): Promise<T> {
+export async function json<T>(path: string, init?: RequestInit): Promise<T> {
   const res = await request(path, init);
   return (res.status === 204 ? undefined : await res.json()) as T;
+}
+
+/**
+ * A random (version 4) UUID for an Idempotency-Key. From getRandomValues, which a page served
+ * over plain HTTP has too (crypto.randomUUID is only in secure contexts).
+ */
+export function newIdempotencyKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6]! & 0x0f) | 0x40;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** A query string of the parameters that have a value. */

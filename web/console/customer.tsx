@@ -2,8 +2,8 @@
 // bills and usage with their exports, image tasks, orders and limits. Everything comes from the
 // gateway's console, order and image routes, as the API key's own account.
 
-import { useEffect, useMemo, useState } from 'preact/hooks';
-import { ApiError, download, json, onCredentialRefused, query, request, sessionValue, setSessionValue } from './api';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { ApiError, download, json, newIdempotencyKey, onCredentialRefused, query, request, sessionValue, setSessionValue } from './api';
 import { SpendingChart } from './chart';
 import { dayRange, lastDays, parseUsd, spendingOf, usd, when, type LimitName } from './format';
 import { ErrorBox, Field, Outcome, Pager, Section, Table, useAction, useLoad } from './ui';
@@ -264,10 +264,16 @@ function Orders({ version }: { version: string }) {
   const [creditPage, setCreditPage] = useState(1);
   const credits = useLoad(() => json<Page<BillItem>>(`${BASE}/bills/page${query({ page: creditPage, size: PAGE_SIZE, kind: 'credit' })}`), [creditPage, version]);
   const remember = (order: Order) => setMine((list) => [order, ...list.filter((o) => o.orderId !== order.orderId)]);
+  // One Idempotency-Key per top-up asked for, kept until an order is made: asked again after an
+  // error answer or none (the order may have been made all the same), the same amount gets the
+  // same order, not a second one. Another amount is another top-up, with a key of its own.
+  const attempt = useRef<{ nano: number; key: string } | undefined>(undefined);
   const start = () => action.run(async () => {
     const nano = parseUsd(amount);
     if (nano === undefined) throw new Error('Enter an amount in USD, such as 20 or 12.50.');
-    const order = await json<Order>('/api/consumer/orders', { method: 'POST', body: { amount: nano } });
+    if (attempt.current?.nano !== nano) attempt.current = { nano, key: newIdempotencyKey() };
+    const order = await json<Order>('/api/consumer/orders', { method: 'POST', body: { amount: nano }, headers: { 'idempotency-key': attempt.current.key } });
+    attempt.current = undefined;
     remember(order);
     setAmount('');
     return `Order ${order.orderId} for ${usd(order.amount)} is ${order.status}: your balance grows once the payment provider confirms the payment.`;
