@@ -467,6 +467,28 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(problems).toEqual([]);
     });
 
+    it('when an account and its key have names as long as the API allows, then the page stays as wide as the window and every key’s actions are in view', async () => {
+      const name = `${'N'.repeat(180)}${Date.now()}`;
+      const account = await admin(d.url, '/admin/v1/accounts', { name });
+      const accountId = account.body.accountId as string;
+      const key = await admin(d.url, `/admin/v1/accounts/${accountId}/api-keys`, { name: 'k'.repeat(200) });
+      const { page, problems } = await open();
+      await signIn(page, 'operator', ADMIN_TOKEN);
+      await page.getByLabel('Name contains').fill(name);
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.getByRole('button', { name }).click();
+      const revoke = page.getByRole('button', { name: `Revoke key ${key.body.apiKeyId}` });
+      await revoke.waitFor();
+      const width = page.viewportSize()!.width;
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+      const box = (await revoke.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(width);
+      await page.goBack();
+      await page.getByRole('button', { name }).waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+      expect(problems).toEqual([]);
+    });
+
     it('when the customer’s key is revoked while the console is open, then the page says the key is refused and the API refuses its next call', async () => {
       const own = await fundedAccount(d.url, FUNDS);
       const { page, problems } = await open();

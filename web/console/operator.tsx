@@ -42,7 +42,7 @@ function Accounts({ onOpen }: { onOpen: (accountId: string) => void }) {
         </form>
         <ErrorBox error={list.error} />
         {list.data && <Table caption="Accounts" rows={list.data.items} rowKey={(a) => a.accountId} empty="No account matches." columns={[
-          { label: 'Name', cell: (a) => <button type="button" class="link" onClick={() => onOpen(a.accountId)}>{a.name}</button> },
+          { label: 'Name', cell: (a) => <button type="button" class="link name" onClick={() => onOpen(a.accountId)}>{a.name}</button> },
           { label: 'Account', cell: (a) => <code>{a.accountId}</code> },
           { label: 'Created', cell: (a) => when(a.createdAt) },
           { label: 'State', cell: (a) => (a.suspendedAt ? <span class="bad">suspended</span> : 'active') },
@@ -106,7 +106,7 @@ function AccountDetail({ accountId, onBack }: { accountId: string; onBack: () =>
             <button type="button" onClick={() => setShown(undefined)}>I have copied it</button>
           </div>}
           <Table caption="API keys" rows={d.keys} rowKey={(k) => k.apiKeyId} columns={[
-            { label: 'Key', cell: (k) => <><code>{k.prefix}…</code> {k.name ?? ''}</> },
+            { label: 'Key', cell: (k) => <><code>{k.prefix}…</code> <span class="name">{k.name ?? ''}</span></> },
             { label: 'Id', cell: (k) => <code>{k.apiKeyId}</code> },
             { label: 'State', cell: (k) => <span data-key-state={k.apiKeyId} class={k.state === 'active' ? undefined : 'bad'}>{k.state}</span> },
             { label: 'Last used', cell: (k) => when(k.lastUsedAt) },
