@@ -489,6 +489,28 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(problems).toEqual([]);
     });
 
+    it('when the overview is opened on a phone, then the page and its chart fit the screen, and the chart follows a wider window', async () => {
+      const context = await browser.newContext({ viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true });
+      try {
+        const page = await context.newPage();
+        const problems: string[] = [];
+        page.on('pageerror', (error) => problems.push(`uncaught: ${error.message}`));
+        await signIn(page, 'customer', customer.apiKey);
+        await page.locator('.chart canvas').first().waitFor();
+        const fits = () => page.evaluate(() => {
+          const card = document.querySelector('.chart')!.closest('.card')!.getBoundingClientRect();
+          return { page: document.documentElement.scrollWidth, window: innerWidth, chart: document.querySelector('.chart .uplot')!.getBoundingClientRect().right <= card.right };
+        });
+        expect(await fits()).toEqual({ page: 360, window: 360, chart: true });
+        await page.setViewportSize({ width: 1000, height: 740 });
+        await passes(async () => expect(await page.locator('.chart .uplot').evaluate((e) => e.getBoundingClientRect().width)).toBeGreaterThan(700), LIVE_MS);
+        expect(await fits()).toEqual({ page: 1000, window: 1000, chart: true });
+        expect(problems).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    });
+
     it('when the customer’s key is revoked while the console is open, then the page says the key is refused and the API refuses its next call', async () => {
       const own = await fundedAccount(d.url, FUNDS);
       const { page, problems } = await open();

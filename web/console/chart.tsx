@@ -16,7 +16,8 @@ export function SpendingChart({ spending }: { spending: Spending }) {
     const totals = spending.days.map((_, i) => spending.charged.reduce((sum, m) => sum + (m[i] ?? 0), 0));
     const toUsd = (nano: number) => nano / 1e9;
     const plot = new uPlot({
-      width: Math.max(320, box.current.clientWidth),
+      // As wide as its card, on a phone too; it follows the card when the window changes.
+      width: box.current.clientWidth,
       height: 260,
       // The bars are UTC days: the axis is told in UTC too, whatever the browser's time zone.
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
@@ -29,7 +30,10 @@ export function SpendingChart({ spending }: { spending: Spending }) {
         ...spending.models.map((model, i) => ({ label: model, stroke: COLORS[i % COLORS.length], width: 2, points: { show: true }, value: (_u: uPlot, v: number | null) => (v == null ? '' : usd(Math.round(v * 1e9))) })),
       ],
     }, [xs, totals.map(toUsd), ...spending.charged.map((m) => m.map(toUsd))], box.current);
-    return () => plot.destroy();
+    const chart = box.current;
+    const resized = new ResizeObserver(() => { if (chart.clientWidth !== plot.width) plot.setSize({ width: chart.clientWidth, height: 260 }); });
+    resized.observe(chart);
+    return () => { resized.disconnect(); plot.destroy(); };
   }, [spending]);
   return (
     <figure>
