@@ -243,6 +243,30 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(problems).toEqual([]);
     });
 
+    it('when the next page of bills is slow to come, then the page number never stands beside the rows of the page before', async () => {
+      const own = await fundedAccount(d.url, 1_000_000_000);
+      for (let i = 1; i <= 24; i++) expect((await admin(d.url, `/admin/v1/accounts/${own.accountId}/credits`, { amount: 1_000_000, reference: `slow-${i}` })).status).toBe(200);
+      const { page, problems } = await open();
+      await signIn(page, 'customer', own.apiKey);
+      await view(page, 'Bills');
+      await page.getByText('Page 1 of 2').waitFor();
+      const newest = page.getByRole('row').filter({ hasText: 'slow-24' });
+      await newest.waitFor();
+      await page.route(/\/bills\/page\?page=2&/, async (route) => {
+        await new Promise((r) => setTimeout(r, 1_500));
+        await route.continue();
+      });
+      await page.getByRole('button', { name: 'Next' }).click();
+      // While page 2 is on its way: page 1's rows are gone (they stood beside "Page 2 of 2"), and the view says it is loading.
+      await new Promise((r) => setTimeout(r, 500));
+      expect([await newest.count(), await page.getByText('Page 2 of 2').count()]).toEqual([0, 0]);
+      expect(await page.getByRole('status').filter({ hasText: 'Loading…' }).count()).toBe(1);
+      await page.getByText('Page 2 of 2').waitFor();
+      await page.getByRole('row').filter({ hasText: 'initial' }).waitFor();
+      expect(await newest.count()).toBe(0);
+      expect(problems).toEqual([]);
+    });
+
     it('when a year of five digits is typed in a date filter, then the form says so and the page goes on working', async () => {
       const { page, problems } = await customerOn('Bills');
       await page.locator('#bills-total').waitFor();

@@ -81,7 +81,7 @@ function Money({ nano, id }: { nano: number | undefined; id: string }) {
 function Overview({ balance, version }: { balance?: Balance; version: string }) {
   const { since, until } = useMemo(() => lastDays(30, Date.now()), []);
   // The ledger's sums per day and model (never the rows themselves).
-  const usage = useLoad(() => json<{ items: { day: string; model: string; charged: number }[] }>(`${BASE}/spending${query({ from: since, to: until })}`), [version]);
+  const usage = useLoad(() => json<{ items: { day: string; model: string; charged: number }[] }>(`${BASE}/spending${query({ from: since, to: until })}`), [], version);
   const spending = useMemo(() => spendingOf((usage.data?.items ?? []).map((item) => ({ occurredAt: item.day, model: item.model, charged: item.charged })), since, until), [usage.data]);
   const charged = spending.charged.flat().some((n) => n > 0);
   return (
@@ -129,7 +129,7 @@ function Ledger({ kind, version }: { kind: Kind; version: string }) {
     setPage(1);
     setFilters(form);
   };
-  const rows = useLoad(() => json<Page<BillItem | UsageItem>>(`${BASE}/${kind}/page${query({ page, size: PAGE_SIZE, ...range })}`), [kind, page, filters, version]);
+  const rows = useLoad(() => json<Page<BillItem | UsageItem>>(`${BASE}/${kind}/page${query({ page, size: PAGE_SIZE, ...range })}`), [kind, page, filters], version);
   const exporting = useAction();
   const title = kind === 'bills' ? 'Bills' : 'Usage';
   const save = (format: 'csv' | 'jsonl') => exporting.run(async () => {
@@ -153,6 +153,7 @@ function Ledger({ kind, version }: { kind: Kind; version: string }) {
       </div>
       <Outcome action={exporting} />
       <ErrorBox error={rows.error} />
+      {!data && rows.loading && <p class="muted" role="status">Loading…</p>}
       {data && <>
         <p class="muted" id={`${kind}-total`} data-total={data.total}>{data.total} {kind === 'bills' ? 'bill items' : 'usage lines'}{filtered ? ' match' : ''}, newest first.</p>
         {kind === 'bills'
@@ -197,7 +198,7 @@ interface TaskRow { id: string; taskId: string; model: string; occurredAt: strin
 function Images({ version }: { version: string }) {
   // The bills of image tasks, a page at a time: each is a task's charge, or its hold returned.
   const [page, setPage] = useState(1);
-  const bills = useLoad(() => json<Page<BillItem>>(`${BASE}/bills/page${query({ page, size: PAGE_SIZE, images: 'true' })}`), [page, version]);
+  const bills = useLoad(() => json<Page<BillItem>>(`${BASE}/bills/page${query({ page, size: PAGE_SIZE, images: 'true' })}`), [page], version);
   const tasks: TaskRow[] = (bills.data?.items ?? []).map((bill) => ({
     id: bill.id, taskId: bill.taskId!, model: bill.model ?? '', occurredAt: bill.occurredAt,
     charged: bill.kind === 'charge' ? bill.amount : 0,
@@ -262,7 +263,7 @@ function Orders({ version }: { version: string }) {
   const action = useAction();
   // The account's credits, a page at a time: a paid order's is referenced `order:<orderId>`, an operator's by its own reference.
   const [creditPage, setCreditPage] = useState(1);
-  const credits = useLoad(() => json<Page<BillItem>>(`${BASE}/bills/page${query({ page: creditPage, size: PAGE_SIZE, kind: 'credit' })}`), [creditPage, version]);
+  const credits = useLoad(() => json<Page<BillItem>>(`${BASE}/bills/page${query({ page: creditPage, size: PAGE_SIZE, kind: 'credit' })}`), [creditPage], version);
   const remember = (order: Order) => setMine((list) => [order, ...list.filter((o) => o.orderId !== order.orderId)]);
   // One Idempotency-Key per top-up asked for, kept until an order is made: asked again after an
   // error answer or none (the order may have been made all the same), the same amount gets the
@@ -322,7 +323,7 @@ interface SpendFigures { spend_per_day: number; spend_per_month: number; spend_t
 interface CallerLimits { key: Limits | null; account: Limits; rate_usage: RateUsage | null; spend_usage: { account: SpendFigures & { leased: number }; key: SpendFigures | null } }
 
 function LimitsView({ version }: { version: string }) {
-  const limits = useLoad(() => json<CallerLimits>(`${BASE}/limits`), [version]);
+  const limits = useLoad(() => json<CallerLimits>(`${BASE}/limits`), [], version);
   // The minute's counts move with every call and reset each minute: read again every few seconds while shown.
   useEffect(() => {
     const timer = setInterval(() => limits.reload(), RATE_REFRESH_MS);

@@ -65,7 +65,7 @@ function Accounts({ onOpen }: { onOpen: (accountId: string) => void }) {
 
 function AccountDetail({ accountId, onBack }: { accountId: string; onBack: () => void }) {
   const detail = useLoad(() => json<Detail>(`${ADMIN}/accounts/${encodeURIComponent(accountId)}`), [accountId]);
-  const audit = useLoad(() => json<{ items: Audit[] }>(`${ADMIN}/audit${query({ accountId, limit: 20 })}`), [accountId, detail.data]);
+  const audit = useLoad(() => json<{ items: Audit[] }>(`${ADMIN}/audit${query({ accountId, limit: 20 })}`), [accountId], detail.data);
   const action = useAction();
   const [shown, setShown] = useState<{ apiKeyId: string; apiKey: string }>();
   const [keyName, setKeyName] = useState('');

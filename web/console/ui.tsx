@@ -6,24 +6,27 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 export interface Loaded<T> { data?: T; error?: string; loading: boolean; reload: () => void }
 
 /**
- * Runs `load` when a dependency changes (or reload() is called); keeps the last data while it
- * reloads. A reload that fails keeps the data it had (a poll's passing error); a load for
- * other dependencies (another filter, another page) that fails shows no data: the last would
- * be the answer to another question.
+ * Runs `load` when a dependency or `live` changes (or reload() is called). `deps` is the question
+ * (a page, a filter, an account): the data is only ever the answer to the question asked now, so
+ * while another page or filter loads, or when its load fails, there is no data (the last would be
+ * the answer to another question, shown beside the new page number). `live` (the live poll's
+ * version) only says the answer may have changed: its reload keeps the data meanwhile, and keeps
+ * it when it fails (a poll's passing error).
  */
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[], live?: unknown): Loaded<T> {
   const [state, setState] = useState<{ data?: T; error?: string; loading: boolean; deps?: unknown[] }>({ loading: true });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
-    setState((s) => ({ ...s, loading: true }));
+    setState((s) => ({ ...s, loading: true, error: sameDeps(s.deps, deps) ? s.error : undefined }));
     load().then(
       (data) => live && setState({ data, loading: false, deps }),
-      (e: Error) => live && setState((s) => ({ data: sameDeps(s.deps, deps) ? s.data : undefined, error: e.message, loading: false, deps: s.deps })),
+      (e: Error) => live && setState((s) => (sameDeps(s.deps, deps) ? { ...s, error: e.message, loading: false } : { error: e.message, loading: false, deps })),
     );
     return () => { live = false; };
-  }, [...deps, tick]);
-  return { data: state.data, error: state.error, loading: state.loading, reload: () => setTick((t) => t + 1) };
+  }, [...deps, live, tick]);
+  const current = sameDeps(state.deps, deps);
+  return { data: current ? state.data : undefined, error: state.error, loading: state.loading || !current, reload: () => setTick((t) => t + 1) };
 }
 
 const sameDeps = (a: unknown[] | undefined, b: unknown[]): boolean => a !== undefined && a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
