@@ -1,6 +1,6 @@
 // The web console's pure helpers (web/console/format.ts): what a typed limit becomes.
 
-import { dayRange, lastDays, parseLimits, spendingOf } from '../web/console/format';
+import { dayRange, lastDays, parseLimits, spendingOf, usdTick } from '../web/console/format';
 
 
 describe('the limits form of the console', () => {
@@ -41,5 +41,13 @@ describe('the date filter of the bills and usage', () => {
 
   it.each([['20266-12-31', ''], ['', '20266-12-31'], ['275760-09-13', '2026-01-01'], ['2026-02-30', '']])('when the days are "%s" and "%s" (a year typed with five digits, an impossible day), then it throws naming the field', (from, to) => {
     expect(() => dayRange(from, to)).toThrow(from ? 'From:' : 'To:');
+  });
+});
+
+describe('the USD axis of the spending chart', () => {
+  it.each([
+    [0, '$0'], [2.5e-7, '$0.00000025'], [7.5e-7, '$0.00000075'], [0.000001, '$0.000001'], [0.30000000000000004, '$0.30'], [1250, '$1,250.00'], [0.000015, '$0.000015'],
+  ])('when a tick is %p USD, then it reads %s, as the amounts beside it do (never 2.5e-7, never 1,250 rounded to 1,300)', (tick, label) => {
+    expect(usdTick(tick)).toBe(label);
   });
 });

@@ -3,8 +3,18 @@
 
 import uPlot from 'uplot';
 import { useEffect, useRef } from 'preact/hooks';
-import { usd, type Spending } from './format';
+import { usd, usdTick, type Spending } from './format';
 
+
+const AXIS_FONT = '12px system-ui, sans-serif';
+let measure: CanvasRenderingContext2D | null | undefined;
+/** The USD axis as wide as its longest label ($0.00000125 as much as $1,250.00), plus its ticks and gap. */
+function axisWidth(labels: string[]): number {
+  measure ??= document.createElement('canvas').getContext('2d');
+  if (!measure) return 90;
+  measure.font = AXIS_FONT;
+  return Math.ceil(Math.max(0, ...labels.map((label) => measure!.measureText(label).width))) + 24;
+}
 
 const COLORS = ['#2563eb', '#db2777', '#059669', '#d97706', '#7c3aed', '#0891b2', '#dc2626', '#4b5563'];
 
@@ -23,7 +33,7 @@ export function SpendingChart({ spending }: { spending: Spending }) {
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
       scales: { x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
       legend: { live: false },
-      axes: [{}, { values: (_u, ticks) => ticks.map((t) => (t === 0 ? '$0' : `$${Number(t.toPrecision(2))}`)), size: 90 }],
+      axes: [{}, { values: (_u, ticks) => ticks.map(usdTick), font: AXIS_FONT, size: (_u, values) => axisWidth(values ?? []) }],
       series: [
         { value: (_u, v) => (v == null ? '' : new Date(v * 1000).toISOString().slice(0, 10)) },
         { label: 'All models', stroke: '#111827', fill: 'rgba(17,24,39,0.08)', paths: uPlot.paths.bars!({ size: [0.6, 60] }), value: (_u, v) => (v == null ? '' : usd(Math.round(v * 1e9))) },

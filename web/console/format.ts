@@ -11,6 +11,12 @@ export function usd(nano: number): string {
   return `${negative ? '−' : ''}$${whole}.${fraction}`;
 }
 
+/**
+ * A tick of the chart's USD axis (a float of USD, as uPlot places them: 2.5e-7, 0.30000000000000004,
+ * 1250): in the same notation as every other amount, exact to the nano-USD; never as 2.5e-7.
+ */
+export const usdTick = (value: number): string => (value === 0 ? '$0' : usd(Math.round(value * 10 ** SCALE)));
+
 /** USD typed by a person ("12.5") → nano-USD, exactly; undefined when it is not an amount. */
 export function parseUsd(text: string): number | undefined {
   const match = /^\s*\$?(\d{1,7})(?:\.(\d{1,9}))?\s*$/.exec(text);
