@@ -245,24 +245,26 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
 
     it('when the next page of bills is slow to come, then the page number never stands beside the rows of the page before', async () => {
       const own = await fundedAccount(d.url, 1_000_000_000);
-      for (let i = 1; i <= 24; i++) expect((await admin(d.url, `/admin/v1/accounts/${own.accountId}/credits`, { amount: 1_000_000, reference: `slow-${i}` })).status).toBe(200);
+      for (let i = 1; i <= 44; i++) expect((await admin(d.url, `/admin/v1/accounts/${own.accountId}/credits`, { amount: 1_000_000, reference: `slow-${i}` })).status).toBe(200);
       const { page, problems } = await open();
       await signIn(page, 'customer', own.apiKey);
       await view(page, 'Bills');
-      await page.getByText('Page 1 of 2').waitFor();
-      const newest = page.getByRole('row').filter({ hasText: 'slow-24' });
+      await page.getByText('Page 1 of 3').waitFor();
+      const newest = page.getByRole('row').filter({ hasText: 'slow-44' });
       await newest.waitFor();
       await page.route(/\/bills\/page\?page=2&/, async (route) => {
         await new Promise((r) => setTimeout(r, 1_500));
         await route.continue();
       });
-      await page.getByRole('button', { name: 'Next' }).click();
-      // While page 2 is on its way: page 1's rows are gone (they stood beside "Page 2 of 2"), and the view says it is loading.
+      // From the keyboard: the focus stays on the pager while the page loads.
+      await page.getByRole('button', { name: 'Next' }).focus();
+      await page.keyboard.press('Enter');
+      // While page 2 is on its way: page 1's rows are gone (they stood beside "Page 2 of 3"), and the view says it is loading.
       await new Promise((r) => setTimeout(r, 500));
-      expect([await newest.count(), await page.getByText('Page 2 of 2').count()]).toEqual([0, 0]);
+      expect([await newest.count(), await page.getByText('Page 2 of 3').count()]).toEqual([0, 1]);
       expect(await page.getByRole('status').filter({ hasText: 'Loading…' }).count()).toBe(1);
-      await page.getByText('Page 2 of 2').waitFor();
-      await page.getByRole('row').filter({ hasText: 'initial' }).waitFor();
+      expect(await page.evaluate(() => document.activeElement?.closest('nav')?.getAttribute('aria-label'))).toBe('Bills pages');
+      await page.getByRole('row').filter({ hasText: 'slow-24' }).waitFor();
       expect(await newest.count()).toBe(0);
       expect(problems).toEqual([]);
     });

@@ -159,8 +159,8 @@ function Ledger({ kind, version }: { kind: Kind; version: string }) {
         {kind === 'bills'
           ? <Table caption={title} rows={data.items as BillItem[]} rowKey={(r) => r.id} columns={BILL_COLUMNS} />
           : <Table caption={title} rows={data.items as UsageItem[]} rowKey={(r) => r.id} columns={USAGE_COLUMNS} />}
-        <Pager label={title} page={page} pages={Math.ceil(data.total / PAGE_SIZE)} onPage={setPage} />
       </>}
+      {rows.last && <Pager label={title} page={page} pages={Math.ceil(rows.last.total / PAGE_SIZE)} onPage={setPage} />}
     </Section>
   );
 }
@@ -230,7 +230,7 @@ function Images({ version }: { version: string }) {
           { label: 'State now', cell: (t) => states[t.taskId] ? <span data-task-state={t.taskId}><strong>{states[t.taskId]}</strong>: {explain(states[t.taskId])}</span>
             : <button type="button" onClick={() => check(t.model, t.taskId)} aria-label={`Check the state of task ${t.taskId}`}>Check</button> },
         ]} />
-        {bills.data && bills.data.total > PAGE_SIZE && <Pager label="Image tasks" page={page} pages={Math.ceil(bills.data.total / PAGE_SIZE)} onPage={setPage} />}
+        {bills.last && bills.last.total > PAGE_SIZE && <Pager label="Image tasks" page={page} pages={Math.ceil(bills.last.total / PAGE_SIZE)} onPage={setPage} />}
         <form class="filters" onSubmit={(e) => { e.preventDefault(); void check(lookup.model, lookup.taskId); }}>
           <Field label="Model" name="task-model" value={lookup.model} required onInput={(model) => setLookup({ ...lookup, model })} />
           <Field label="Task id" name="task-id" value={lookup.taskId} required onInput={(taskId) => setLookup({ ...lookup, taskId })} />
@@ -311,7 +311,7 @@ function Orders({ version }: { version: string }) {
           { label: 'Order or reference', cell: (b) => b.reference?.startsWith(ORDER_REFERENCE) ? <>order <code>{b.reference.slice(ORDER_REFERENCE.length)}</code></> : <code>{b.reference ?? ''}</code> },
           { label: 'Amount', numeric: true, cell: (b) => usd(b.amount) },
         ]} />
-        {credits.data && credits.data.total > PAGE_SIZE && <Pager label="Credits" page={creditPage} pages={Math.ceil(credits.data.total / PAGE_SIZE)} onPage={setCreditPage} />}
+        {credits.last && credits.last.total > PAGE_SIZE && <Pager label="Credits" page={creditPage} pages={Math.ceil(credits.last.total / PAGE_SIZE)} onPage={setCreditPage} />}
       </Section>
     </>
   );

@@ -3,7 +3,11 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 
-export interface Loaded<T> { data?: T; error?: string; loading: boolean; reload: () => void }
+export interface Loaded<T> {
+  data?: T; error?: string; loading: boolean; reload: () => void;
+  /** The last data loaded, whatever the question: what a pager counts while the next page loads, so it stays (and keeps the focus). */
+  last?: T;
+}
 
 /**
  * Runs `load` when a dependency or `live` changes (or reload() is called). `deps` is the question
@@ -14,19 +18,19 @@ export interface Loaded<T> { data?: T; error?: string; loading: boolean; reload:
  * it when it fails (a poll's passing error).
  */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[], live?: unknown): Loaded<T> {
-  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean; deps?: unknown[] }>({ loading: true });
+  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean; deps?: unknown[]; last?: T }>({ loading: true });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
     setState((s) => ({ ...s, loading: true, error: sameDeps(s.deps, deps) ? s.error : undefined }));
     load().then(
-      (data) => live && setState({ data, loading: false, deps }),
-      (e: Error) => live && setState((s) => (sameDeps(s.deps, deps) ? { ...s, error: e.message, loading: false } : { error: e.message, loading: false, deps })),
+      (data) => live && setState({ data, loading: false, deps, last: data }),
+      (e: Error) => live && setState((s) => (sameDeps(s.deps, deps) ? { ...s, error: e.message, loading: false } : { error: e.message, loading: false, deps, last: s.last })),
     );
     return () => { live = false; };
   }, [...deps, live, tick]);
   const current = sameDeps(state.deps, deps);
-  return { data: current ? state.data : undefined, error: state.error, loading: state.loading || !current, reload: () => setTick((t) => t + 1) };
+  return { data: current ? state.data : undefined, last: state.last, error: state.error, loading: state.loading || !current, reload: () => setTick((t) => t + 1) };
 }
 
 const sameDeps = (a: unknown[] | undefined, b: unknown[]): boolean => a !== undefined && a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
