@@ -515,6 +515,26 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(problems).toEqual([]);
     });
 
+    it('when the overview is left open past midnight UTC, then it moves on to the new day and shows its charges', async () => {
+      const { page, problems } = await open();
+      // The browser's clock a day behind: the page opens "yesterday", then the day turns.
+      await page.clock.install({ time: Date.now() - 86_400_000 });
+      const asked = requested(page);
+      await signIn(page, 'customer', customer.apiKey);
+      await page.locator('#balance[data-nano]:not([data-nano=""])').waitFor();
+      const today = new Date().toISOString().slice(0, 10);
+      const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+      await passes(async () => expect(asked.filter((path) => path.includes('/spending')).at(-1)).toContain(`to=${yesterday}`), LIVE_MS);
+      await page.clock.fastForward(86_400_000);
+      await passes(async () => expect(asked.filter((path) => path.includes('/spending')).at(-1)).toContain(`to=${today}`), LIVE_MS);
+      // The customer's calls were made today: the table now has them, as the API sums the same 30 days.
+      const items = (await json(`${d.url}${CONSOLE}/spending`, { headers: { authorization: `Bearer ${customer.apiKey}` } })).body.items as { model: string; charged: number }[];
+      const charged = items.filter((item) => item.model === 'sim-chat').reduce((sum, item) => sum + item.charged, 0);
+      expect(charged).toBeGreaterThan(0);
+      await passes(async () => expect(await page.getByRole('table', { name: 'Charged by model' }).getByRole('row').filter({ hasText: 'sim-chat' }).textContent()).toBe(`sim-chat${usd(charged)}`), LIVE_MS);
+      expect(problems).toEqual([]);
+    });
+
     it('when the overview is opened on a phone, then the page and its chart fit the screen, and the chart follows a wider window', async () => {
       const context = await browser.newContext({ viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true });
       try {

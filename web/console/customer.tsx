@@ -79,10 +79,12 @@ function Money({ nano, id }: { nano: number | undefined; id: string }) {
 }
 
 function Overview({ balance, version }: { balance?: Balance; version: string }) {
-  const { since, until } = useMemo(() => lastDays(30, Date.now()), []);
+  // The 30 UTC days that end today, as today is at each render (the live poll renders every 2 s):
+  // a page left open past midnight UTC moves on to the new day, whose charges it would never show.
+  const { since, until } = lastDays(30, Date.now());
   // The ledger's sums per day and model (never the rows themselves).
-  const usage = useLoad(() => json<{ items: { day: string; model: string; charged: number }[] }>(`${BASE}/spending${query({ from: since, to: until })}`), [], version);
-  const spending = useMemo(() => spendingOf((usage.data?.items ?? []).map((item) => ({ occurredAt: item.day, model: item.model, charged: item.charged })), since, until), [usage.data]);
+  const usage = useLoad(() => json<{ items: { day: string; model: string; charged: number }[] }>(`${BASE}/spending${query({ from: since, to: until })}`), [since, until], version);
+  const spending = useMemo(() => spendingOf((usage.data?.items ?? []).map((item) => ({ occurredAt: item.day, model: item.model, charged: item.charged })), since, until), [usage.data, since, until]);
   const charged = spending.charged.flat().some((n) => n > 0);
   return (
     <>
