@@ -446,6 +446,7 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(await limitsOf()).toEqual({ requests_per_minute: 600, spend_per_day: 2_500_000_000 });
       await page.getByLabel('Limits of').selectOption(keyId);
       expect([await page.getByLabel('requests per minute').inputValue(), await page.getByLabel('spend per day').inputValue()]).toEqual(['', '']);
+      page.once('dialog', (dialog) => void dialog.accept());
       await page.getByRole('button', { name: `Revoke key ${keyId}` }).click();
       await passes(async () => expect(await page.locator(`[data-key-state="${keyId}"]`).textContent()).toBe('revoked'), LIVE_MS);
       // Refused by every instance within a second (docs/auth.md).
@@ -486,10 +487,40 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       const made = await keys();
       expect(made).toHaveLength(1);
       await page.getByText(`The new key ${made[0]!.apiKeyId}, shown this once`).waitFor();
+      // Rotating is asked once more, once for the double-click.
+      const asked: string[] = [];
+      page.on('dialog', (dialog) => { asked.push(dialog.message()); void dialog.accept(); });
       await page.getByRole('button', { name: `Rotate key ${made[0]!.apiKeyId}` }).dblclick();
       await page.getByText(`Key ${made[0]!.apiKeyId} rotated`).waitFor();
       await new Promise((r) => setTimeout(r, 1_000));
       expect(await keys()).toHaveLength(2);
+      expect(asked).toHaveLength(1);
+      expect(problems).toEqual([]);
+    });
+
+    it('when the operator clicks Revoke or Suspend and then cancels, then nothing changes; confirmed, it is done', async () => {
+      const made = await fundedAccount(d.url, 0);
+      const keyOf = async () => (await json(`${d.url}/admin/v1/accounts/${made.accountId}/api-keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.items[0] as { apiKeyId: string; state: string };
+      const suspendedAt = async () => (await json(`${d.url}/admin/v1/accounts/${made.accountId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.suspendedAt;
+      const { apiKeyId } = await keyOf();
+      const { page, problems } = await open();
+      await signIn(page, 'operator', ADMIN_TOKEN);
+      await page.getByRole('heading', { name: 'Accounts', level: 2 }).waitFor();
+      await page.evaluate((hash) => { location.hash = hash; }, `accounts/${made.accountId}`);
+      const questions: string[] = [];
+      let answer = false;
+      page.on('dialog', (dialog) => { questions.push(dialog.message()); void (answer ? dialog.accept() : dialog.dismiss()); });
+      await page.getByRole('button', { name: `Revoke key ${apiKeyId}` }).click();
+      await page.getByRole('button', { name: 'Suspend' }).click();
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(questions).toEqual([expect.stringMatching(/^Revoke the key sk-payg-.{4}…\? .*cannot be undone/), expect.stringMatching(/^Suspend the account /)]);
+      expect([(await keyOf()).state, await suspendedAt(), (await chat(d.url, made.apiKey, { ...hello, max_tokens: 8 })).status]).toEqual(['active', null, 402]);
+      answer = true;
+      await page.getByRole('button', { name: `Revoke key ${apiKeyId}` }).click();
+      await passes(async () => expect(await page.locator(`[data-key-state="${apiKeyId}"]`).textContent()).toBe('revoked'), LIVE_MS);
+      await page.getByRole('button', { name: 'Suspend' }).click();
+      await page.getByRole('button', { name: 'Unsuspend' }).waitFor();
+      expect([(await keyOf()).state, await suspendedAt()]).toEqual(['revoked', expect.any(String)]);
       expect(problems).toEqual([]);
     });
 

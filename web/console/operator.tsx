@@ -70,6 +70,14 @@ function AccountDetail({ accountId, onBack }: { accountId: string; onBack: () =>
   const [shown, setShown] = useState<{ apiKeyId: string; apiKey: string }>();
   const [keyName, setKeyName] = useState('');
   const act = (fn: () => Promise<string>) => action.run(async () => { const done = await fn(); detail.reload(); return done; });
+  // What cannot be taken back, or stops a customer's calls, is asked once more (inside the action,
+  // so that a double-click asks once): cancelled, nothing is sent.
+  const actIfConfirmed = (question: string, fn: () => Promise<string>) => action.run(async () => {
+    if (!confirm(question)) return;
+    const done = await fn();
+    detail.reload();
+    return done;
+  });
   const d = detail.data;
   return (
     <>
@@ -86,7 +94,9 @@ function AccountDetail({ accountId, onBack }: { accountId: string; onBack: () =>
             { label: 'Available', numeric: true, cell: (p) => usd(p.available) },
           ]} />
           <div class="actions">
-            <button type="button" disabled={action.busy} onClick={() => act(async () => { await json(`${ADMIN}/accounts/${accountId}/${d.suspendedAt ? 'unsuspend' : 'suspend'}`, { method: 'POST', body: {} }); return d.suspendedAt ? 'Account resumed.' : 'Account suspended: its keys are refused.'; })}>
+            <button type="button" disabled={action.busy} onClick={() => (d.suspendedAt
+              ? act(async () => { await json(`${ADMIN}/accounts/${accountId}/unsuspend`, { method: 'POST', body: {} }); return 'Account resumed.'; })
+              : actIfConfirmed(`Suspend the account ${d.name}? Every call with its keys and member tokens is refused until it is unsuspended.`, async () => { await json(`${ADMIN}/accounts/${accountId}/suspend`, { method: 'POST', body: {} }); return 'Account suspended: its keys are refused.'; }))}>
               {d.suspendedAt ? 'Unsuspend' : 'Suspend'}
             </button>
           </div>
@@ -112,8 +122,8 @@ function AccountDetail({ accountId, onBack }: { accountId: string; onBack: () =>
             { label: 'Last used', cell: (k) => when(k.lastUsedAt) },
             { label: 'Limits', cell: (k) => limitsText(k.limits) },
             { label: 'Actions', cell: (k) => k.state === 'revoked' || k.state === 'expired' ? '' : <span class="actions">
-              <button type="button" disabled={action.busy} aria-label={`Revoke key ${k.apiKeyId}`} onClick={() => act(async () => { await json(`${ADMIN}/api-keys/${k.apiKeyId}`, { method: 'DELETE' }); return `Key ${k.apiKeyId} revoked: refused within a second.`; })}>Revoke</button>
-              <button type="button" disabled={action.busy} aria-label={`Rotate key ${k.apiKeyId}`} onClick={() => act(async () => {
+              <button type="button" disabled={action.busy} aria-label={`Revoke key ${k.apiKeyId}`} onClick={() => actIfConfirmed(`Revoke the key ${k.prefix}…${k.name ? ` (${k.name})` : ''}? Every call with it is refused within a second, and this cannot be undone.`, async () => { await json(`${ADMIN}/api-keys/${k.apiKeyId}`, { method: 'DELETE' }); return `Key ${k.apiKeyId} revoked: refused within a second.`; })}>Revoke</button>
+              <button type="button" disabled={action.busy} aria-label={`Rotate key ${k.apiKeyId}`} onClick={() => actIfConfirmed(`Rotate the key ${k.prefix}…${k.name ? ` (${k.name})` : ''}? A new key is made and shown once; this one is refused an hour from now.`, async () => {
                 const key = await json<{ apiKeyId: string; apiKey: string }>(`${ADMIN}/api-keys/${k.apiKeyId}/rotate`, { method: 'POST', body: { graceSeconds: 3600 } });
                 setShown(key); return `Key ${k.apiKeyId} rotated: it keeps working for an hour.`;
               })}>Rotate</button>
