@@ -269,6 +269,37 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(problems).toEqual([]);
     });
 
+    it('when the bills are filtered and paged, then a reload, Back and Forward keep the page and the filter, and the form shows it', async () => {
+      const own = await fundedAccount(d.url, 1_000_000_000);
+      for (let i = 1; i <= 44; i++) expect((await admin(d.url, `/admin/v1/accounts/${own.accountId}/credits`, { amount: 1_000_000, reference: `addr-${i}` })).status).toBe(200);
+      const today = new Date().toISOString().slice(0, 10);
+      const { page, problems } = await open();
+      await signIn(page, 'customer', own.apiKey);
+      await view(page, 'Bills');
+      await page.getByText('45 bill items, newest first.').waitFor();
+      const from = page.getByLabel('From (UTC day)');
+      await from.fill(today);
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.getByText('45 bill items match, newest first.').waitFor();
+      await page.getByRole('button', { name: 'Next' }).click();
+      await page.getByRole('row').filter({ hasText: 'addr-24' }).waitFor();
+      expect(new URL(page.url()).hash).toBe(`#bills/page=2&from=${today}`);
+      await page.reload();
+      await page.getByRole('row').filter({ hasText: 'addr-24' }).waitFor();
+      await page.getByText('Page 2 of 3').waitFor();
+      expect([await page.getByText('45 bill items match, newest first.').count(), await from.inputValue()]).toEqual([1, today]);
+      await page.goBack();
+      await page.getByRole('row').filter({ hasText: 'addr-44' }).waitFor();
+      await page.getByText('Page 1 of 3').waitFor();
+      await page.goBack();
+      await page.getByText('45 bill items, newest first.').waitFor();
+      expect(await from.inputValue()).toBe('');
+      await page.goForward();
+      await page.getByText('45 bill items match, newest first.').waitFor();
+      expect(await from.inputValue()).toBe(today);
+      expect(problems).toEqual([]);
+    });
+
     it('when a year of five digits is typed in a date filter, then the form says so and the page goes on working', async () => {
       const { page, problems } = await customerOn('Bills');
       await page.locator('#bills-total').waitFor();

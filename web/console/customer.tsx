@@ -24,7 +24,8 @@ const PAGE_SIZE = 20;
 /** How often the view asks whether anything changed (a new bill row or another balance). */
 export const LIVE_MS = 2000;
 
-export function CustomerView({ tab }: { tab: string }) {
+/** `at`: the page and filters of the Bills or Usage list, from the address (`#bills/page=2&model=…`). */
+export function CustomerView({ tab, at }: { tab: string; at?: string }) {
   // Live: the balance and the newest bill, polled; every list below reloads when either changes.
   const [version, setVersion] = useState('');
   const [balance, setBalance] = useState<Balance>();
@@ -65,8 +66,8 @@ export function CustomerView({ tab }: { tab: string }) {
     <>
       <ErrorBox error={error} />
       {tab === 'overview' && <Overview balance={balance} version={version} />}
-      {tab === 'bills' && <Ledger kind="bills" version={version} />}
-      {tab === 'usage' && <Ledger kind="usage" version={version} />}
+      {tab === 'bills' && <Ledger kind="bills" version={version} at={at} />}
+      {tab === 'usage' && <Ledger kind="usage" version={version} at={at} />}
       {tab === 'images' && <Images version={version} />}
       {tab === 'orders' && <Orders version={version} />}
       {tab === 'limits' && <LimitsView version={version} />}
@@ -110,12 +111,42 @@ function Overview({ balance, version }: { balance?: Balance; version: string }) 
 }
 
 interface Filters { from: string; to: string; model: string }
+const NO_FILTER: Filters = { from: '', to: '', model: '' };
+
+/**
+ * A list's page and filters as the address keeps them (`page=2&from=2026-11-01&model=…`, each
+ * left out when it is the default), so that a reload, Back and Forward and a link keep them. A
+ * page or day that is not one (typed by hand) is the list's first page, unfiltered.
+ */
+function listAt(at: string | undefined): { page: number; filters: Filters } {
+  const q = new URLSearchParams(at ?? '');
+  const page = /^[1-9][0-9]{0,8}$/.test(q.get('page') ?? '') ? Number(q.get('page')) : 1;
+  const filters = { from: q.get('from') ?? '', to: q.get('to') ?? '', model: q.get('model') ?? '' };
+  try {
+    dayRange(filters.from, filters.to);
+  } catch {
+    return { page: 1, filters: NO_FILTER };
+  }
+  return { page, filters };
+}
+
+function listHash(kind: Kind, page: number, filters: Filters): string {
+  const q = new URLSearchParams();
+  if (page > 1) q.set('page', String(page));
+  for (const name of ['from', 'to', 'model'] as const) if (filters[name] !== '') q.set(name, filters[name]);
+  const s = q.toString();
+  return s ? `${kind}/${s}` : kind;
+}
 
 /** Bills or usage: the page route, filtered by the ledger (date and model), and its exports with the same filters. */
-function Ledger({ kind, version }: { kind: Kind; version: string }) {
-  const [page, setPage] = useState(1);
-  const [form, setForm] = useState<Filters>({ from: '', to: '', model: '' });
-  const [filters, setFilters] = useState<Filters>({ from: '', to: '', model: '' });
+function Ledger({ kind, version, at }: { kind: Kind; version: string; at?: string }) {
+  const { page, filters } = useMemo(() => listAt(at), [at]);
+  // Each page or filter asked for is an entry of the browser's history.
+  const show = (nextPage: number, nextFilters: Filters) => { location.hash = listHash(kind, nextPage, nextFilters); };
+  const setPage = (nextPage: number) => show(nextPage, filters);
+  const [form, setForm] = useState<Filters>(filters);
+  // Back, Forward or a link: the form shows the filters of the list shown.
+  useEffect(() => setForm(filters), [filters]);
   // A day the form cannot send is said beside it; the filters applied stay those last sent.
   const [formError, setFormError] = useState<string>();
   const filtered = filters.from !== '' || filters.to !== '' || filters.model !== '';
@@ -128,8 +159,7 @@ function Ledger({ kind, version }: { kind: Kind; version: string }) {
       return;
     }
     setFormError(undefined);
-    setPage(1);
-    setFilters(form);
+    show(1, form);
   };
   const rows = useLoad(() => json<Page<BillItem | UsageItem>>(`${BASE}/${kind}/page${query({ page, size: PAGE_SIZE, ...range })}`), [kind, page, filters], version);
   const exporting = useAction();

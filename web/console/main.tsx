@@ -54,15 +54,19 @@ function SignIn({ onSignedIn }: { onSignedIn: (c: Credential) => void }) {
   );
 }
 
-/** The address's hash: `#<view>` or `#<view>/<item>` (an operator's account: `#accounts/<accountId>`). */
-function routeOf(role: Role, hash: string): { tab: string; item?: string } {
-  const [wanted = '', item] = hash.replace(/^#/, '').split('/', 2);
+/**
+ * The address's hash: `#<view>` or `#<view>/<item>`: an operator's account
+ * (`#accounts/<accountId>`, `item` decoded), or the page and filters of a customer's list
+ * (`#bills/page=2&model=…`, `raw`, a query string).
+ */
+function routeOf(role: Role, hash: string): { tab: string; item?: string; raw?: string } {
+  const [wanted = '', raw] = hash.replace(/^#/, '').split('/', 2);
   if (!TABS[role].some(([id]) => id === wanted)) return { tab: TABS[role][0]![0] };
-  if (!item) return { tab: wanted };
+  if (!raw) return { tab: wanted };
   try {
-    return { tab: wanted, item: decodeURIComponent(item) };
+    return { tab: wanted, item: decodeURIComponent(raw), raw };
   } catch {
-    return { tab: wanted }; // a malformed item (a hand-typed %): the view's list
+    return { tab: wanted, raw }; // a malformed item (a hand-typed %): the view's list
   }
 }
 
@@ -76,7 +80,7 @@ function App() {
     return () => removeEventListener('hashchange', onHash);
   }, []);
   if (!credential) return <SignIn onSignedIn={(c) => { setCurrent(c); setHash(location.hash); }} />;
-  const { tab, item } = routeOf(credential.role, hash);
+  const { tab, item, raw } = routeOf(credential.role, hash);
   const signOut = () => { setCredential(null); setCurrent(null); location.hash = ''; };
   return (
     <>
@@ -91,7 +95,7 @@ function App() {
       </header>
       <main id="main" tabIndex={-1}>
         <h1 class="visually-hidden">{TABS[credential.role].find(([id]) => id === tab)?.[1]}</h1>
-        {credential.role === 'customer' ? <CustomerView tab={tab} /> : <OperatorView tab={tab} item={item} />}
+        {credential.role === 'customer' ? <CustomerView tab={tab} at={raw} /> : <OperatorView tab={tab} item={item} />}
       </main>
     </>
   );
