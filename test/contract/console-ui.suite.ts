@@ -555,6 +555,31 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(problems).toEqual([]);
     });
 
+    it('when another account is opened straight from one (a link pasted in the address), then nothing of the first is shown or sent for the second', async () => {
+      const first = await fundedAccount(d.url, 0);
+      const second = await fundedAccount(d.url, 0);
+      const keysOf = async (accountId: string) => (await json(`${d.url}/admin/v1/accounts/${accountId}/api-keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.items as { apiKeyId: string; limits: object }[];
+      const [firstKey] = await keysOf(first.accountId);
+      const { page, problems } = await open();
+      await signIn(page, 'operator', ADMIN_TOKEN);
+      await page.getByRole('heading', { name: 'Accounts', level: 2 }).waitFor();
+      await page.evaluate((hash) => { location.hash = hash; }, `accounts/${first.accountId}`);
+      await page.getByRole('button', { name: 'Create a key' }).click();
+      await page.locator('#new-api-key').waitFor();
+      await page.getByLabel('Limits of').selectOption(firstKey!.apiKeyId);
+      await page.evaluate((hash) => { location.hash = hash; }, `accounts/${second.accountId}`);
+      await page.getByText(second.accountId).first().waitFor();
+      // The first account's new key is not shown under the second; its limits form is the second account's.
+      expect(await page.locator('#new-api-key').count()).toBe(0);
+      expect(await page.getByLabel('Limits of').inputValue()).toBe('account');
+      await page.getByLabel('requests per minute').fill('77');
+      await page.getByRole('button', { name: 'Save the limits' }).click();
+      await page.getByText('Limits of the account saved').waitFor();
+      expect((await json(`${d.url}/admin/v1/accounts/${second.accountId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.limits).toEqual({ requests_per_minute: 77 });
+      expect((await keysOf(first.accountId)).map((k) => k.limits)).toEqual([{}, {}]);
+      expect(problems).toEqual([]);
+    });
+
     it('when an account and its key have names as long as the API allows, then the page stays as wide as the window and every key’s actions are in view', async () => {
       const name = `${'N'.repeat(180)}${Date.now()}`;
       const account = await admin(d.url, '/admin/v1/accounts', { name });

@@ -23,7 +23,9 @@ export function OperatorView({ tab, item }: { tab: string; item?: string }) {
     location.hash = hash;
     document.getElementById('main')?.focus();
   };
-  return item ? <AccountDetail accountId={item} onBack={() => go('accounts')} /> : <Accounts onOpen={(accountId) => go(`accounts/${encodeURIComponent(accountId)}`)} />;
+  // Keyed by the account: another account opened straight from this one (a link pasted in the
+  // address) starts afresh, never with this one's new key shown or its key chosen in the forms.
+  return item ? <AccountDetail key={item} accountId={item} onBack={() => go('accounts')} /> : <Accounts onOpen={(accountId) => go(`accounts/${encodeURIComponent(accountId)}`)} />;
 }
 
 function Accounts({ onOpen }: { onOpen: (accountId: string) => void }) {
