@@ -132,6 +132,17 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(problems.filter((p) => !REFUSED_401.test(p))).toEqual([]);
     });
 
+    it('when the gateway cannot be reached at sign-in, then the page says so in plain words, and signs in once it can', async () => {
+      const { page, problems } = await open();
+      await page.route('**/api/distribution/api-credit/balance', (route) => route.abort('internetdisconnected'));
+      await signIn(page, 'customer', customer.apiKey);
+      await expect(page.locator('#signin-error').textContent()).resolves.toBe('The gateway could not be reached (no answer came back): check the connection and try again.');
+      await page.unroute('**/api/distribution/api-credit/balance');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.locator('#balance[data-nano]:not([data-nano=""])').waitFor();
+      expect(problems.filter((p) => !/ERR_INTERNET_DISCONNECTED/.test(p))).toEqual([]);
+    });
+
     it('when a member signs in with an OAuth member token, then the page shows the balance the API states for that token, the token in no URL', async () => {
       const token = await d.issuer.mint({ sub: 'member-console', account: customer.accountId, scope: 'chat' });
       const { page, problems } = await open();

@@ -87,7 +87,14 @@ export async function request(path: string, init: RequestInit = {}): Promise<Res
   const headers: Record<string, string> = { ...init.headers };
   if (token) headers.authorization = `Bearer ${token}`;
   if (init.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(path, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body), cache: 'no-store' });
+  let res: Response;
+  try {
+    res = await fetch(path, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body), cache: 'no-store' });
+  } catch {
+    // No answer at all (offline, the gateway down, the connection cut): the browser's own words
+    // ("Failed to fetch") say nothing to a person. A change asked for may or may not have been made.
+    throw new ApiError(0, 'unreachable', `The gateway could not be reached (no answer came back): check the connection and try again.${(init.method ?? 'GET') === 'GET' ? '' : ' What was asked may or may not have been done.'}`);
+  }
   if (!res.ok) {
     const error = await errorOf(res);
     // The signed-in credential refused (not a key being tried at sign-in, which passes its own token).
