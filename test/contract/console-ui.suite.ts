@@ -460,6 +460,13 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       await page.getByRole('button', { name: 'Create a key' }).click();
       const apiKey = (await page.locator('#new-api-key').textContent())!;
       expect((await balance(d.url, apiKey)).balance).toBe(0);
+      // Copied whole: a double-click on the key selects all of it (it once stopped at the first -), and the Copy button writes it.
+      await page.locator('#new-api-key').dblclick();
+      expect(await page.evaluate(() => getSelection()?.toString())).toBe(apiKey);
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: d.url });
+      await page.getByRole('button', { name: 'Copy the key' }).click();
+      await page.getByText('Copied to the clipboard.').waitFor();
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(apiKey);
 
       await page.getByLabel('Amount (USD)').fill('3.25');
       await page.getByLabel('Reference (applied once)').fill('console-credit-1');

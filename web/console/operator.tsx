@@ -70,6 +70,7 @@ function AccountDetail({ accountId, onBack }: { accountId: string; onBack: () =>
   const audit = useLoad(() => json<{ items: Audit[] }>(`${ADMIN}/audit${query({ accountId, limit: 20 })}`), [accountId], detail.data);
   const action = useAction();
   const [shown, setShown] = useState<{ apiKeyId: string; apiKey: string }>();
+  const copying = useAction();
   const [keyName, setKeyName] = useState('');
   const act = (fn: () => Promise<string>) => action.run(async () => { const done = await fn(); detail.reload(); return done; });
   // What cannot be taken back, or stops a customer's calls, is asked once more (inside the action,
@@ -115,7 +116,16 @@ function AccountDetail({ accountId, onBack }: { accountId: string; onBack: () =>
           {shown && <div class="once" role="status">
             <p>The new key <code>{shown.apiKeyId}</code>, shown this once: copy it now.</p>
             <p><code id="new-api-key">{shown.apiKey}</code></p>
-            <button type="button" onClick={() => setShown(undefined)}>I have copied it</button>
+            <div class="actions">
+              <button type="button" onClick={() => copying.run(async () => {
+                // The clipboard is only there on HTTPS (or localhost); elsewhere a click on the key selects all of it.
+                if (!navigator.clipboard) throw new Error('This page may not write to the clipboard (it is not served over HTTPS): click the key, which selects all of it, and copy it.');
+                await navigator.clipboard.writeText(shown.apiKey);
+                return 'Copied to the clipboard.';
+              })}>Copy the key</button>
+              <button type="button" onClick={() => setShown(undefined)}>I have copied it</button>
+            </div>
+            <Outcome action={copying} />
           </div>}
           <Table caption="API keys" rows={d.keys} rowKey={(k) => k.apiKeyId} columns={[
             { label: 'Key', cell: (k) => <><code>{k.prefix}…</code> <span class="name">{k.name ?? ''}</span></> },
