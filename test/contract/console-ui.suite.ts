@@ -351,8 +351,14 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       const task = page.getByRole('row').filter({ hasText: taskId });
       await task.waitFor({ timeout: LIVE_MS });
       expect(await task.textContent()).toContain(usd(Number(made.headers.get('x-payg-charged'))));
+      let checks = 0;
+      page.on('request', (r) => { if (r.url().includes(`/images/tasks/${taskId}`)) checks++; });
       await page.getByRole('button', { name: `Check the state of task ${taskId}` }).click();
       await expect(page.locator(`[data-task-state="${taskId}"]`).textContent()).resolves.toMatch(/^succeeded: The image was made and charged/);
+      // A state is as it was when asked ("asking again moves it on"): the row asks again.
+      await page.getByRole('button', { name: `Check again the state of task ${taskId}` }).click();
+      await passes(async () => expect(checks).toBe(2), LIVE_MS);
+      await expect(page.locator(`[data-task-state="${taskId}"]`).textContent()).resolves.toMatch(/^succeeded: /);
       await checkAndShoot(page, 'customer-images');
 
       await view(page, 'Orders');

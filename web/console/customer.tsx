@@ -259,8 +259,11 @@ function Images({ version }: { version: string }) {
           { label: 'Task', cell: (t) => <code>{t.taskId}</code> },
           { label: 'Money', cell: (t) => t.outcome },
           { label: 'Charged', numeric: true, cell: (t) => usd(t.charged) },
-          { label: 'State now', cell: (t) => states[t.taskId] ? <span data-task-state={t.taskId}><strong>{states[t.taskId]}</strong>: {explain(states[t.taskId])}</span>
-            : <button type="button" onClick={() => check(t.model, t.taskId)} aria-label={`Check the state of task ${t.taskId}`}>Check</button> },
+          // A state is as it was when asked: it can be asked again (an unresolved task moves on when asked).
+          { label: 'State now', cell: (t) => <>
+            {states[t.taskId] && <><span data-task-state={t.taskId}><strong>{states[t.taskId]}</strong>: {explain(states[t.taskId])}</span> </>}
+            <button type="button" onClick={() => check(t.model, t.taskId)} aria-label={`${states[t.taskId] ? 'Check again' : 'Check'} the state of task ${t.taskId}`}>{states[t.taskId] ? 'Check again' : 'Check'}</button>
+          </> },
         ]} />
         {bills.last && bills.last.total > PAGE_SIZE && <Pager label="Image tasks" page={page} pages={Math.ceil(bills.last.total / PAGE_SIZE)} onPage={setPage} />}
         <form class="filters" onSubmit={(e) => { e.preventDefault(); void check(lookup.model, lookup.taskId); }}>
