@@ -693,7 +693,11 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       await page.keyboard.press('Enter');
       expect(new URL(page.url()).hash).toBe('#usage');
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
+      // The tab's title names the view, and follows Back.
+      expect(await page.title()).toBe('Usage · PAYG gateway console');
       await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor({ state: 'attached' });
+      await page.goBack();
+      await passes(async () => expect(await page.title()).toBe('Overview · PAYG gateway console'), LIVE_MS);
       expect(problems).toEqual([]);
     });
   });

@@ -79,6 +79,9 @@ function App() {
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
   }, []);
+  // The tab's title names the view too (the browser's tabs, its history, a screen reader's first words).
+  const viewLabel = credential ? TABS[credential.role].find(([id]) => id === routeOf(credential.role, hash).tab)?.[1] : undefined;
+  useEffect(() => { document.title = viewLabel ? `${viewLabel} · PAYG gateway console` : 'PAYG gateway console'; }, [viewLabel]);
   if (!credential) return <SignIn onSignedIn={(c) => { setCurrent(c); setHash(location.hash); }} />;
   const { tab, item, raw } = routeOf(credential.role, hash);
   const signOut = () => { setCredential(null); setCurrent(null); location.hash = ''; };
