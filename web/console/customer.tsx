@@ -159,7 +159,8 @@ function Ledger({ kind, version, at }: { kind: Kind; version: string; at?: strin
       return;
     }
     setFormError(undefined);
-    show(1, form);
+    // A model pasted with a space around it (copied from a table) is the model: ids have none.
+    show(1, { ...form, model: form.model.trim() });
   };
   const rows = useLoad(() => json<Page<BillItem | UsageItem>>(`${BASE}/${kind}/page${query({ page, size: PAGE_SIZE, ...range })}`), [kind, page, filters], version);
   const exporting = useAction();
