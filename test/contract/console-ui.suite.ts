@@ -688,6 +688,21 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(problems.filter((p) => !REFUSED_401.test(p))).toEqual([]);
     });
 
+    it('when the customer’s account is suspended while the console is open, then the page says so plainly, and recovers once it is lifted', async () => {
+      const own = await fundedAccount(d.url, FUNDS);
+      const { page, problems } = await open();
+      await signIn(page, 'customer', own.apiKey);
+      await page.locator('#balance[data-nano]:not([data-nano=""])').waitFor();
+      expect((await admin(d.url, `/admin/v1/accounts/${own.accountId}/suspend`, {})).status).toBe(200);
+      const said = page.getByRole('alert').filter({ hasText: 'This account is suspended: the gateway refuses its keys and member tokens until the operator lifts the suspension' });
+      await said.first().waitFor({ timeout: LIVE_MS });
+      expect(await page.getByRole('alert').filter({ hasText: 'This credential may not do that' }).count()).toBe(0);
+      expect((await admin(d.url, `/admin/v1/accounts/${own.accountId}/unsuspend`, {})).status).toBe(200);
+      await said.first().waitFor({ state: 'detached', timeout: LIVE_MS });
+      expect(await shownNano(page, 'balance')).toBe(FUNDS);
+      expect(problems.filter((p) => !/status of 403/.test(p))).toEqual([]);
+    });
+
     it('when the skip link is followed on a later view, then the focus moves to the content and the view stays', async () => {
       const { page, problems } = await customerOn('Usage');
       await page.locator('a.skip').focus();

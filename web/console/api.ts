@@ -65,7 +65,8 @@ async function errorOf(res: Response): Promise<ApiError> {
     code = body.error?.code ?? code;
     message = body.error?.message ?? message;
   } catch { /* not JSON */ }
-  const plain = PLAIN[res.status];
+  // A suspended account's 403 is not about what the credential may do: said as what it is.
+  const plain = code === 'account_suspended' ? 'This account is suspended: the gateway refuses its keys and member tokens until the operator lifts the suspension; the figures shown are the last read.' : PLAIN[res.status];
   return new ApiError(res.status, code, plain ? `${plain} (${message})` : message);
 }
 
