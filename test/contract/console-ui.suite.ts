@@ -417,6 +417,23 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(problems).toEqual([]);
     });
 
+    it('when the credits and image tasks are slow to come, then the views say they are loading, never that there are none', async () => {
+      const { page, problems } = await open();
+      await page.route(/\/bills\/page\?page=1&size=20&(kind=credit|images=true)/, async (route) => {
+        await new Promise((r) => setTimeout(r, 1_500));
+        await route.continue();
+      });
+      await signIn(page, 'customer', customer.apiKey);
+      for (const [name, none, row] of [['Orders', 'Nothing has been credited yet.', 'initial'], ['Image tasks', 'No image task has been settled yet.', 'charge']] as const) {
+        await view(page, name);
+        await new Promise((r) => setTimeout(r, 500));
+        expect([await page.getByText(none).count(), await page.getByText('Loading…').count()]).toEqual([0, 1]);
+        await page.getByRole('row').filter({ hasText: row }).first().waitFor();
+        expect(await page.getByText(none).count()).toBe(0);
+      }
+      expect(problems).toEqual([]);
+    });
+
     it('when a top-up’s answer is lost (a 502 after the gateway made the order) and the customer tries again, then the same order is shown, not a second one', async () => {
       const { page, problems } = await customerOn('Orders');
       const made: string[] = [];

@@ -254,7 +254,7 @@ function Images({ version }: { version: string }) {
     <>
       <Section title="Image tasks">
         <ErrorBox error={bills.error} />
-        <Table caption="Image tasks" rows={tasks} rowKey={(t) => t.id} empty="No image task has been settled yet." columns={[
+        <Table caption="Image tasks" rows={tasks} rowKey={(t) => t.id} empty={bills.data ? 'No image task has been settled yet.' : bills.loading ? 'Loading…' : ''} columns={[
           { label: 'When', cell: (t) => when(t.occurredAt) },
           { label: 'Model', cell: (t) => t.model },
           { label: 'Task', cell: (t) => <code>{t.taskId}</code> },
@@ -342,7 +342,7 @@ function Orders({ version }: { version: string }) {
         <h3>Credits</h3>
         <p class="muted">Every credit to this balance, newest first: a paid order shows its order id; a credit from the operator, its reference.</p>
         <ErrorBox error={credits.error} />
-        <Table caption="Credits" rows={credits.data?.items ?? []} rowKey={(b) => b.id} empty="Nothing has been credited yet." columns={[
+        <Table caption="Credits" rows={credits.data?.items ?? []} rowKey={(b) => b.id} empty={credits.data ? 'Nothing has been credited yet.' : credits.loading ? 'Loading…' : ''} columns={[
           { label: 'Credited', cell: (b) => when(b.occurredAt) },
           { label: 'Order or reference', cell: (b) => b.reference?.startsWith(ORDER_REFERENCE) ? <>order <code>{b.reference.slice(ORDER_REFERENCE.length)}</code></> : <code>{b.reference ?? ''}</code> },
           { label: 'Amount', numeric: true, cell: (b) => usd(b.amount) },
