@@ -417,20 +417,30 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(problems).toEqual([]);
     });
 
-    it('when the credits and image tasks are slow to come, then the views say they are loading, never that there are none', async () => {
+    it('when the spending, credits, image tasks or audit log are slow to come, then the views say they are loading, never that there are none', async () => {
       const { page, problems } = await open();
-      await page.route(/\/bills\/page\?page=1&size=20&(kind=credit|images=true)/, async (route) => {
+      await page.route(/\/bills\/page\?page=1&size=20&(kind=credit|images=true)|\/spending\?/, async (route) => {
         await new Promise((r) => setTimeout(r, 1_500));
         await route.continue();
       });
       await signIn(page, 'customer', customer.apiKey);
-      for (const [name, none, row] of [['Orders', 'Nothing has been credited yet.', 'initial'], ['Image tasks', 'No image task has been settled yet.', 'charge']] as const) {
+      for (const [name, none, row] of [['Overview', 'No spending in the last 30 days.', 'sim-chat'], ['Orders', 'Nothing has been credited yet.', 'initial'], ['Image tasks', 'No image task has been settled yet.', 'charge']] as const) {
         await view(page, name);
         await new Promise((r) => setTimeout(r, 500));
         expect([await page.getByText(none).count(), await page.getByText('Loading…').count()]).toEqual([0, 1]);
         await page.getByRole('row').filter({ hasText: row }).first().waitFor();
         expect(await page.getByText(none).count()).toBe(0);
       }
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.route(/\/admin\/v1\/audit\?/, async (route) => {
+        await new Promise((r) => setTimeout(r, 1_500));
+        await route.continue();
+      });
+      await signIn(page, 'operator', ADMIN_TOKEN);
+      await view(page, 'Audit log');
+      await new Promise((r) => setTimeout(r, 500));
+      expect([await page.getByText('No action recorded.').count(), await page.getByText('Loading…').count()]).toEqual([0, 1]);
+      await page.getByRole('row').filter({ hasText: 'account.create' }).first().waitFor();
       expect(problems).toEqual([]);
     });
 

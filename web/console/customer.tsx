@@ -100,7 +100,7 @@ function Overview({ balance, version }: { balance?: Balance; version: string }) 
       </Section>
       <Section title="Spending over time">
         <ErrorBox error={usage.error} />
-        {charged ? <SpendingChart spending={spending} /> : <p class="muted">No spending in the last 30 days.</p>}
+        {charged ? <SpendingChart spending={spending} /> : <p class="muted">{usage.data ? 'No spending in the last 30 days.' : usage.loading ? 'Loading…' : ''}</p>}
         <Table caption="Charged by model" rowKey={(m) => m} rows={spending.models} columns={[
           { label: 'Model', cell: (m) => m },
           { label: 'Charged, last 30 days', numeric: true, cell: (m) => usd(spending.charged[spending.models.indexOf(m)]!.reduce((a, b) => a + b, 0)) },

@@ -149,7 +149,7 @@ function AccountDetail({ accountId, onBack }: { accountId: string; onBack: () =>
         <MoneyForms accountId={accountId} onDone={() => detail.reload()} />
         <Section title="This account's audit log" id="account-audit">
           <ErrorBox error={audit.error} />
-          <AuditTable items={audit.data?.items ?? []} />
+          <AuditTable items={audit.data?.items ?? []} empty={audit.data ? undefined : audit.loading ? 'Loading…' : ''} />
         </Section>
       </>}
     </>
@@ -244,8 +244,8 @@ function ReconciliationView() {
   );
 }
 
-function AuditTable({ items }: { items: Audit[] }) {
-  return <Table caption="Audit log" rows={items} rowKey={(a) => a.id} empty="No action recorded." columns={[
+function AuditTable({ items, empty = 'No action recorded.' }: { items: Audit[]; empty?: string }) {
+  return <Table caption="Audit log" rows={items} rowKey={(a) => a.id} empty={empty} columns={[
     { label: 'When', cell: (a) => when(a.at) },
     { label: 'Action', cell: (a) => <code>{a.action}</code> },
     { label: 'Account', cell: (a) => <code>{a.accountId ?? ''}</code> },
@@ -267,7 +267,7 @@ function AuditView() {
         <button type="submit">Filter</button>
       </form>
       <ErrorBox error={audit.error} />
-      <AuditTable items={audit.data?.items ?? []} />
+      <AuditTable items={audit.data?.items ?? []} empty={audit.data ? undefined : audit.loading ? 'Loading…' : ''} />
       <nav class="pager" aria-label="Audit log pages">
         <button type="button" disabled={before.length === 0} onClick={() => setBefore(before.slice(0, -1))}>Newer</button>
         <button type="button" disabled={!audit.data?.next} onClick={() => setBefore([...before, audit.data!.next!])}>Older</button>
