@@ -12,6 +12,7 @@ import { createLogger } from '../../lib/logger';
 import { runMain, stopOnSignals } from '../../lib/app-main';
 import { startTracing } from '../../lib/tracing';
 import { daprActorClass } from '../runtime/dapr-host';
+import { idleScanMs } from '../runtime/kernel';
 import { daprOutboxLedger } from '../runtime/dapr-outbox';
 import { lingeringPublisher } from '../runtime/lingering-publisher';
 import { startActorServer } from './actor-server';
@@ -27,7 +28,12 @@ async function main(): Promise<void> {
   // Events of one topic committed within the linger leave as one message (lingering-publisher.ts).
   const publish = lingeringPublisher((topic: Topic, events: readonly EventEnvelope[]) => sidecar.publishBatch(PUBSUB_NAME, topic, events), config.eventLingerMs);
   // The SDK's client is what its actors register reminders through.
-  const client = new DaprClient({ daprHost: config.dapr.host, daprPort: String(config.dapr.httpPort), communicationProtocol: CommunicationProtocolEnum.HTTP, logger: { level: LogLevel.Warn } });
+  // Its actor options are the actor config daprd reads from this app (/dapr/config): an idle
+  // activation is dropped after GATEWAY_ACTOR_IDLE_MS, as on the embedded host, not Dapr's hour.
+  const client = new DaprClient({
+    daprHost: config.dapr.host, daprPort: String(config.dapr.httpPort), communicationProtocol: CommunicationProtocolEnum.HTTP, logger: { level: LogLevel.Warn },
+    actor: { actorIdleTimeout: `${config.actorIdleMs}ms`, actorScanInterval: `${idleScanMs(config.actorIdleMs)}ms` },
+  });
   const runtime = ActorRuntime.getInstanceByDaprClient(client);
   // The outbox asks the ledger app (through this app's own sidecar) which events it has stored.
   const ledger = daprOutboxLedger(sidecar, config.dapr.ledgerAppId);

@@ -22,7 +22,7 @@ import { faultPoint } from '../../lib/fault-points';
 import { detached } from '../../lib/request-context';
 import { SpanKind, tracedActorCall } from '../../lib/tracing';
 import { GroupCommitter } from './group-commit';
-import { Activation, DELETED, type CommitRequest, type Instance, type KernelHost, type TurnBuffer } from './kernel';
+import { Activation, DEFAULT_ACTOR_IDLE_MS, DELETED, idleScanMs, type CommitRequest, type Instance, type KernelHost, type TurnBuffer } from './kernel';
 import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorClass, type ActorInvoker, type OutboxDelivery, type OutboxPending } from './port';
 import { checkArgument } from './args';
 
@@ -45,10 +45,7 @@ type ReminderChanges = Map<string, StoredReminder | typeof DELETED>;
 const ENCODED = '\x10binary-data\x02';
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const OUTBOX_RETRY_MS = 2000;
-/** Dropped after this long without a turn (lib/config.ts GATEWAY_ACTOR_IDLE_MS has the same default). */
-export const DEFAULT_ACTOR_IDLE_MS = 10 * 60_000;
-/** How often idle activations are looked for, at most (Dapr scans every 30 s). */
-const IDLE_SCAN_MS = 30_000;
+export { DEFAULT_ACTOR_IDLE_MS } from './kernel';
 
 const activationKey = (actorType: string, actorId: string) => `${actorType}\u0000${actorId}`;
 
@@ -88,7 +85,7 @@ export class EmbeddedActorHost implements ActorInvoker {
   constructor(private readonly options: EmbeddedHostOptions) {
     this.now = options.now ?? Date.now;
     this.idleMs = options.idleMs ?? DEFAULT_ACTOR_IDLE_MS;
-    this.idleScan = setInterval(() => this.deactivateIdle(), Math.min(IDLE_SCAN_MS, this.idleMs));
+    this.idleScan = setInterval(() => this.deactivateIdle(), idleScanMs(this.idleMs));
     this.idleScan.unref();
     this.committer = new GroupCommitter(options.db.root, (activation, turn) => this.write(activation, turn));
     const db = options.db;

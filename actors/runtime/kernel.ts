@@ -23,6 +23,18 @@ import type { EventEnvelope } from '../../lib/events';
 import { metrics, type ActorGauge } from '../../lib/metrics';
 import type { ActorClass, ActorContext, ActorInstance, ActorInvoker } from './port';
 
+/**
+ * An activation without a call for this long is dropped from memory, on both hosts (lib/config.ts
+ * GATEWAY_ACTOR_IDLE_MS has the same default): by the embedded host itself, and on Dapr by daprd,
+ * which the actors app tells in its actor config (actorIdleTimeout, in place of Dapr's 1 hour).
+ */
+export const DEFAULT_ACTOR_IDLE_MS = 10 * 60_000;
+
+/** How often idle activations are looked for: every 30 s (Dapr's default), or as often as the idle time when it is shorter. */
+export function idleScanMs(idleMs: number): number {
+  return Math.min(30_000, idleMs);
+}
+
 /** A removed key in a turn's writes. */
 export const DELETED: unique symbol = Symbol('deleted');
 /** In the cache: the key is known to be absent from the store. */

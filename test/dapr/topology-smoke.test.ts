@@ -97,14 +97,33 @@ describe('topology runner with fixture apps', () => {
 
 describe('topology with the real app entrypoints', () => {
   let topology: RunningTopology;
+  // Short, so that the test of idle actors sees daprd drop them.
+  const IDLE_MS = 3000;
 
   beforeAll(async () => {
     topology = await startTopology({
       basePort: 23100,
       dataDir: mkdtempSync(join(tmpdir(), 'topology-real-')),
       daprBinDir: binDir,
-      env: { GATEWAY_LOG_LEVEL: 'warn' },
+      env: { GATEWAY_LOG_LEVEL: 'warn', GATEWAY_ACTOR_IDLE_MS: String(IDLE_MS) },
     });
+  });
+
+  const activeFundsHolds = async () => {
+    const md = (await (await fetch(`http://127.0.0.1:${topology.ports['daprd-actors-http']}/v1.0/metadata`)).json()) as { actorRuntime: { activeActors: Array<{ type: string; count: number }> } };
+    return md.actorRuntime.activeActors.find((a) => a.type === 'FundsHold')?.count ?? 0;
+  };
+
+  test('when actors go idle, then daprd drops their activations after GATEWAY_ACTOR_IDLE_MS, as the actors app configures it (not Dapr\'s hour)', async () => {
+    const config = (await (await fetch(`http://127.0.0.1:${topology.ports.actors}/dapr/config`)).json()) as Record<string, unknown>;
+    expect(config).toMatchObject({ actorIdleTimeout: `${IDLE_MS}ms`, actorScanInterval: `${IDLE_MS}ms` });
+    // Made-up accounts: each call activates one FundsHold that holds nothing.
+    for (let i = 0; i < 5; i++) {
+      const reply = await daprPost(topology.ports['daprd-actors-http']!, `/v1.0/actors/FundsHold/idle-${i}:pool-3/method/getBalance`, {});
+      expect(reply.status).toBe(200);
+    }
+    expect(await activeFundsHolds()).toBeGreaterThanOrEqual(5);
+    expect(await eventually(activeFundsHolds, (n) => n === 0, 6 * IDLE_MS)).toBe(0);
   });
   afterAll(() => topology?.stop());
 
