@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { countChatPrompt, countText, MAX_TOKENIZED_CHARS, replaceLibraryMerge } from './tokenizer';
+import { countChatPrompt, countText, LONGEST_TOKEN_BYTES, MAX_SPLIT_CHARS, MAX_TOKENIZED_CHARS, replaceLibraryMerge } from './tokenizer';
 
 // Counts checked against OpenAI's own: a chat of one user message "hello" is billed 8 prompt
 // tokens by gpt-4o and gpt-4 (3 per message + role + text + 3 of priming).
@@ -51,13 +51,44 @@ describe('the byte-pair merge (one long piece of text)', () => {
     }
   });
 
-  it('when a prompt\'s text is longer than the tokenizer is run over (1 MB of base64), then it is not counted (the caller estimates), at once; at the limit it is counted', () => {
+  it('when a prompt\'s text is longer than the tokenizer is run over (1 MB of base64), then it is bounded from below, at once; at the limit it is counted', () => {
     const base64 = randomBytes(750_000).toString('base64');
+    countText('o200k_base', 'x');
     const started = performance.now();
-    expect(countChatPrompt('o200k_base', [{ role: 'user', content: base64 }])).toBeUndefined();
-    expect(performance.now() - started).toBeLessThan(100);
-    expect(countChatPrompt('o200k_base', [{ role: 'system', content: 'x'.repeat(MAX_TOKENIZED_CHARS - 5) }, { role: 'user', content: 'hi', name: 'ada' }])).toBeGreaterThan(8);
-    expect(countChatPrompt('o200k_base', [{ role: 'system', content: 'x'.repeat(MAX_TOKENIZED_CHARS - 5) }, { role: 'user', content: 'hi!', name: 'ada' }])).toBeUndefined();
+    const bound = countChatPrompt('o200k_base', [{ role: 'user', content: base64 }]);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(bound).toBeGreaterThan(base64.length / 4);
+    expect(bound).toBeLessThanOrEqual(countText('o200k_base', base64.slice(0, 500_000)) * 2 + 10);
+    const atLimit = countChatPrompt('o200k_base', [{ role: 'system', content: 'x'.repeat(MAX_TOKENIZED_CHARS - 5) }, { role: 'user', content: 'hi', name: 'ada' }]);
+    expect(atLimit).toBeGreaterThan(MAX_TOKENIZED_CHARS / LONGEST_TOKEN_BYTES + 8);
+    expect(countChatPrompt('o200k_base', [{ role: 'system', content: 'x'.repeat(MAX_TOKENIZED_CHARS - 5) }, { role: 'user', content: 'hi!', name: 'ada' }])).toBeLessThan(atLimit);
+  });
+
+  it('when a prompt longer than the limit is counted without merging, then it never exceeds what the tokenizer, and so the provider, counts; plain prose exactly', () => {
+    const prose = 'The quick brown fox jumps over the lazy dog, then it runs away. '.repeat(2_200);
+    for (const tokenizer of ['o200k_base', 'cl100k_base'] as const) {
+      for (const text of [' '.repeat(140_000), '\n'.repeat(140_000), '-'.repeat(140_000), 'a'.repeat(140_000), '我们今天去公园'.repeat(20_000), randomBytes(105_000).toString('base64'), prose]) {
+        const messages = [{ role: 'system', content: 'be brief' }, { role: 'user', content: text, name: 'ada' }];
+        const exact = countText(tokenizer, text) + countText(tokenizer, 'be brief') + countText(tokenizer, 'ada') + 1 + countChatPrompt(tokenizer, messages.map((m) => ({ role: m.role, content: '' })));
+        expect(countChatPrompt(tokenizer, messages)).toBeLessThanOrEqual(exact);
+        if (text === prose) expect(countChatPrompt(tokenizer, messages)).toBe(exact);
+      }
+    }
+  });
+
+  it('when a prompt is as long as a body may be (32 MiB of base64), then it is bounded at once: past MAX_SPLIT_CHARS the rest counts its bytes / 128', () => {
+    const huge = randomBytes(24 * 1024 * 1024).toString('base64');
+    countText('cl100k_base', 'x');
+    const started = performance.now();
+    const bound = countChatPrompt('cl100k_base', [{ role: 'user', content: huge }]);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(bound).toBeGreaterThan(MAX_SPLIT_CHARS / 4 + (huge.length - MAX_SPLIT_CHARS) / LONGEST_TOKEN_BYTES);
+    // Past the budget, still never above the tokenizer's count: prose of more than MAX_SPLIT_CHARS.
+    const prose = 'The quick brown fox jumps over the lazy dog, then it runs away. '.repeat(Math.ceil((MAX_SPLIT_CHARS * 1.5) / 64));
+    const split = countChatPrompt('cl100k_base', [{ role: 'user', content: prose }]);
+    const exact = countText('cl100k_base', prose) + countChatPrompt('cl100k_base', [{ role: 'user', content: '' }]);
+    expect(split).toBeLessThanOrEqual(exact);
+    expect(split).toBeGreaterThan(exact / 2);
   });
 
   it('when any text is counted, then the tokens are those of the library\'s own merge, on both encodings', () => {

@@ -96,25 +96,67 @@ function textOf(content: unknown): string {
 /**
  * The most characters of text a prompt count runs the tokenizer over. The library takes 1–4 µs a
  * character on text that is not common words (base64, random letters, one long run): 1 MB of
- * base64 held the event loop for 2–16 s, and counting is free. Past it the caller estimates.
+ * base64 held the event loop for 2–16 s, and counting is free. Past it the text is bounded from
+ * below instead (countChatPrompt).
  */
 export const MAX_TOKENIZED_CHARS = 128 * 1024;
 
 /**
- * The prompt tokens an OpenAI upstream counts for these messages, text only (never more than it
- * bills); undefined when their text is longer than MAX_TOKENIZED_CHARS (not counted).
+ * The most bytes one token of either encoding stands for (o200k_base and cl100k_base alike: a run
+ * of 128 spaces).
  */
-export function countChatPrompt(tokenizer: TokenizerName, messages: readonly ChatMessage[]): number | undefined {
+export const LONGEST_TOKEN_BYTES = 128;
+
+/** Each encoding's split of a text into the pieces it merges one by one (the library's own). */
+function splitOf(name: TokenizerName): RegExp {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const split = require('gpt-tokenizer/cjs/encodingParams/constants') as { O200K_TOKEN_SPLIT_REGEX: RegExp; CL100K_TOKEN_SPLIT_REGEX: RegExp };
+  return name === 'o200k_base' ? split.O200K_TOKEN_SPLIT_REGEX : split.CL100K_TOKEN_SPLIT_REGEX;
+}
+
+/** The most characters of a prompt split into pieces (tens of milliseconds); past them, bytes / 128 (a body may be 32 MiB). */
+export const MAX_SPLIT_CHARS = 1024 * 1024;
+
+/**
+ * The fewest tokens a text can be, without merging it: the encoding splits it into pieces (words,
+ * runs of spaces, of digits…) and merges each apart, and a piece of B bytes is at least one token
+ * and at least ceil(B / LONGEST_TOKEN_BYTES). Exact on plain prose. Once `budget.chars` is spent,
+ * the rest of the text (whole pieces) counts ceil(its bytes / LONGEST_TOKEN_BYTES).
+ */
+function fewestTokens(name: TokenizerName, text: string, budget: { chars: number }): number {
+  let tokens = 0;
+  let at = 0;
+  for (const [piece] of text.matchAll(splitOf(name))) {
+    if (budget.chars <= 0) break;
+    budget.chars -= piece.length;
+    at += piece.length;
+    // A UTF-16 unit is at most 3 bytes of UTF-8: a piece of up to 42 of them is one token at least, and no more is known.
+    tokens += piece.length * 3 <= LONGEST_TOKEN_BYTES ? 1 : Math.max(1, Math.ceil(Buffer.byteLength(piece, 'utf8') / LONGEST_TOKEN_BYTES));
+  }
+  return at < text.length ? tokens + Math.ceil(Buffer.byteLength(text.slice(at), 'utf8') / LONGEST_TOKEN_BYTES) : tokens;
+}
+
+/**
+ * The prompt tokens an OpenAI upstream counts for these messages, text only (never more than it
+ * bills). Past MAX_TOKENIZED_CHARS of text the text is not merged: each message's text and name
+ * count the fewest tokens they can be (fewestTokens), the framing as tokenized, so the count stays
+ * at most the provider's (a quarter of the bytes does not: 140,000 spaces are 1,095 tokens, not 35,000).
+ */
+export function countChatPrompt(tokenizer: TokenizerName, messages: readonly ChatMessage[]): number {
   let chars = 0;
   for (const message of messages) chars += textOf(message.content).length + (typeof message.name === 'string' ? message.name.length : 0);
-  if (chars > MAX_TOKENIZED_CHARS) return undefined;
   const tokens = encoding(tokenizer);
+  const long = chars > MAX_TOKENIZED_CHARS;
+  const budget = { chars: MAX_SPLIT_CHARS };
+  const count = (text: string) => (long ? fewestTokens(tokenizer, text, budget) : tokens.countTokens(text, AS_TEXT));
   let names = 0;
+  let texts = 0;
   const chat = messages.map((message) => {
-    if (typeof message.name === 'string') names += tokens.countTokens(message.name, AS_TEXT) + 1;
-    return { role: message.role as 'system' | 'user' | 'assistant', content: textOf(message.content) };
+    if (typeof message.name === 'string') names += count(message.name) + 1;
+    if (long) texts += fewestTokens(tokenizer, textOf(message.content), budget);
+    return { role: message.role as 'system' | 'user' | 'assistant', content: long ? '' : textOf(message.content) };
   });
-  return tokens.countTokens(chat, AS_TEXT) + names;
+  return tokens.countTokens(chat, AS_TEXT) + names + texts;
 }
 
 /** The tokens of a text alone, no framing. */

@@ -125,8 +125,6 @@ export function countedPrompt(chat: PreparedChat): number {
   const { upstream } = chat;
   if (upstream.wire !== 'openai-chat') return Math.ceil(chat.inputBytes / 4);
   const tokenizer = chat.resolved.profile.tokenizer;
-  // A prompt too long to be tokenized on the request path is estimated, as without a tokenizer.
-  const counted = tokenizer ? countChatPrompt(tokenizer, upstream.call.messages) : undefined;
-  if (counted !== undefined) return counted;
+  if (tokenizer) return countChatPrompt(tokenizer, upstream.call.messages);
   return Math.ceil(Buffer.byteLength(JSON.stringify(upstream.call.messages), 'utf8') / 4);
 }

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
-import { countChatPrompt } from '../../../providers/tokenizer';
+import { countChatPrompt, countText } from '../../../providers/tokenizer';
 import { inProcessGateway, type InProcessGateway } from '../../../test/support/in-process';
 import { chunk, scriptedUpstream, sse, sseThenCut, textChunk, type ScriptedUpstream } from '../../../test/support/scripted-upstream';
 import type { StreamAnswer, StreamFrame } from '../http/answer';
@@ -77,6 +77,18 @@ async function call(model: string, wire: 'openai' | 'anthropic', body: Record<st
 const told = (frames: string[]) => Number(frames.find((f) => f.startsWith(': x-payg-charged '))?.slice(17));
 
 describe('a chat stream\'s money', () => {
+  it('when a stream whose prompt is more text than is tokenized (140,000 spaces) is cut before its usage, then its prompt is charged no more than the provider counts it', async () => {
+    upstream.answer((res) => sseThenCut(res, [textChunk('a'), textChunk(' b')]));
+    const spaces = ' '.repeat(140_000);
+    const messages = [{ role: 'user', content: spaces }];
+    const cut = await call('scripted-tokenized-chat', 'openai', { messages, max_tokens: 20, stream: true });
+    // The provider counts 1,095 tokens of text (runs of 128 spaces) and OpenAI's framing; a quarter of the bytes is 35,008.
+    const provider = countText('o200k_base', spaces) + countChatPrompt('o200k_base', [{ role: 'user', content: '' }]);
+    expect(cut.quantities.TEXT_INPUT[0]).toBeLessThanOrEqual(provider);
+    expect(cut.quantities.TEXT_INPUT[0]).toBeGreaterThan(1_000);
+    expect(cut.balance).toMatchObject({ held: 0, openHolds: 0 });
+  });
+
   it('when a stream whose prompt spells a special token is cut before its usage, then its prompt is counted as text, it is charged what it relayed, and its hold ends', async () => {
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
@@ -87,7 +99,7 @@ describe('a chat stream\'s money', () => {
       const cut = await call('scripted-tokenized-chat', 'openai', { messages, max_tokens: 20, stream: true });
       expect(JSON.parse(cut.frames.at(-1)!.slice(6))).toMatchObject({ error: { code: 'provider_error' } });
       // The special token's characters counted as the text they are (16 tokens, where "hello" is 8).
-      const prompt = countChatPrompt('o200k_base', messages)!;
+      const prompt = countChatPrompt('o200k_base', messages);
       expect(prompt).toBe(16);
       expect(cut.quantities).toEqual({ TEXT_INPUT: [prompt, 100], TEXT_OUTPUT: [3, 400] });
       expect(cut.balance).toMatchObject({ held: 0, openHolds: 0 });
