@@ -143,18 +143,19 @@ function fewestTokens(name: TokenizerName, text: string, budget: { chars: number
  * at most the provider's (a quarter of the bytes does not: 140,000 spaces are 1,095 tokens, not 35,000).
  */
 export function countChatPrompt(tokenizer: TokenizerName, messages: readonly ChatMessage[]): number {
+  const contents = messages.map((message) => textOf(message.content));
   let chars = 0;
-  for (const message of messages) chars += textOf(message.content).length + (typeof message.name === 'string' ? message.name.length : 0);
+  messages.forEach((message, i) => (chars += contents[i].length + (typeof message.name === 'string' ? message.name.length : 0)));
   const tokens = encoding(tokenizer);
   const long = chars > MAX_TOKENIZED_CHARS;
   const budget = { chars: MAX_SPLIT_CHARS };
   const count = (text: string) => (long ? fewestTokens(tokenizer, text, budget) : tokens.countTokens(text, AS_TEXT));
   let names = 0;
   let texts = 0;
-  const chat = messages.map((message) => {
+  const chat = messages.map((message, i) => {
     if (typeof message.name === 'string') names += count(message.name) + 1;
-    if (long) texts += fewestTokens(tokenizer, textOf(message.content), budget);
-    return { role: message.role as 'system' | 'user' | 'assistant', content: long ? '' : textOf(message.content) };
+    if (long) texts += fewestTokens(tokenizer, contents[i], budget);
+    return { role: message.role as 'system' | 'user' | 'assistant', content: long ? '' : contents[i] };
   });
   return tokens.countTokens(chat, AS_TEXT) + names + texts;
 }
