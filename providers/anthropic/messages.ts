@@ -114,16 +114,19 @@ async function* readEvents(body: ResponseBody, signal: AbortSignal, state: ReadS
       }
     }
   } catch (error) {
-    throw failedRead(error, signal);
+    // Once the stop reason arrived (with the final count), what fails after it (the connection
+    // broken before message_stop, an error event, the call's deadline or the client gone) takes
+    // nothing from the message: it ends whole, as when the body ends cleanly there.
+    if (!finished) throw failedRead(error, signal);
   } finally {
     // After message_stop only the end of the body is left: read it so the socket is reused.
     // Otherwise the consumer stopped early or the stream broke: cancel the upstream.
     if (state.stopped) void drain(body, bytes);
     else cancel(body);
   }
-  // A clean end without message_stop is a cut stream unless the stop reason had arrived; then the
-  // answer is whole, and its client gets the message_stop the upstream left out, as the wire
-  // promises (an SDK may wait for it).
+  // An end without message_stop (clean, or broken as above) is a cut stream unless the stop reason
+  // had arrived; then the answer is whole, and its client gets the message_stop the upstream left
+  // out, as the wire promises (an SDK may wait for it).
   if (!finished) throw new ProviderError('protocol', 'stream ended before the answer finished');
   yield { event: 'message_stop', data: { type: 'message_stop' }, outputDelta: '' };
 }

@@ -69,7 +69,10 @@ async function* readChunks(body: ResponseBody, signal: AbortSignal): AsyncGenera
       }
     }
   } catch (error) {
-    throw failedRead(error, signal);
+    // Once the answer finished, what fails after it (the connection broken before [DONE], an
+    // error or garbage sent after the finish, the call's deadline or the client gone) takes
+    // nothing from it: it ends whole, as when the body ends cleanly there.
+    if (!finished) throw failedRead(error, signal);
   } finally {
     // After [DONE] only the end of the body is left: read it so the socket is reused.
     // Otherwise the consumer stopped early or the stream broke: cancel the upstream.

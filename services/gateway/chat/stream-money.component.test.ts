@@ -133,7 +133,15 @@ describe('a chat stream\'s money', () => {
   /** An Anthropic event as the upstream writes it. */
   const event = (data: Record<string, unknown>) => `event: ${String(data.type)}\ndata: ${JSON.stringify(data)}\n\n`;
 
-  it.each(['openai', 'anthropic'] as const)('when an Anthropic stream breaks after its message_delta stated the final count, then the %s wire charges that count, as the native wire does', async (wire) => {
+  /** The stream ended as its wire ends a whole answer: no error frame, and [DONE] or message_stop last. */
+  const endedWhole = (wire: 'openai' | 'anthropic', frames: string[]) => {
+    expect(frames.filter((f) => f.includes('"error"'))).toEqual([]);
+    const last = frames.filter((f) => !f.startsWith(':') && f !== '').at(-1);
+    if (wire === 'openai') expect(last).toBe('data: [DONE]\n\n');
+    else expect(last).toMatch(/^event: message_stop\n/);
+  };
+
+  it.each(['openai', 'anthropic'] as const)('when an Anthropic stream breaks after its message_delta stated the final count, then the %s wire charges that count, as the native wire does, and ends the answer whole', async (wire) => {
     upstream.answer((res) => sseThenCut(res, [
       event({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'up', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } }),
       event({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
@@ -143,14 +151,31 @@ describe('a chat stream\'s money', () => {
     ]));
     const cut = await call('scripted-claude', wire, { messages: [{ role: 'user', content: 'hello' }], max_tokens: 20, stream: true });
     expect(cut.quantities).toEqual({ TEXT_INPUT: [10, 100], TEXT_OUTPUT: [5, 400] });
-    expect([told(cut.frames), cut.charged, FUNDS - cut.ledgerBalance]).toEqual([3000, 3000, 3000]);
+    expect([told(cut.frames), cut.charged, FUNDS - cut.ledgerBalance]).toEqual([3000, 3000, 3000]);    endedWhole(wire, cut.frames);
   });
 
-  it.each(['openai', 'anthropic'] as const)('when an OpenAI stream breaks after its usage chunk, before [DONE], then the %s wire charges the stated count', async (wire) => {
+  it.each(['openai', 'anthropic'] as const)('when an OpenAI stream breaks after its usage chunk, before [DONE], then the %s wire charges the stated count and ends the answer whole', async (wire) => {
     upstream.answer((res) => sseThenCut(res, [textChunk('several words in one chunk'), textChunk('', 'stop'), chunk({ choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })]));
     const cut = await call('scripted-chat', wire, { messages: [{ role: 'user', content: 'hello' }], max_tokens: 20, stream: true });
     expect(cut.quantities).toEqual({ TEXT_INPUT: [10, 100], TEXT_OUTPUT: [5, 400] });
     expect([told(cut.frames), cut.charged, FUNDS - cut.ledgerBalance]).toEqual([3000, 3000, 3000]);
+    endedWhole(wire, cut.frames);
+  });
+
+  it.each(['openai', 'anthropic'] as const)('when an OpenAI stream breaks after its finish reason, before its usage chunk, then the %s wire ends the answer whole and charges it by the cut-stream count', async (wire) => {
+    upstream.answer((res) => sseThenCut(res, [textChunk('a'), textChunk(' b', 'stop')]));
+    const cut = await call('scripted-chat', wire, { messages: [{ role: 'user', content: 'hello' }], max_tokens: 20, stream: true });
+    expect(cut.quantities.TEXT_OUTPUT).toEqual([2, 400]);
+    expect(cut.balance.held).toBe(0);
+    endedWhole(wire, cut.frames);
+  });
+
+  it.each(['openai', 'anthropic'] as const)('when an OpenAI stream breaks before its finish reason, then the %s wire still ends with its error frame', async (wire) => {
+    upstream.answer((res) => sseThenCut(res, [textChunk('a'), textChunk(' b')]));
+    const cut = await call('scripted-chat', wire, { messages: [{ role: 'user', content: 'hello' }], max_tokens: 20, stream: true });
+    expect(cut.quantities.TEXT_OUTPUT).toEqual([2, 400]);
+    expect(cut.frames.filter((f) => f.includes('"error"'))).toHaveLength(1);
+    expect(cut.frames).not.toContain('data: [DONE]\n\n');
   });
 
   // OpenAI's own opening chunk: the role, an empty text and a null refusal; some compatible
