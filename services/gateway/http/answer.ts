@@ -21,6 +21,11 @@ export interface StreamAnswer {
   frames: AsyncIterable<StreamFrame>;
   /** Open for as long as the client listens (session events): no idle timeout on the connection. */
   longLived?: boolean;
+  /**
+   * A long-lived stream whose client takes nothing of what was written for this long is ended
+   * (respond.ts: STALLED_STREAM_MS when not given).
+   */
+  stallMs?: number;
 }
 
 export type UseCaseAnswer = JsonAnswer | StreamAnswer;

@@ -6,7 +6,7 @@ import { clientGone, respond } from './respond';
 
 let server: Server;
 let base: string;
-const seen = { sent: 0, readToEnd: false, gone: false, pulled: 0 };
+const seen = { sent: 0, readToEnd: false, gone: false, pulled: 0, stalledGone: false };
 
 /** A long-lived stream with much to send at once (a session's whole event log): 1,000 frames of 64 KiB. */
 async function* backlog(): AsyncGenerator<StreamFrame> {
@@ -35,6 +35,10 @@ beforeAll(async () => {
     void respond(res, { kind: 'stream', headers: {}, frames: frames(8) });
   });
   app.get('/backlog', (_req, res) => void respond(res, { kind: 'stream', headers: {}, longLived: true, frames: backlog() }));
+  app.get('/stalled', (_req, res) => {
+    clientGone(res).addEventListener('abort', () => (seen.stalledGone = true));
+    void respond(res, { kind: 'stream', headers: {}, longLived: true, stallMs: 300, frames: backlog() });
+  });
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -79,6 +83,26 @@ describe('respond: a use case answer over HTTP', () => {
     expect(seen.pulled).toBe(all);
     expect(received).toBeGreaterThan(all);
     socket.destroy();
+  });
+
+  it('when the client of a long-lived stream takes nothing for its stall bound, then the server ends the stream and the use case hears it', async () => {
+    const { port } = server.address() as AddressInfo;
+    const socket = connect(port, '127.0.0.1');
+    socket.pause();
+    const opened = Date.now();
+    socket.write('GET /stalled HTTP/1.1\r\nhost: x\r\n\r\n');
+    for (let waited = 0; !seen.stalledGone && waited < 3000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    if (!seen.stalledGone) socket.destroy();
+    expect(seen.stalledGone).toBe(true);
+    expect(Date.now() - opened).toBeGreaterThanOrEqual(300);
+    // What the client then reads is what was written before the end, not the rest of the stream.
+    let received = 0;
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.on('data', (chunk: Buffer) => (received += chunk.length));
+    socket.resume();
+    await closed;
+    expect(received).toBeGreaterThan(0);
+    expect(received).toBeLessThan(1000 * (64 * 1024 + 8));
   });
 
   it('when the client leaves mid-stream, then the use case hears it and the frames are still read to their end (the end settles the money)', async () => {

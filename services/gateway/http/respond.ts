@@ -59,20 +59,31 @@ export async function respond(res: Response, answer: UseCaseAnswer): Promise<voi
     // frame only once the client has taken the last: one that does not read would otherwise have
     // every frame kept in the gateway's memory for as long as it stays connected. A model call's
     // stream is read on regardless (its end settles the money) and is bounded by its max_tokens.
-    if (!flowing && answer.longLived) await drained(res);
+    // A client that takes nothing for answer.stallMs is cut off: while it does not read, the
+    // stream neither reads on nor checks its credential again, and it would hold its connection
+    // (and its place in the account's streams) for as long as the client likes.
+    if (!flowing && answer.longLived) await drained(res, answer.stallMs ?? STALLED_STREAM_MS);
   }
   if (!res.destroyed) res.end();
 }
 
-/** Resolves once what was written has gone to the socket, or the connection is gone. */
-function drained(res: Response): Promise<void> {
+/** How long a long-lived stream waits for its client to take what was written before ending it. */
+export const STALLED_STREAM_MS = 30_000;
+
+/** Resolves once what was written has gone to the socket, or the connection is gone; destroys it after `stallMs` without either. */
+function drained(res: Response, stallMs: number): Promise<void> {
   return new Promise((resolve) => {
     if (res.destroyed) return resolve();
     const done = () => {
+      clearTimeout(stall);
       res.off('drain', done);
       res.off('close', done);
       resolve();
     };
+    const stall = setTimeout(() => {
+      res.destroy();
+      done();
+    }, stallMs);
     res.once('drain', done);
     res.once('close', done);
   });
