@@ -114,10 +114,11 @@ async function* readEvents(body: ResponseBody, signal: AbortSignal, state: ReadS
       }
     }
   } catch (error) {
-    // Once the stop reason arrived (with the final count), what fails after it (the connection
-    // broken before message_stop, an error event, the call's deadline or the client gone) takes
-    // nothing from the message: it ends whole, as when the body ends cleanly there.
-    if (!finished) throw failedRead(error, signal);
+    // Once the stop reason arrived (with the final count), the connection failing after it (broken
+    // before message_stop, the call's deadline, the client gone) takes nothing from the message:
+    // it ends whole, as when the body ends cleanly there. What the upstream sends after it still
+    // counts (an error event, a malformed event): the stream fails as before.
+    if (!finished || error instanceof ProviderError) throw failedRead(error, signal);
   } finally {
     // After message_stop only the end of the body is left: read it so the socket is reused.
     // Otherwise the consumer stopped early or the stream broke: cancel the upstream.

@@ -69,10 +69,11 @@ async function* readChunks(body: ResponseBody, signal: AbortSignal): AsyncGenera
       }
     }
   } catch (error) {
-    // Once the answer finished, what fails after it (the connection broken before [DONE], an
-    // error or garbage sent after the finish, the call's deadline or the client gone) takes
-    // nothing from it: it ends whole, as when the body ends cleanly there.
-    if (!finished) throw failedRead(error, signal);
+    // Once the answer finished, the connection failing after it (broken before [DONE], the call's
+    // deadline, the client gone) takes nothing from it: it ends whole, as when the body ends
+    // cleanly there. What the upstream sends after it still counts (an error, a usage no call
+    // can have): the stream fails as before.
+    if (!finished || error instanceof ProviderError) throw failedRead(error, signal);
   } finally {
     // After [DONE] only the end of the body is left: read it so the socket is reused.
     // Otherwise the consumer stopped early or the stream broke: cancel the upstream.
