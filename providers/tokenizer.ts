@@ -160,6 +160,14 @@ export function countChatPrompt(tokenizer: TokenizerName, messages: readonly Cha
   return tokens.countTokens(chat, AS_TEXT) + names + texts;
 }
 
+/**
+ * What a prompt count reads of the messages: each one's role, text and name, nothing else (image
+ * parts, tool calls…), so that it can be handed to another thread cheaply. Counts the same.
+ */
+export function countedMessages(messages: readonly ChatMessage[]): ChatMessage[] {
+  return messages.map((message) => (typeof message.name === 'string' ? { role: message.role, content: textOf(message.content), name: message.name } : { role: message.role, content: textOf(message.content) }));
+}
+
 /** The tokens of a text alone, no framing. */
 export function countText(tokenizer: TokenizerName, text: string): number {
   return encoding(tokenizer).countTokens(text, AS_TEXT);

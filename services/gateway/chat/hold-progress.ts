@@ -17,7 +17,7 @@ export const DEFAULT_PROGRESS: ProgressEvery = { everyTokens: 256, everyMs: 2000
 
 export class HoldProgress {
   /** The output delivered so far, and the usage it makes (computed only when recorded). */
-  private latest: { outputTokens: number; usageOf: (outputTokens: number) => TokenUsage } | undefined;
+  private latest: { outputTokens: number; usageOf: (outputTokens: number) => TokenUsage | Promise<TokenUsage> } | undefined;
   private recordedTokens = 0;
   private inFlight: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
@@ -40,7 +40,7 @@ export class HoldProgress {
    * The output delivered to the client so far (never more than it was sent), and how it makes a
    * usage: called only when a record is sent. Cheap: no await, nothing counted.
    */
-  delivered(outputTokens: number, usageOf: (outputTokens: number) => TokenUsage): void {
+  delivered(outputTokens: number, usageOf: (outputTokens: number) => TokenUsage | Promise<TokenUsage>): void {
     this.latest = { outputTokens, usageOf };
     if (outputTokens - this.recordedTokens >= this.every.everyTokens) this.record();
   }
@@ -66,7 +66,7 @@ export class HoldProgress {
     try {
       // Computed here, inside the try: a record that cannot be made is logged like one not landed,
       // never a rejection nobody handles (which would end the process and every call in it).
-      const lines = latest && latest.outputTokens > 0 ? this.lines(latest.usageOf(latest.outputTokens)) : [];
+      const lines = latest && latest.outputTokens > 0 ? this.lines(await latest.usageOf(latest.outputTokens)) : [];
       await this.funds.progress({ holdId: this.holdId, lines, ttlMs: this.ttlMs });
       if (latest) this.recordedTokens = Math.max(this.recordedTokens, latest.outputTokens);
     } catch (error) {

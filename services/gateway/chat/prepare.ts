@@ -9,7 +9,7 @@ import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import { GatewayError } from '../../../lib/errors';
 import type { Logger } from 'pino';
 import type { SimDirectives } from '../../../providers/port';
-import { countChatPrompt } from '../../../providers/tokenizer';
+import { countChatPromptOffThread } from '../../../providers/tokenizer-thread';
 import { requireCapability, type Capability } from '../capabilities/gates';
 import type { Drain } from '../drain';
 import type { FundsSource } from '../funds/leased-funds';
@@ -121,10 +121,11 @@ export function prepareChat<R, P extends StreamPiece>(deps: ChatDeps, wire: Inbo
  * ceil(UTF-8 bytes of their JSON / 4). An Anthropic upstream states its count before any output;
  * should it not, the request body's bytes / 4.
  */
-export function countedPrompt(chat: PreparedChat): number {
+export async function countedPrompt(chat: PreparedChat): Promise<number> {
   const { upstream } = chat;
   if (upstream.wire !== 'openai-chat') return Math.ceil(chat.inputBytes / 4);
   const tokenizer = chat.resolved.profile.tokenizer;
-  if (tokenizer) return countChatPrompt(tokenizer, upstream.call.messages);
+  // Off the event loop (providers/tokenizer-thread.ts): a count can take the tokenizer half a second.
+  if (tokenizer) return countChatPromptOffThread(tokenizer, upstream.call.messages);
   return Math.ceil(Buffer.byteLength(JSON.stringify(upstream.call.messages), 'utf8') / 4);
 }

@@ -13,7 +13,7 @@ import type { InboundWire, StreamPiece } from './wires';
 
 /** What a stream produced, by the charge rules of docs/money.md; and how it ended. */
 export interface StreamTally {
-  /** What the stream is charged for (StreamCount.produced). Undefined when nothing was produced. */
+  /** What the stream is charged for (StreamCount.produced()). Undefined when nothing was produced. */
   produced: TokenUsage | undefined;
   /** What broke the stream, if anything did. */
   failure: unknown;
@@ -30,7 +30,7 @@ export class StreamCount<P extends StreamPiece> {
   private final: TokenUsage | undefined;
   /** The last usage the provider stated (its prompt counts are the prompt's). */
   private stated: TokenUsage | undefined;
-  private counted: TokenUsage | undefined;
+  private counted: Promise<TokenUsage> | undefined;
 
   constructor(private readonly wire: InboundWire<unknown, P>, private readonly chat: PreparedChat) {}
 
@@ -43,18 +43,18 @@ export class StreamCount<P extends StreamPiece> {
     if (this.wire.charge.producesOutput(piece)) this.outputTokens += 1;
   }
 
-  /** The prompt, as stated or counted, with `outputTokens` of output. */
-  usage(outputTokens: number): TokenUsage {
+  /** The prompt, as stated or counted (off the event loop: a promise then), with `outputTokens` of output. */
+  usage(outputTokens: number): TokenUsage | Promise<TokenUsage> {
     if (this.stated) {
       const { outputTokens: _output, reasoningTokens: _reasoning, ...prompt } = this.stated;
       return { ...prompt, outputTokens };
     }
-    this.counted ??= { inputTokens: countedPrompt(this.chat), outputTokens: 0, promptCounted: true };
-    return { ...this.counted, outputTokens };
+    this.counted ??= countedPrompt(this.chat).then((inputTokens) => ({ inputTokens, outputTokens: 0, promptCounted: true }));
+    return this.counted.then((counted) => ({ ...counted, outputTokens }));
   }
 
   /** The provider's final count when it gave one, else one token per output delta; undefined when nothing was produced. */
-  get produced(): TokenUsage | undefined {
+  async produced(): Promise<TokenUsage | undefined> {
     return this.final ?? (this.outputTokens === 0 ? undefined : this.usage(this.outputTokens));
   }
 }
@@ -75,7 +75,7 @@ export async function tallyStream<P extends StreamPiece>(count: StreamCount<P>, 
   } catch (error) {
     failure = error;
   }
-  return { produced: count.produced, failure };
+  return { produced: await count.produced(), failure };
 }
 
 
@@ -104,7 +104,7 @@ export async function* streamFrames(deps: { logger: Logger; routing?: Routing },
     } catch (error) {
       failure = error;
     }
-    const produced = count.produced;
+    const produced = await count.produced();
     // A provider failure counts whether or not anyone still listens; the route says so before the charge.
     const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;
     const upstream = hold.route?.upstream ?? chat.route[0]?.provider;
