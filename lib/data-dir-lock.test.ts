@@ -138,6 +138,41 @@ describe('one gateway per data directory', () => {
     release();
   });
 
+  it('when the holder stalled past its heartbeat and another process took the directory meanwhile, then held() says so before any write, and onLost is called once', () => {
+    const dataDir = dir();
+    const lost: string[] = [];
+    const release = lockDataDir(dataDir, { onLost: (holder) => lost.push(holder) });
+    expect(release.held()).toBe(true);
+    // A stall: no heartbeat ran for longer than the newcomer waits, and the newcomer took the file.
+    const stalledUntil = Date.now() + STALE_MS + HEARTBEAT_MS;
+    const now = jest.spyOn(Date, 'now').mockReturnValue(stalledUntil);
+    try {
+      writeFileSync(join(dataDir, LOCK_FILE), foreign(stalledUntil));
+      expect(release.held()).toBe(false);
+      expect(release.held()).toBe(false);
+      expect(lost).toEqual(['process 1 (another-container/pid:[1])']);
+    } finally {
+      now.mockRestore();
+      release();
+    }
+  });
+
+  it('when the holder stalled past its heartbeat and nobody took the directory, then held() writes its beat again and the holder keeps it', () => {
+    const dataDir = dir();
+    const lost: string[] = [];
+    const release = lockDataDir(dataDir, { onLost: (holder) => lost.push(holder) });
+    const stalledUntil = Date.now() + STALE_MS;
+    const now = jest.spyOn(Date, 'now').mockReturnValue(stalledUntil);
+    try {
+      expect(release.held()).toBe(true);
+      expect((JSON.parse(readFileSync(join(dataDir, LOCK_FILE), 'utf8')) as { beat: number }).beat).toBe(stalledUntil);
+      expect(lost).toEqual([]);
+    } finally {
+      now.mockRestore();
+      release();
+    }
+  });
+
   it('when the lock file is removed by hand under a running holder, then the next heartbeat writes it again and the holder keeps the directory', async () => {
     const dataDir = dir();
     const lost: string[] = [];

@@ -104,6 +104,25 @@ function judge(owner: Owner, space: string): { running: boolean; seen: boolean }
 
 const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
+/**
+ * A lock whose last beat is younger than this is this process's for sure (held() answers at
+ * once): a newcomer takes a file over only once its beat is STALE_MS old.
+ */
+export const CONFIRMED_MS = 2 * HEARTBEAT_MS;
+
+/** The release of a data directory; `held()` says whether this process still has it. */
+export interface DataDirLock {
+  (): void;
+  /**
+   * Whether the directory is still this process's, for a write to ask first. Answers at once
+   * while the heartbeat is recent (CONFIRMED_MS); after a stall (the process paused, its
+   * heartbeat late) it looks at the file, as a heartbeat would, before the stalled write runs:
+   * a newcomer may have taken the directory meanwhile, and the heartbeat would only see it after
+   * the writes that were due. False once lost (onLost is called then, once).
+   */
+  held(): boolean;
+}
+
 export interface LockOptions {
   /**
    * Called once if a heartbeat finds the lock file no longer this process's (another process
@@ -118,7 +137,7 @@ export interface LockOptions {
  * serves it. Returns the release, which removes the lock file if it is still this process's.
  * While taken, the file is rewritten every HEARTBEAT_MS (the owner's heartbeat).
  */
-export function lockDataDir(dataDir: string, options: LockOptions = {}): () => void {
+export function lockDataDir(dataDir: string, options: LockOptions = {}): DataDirLock {
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, LOCK_FILE);
   const started = startTimeOf(process.pid);
@@ -179,11 +198,17 @@ export function lockDataDir(dataDir: string, options: LockOptions = {}): () => v
   }
   // The heartbeat: the file is replaced whole (written beside it, then renamed over it), so a
   // reader never sees half a record.
+  let isLost = false;
+  /** When this process last wrote its beat (its file then was its own). */
+  let confirmedAt = Date.now();
   const lost = (holder: string) => {
     clearInterval(heartbeat);
+    if (isLost) return;
+    isLost = true;
     options.onLost?.(holder);
   };
-  const heartbeat = setInterval(() => {
+  const beat = (): void => {
+    if (isLost) return;
     if (!existsSync(path)) {
       // Removed by hand: taken again, unless another process has just taken it.
       try {
@@ -200,9 +225,11 @@ export function lockDataDir(dataDir: string, options: LockOptions = {}): () => v
       if (!mine(owner)) return lost(`process ${owner.pid} (${owner.space ?? 'unknown'})`);
     }
     const next = `${path}.${randomUUID()}`;
+    const at = Date.now();
     try {
-      writeFileSync(next, record(), { mode: 0o644 });
+      writeFileSync(next, JSON.stringify({ ...me, beat: at }), { mode: 0o644 });
       renameSync(next, path);
+      confirmedAt = at;
     } catch {
       // A full or read-only disk: the next beat tries again (the database fails louder meanwhile).
       try {
@@ -211,9 +238,10 @@ export function lockDataDir(dataDir: string, options: LockOptions = {}): () => v
         // Not written.
       }
     }
-  }, HEARTBEAT_MS);
+  };
+  const heartbeat = setInterval(beat, HEARTBEAT_MS);
   heartbeat.unref();
-  return () => {
+  const release = () => {
     clearInterval(heartbeat);
     if (mine(readOwner(path))) {
       try {
@@ -223,4 +251,9 @@ export function lockDataDir(dataDir: string, options: LockOptions = {}): () => v
       }
     }
   };
+  const held = (): boolean => {
+    if (!isLost && Date.now() - confirmedAt >= CONFIRMED_MS) beat();
+    return !isLost;
+  };
+  return Object.assign(release, { held });
 }

@@ -64,6 +64,24 @@ describe('group commit on the embedded host', () => {
     await db.close();
   });
 
+  it('when the data directory is no longer this process\'s at commit time, then the turns due are failed and nothing of them is written', async () => {
+    let held = true;
+    const guarded = new EmbeddedActorHost({ db, publish: async () => undefined, deliverInCommit: (events) => events.forEach((event) => db.ledger.putSync(event.id, 1)), held: () => held });
+    guarded.register(Counter);
+    await guarded.start();
+    try {
+      expect(await guarded.invoke<number>('Counter', 'g1', 'bump', {})).toBe(1);
+      held = false;
+      await expect(guarded.invoke<number>('Counter', 'g1', 'bump', {})).rejects.toMatchObject({ code: 'internal_error' });
+      await expect(guarded.invoke<number>('Counter', 'g2', 'bump', {})).rejects.toMatchObject({ code: 'internal_error' });
+      expect(stored('g1', 'count')).toBe(1);
+      expect(stored('g2', 'count')).toBeUndefined();
+      expect(delivered()).toEqual(['g1:1']);
+    } finally {
+      await guarded.close();
+    }
+  });
+
   it('when 64 turns on different actors arrive together, then they commit in fewer transactions than turns, and each caller is answered once its turn is stored', async () => {
     const before = host.commitStats();
     const seenAtAnswer = await Promise.all(Array.from({ length: 64 }, (_, i) =>

@@ -64,6 +64,12 @@ export interface EmbeddedHostOptions {
   idleMs?: number;
   /** Observes every actor call (tracing, metrics); must not throw. */
   onCall?: (actorType: string, actorId: string, method: string, durationMs: number, ok: boolean) => void;
+  /**
+   * Whether the data directory is still this process's (lib/data-dir-lock.ts, DataDirLock.held):
+   * asked before each commit, so that a process that stalled while another took the directory
+   * writes none of the turns that were due.
+   */
+  held?: () => boolean;
 }
 
 export class EmbeddedActorHost implements ActorInvoker {
@@ -87,7 +93,7 @@ export class EmbeddedActorHost implements ActorInvoker {
     this.idleMs = options.idleMs ?? DEFAULT_ACTOR_IDLE_MS;
     this.idleScan = setInterval(() => this.deactivateIdle(), idleScanMs(this.idleMs));
     this.idleScan.unref();
-    this.committer = new GroupCommitter(options.db.root, (activation, turn) => this.write(activation, turn));
+    this.committer = new GroupCommitter(options.db.root, (activation, turn) => this.write(activation, turn), options.held);
     const db = options.db;
     // The state database's own encoder (lmdb-js: the same its puts use, shared structures included).
     const encoder = (db.actorState as unknown as { encoder: { encode(value: unknown): Uint8Array } }).encoder;

@@ -23,6 +23,13 @@ interface Entry {
   reject?: (error: unknown) => void;
 }
 
+/** A turn not written: the data directory was taken by another process (this one stops). */
+export class DataDirLost extends Error {
+  constructor() {
+    super('the data directory was taken by another process: nothing more is written here');
+  }
+}
+
 export class GroupCommitter {
   private queue: Entry[] = [];
   private scheduled = false;
@@ -31,8 +38,16 @@ export class GroupCommitter {
   /** When a transaction last failed in the database itself (not in a turn's writes), until one commits. */
   private storageFailedAt: number | undefined;
 
-  /** `write` puts one turn's changes; it runs inside the group's transaction. */
-  constructor(private readonly root: RootDatabase, private readonly write: (activation: Activation, turn: TurnBuffer) => void) {}
+  /**
+   * `write` puts one turn's changes; it runs inside the group's transaction. `held`, when given,
+   * is asked before each transaction: false (the data directory is another process's now) fails
+   * the whole group, nothing written.
+   */
+  constructor(
+    private readonly root: RootDatabase,
+    private readonly write: (activation: Activation, turn: TurnBuffer) => void,
+    private readonly held?: () => boolean,
+  ) {}
 
   /** Commits the turn with its group at the end of this pass of the event loop: settles once committed (or not). */
   commit(activation: Activation, request: CommitRequest): Promise<void> {
@@ -68,6 +83,14 @@ export class GroupCommitter {
     this.queue = [];
     this.scheduled = false;
     if (group.length === 0) return;
+    if (this.held && !this.held()) {
+      const error = new DataDirLost();
+      for (const entry of group) {
+        entry.request.abort();
+        entry.reject?.(error);
+      }
+      return;
+    }
     try {
       this.transaction(() => {
         for (const entry of group) if (entry.request.live()) this.write(entry.activation, entry.request.turn);

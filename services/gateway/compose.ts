@@ -223,7 +223,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     writer.finish();
   };
   const publish = async (event: EventEnvelope) => deliverInProcess(event, () => void ledger.appendSync(event));
-  const host = new EmbeddedActorHost({ db, publish, deliverInCommit, idleMs: config.actorIdleMs });
+  const host = new EmbeddedActorHost({ db, publish, deliverInCommit, idleMs: config.actorIdleMs, held: unlock.held });
   for (const cls of ACTOR_CLASSES) host.register(cls);
   await host.start();
   const { built, close } = onActors(host, (eventId) => ledger.has(eventId));
