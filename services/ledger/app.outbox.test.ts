@@ -71,6 +71,19 @@ describe('ledger routes of the outbox and reconciliation', () => {
     expect(await listed()).toEqual([{ accountId: 'acct_reg', pool: 'pool-3', balance: 900, runningTotal: 900, bills: 1 }]);
   });
 
+  it('when reconciliation asks an account\'s balance at each bill count of a span, then it gets the sum of the rows up to each, and a bad span is refused', async () => {
+    await call('POST', '/events/append', { events: [credit('acct_span', 'a', 700), credit('acct_span', 'b', 200), credit('acct_span', 'c', 50)] });
+    expect(await call('GET', '/accounts/acct_span/pools/pool-3/balances?from=0&to=3')).toEqual({ status: 200, body: { balances: [0, 700, 900, 950] } });
+    expect(await call('GET', '/accounts/acct_span/pools/pool-3/balances?from=2&to=2')).toEqual({ status: 200, body: { balances: [900] } });
+    // Counts past the rows it has are left out.
+    expect(await call('GET', '/accounts/acct_span/pools/pool-3/balances?from=3&to=9')).toEqual({ status: 200, body: { balances: [950] } });
+    for (const query of ['from=2&to=1', 'from=0&to=1001', 'from=x&to=1', 'to=1', 'from=1&to=2&extra=1']) {
+      const answer = await call('GET', `/accounts/acct_span/pools/pool-3/balances?${query}`);
+      expect(answer.status).toBe(400);
+      expect(answer.body.error.code).toBe('invalid_request');
+    }
+  });
+
   it('when a delivery carries a batch of events, then each is stored once in its order, a poisoned one is dropped alone, and the same batch again changes nothing', async () => {
     const events = [credit('acct_b1', 'x', 700), credit('acct_b1', 'y', 300), credit('acct_b1', 'z', 50)];
     const batch = { events: [events[0], { id: 'poisoned', topic: 'billing' }, events[1], events[2]] };

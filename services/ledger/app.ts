@@ -11,7 +11,7 @@ import { eventBatchMessageSchema, TOPICS } from '../../lib/events';
 import { serveMetrics } from '../../lib/metrics';
 import { linkTo, linkToContext, messagingAttributes, requestContext, SpanKind, traced, tracedFrom, tracingEnabled } from '../../lib/tracing';
 import { sendStream } from '../../lib/http-stream';
-import { ledgerBalances } from './balances';
+import { balancesAt, ledgerBalances, MAX_BALANCES_SPAN } from './balances';
 import { exportItems, readPage } from './console';
 import { CONSOLE_KINDS, parseExportQuery, parsePageQuery, parseSpendingQuery, type ConsoleKind } from './console-query';
 import type { LedgerStore } from './entries';
@@ -116,6 +116,15 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
     await sendStream(exportStream(kind, query.format, exportItems(store, kind, req.params.accountId, req.params.pool, query)), res);
   });
 
+  // Reconciliation's check of a difference: an account's balance at each bill count from `from` to
+  // `to` (the balance of the moment it had that many bills; its running total and bill count now
+  // are the route above).
+  app.get('/accounts/:accountId/pools/:pool/balances', async (req, res) => {
+    const { from, to } = parseBody(balancesQuery, req.query);
+    if (to < from || to - from > MAX_BALANCES_SPAN) throw new GatewayError('invalid_request', `to must be from from to from + ${MAX_BALANCES_SPAN}`);
+    res.json({ balances: await balancesAt(store, req.params.accountId, req.params.pool, from, to) });
+  });
+
   // Reconciliation: every account with its balance recomputed from its bill rows, as JSON Lines.
   app.get('/balances', async (_req, res) => {
     res.set('content-type', 'application/x-ndjson; charset=utf-8');
@@ -142,6 +151,8 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
 
 const MAX_BATCH = 1000;
 const eventIds = z.object({ ids: z.array(z.string().min(1).max(512)).max(MAX_BATCH) });
+const billCount = (name: string) => z.string({ error: `${name} must be given once` }).regex(/^[0-9]{1,15}$/, `${name} must be a whole number`).transform(Number);
+const balancesQuery = z.strictObject({ from: billCount('from'), to: billCount('to') });
 const eventBatch = z.object({ events: z.array(z.unknown()).max(MAX_BATCH) });
 
 function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {

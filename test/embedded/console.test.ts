@@ -11,7 +11,7 @@ import { openLocalDb } from '../../lib/local-db';
 import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
 import { CHECKOUT_SECRET } from '../support/orders';
 import { consoleSuite } from '../contract/console.suite';
-import { fundedAccount, json } from '../support/api';
+import { balance, chat, fundedAccount, hello, json } from '../support/api';
 import { ADMIN_TOKEN, ROOT, startGateway, type GatewayProcess } from '../support/processes';
 
 jest.setTimeout(60_000);
@@ -67,6 +67,28 @@ describe('reconciliation on the embedded host', () => {
     expect(failed?.code).toBe(1);
     expect(failed?.stdout).toContain(`difference ${tampered.accountId} pool-3: ledger 7300, actor 7000`);
     expect(failed?.stdout).not.toContain(honest.accountId);
+  });
+
+  it('when chats settle while reconciliation runs, then no difference is reported (the ledger and the actor are compared as of one moment)', async () => {
+    const busy = await fundedAccount(gateway.url, 1_000_000_000);
+    let stop = false;
+    const chatter = async () => {
+      while (!stop) await chat(gateway.url, busy.apiKey, hello);
+    };
+    const chatters = [chatter(), chatter(), chatter(), chatter()];
+    const found: unknown[] = [];
+    try {
+      for (let round = 0; round < 40; round++) {
+        const answer = await json(`${gateway.url}/admin/v1/reconciliation`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+        expect(answer.status).toBe(200);
+        found.push(...answer.body.differences.filter((d: { accountId: string }) => d.accountId === busy.accountId));
+      }
+    } finally {
+      stop = true;
+      await Promise.all(chatters);
+    }
+    expect(found).toEqual([]);
+    expect((await balance(gateway.url, busy.apiKey)).balance).toBeLessThan(1_000_000_000);
   });
 
   it('when an account has no ledger row at all, then reconciliation still covers both its pools (registered at creation)', async () => {

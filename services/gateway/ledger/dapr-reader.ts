@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { DaprSidecar } from '../../../lib/dapr-http';
 import { GatewayError } from '../../../lib/errors';
-import type { LedgerBalance } from '../../ledger/balances';
+import type { LedgerBalance, LedgerTotals } from '../../ledger/balances';
 import type { ConsolePage } from '../../ledger/console';
 import { exportQueryString, pageQueryString, spendingQueryString } from '../../ledger/console-query';
 import type { SpendingAnswer } from '../../ledger/spending';
@@ -38,6 +38,17 @@ export function daprLedgerReader(sidecar: DaprSidecar, ledgerAppId: string): Led
     async register(accountId, pool) {
       const { status, json } = await sidecar.request('PUT', method(accountPath(accountId, pool)));
       if (status !== 204 && status !== 200) throw failure(status, json);
+    },
+    async totals(accountId, pool) {
+      const { status, json } = await sidecar.request('GET', method(accountPath(accountId, pool)));
+      if (status !== 200) throw failure(status, json);
+      const { balance, bills } = json as LedgerTotals;
+      return { balance, bills };
+    },
+    async balancesAt(accountId, pool, from, to) {
+      const { status, json } = await sidecar.request('GET', method(`${accountPath(accountId, pool)}/balances?from=${from}&to=${to}`));
+      if (status !== 200) throw failure(status, json);
+      return (json as { balances: number[] }).balances;
     },
     async *balances() {
       const body = await streamed('balances');

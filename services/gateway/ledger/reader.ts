@@ -4,7 +4,7 @@
 // the ledger app runs it and this side relays (dapr-reader.ts).
 
 import type { Readable } from 'node:stream';
-import { ledgerBalances, type LedgerBalance } from '../../ledger/balances';
+import { balancesAt, ledgerBalances, ledgerTotals, type LedgerBalance, type LedgerTotals } from '../../ledger/balances';
 import { exportItems, readPage, type ConsolePage } from '../../ledger/console';
 import type { ConsoleKind, ExportQuery, PageQuery, SpendingDaysQuery } from '../../ledger/console-query';
 import { readSpending, type SpendingAnswer } from '../../ledger/spending';
@@ -18,6 +18,13 @@ export interface LedgerReader {
   /** Charged per UTC day and model (services/ledger/spending.ts). */
   spending(accountId: string, pool: string, query: SpendingDaysQuery): Promise<SpendingAnswer>;
   balances(): AsyncIterable<LedgerBalance>;
+  /** One account's running total and bill count, now (one read: reconciliation's check of a difference). */
+  totals(accountId: string, pool: string): Promise<LedgerTotals>;
+  /**
+   * The account's balance at each bill count from `from` to `to` (at most MAX_BALANCES_SPAN apart):
+   * Σ balanceDelta of its bill rows 1 to k (rows never move: the balance when it had k bills).
+   */
+  balancesAt(accountId: string, pool: string, from: number, to: number): Promise<number[]>;
   /** Enters an account's pool in the ledger's index (no money rows): reconciliation covers it from then on. */
   register(accountId: string, pool: string): Promise<void>;
 }
@@ -28,6 +35,8 @@ export function storeLedgerReader(store: LedgerStore): LedgerReader {
     export: async (kind, accountId, pool, query) => exportStream(kind, query.format, exportItems(store, kind, accountId, pool, query)),
     spending: (accountId, pool, query) => readSpending(store, accountId, pool, query),
     balances: () => ledgerBalances(store),
+    totals: (accountId, pool) => ledgerTotals(store, accountId, pool),
+    balancesAt: (accountId, pool, from, to) => balancesAt(store, accountId, pool, from, to),
     register: (accountId, pool) => store.register(accountId, pool),
   };
 }

@@ -4,9 +4,11 @@ import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorInvoker } from 
 import { billingEvent, type EventEnvelope } from '../../../lib/events';
 import type { LedgerBalance } from '../../ledger/balances';
 import type { LedgerReader } from './reader';
-import { reconcile, repair } from './reconcile';
+import { RECONCILE_RECHECKS, reconcile, repair } from './reconcile';
 
-function readerOf(balances: LedgerBalance[]): LedgerReader {
+/** A ledger whose balances stream gives `balances`; an account's totals and bill sums read later are those same figures unless `now` says otherwise. */
+function readerOf(balances: LedgerBalance[], now: { totals?: LedgerReader['totals']; balancesAt?: LedgerReader['balancesAt'] } = {}): LedgerReader {
+  const of = (accountId: string, pool: string) => balances.find((b) => b.accountId === accountId && b.pool === pool)!;
   return {
     page: () => Promise.reject(new Error('not used')),
     export: () => Promise.reject(new Error('not used')),
@@ -15,6 +17,8 @@ function readerOf(balances: LedgerBalance[]): LedgerReader {
     async *balances() {
       yield* balances;
     },
+    totals: now.totals ?? (async (accountId, pool) => ({ balance: of(accountId, pool).runningTotal, bills: of(accountId, pool).bills })),
+    balancesAt: now.balancesAt ?? (async (accountId, pool) => [of(accountId, pool).balance]),
   };
 }
 
@@ -67,6 +71,50 @@ describe('reconciliation', () => {
     });
   });
 
+  it('when a change lands between the ledger\'s read and the actor\'s (a charge while reconciling), then it is read again at one moment and is no difference', async () => {
+    // The stream read the ledger at 2 bills (1000); a charge of 300 (bill 3) committed before the actor answered 700.
+    const ledger = [{ ...entry('acct_busy', 1000), bills: 2 }];
+    const asks: number[][] = [];
+    const { funds, outbox, asked } = actorsWith({ 'acct_busy:pool-3': 700 });
+    const reader = readerOf(ledger, {
+      totals: async () => ({ balance: 700, bills: 3 }),
+      balancesAt: async (_accountId, _pool, from, to) => (asks.push([from, to]), [700]),
+    });
+    expect(await reconcile(reader, funds, outbox)).toEqual({ accounts: 1, differences: [] });
+    expect(asks).toEqual([[3, 3]]);
+    expect(asked).not.toContain(`${OUTBOX_PENDING_METHOD} acct_busy:pool-3`);
+  });
+
+  it('when bills are appended while the actor is read again, then its balance at any bill count seen meanwhile is agreement', async () => {
+    // Around the actor's answer the ledger went from 3 bills (700) to 5 (400, then 100): the actor answered 400.
+    let bills = 3;
+    const { funds, outbox } = actorsWith({ 'acct_busy:pool-3': 400 });
+    const reader = readerOf([{ ...entry('acct_busy', 1000), bills: 2 }], {
+      totals: async () => (bills === 3 ? ((bills = 5), { balance: 700, bills: 3 }) : { balance: 100, bills: 5 }),
+      balancesAt: async (_accountId, _pool, from, to) => (from === 3 && to === 5 ? [700, 400, 100] : []),
+    });
+    expect(await reconcile(reader, funds, outbox)).toEqual({ accounts: 1, differences: [] });
+  });
+
+  it('when the ledger lacks a change, then the look again at one moment still finds it and reports the figures of that moment', async () => {
+    const { funds, outbox, asked } = actorsWith({ 'acct_short:pool-3': 700 });
+    const reader = readerOf([{ ...entry('acct_short', 1000), bills: 2 }], { totals: async () => ({ balance: 1200, bills: 3 }), balancesAt: async () => [1200] });
+    expect((await reconcile(reader, funds, outbox)).differences).toEqual([{ accountId: 'acct_short', pool: 'pool-3', ledger: 1200, actor: 700, ledgerRunningTotal: 1200, missing: [] }]);
+    expect(asked.filter((call) => call === 'getBalance acct_short:pool-3')).toHaveLength(2);
+  });
+
+  it('when bills keep being appended around every look and none matches, then the difference is reported as last seen after a bounded number of looks', async () => {
+    let bills = 2;
+    const { funds, outbox, asked } = actorsWith({ 'acct_hot:pool-3': 700 });
+    const reader = readerOf([{ ...entry('acct_hot', 1000), bills }], {
+      totals: async () => ({ balance: 1000, bills: bills++ }),
+      balancesAt: async (_accountId, _pool, from, to) => Array.from({ length: to - from + 1 }, () => 1000),
+    });
+    const result = await reconcile(reader, funds, outbox);
+    expect(result.differences).toEqual([{ accountId: 'acct_hot', pool: 'pool-3', ledger: 1000, actor: 700, ledgerRunningTotal: 1000, missing: [] }]);
+    expect(asked.filter((call) => call === 'getBalance acct_hot:pool-3')).toHaveLength(1 + RECONCILE_RECHECKS);
+  });
+
   it('when the ledger knows no account, then nothing is checked', async () => {
     const { funds, outbox, asked } = actorsWith({});
     expect(await reconcile(readerOf([]), funds, outbox)).toEqual({ accounts: 0, differences: [] });
@@ -79,11 +127,16 @@ describe('reconciliation', () => {
     const { funds, outbox, delivered } = actorsWith({ 'acct_r:pool-3': 3500, 'acct_s:pool-3': 300 }, { 'acct_r:pool-3': [missing] });
     // The ledger reads the delivered credit on the second pass.
     let passes = 0;
+    const after = [entry('acct_r', 3500), entry('acct_s', 300)];
+    const current = () => (passes === 1 ? ledger : after);
     const reader: LedgerReader = {
-      ...readerOf([]),
+      ...readerOf([], {
+        totals: async (accountId) => ({ balance: current().find((b) => b.accountId === accountId)!.runningTotal, bills: 1 }),
+        balancesAt: async (accountId) => [current().find((b) => b.accountId === accountId)!.balance],
+      }),
       async *balances() {
         passes += 1;
-        yield* passes === 1 ? ledger : [entry('acct_r', 3500), entry('acct_s', 300)];
+        yield* current();
       },
     };
     const outcome = await repair(reader, funds, outbox);

@@ -14,7 +14,7 @@ import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import { FUNDS_HOLD_ACTOR_TYPE, fundsHoldActorId } from '../../../actors/funds-hold/FundsHoldInterface';
 import type { ActorOutboxClient } from '../../../actors/runtime/outbox-client';
 import type { BillingData, EventEnvelope } from '../../../lib/events';
-import type { LedgerBalance } from '../../ledger/balances';
+import { MAX_BALANCES_SPAN, type LedgerBalance } from '../../ledger/balances';
 import type { LedgerReader } from './reader';
 
 /** An event the actor emitted that the ledger has not stored. */
@@ -68,10 +68,10 @@ export async function reconcile(ledger: LedgerReader, funds: FundsHoldClient, ou
   const differences: BalanceDifference[] = [];
   let accounts = 0;
   const compare = async (entry: LedgerBalance) => {
-    const actor = (await funds.of(entry.accountId, entry.pool).getBalance()).balance;
-    if (actor !== entry.balance || entry.runningTotal !== entry.balance) {
+    const seen = await sameMoment(ledger, funds, entry);
+    if (seen.actor !== seen.ledger.balance || seen.ledger.runningTotal !== seen.ledger.balance) {
       const { events } = await outbox.pending(FUNDS_HOLD_ACTOR_TYPE, fundsHoldActorId(entry.accountId, entry.pool));
-      differences.push({ accountId: entry.accountId, pool: entry.pool, ledger: entry.balance, actor, ledgerRunningTotal: entry.runningTotal, missing: events.map(missingEvent) });
+      differences.push({ accountId: entry.accountId, pool: entry.pool, ledger: seen.ledger.balance, actor: seen.actor, ledgerRunningTotal: seen.ledger.runningTotal, missing: events.map(missingEvent) });
     }
   };
   // A few workers share the one stream of ledger balances: bounded actor calls, bounded memory.
@@ -88,6 +88,39 @@ export async function reconcile(ledger: LedgerReader, funds: FundsHoldClient, ou
   }
   differences.sort((a, b) => a.accountId.localeCompare(b.accountId) || a.pool.localeCompare(b.pool));
   return { accounts, differences };
+}
+
+/** How many times a difference is looked at again before it is reported (each look is four reads). */
+export const RECONCILE_RECHECKS = 5;
+
+/**
+ * The ledger's balance and the actor's, as of one moment. The ledger is read first and the actor
+ * after, so a change that lands between the two reads (a chat settled while reconciliation runs)
+ * shows as a difference that is none. A difference is therefore looked at again: the actor read
+ * between two reads of the ledger's bill count. Whatever the actor answered, it held at some moment
+ * between those two reads (on the embedded host a change and its ledger rows commit together, and
+ * an actor call is answered only after what it read has committed), so the two agree when the
+ * actor's balance is the ledger's at one of the bill counts seen in between (rows never move: the
+ * balance at k bills is the sum of rows 1 to k). One look that finds no bill appended around the
+ * actor's read and still a difference is the answer (on Dapr that may also be an event still on
+ * its way to the ledger: docs/console.md); a difference that keeps moving is reported as last seen
+ * after RECONCILE_RECHECKS looks.
+ */
+async function sameMoment(ledger: LedgerReader, funds: FundsHoldClient, entry: LedgerBalance): Promise<{ ledger: LedgerBalance; actor: number }> {
+  const actorBalance = async () => (await funds.of(entry.accountId, entry.pool).getBalance()).balance;
+  let seen = { ledger: entry, actor: await actorBalance() };
+  // A ledger whose rows disagree with its own running total is a difference whatever the actor says.
+  for (let look = 0; look < RECONCILE_RECHECKS && seen.actor !== seen.ledger.balance && entry.runningTotal === entry.balance; look++) {
+    const before = await ledger.totals(entry.accountId, entry.pool);
+    const actor = await actorBalance();
+    const after = await ledger.totals(entry.accountId, entry.pool);
+    if (after.bills - before.bills > MAX_BALANCES_SPAN) continue;
+    const balances = await ledger.balancesAt(entry.accountId, entry.pool, before.bills, after.bills);
+    if (balances[0] === before.balance && balances.includes(actor)) return { ledger: { ...entry, balance: actor, runningTotal: actor }, actor };
+    seen = { ledger: { ...entry, balance: balances[0], runningTotal: before.balance, bills: before.bills }, actor };
+    if (after.bills === before.bills) break;
+  }
+  return seen;
 }
 
 /** The operator's repair: each differing account's actor delivers its missing events to the ledger; then reconciles again. */
