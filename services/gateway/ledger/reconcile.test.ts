@@ -1,7 +1,7 @@
 import { FundsHoldClient } from '../../../actors/funds-hold/client';
 import { ActorOutboxClient } from '../../../actors/runtime/outbox-client';
 import { OUTBOX_DELIVER_METHOD, OUTBOX_PENDING_METHOD, type ActorInvoker } from '../../../actors/runtime/port';
-import { billingEvent, type EventEnvelope } from '../../../lib/events';
+import { billingEvent, usageEvent, type EventEnvelope } from '../../../lib/events';
 import type { LedgerBalance } from '../../ledger/balances';
 import type { LedgerReader } from './reader';
 import { RECONCILE_RECHECKS, reconcile, repair } from './reconcile';
@@ -113,6 +113,22 @@ describe('reconciliation', () => {
     const result = await reconcile(reader, funds, outbox);
     expect(result.differences).toEqual([{ accountId: 'acct_hot', pool: 'pool-3', ledger: 1000, actor: 700, ledgerRunningTotal: 1000, missing: [] }]);
     expect(asked.filter((call) => call === 'getBalance acct_hot:pool-3')).toHaveLength(1 + RECONCILE_RECHECKS);
+  });
+
+  it('when the ledger lacks a settle (its usage event carries its charge bill), then the missing event says what it moves the balance by, as a missing bill does', async () => {
+    const settle = usageEvent('h1:usage', Date.parse('2026-01-01T00:00:00Z'), {
+      accountId: 'acct_u', pool: 'pool-3', holdId: 'h1', requestId: 'r1', model: 'sim-chat', profileId: 'p1',
+      lines: [{ unit: 'TEXT_INPUT', quantity: 9, unitPrice: 100, cost: 900 }, { unit: 'TEXT_OUTPUT', quantity: 16, unitPrice: 400, cost: 6400 }], charged: 7300,
+      bill: { id: 'h1:charge', kind: 'charge', balanceDelta: -7300, amount: 7300 },
+    });
+    const usageOnly = usageEvent('h0:usage', Date.parse('2026-01-01T00:00:00Z'), { ...settle.data, holdId: 'h0', bill: undefined });
+    delete (usageOnly.data as { bill?: unknown }).bill;
+    const { funds, outbox } = actorsWith({ 'acct_u:pool-3': 2700 }, { 'acct_u:pool-3': [settle, usageOnly] });
+    const result = await reconcile(readerOf([entry('acct_u', 10_000)]), funds, outbox);
+    expect(result.differences[0].missing).toEqual([
+      { id: 'h1:usage', topic: 'usage', type: 'usage.recorded', occurredAt: settle.occurredAt, balanceDelta: -7300, amount: 7300 },
+      { id: 'h0:usage', topic: 'usage', type: 'usage.recorded', occurredAt: usageOnly.occurredAt },
+    ]);
   });
 
   it('when the ledger knows no account, then nothing is checked', async () => {

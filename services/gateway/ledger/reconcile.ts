@@ -13,7 +13,7 @@
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
 import { FUNDS_HOLD_ACTOR_TYPE, fundsHoldActorId } from '../../../actors/funds-hold/FundsHoldInterface';
 import type { ActorOutboxClient } from '../../../actors/runtime/outbox-client';
-import type { BillingData, EventEnvelope } from '../../../lib/events';
+import type { BillingData, EventEnvelope, UsageData } from '../../../lib/events';
 import { MAX_BALANCES_SPAN, type LedgerBalance } from '../../ledger/balances';
 import type { LedgerReader } from './reader';
 
@@ -23,7 +23,7 @@ export interface MissingEvent {
   topic: string;
   type: string;
   occurredAt: string;
-  /** Billing events: what the event moves the ledger's balance by. */
+  /** Billing events, and usage events that carry their bill (a settle's): what the event moves the ledger's balance by. */
   balanceDelta?: number;
   amount?: number;
 }
@@ -136,7 +136,9 @@ export async function repair(ledger: LedgerReader, funds: FundsHoldClient, outbo
 
 function missingEvent(event: EventEnvelope): MissingEvent {
   const base = { id: event.id, topic: event.topic, type: event.type, occurredAt: event.occurredAt };
-  if (event.topic !== 'billing') return base;
-  const { balanceDelta, amount } = event.data as BillingData;
+  // A settle's usage event carries its bill (lib/events.ts): it moves the balance as that bill does.
+  const bill = event.topic === 'billing' ? (event.data as BillingData) : (event.data as UsageData).bill;
+  if (bill === undefined) return base;
+  const { balanceDelta, amount } = bill;
   return { ...base, balanceDelta, amount };
 }

@@ -107,7 +107,8 @@ export const creditAnswer = z.object({
 
 const missingEvent = z.object({
   id: z.string(), topic: z.string(), type: z.string(), occurredAt: z.string(),
-  balanceDelta: z.number().int().optional(), amount: z.number().int().optional(),
+  balanceDelta: z.number().int().optional().describe("What the event moves the balance by: a billing event's, or the bill a settle's usage event carries; absent for an event that moves no balance"),
+  amount: z.number().int().optional().describe('The amount of that bill'),
 });
 export const reconciliationAnswer = z.object({
   accounts: z.number().int().describe('Ledger accounts compared'),
