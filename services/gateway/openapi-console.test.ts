@@ -16,6 +16,7 @@ describe('OpenAPI document: console bills and usage', () => {
         ['model', 'query', { type: 'string', minLength: 1, maxLength: 256 }],
         ...(kind === 'bills' ? [['kind', 'query', { type: 'string', enum: ['credit', 'debit', 'hold', 'charge', 'release', 'platform_borne'] }]] : []),
         ['images', 'query', { type: 'string', enum: ['true', 'false'] }],
+        ['through', 'query', { type: 'integer', minimum: 0 }],
       ]);
       expect(Object.keys(page.responses)).toEqual(expect.arrayContaining(['200', '400', '401']));
       expect(JSON.stringify(page.responses['200'].content)).toContain(kind === 'bills' ? '#/components/schemas/BillPage' : '#/components/schemas/UsagePage');
@@ -26,7 +27,7 @@ describe('OpenAPI document: console bills and usage', () => {
     for (const kind of ['bills', 'usage']) {
       const exported = paths[`/api/distribution/api-credit/${kind}/export`].get;
       const page = paths[`/api/distribution/api-credit/${kind}/page`].get;
-      expect(exported.parameters.map((p) => p.name)).toEqual(kind === 'bills' ? ['format', 'from', 'to', 'model', 'kind', 'images'] : ['format', 'from', 'to', 'model', 'images']);
+      expect(exported.parameters.map((p) => p.name)).toEqual(kind === 'bills' ? ['format', 'from', 'to', 'model', 'kind', 'images', 'through'] : ['format', 'from', 'to', 'model', 'images', 'through']);
       expect(exported.parameters.slice(1)).toEqual(page.parameters.slice(2));
       expect(exported.parameters[0].schema).toEqual({ type: 'string', enum: ['csv', 'jsonl'], default: 'csv' });
       expect(Object.keys(exported.responses['200'].content ?? {})).toEqual(['text/csv', 'application/x-ndjson']);

@@ -9,7 +9,7 @@ import { limitsSchema } from '../../lib/limits';
 import { z } from 'zod';
 
 const badQuery = {
-  description: `invalid_request with param: page or size not an integer in range, format not csv or jsonl, from or to not an RFC 3339 date-time, to before from, model empty or too long, kind not a bill kind (or given for usage), images not true or false, a repeated or unknown query parameter; ${CREDENTIAL_400}`,
+  description: `invalid_request with param: page or size not an integer in range, format not csv or jsonl, from or to not an RFC 3339 date-time, to before from, model empty or too long, kind not a bill kind (or given for usage), images not true or false, through not a whole number, a repeated or unknown query parameter; ${CREDENTIAL_400}`,
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
 };
 const noKey = { description: 'Missing or unknown API key', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
@@ -73,6 +73,7 @@ const filterParameters = (what: 'bills' | 'usage') => [
   { name: 'model', in: 'query', required: false, schema: { type: 'string', minLength: 1, maxLength: MAX_MODEL_FILTER_LENGTH }, description: 'Items of this model only (exactly)' },
   ...(what === 'bills' ? [{ name: 'kind', in: 'query', required: false, schema: { type: 'string', enum: [...BILLING_KINDS] }, description: 'Bills of this kind only' }] : []),
   { name: 'images', in: 'query', required: false, schema: { type: 'string', enum: ['true', 'false'] }, description: 'true: only the items of image tasks (with a taskId); false: none of them' },
+  { name: 'through', in: 'query', required: false, schema: { type: 'integer', minimum: 0 }, description: "An earlier page's through: the list as it was then (rows recorded since are left out), so that paging while new rows arrive neither repeats nor skips a row; not a filter (a page with only this is still read by position)" },
 ];
 const FILTERED = 'With a filter, the ledger reads the whole list to find and count the items (it keeps no index by model, kind or time), so the cost grows with the account\'s history.';
 

@@ -51,6 +51,7 @@ const pageOf = (item: z.ZodType) => z.object({
   page: z.number().int(),
   size: z.number().int(),
   total: z.number().int().describe('Every item of the account that the filters list (every item without a filter)'),
+  through: z.number().int().describe("How many rows the account had in the list read (the query's through, or every row it had): pass it as through to the next pages, so that rows recorded meanwhile neither repeat nor shift the list"),
 });
 export const billPageSchema = pageOf(billItemSchema);
 export const usagePageSchema = pageOf(usageItemSchema);

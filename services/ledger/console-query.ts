@@ -31,6 +31,12 @@ export interface ItemFilter {
   kind?: BillingKind;
   /** True: only the items of image tasks (those with a taskId); false: none of them. */
   images?: boolean;
+  /**
+   * The list as it was when the account had this many rows (a page's `through`): rows recorded
+   * later are left out, so the pages of one list neither repeat nor skip a row while new ones
+   * arrive. Not a filter of the items (a page with only this is still read by position).
+   */
+  through?: number;
 }
 
 export interface PageQuery extends ItemFilter {
@@ -63,6 +69,11 @@ const filterShape = {
     .max(MAX_MODEL_FILTER_LENGTH, `model must be at most ${MAX_MODEL_FILTER_LENGTH} characters`)
     .optional(),
   images: z.enum(['true', 'false'], { error: 'images must be true or false' }).transform((value) => value === 'true').optional(),
+  through: z.string({ error: 'through must be given once, as the through of an earlier page' })
+    .regex(/^[0-9]+$/, "through must be a whole number: an earlier page's through")
+    .transform(Number)
+    .pipe(z.number().max(Number.MAX_SAFE_INTEGER, `through must be at most ${Number.MAX_SAFE_INTEGER}`))
+    .optional(),
 };
 const billFilterShape = { ...filterShape, kind: z.enum(BILLING_KINDS, { error: `kind must be one of ${BILLING_KINDS.join(', ')}` }).optional() };
 const fromNotAfterTo = (q: { from?: number; to?: number }) => q.from === undefined || q.to === undefined || q.from <= q.to;
@@ -117,16 +128,17 @@ export function spendingQueryString(query: SpendingDaysQuery): string {
   return new URLSearchParams({ from: query.from, to: query.to }).toString();
 }
 
-type ParsedFilter = { from?: number; to?: number; model?: string; kind?: BillingKind; images?: boolean };
+type ParsedFilter = { from?: number; to?: number; model?: string; kind?: BillingKind; images?: boolean; through?: number };
 
 /** The filters given, by their names in ItemFilter (absent ones left out). */
-function itemFilter({ from, to, model, kind, images }: ParsedFilter): ItemFilter {
+function itemFilter({ from, to, model, kind, images, through }: ParsedFilter): ItemFilter {
   const filter: ItemFilter = {};
   if (from !== undefined) filter.fromMs = from;
   if (to !== undefined) filter.toMs = to;
   if (model !== undefined) filter.model = model;
   if (kind !== undefined) filter.kind = kind;
   if (images !== undefined) filter.images = images;
+  if (through !== undefined) filter.through = through;
   return filter;
 }
 
@@ -140,7 +152,7 @@ export function parseExportQuery(query: unknown, kind: ConsoleKind): ExportQuery
   return { format, ...itemFilter(filter) };
 }
 
-/** Whether any filter is given: a page without one is read by position, without a scan. */
+/** Whether any filter is given (`through` is none): a page without one is read by position, without a scan. */
 export function isFiltered(filter: ItemFilter): boolean {
   return filter.fromMs !== undefined || filter.toMs !== undefined || filter.model !== undefined || filter.kind !== undefined || filter.images !== undefined;
 }
@@ -164,6 +176,7 @@ function setFilter(params: URLSearchParams, filter: ItemFilter): void {
   if (filter.model !== undefined) params.set('model', filter.model);
   if (filter.kind !== undefined) params.set('kind', filter.kind);
   if (filter.images !== undefined) params.set('images', String(filter.images));
+  if (filter.through !== undefined) params.set('through', String(filter.through));
 }
 
 /**

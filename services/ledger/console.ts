@@ -23,6 +23,8 @@ export interface ConsolePage {
   page: number;
   size: number;
   total: number;
+  /** How many rows the account had in the list read (the query's `through`, or all it had): the next page's `through`. */
+  through: number;
 }
 
 const TOPIC_OF: Record<ConsoleKind, Topic> = { bills: 'billing', usage: 'usage' };
@@ -87,22 +89,28 @@ export function matches(row: LedgerRow, filter: ItemFilter): boolean {
 export async function readPage(store: LedgerStore, kind: ConsoleKind, accountId: string, pool: string, query: PageQuery): Promise<ConsolePage> {
   const topic = TOPIC_OF[kind];
   const { page, size } = query;
+  const through = await listed(store, topic, accountId, pool, query);
   if (isFiltered(query)) {
     const first = (page - 1) * size;
     const items: ConsoleItem[] = [];
     let total = 0;
-    for await (const rows of matchingRows(store, topic, accountId, pool, query)) {
+    for await (const rows of matchingRows(store, topic, accountId, pool, query, through)) {
       for (const row of rows) {
         if (total >= first && items.length < size) items.push(toItem(kind, row));
         total++;
       }
     }
-    return { items, page, size, total };
+    return { items, page, size, total, through };
   }
-  const total = await store.count(topic, accountId, pool);
-  const newest = total - (page - 1) * size;
+  const newest = through - (page - 1) * size;
   const rows = newest >= 1 ? await store.rows(topic, accountId, pool, newest - size + 1, newest) : [];
-  return { items: rows.map((row) => toItem(kind, row)), page, size, total };
+  return { items: rows.map((row) => toItem(kind, row)), page, size, total: through, through };
+}
+
+/** The newest position a list reads: every row the account has, or those it had at the query's `through`. */
+async function listed(store: LedgerStore, topic: Topic, accountId: string, pool: string, filter: ItemFilter): Promise<number> {
+  const count = await store.count(topic, accountId, pool);
+  return filter.through === undefined ? count : Math.min(count, filter.through);
 }
 
 /**
@@ -111,12 +119,13 @@ export async function readPage(store: LedgerStore, kind: ConsoleKind, accountId:
  * differ by the delivery delay, so the whole list is read, even for a time filter.
  */
 export async function* exportItems(store: LedgerStore, kind: ConsoleKind, accountId: string, pool: string, filter: ItemFilter): AsyncGenerator<ConsoleItem[]> {
-  for await (const rows of matchingRows(store, TOPIC_OF[kind], accountId, pool, filter)) yield rows.map((row) => toItem(kind, row));
+  const topic = TOPIC_OF[kind];
+  for await (const rows of matchingRows(store, topic, accountId, pool, filter, await listed(store, topic, accountId, pool, filter))) yield rows.map((row) => toItem(kind, row));
 }
 
-/** The account's rows that the filter lists, newest first, in chunks of at most EXPORT_CHUNK_ROWS (none empty); the rows recorded when it began. */
-async function* matchingRows(store: LedgerStore, topic: Topic, accountId: string, pool: string, filter: ItemFilter): AsyncGenerator<LedgerRow[]> {
-  for (let newest = await store.count(topic, accountId, pool); newest >= 1; newest -= EXPORT_CHUNK_ROWS) {
+/** The account's rows up to position `through` that the filter lists, newest first, in chunks of at most EXPORT_CHUNK_ROWS (none empty). */
+async function* matchingRows(store: LedgerStore, topic: Topic, accountId: string, pool: string, filter: ItemFilter, through: number): AsyncGenerator<LedgerRow[]> {
+  for (let newest = through; newest >= 1; newest -= EXPORT_CHUNK_ROWS) {
     const rows = (await store.rows(topic, accountId, pool, newest - EXPORT_CHUNK_ROWS + 1, newest)).filter((row) => matches(row, filter));
     if (rows.length > 0) yield rows;
   }

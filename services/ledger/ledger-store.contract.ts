@@ -187,17 +187,39 @@ export function ledgerStoreContract(name: string, open: () => Promise<LedgerStor
 
     it('when pages are read, then they cover every item once, newest first, with the total; past the last page they are empty', async () => {
       const acct = account();
-      expect(await readPage(store, 'bills', acct, POOL, { page: 1, size: 20 })).toEqual({ items: [], page: 1, size: 20, total: 0 });
+      expect(await readPage(store, 'bills', acct, POOL, { page: 1, size: 20 })).toEqual({ items: [], page: 1, size: 20, total: 0, through: 0 });
       for (let n = 1; n <= 7; n++) await store.append(credit(acct, n));
       const newestFirst = [7, 6, 5, 4, 3, 2, 1].map((n) => `credit:${acct}:${POOL}:ref-${n}`);
       const pages = await Promise.all([1, 2, 3].map((page) => readPage(store, 'bills', acct, POOL, { page, size: 3 })));
       expect(pages.map((p) => ids(p.items))).toEqual([newestFirst.slice(0, 3), newestFirst.slice(3, 6), newestFirst.slice(6)]);
       expect(pages.map((p) => p.total)).toEqual([7, 7, 7]);
-      expect(await readPage(store, 'bills', acct, POOL, { page: 4, size: 3 })).toEqual({ items: [], page: 4, size: 3, total: 7 });
+      expect(await readPage(store, 'bills', acct, POOL, { page: 4, size: 3 })).toEqual({ items: [], page: 4, size: 3, total: 7, through: 7 });
       expect(await readPage(store, 'bills', acct, POOL, { page: Number.MAX_SAFE_INTEGER, size: 100 })).toMatchObject({ items: [], total: 7 });
       expect((await readPage(store, 'bills', acct, POOL, { page: 1, size: 100 })).items[0]).toEqual({
         id: newestFirst[0], occurredAt: new Date(T0 + 7000).toISOString(), kind: 'credit', amount: 1007, balanceDelta: 1007, reference: 'ref-7',
       });
+    });
+
+    it('when rows are recorded between the pages of one list, then pages read with the first page\'s through neither repeat nor skip a row, and its export is those pages', async () => {
+      const acct = account();
+      for (let n = 1; n <= 7; n++) await store.append(credit(acct, n));
+      const first = await readPage(store, 'bills', acct, POOL, { page: 1, size: 3 });
+      expect(first.through).toBe(7);
+      for (let n = 8; n <= 9; n++) await store.append(credit(acct, n));
+      // Without it, the list has moved on: the next page repeats two rows of the first.
+      const moved = await readPage(store, 'bills', acct, POOL, { page: 2, size: 3 });
+      expect(ids(moved.items).filter((id) => ids(first.items).includes(id))).toHaveLength(2);
+      const rest = [2, 3].map((page) => readPage(store, 'bills', acct, POOL, { page, size: 3, through: first.through }));
+      const pages = [first, ...(await Promise.all(rest))];
+      expect(pages.map((p) => [p.total, p.through])).toEqual([[7, 7], [7, 7], [7, 7]]);
+      expect(pages.flatMap((p) => ids(p.items))).toEqual([7, 6, 5, 4, 3, 2, 1].map((n) => `credit:${acct}:${POOL}:ref-${n}`));
+      expect(ids(await collect(exportItems(store, 'bills', acct, POOL, { through: 7 })))).toEqual(pages.flatMap((p) => ids(p.items)));
+      // Filtered, the same: the items the filter lists among the first `through` rows.
+      const filtered = await readPage(store, 'bills', acct, POOL, { page: 1, size: 10, fromMs: T0 + 5000, through: 7 });
+      expect([ids(filtered.items), filtered.total, filtered.through]).toEqual([[7, 6, 5].map((n) => `credit:${acct}:${POOL}:ref-${n}`), 3, 7]);
+      // A through beyond the rows the account has lists them all, and says how many it read.
+      expect(await readPage(store, 'bills', acct, POOL, { page: 1, size: 1, through: 1000 })).toMatchObject({ total: 9, through: 9 });
+      expect(await readPage(store, 'bills', acct, POOL, { page: 1, size: 5, through: 0 })).toEqual({ items: [], page: 1, size: 5, total: 0, through: 0 });
     });
 
     it('when an export runs, then it lists the items of all pages in their order, filtered by time (from inclusive, to exclusive)', async () => {

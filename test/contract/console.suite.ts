@@ -73,8 +73,8 @@ export function consoleSuite(hostName: string, start: () => Promise<ConsoleDeplo
 
     it('when an account has nothing yet, then its pages are empty, the CSV export is a header row and the JSON Lines export is empty', async () => {
       const { apiKey } = await fundedAccount(d.url, 0);
-      expect(await page(apiKey, 'bills')).toEqual({ items: [], page: 1, size: 20, total: 0 });
-      expect(await page(apiKey, 'usage', '?page=3&size=100')).toEqual({ items: [], page: 3, size: 100, total: 0 });
+      expect(await page(apiKey, 'bills')).toEqual({ items: [], page: 1, size: 20, total: 0, through: 0 });
+      expect(await page(apiKey, 'usage', '?page=3&size=100')).toEqual({ items: [], page: 3, size: 100, total: 0, through: 0 });
       const csv = await exported(apiKey, 'bills');
       expect([csv.status, csv.headers.get('content-type'), csv.headers.get('content-disposition')]).toEqual([200, 'text/csv; charset=utf-8', 'attachment; filename="bills.csv"']);
       expect(csv.text).toBe(`${BILL_COLUMNS.join(',')}\n`);
@@ -114,9 +114,9 @@ export function consoleSuite(hostName: string, start: () => Promise<ConsoleDeplo
         expect([one.total, three.total, hundred.total]).toEqual([10, 10, 10]);
         expect(new Set(one.items.map((i) => i.id)).size).toBe(10);
         expect((await page(apiKey, 'bills')).items).toEqual(one.items);
-        expect(await page(apiKey, 'bills', '?page=4&size=3')).toEqual({ items: [one.items[9]], page: 4, size: 3, total: 10 });
-        expect(await page(apiKey, 'bills', '?page=5&size=3')).toEqual({ items: [], page: 5, size: 3, total: 10 });
-        expect(await page(apiKey, 'usage', '?page=999999&size=100')).toEqual({ items: [], page: 999999, size: 100, total: 7 });
+        expect(await page(apiKey, 'bills', '?page=4&size=3')).toEqual({ items: [one.items[9]], page: 4, size: 3, total: 10, through: 10 });
+        expect(await page(apiKey, 'bills', '?page=5&size=3')).toEqual({ items: [], page: 5, size: 3, total: 10, through: 10 });
+        expect(await page(apiKey, 'usage', '?page=999999&size=100')).toEqual({ items: [], page: 999999, size: 100, total: 7, through: 7 });
       });
 
       it('when bills are read, then credits, charges, the release and the image charge carry their fields, with exact amounts that add up to the balance', async () => {
@@ -280,6 +280,25 @@ export function consoleSuite(hostName: string, start: () => Promise<ConsoleDeplo
       }
     });
 
+    it('when calls are charged while a list is paged, then the pages read with the first page\'s through neither repeat nor skip a row, and equal the export with that through', async () => {
+      const { apiKey } = await fundedAccount(d.url, 1_000_000_000);
+      const charge = async () => expect((await chat(d.url, apiKey, { ...hello, max_tokens: 16 })).status).toBe(200);
+      for (let n = 0; n < 3; n++) await charge();
+      await passes(async () => expect((await page(apiKey, 'usage', '?size=1')).total).toBe(6));
+      const first = (await get(apiKey, '/usage/page?size=4')).body as { items: Item[]; total: number; through: number };
+      expect([first.total, first.through]).toEqual([6, 6]);
+      await charge();
+      await passes(async () => expect((await page(apiKey, 'usage', '?size=1')).total).toBe(8));
+      // Without through the list has moved on by the new call's two rows: page 2 repeats them.
+      expect((await page(apiKey, 'usage', '?page=2&size=4')).items.slice(0, 2).map((item) => item.id)).toEqual(first.items.slice(2).map((item) => item.id));
+      const second = (await get(apiKey, `/usage/page?page=2&size=4&through=${first.through}`)).body as { items: Item[]; total: number; through: number };
+      expect([second.items.length, second.total, second.through]).toEqual([2, 6, 6]);
+      const listed = [...first.items, ...second.items];
+      expect(new Set(listed.map((item) => item.id)).size).toBe(6);
+      expect(await jsonl(apiKey, 'usage', `&through=${first.through}`)).toEqual(listed);
+      expect(await jsonl(apiKey, 'usage')).toHaveLength(8);
+    });
+
     it('when page, size, format, from, to or a filter are bad, or a parameter is unknown or repeated, then 400 invalid_request naming it', async () => {
       const { apiKey } = await fundedAccount(d.url, 0);
       const cases: Array<[string, string]> = [
@@ -290,6 +309,7 @@ export function consoleSuite(hostName: string, start: () => Promise<ConsoleDeplo
         ['/usage/export?to=2025-03-01T10:00:00', 'to'], ['/usage/export?from=2025-03-02T00:00:00Z&to=2025-03-01T00:00:00Z', 'to'],
         ['/bills/export?page=1', 'page'], ['/bills/page?kind=refund', 'kind'], ['/usage/page?kind=charge', 'kind'], ['/usage/export?kind=charge', 'kind'],
         ['/bills/page?model=', 'model'], ['/usage/export?model=a&model=b', 'model'], ['/bills/page?images=yes', 'images'], ['/usage/export?images=TRUE', 'images'],
+        ['/bills/page?through=-1', 'through'], ['/usage/page?through=1.5', 'through'], ['/usage/export?through=', 'through'], ['/bills/export?through=9007199254740992', 'through'],
       ];
       for (const [path, param] of cases) {
         const answer = await get(apiKey, path);
