@@ -35,6 +35,20 @@ describe('console query parameters', () => {
     });
   });
 
+  it('when an offset\'s + arrives as a space (sent unencoded in the query string), then 400 naming the parameter and saying to send it as %2B', () => {
+    for (const name of ['from', 'to'] as const) {
+      let message = '';
+      try {
+        parsePageQuery({ [name]: '2025-03-01T12:00:00 02:00' }, 'usage');
+      } catch (error) {
+        expect(error).toMatchObject({ code: 'invalid_request', param: name });
+        message = (error as Error).message;
+      }
+      expect(message).toContain('%2B');
+    }
+    expect(refusal(() => parsePageQuery({ from: '2025-03-01 12:00:00Z' }, 'usage'))).toEqual({ code: 'invalid_request', param: 'from' });
+  });
+
   it('when an instant has digits below the millisecond, then it is rounded up (rows are whole milliseconds)', () => {
     const at = Date.parse('2025-03-01T10:00:00.123Z');
     expect(parseExportQuery({ from: '2025-03-01T10:00:00.123000Z' }, 'usage').fromMs).toBe(at);

@@ -56,6 +56,8 @@ const integer = (name: string, max: number) =>
 
 const instant = (name: string) =>
   z.string({ error: `${name} must be given once, as an RFC 3339 date-time` })
+    // An offset's + sent unencoded reaches the query as a space (form encoding): say so.
+    .refine((value) => !/^[^ ]+ \d{2}:\d{2}$/.test(value), `${name} has a space where its time zone's + belongs: in a query string + reads as a space, so send it as %2B (e.g. ${name}=2025-01-31T00:00:00%2B02:00), or give the time in Z`)
     .transform((value) => value.toUpperCase())
     .pipe(z.iso.datetime({ offset: true, error: `${name} must be an RFC 3339 date-time with a time zone, e.g. 2025-01-31T00:00:00Z` }))
     .transform(toEpochMs);
