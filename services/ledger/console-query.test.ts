@@ -122,6 +122,8 @@ describe('console query parameters', () => {
       [{ from: '2025-02-30' }, 'from'], [{ from: '2025-3-1' }, 'from'], [{ from: '2025-03-01T00:00:00Z' }, 'from'], [{ to: 'today' }, 'to'],
       [{ to: ['2025-03-01', '2025-03-02'] }, 'to'], [{ from: '2025-03-02', to: '2025-03-01' }, 'to'],
       [{ from: '2024-02-29', to: '2025-03-01' }, 'from'], [{ page: '1' }, 'page'], [{ model: 'sim-chat' }, 'model'],
+      // to not given is today: a from after it is the parameter at fault.
+      [{ from: '2025-03-11' }, 'from'],
     ];
     for (const [query, param] of cases) expect([query, refusal(() => parseSpendingQuery(query, now))]).toEqual([query, { code: 'invalid_request', param }]);
   });

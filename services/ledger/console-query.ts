@@ -120,7 +120,11 @@ export function parseSpendingQuery(query: unknown, now = Date.now()): SpendingDa
   const parsed = parse(spendingSchema, query);
   const to = parsed.to ?? new Date(now).toISOString().slice(0, 10);
   const from = parsed.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_SPENDING_DAYS - 1) * DAY_MS).toISOString().slice(0, 10);
-  if (from > to) throw new GatewayError('invalid_request', 'to must not be before from', { param: 'to' });
+  if (from > to) {
+    // `to` left out is today: the day that is wrong is then the `from` the caller gave.
+    if (parsed.to === undefined) throw new GatewayError('invalid_request', `from ${from} is after to, which is today (${to}) when not given`, { param: 'from' });
+    throw new GatewayError('invalid_request', 'to must not be before from', { param: 'to' });
+  }
   const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
   if (days > MAX_SPENDING_DAYS) throw new GatewayError('invalid_request', `from and to span ${days} days: at most ${MAX_SPENDING_DAYS}`, { param: 'from' });
   return { from, to };
