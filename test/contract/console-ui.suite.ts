@@ -295,7 +295,7 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       await page.getByText('45 bill items match, newest first.').waitFor();
       await page.getByRole('button', { name: 'Next' }).click();
       await page.getByRole('row').filter({ hasText: 'addr-24' }).waitFor();
-      expect(new URL(page.url()).hash).toBe(`#bills/page=2&from=${today}`);
+      expect(new URL(page.url()).hash).toBe(`#bills/page=2&through=45&from=${today}`);
       await page.reload();
       await page.getByRole('row').filter({ hasText: 'addr-24' }).waitFor();
       await page.getByText('Page 2 of 3').waitFor();
@@ -309,6 +309,28 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       await page.goForward();
       await page.getByText('45 bill items match, newest first.').waitFor();
       expect(await from.inputValue()).toBe(today);
+      expect(problems).toEqual([]);
+    });
+
+    it('when bills arrive while the customer pages, then the next page goes on from the last row shown, none repeated, and page 1 shows the new ones', async () => {
+      const own = await fundedAccount(d.url, 1_000_000_000);
+      for (let i = 1; i <= 44; i++) expect((await admin(d.url, `/admin/v1/accounts/${own.accountId}/credits`, { amount: 1_000_000, reference: `paged-${i}` })).status).toBe(200);
+      const { page, problems } = await open();
+      await signIn(page, 'customer', own.apiKey);
+      await view(page, 'Bills');
+      await page.getByText('Page 1 of 3').waitFor();
+      await page.getByRole('row').filter({ hasText: 'paged-25' }).waitFor();
+      // The live poll held, so that page 1 stays as it was read while the new bills arrive.
+      await page.route(/\/bills\/page\?page=1&size=1$/, () => undefined);
+      for (let i = 1; i <= 5; i++) expect((await admin(d.url, `/admin/v1/accounts/${own.accountId}/credits`, { amount: 1_000_000, reference: `arrived-${i}` })).status).toBe(200);
+      await page.getByRole('button', { name: 'Next' }).click();
+      // Page 2 of the list page 1 read: paged-24 down; paged-25 (page 1's last row) not again.
+      await page.getByRole('row').filter({ hasText: 'paged-24' }).waitFor();
+      expect(await page.getByRole('row').filter({ hasText: /paged-(2[5-9]|3[0-9]|4[0-4])\b/ }).count()).toBe(0);
+      expect(new URL(page.url()).hash).toBe('#bills/page=2&through=45');
+      await page.getByRole('button', { name: 'Previous' }).click();
+      await page.getByRole('row').filter({ hasText: 'arrived-5' }).waitFor();
+      expect(new URL(page.url()).hash).toBe('#bills');
       expect(problems).toEqual([]);
     });
 

@@ -9,7 +9,16 @@ import { dayRange, lastDays, parseUsd, spendingOf, usd, when, type LimitName } f
 import { ErrorBox, Field, Outcome, Pager, Section, Table, useAction, useLoad } from './ui';
 
 interface Balance { accountId: string; pool: string; balance: number; held: number; available: number; leased: number; openHolds: number }
-interface Page<T> { items: T[]; page: number; size: number; total: number }
+interface Page<T> { items: T[]; page: number; size: number; total: number; through: number }
+
+/**
+ * The `through` a list's page is read with: page 1 shows the newest rows; a later page keeps the
+ * list as the page before it found it (the server's `through`), so that paging while charges
+ * arrive neither repeats nor skips a row.
+ */
+function throughFor(nextPage: number, current: number | undefined, last: { through: number } | undefined): number | undefined {
+  return nextPage > 1 ? current ?? last?.through : undefined;
+}
 export interface BillItem { id: string; occurredAt: string; kind: string; amount: number; balanceDelta: number; holdId?: string; requestId?: string; taskId?: string; model?: string; reference?: string }
 /** How often the Limits view reads the minute's rate counts again. */
 const RATE_REFRESH_MS = 2000;
@@ -118,21 +127,23 @@ const NO_FILTER: Filters = { from: '', to: '', model: '' };
  * left out when it is the default), so that a reload, Back and Forward and a link keep them. A
  * page or day that is not one (typed by hand) is the list's first page, unfiltered.
  */
-function listAt(at: string | undefined): { page: number; filters: Filters } {
+function listAt(at: string | undefined): { page: number; through?: number; filters: Filters } {
   const q = new URLSearchParams(at ?? '');
   const page = /^[1-9][0-9]{0,8}$/.test(q.get('page') ?? '') ? Number(q.get('page')) : 1;
+  const through = page > 1 && /^[0-9]{1,15}$/.test(q.get('through') ?? '') ? Number(q.get('through')) : undefined;
   const filters = { from: q.get('from') ?? '', to: q.get('to') ?? '', model: q.get('model') ?? '' };
   try {
     dayRange(filters.from, filters.to);
   } catch {
     return { page: 1, filters: NO_FILTER };
   }
-  return { page, filters };
+  return through === undefined ? { page, filters } : { page, through, filters };
 }
 
-function listHash(kind: Kind, page: number, filters: Filters): string {
+function listHash(kind: Kind, page: number, filters: Filters, through?: number): string {
   const q = new URLSearchParams();
   if (page > 1) q.set('page', String(page));
+  if (page > 1 && through !== undefined) q.set('through', String(through));
   for (const name of ['from', 'to', 'model'] as const) if (filters[name] !== '') q.set(name, filters[name]);
   const s = q.toString();
   return s ? `${kind}/${s}` : kind;
@@ -140,10 +151,10 @@ function listHash(kind: Kind, page: number, filters: Filters): string {
 
 /** Bills or usage: the page route, filtered by the ledger (date and model), and its exports with the same filters. */
 function Ledger({ kind, version, at }: { kind: Kind; version: string; at?: string }) {
-  const { page, filters } = useMemo(() => listAt(at), [at]);
+  const { page, through, filters } = useMemo(() => listAt(at), [at]);
   // Each page or filter asked for is an entry of the browser's history.
-  const show = (nextPage: number, nextFilters: Filters) => { location.hash = listHash(kind, nextPage, nextFilters); };
-  const setPage = (nextPage: number) => show(nextPage, filters);
+  const show = (nextPage: number, nextFilters: Filters, nextThrough?: number) => { location.hash = listHash(kind, nextPage, nextFilters, nextThrough); };
+  const setPage = (nextPage: number) => show(nextPage, filters, throughFor(nextPage, through, rows.last));
   const [form, setForm] = useState<Filters>(filters);
   // Back, Forward or a link: the form shows the filters of the list shown.
   useEffect(() => setForm(filters), [filters]);
@@ -162,7 +173,7 @@ function Ledger({ kind, version, at }: { kind: Kind; version: string; at?: strin
     // A model pasted with a space around it (copied from a table) is the model: ids have none.
     show(1, { ...form, model: form.model.trim() });
   };
-  const rows = useLoad(() => json<Page<BillItem | UsageItem>>(`${BASE}/${kind}/page${query({ page, size: PAGE_SIZE, ...range })}`), [kind, page, filters], version);
+  const rows = useLoad(() => json<Page<BillItem | UsageItem>>(`${BASE}/${kind}/page${query({ page, size: PAGE_SIZE, through, ...range })}`), [kind, page, through, filters], version);
   const exporting = useAction();
   const title = kind === 'bills' ? 'Bills' : 'Usage';
   const save = (format: 'csv' | 'jsonl') => exporting.run(async () => {
@@ -230,8 +241,9 @@ interface TaskRow { id: string; taskId: string; model: string; occurredAt: strin
 
 function Images({ version }: { version: string }) {
   // The bills of image tasks, a page at a time: each is a task's charge, or its hold returned.
-  const [page, setPage] = useState(1);
-  const bills = useLoad(() => json<Page<BillItem>>(`${BASE}/bills/page${query({ page, size: PAGE_SIZE, images: 'true' })}`), [page], version);
+  const [{ page, through }, setAt] = useState<{ page: number; through?: number }>({ page: 1 });
+  const bills = useLoad(() => json<Page<BillItem>>(`${BASE}/bills/page${query({ page, size: PAGE_SIZE, images: 'true', through })}`), [page, through], version);
+  const setPage = (next: number) => setAt({ page: next, through: throughFor(next, through, bills.last) });
   const tasks: TaskRow[] = (bills.data?.items ?? []).map((bill) => ({
     id: bill.id, taskId: bill.taskId!, model: bill.model ?? '', occurredAt: bill.occurredAt,
     charged: bill.kind === 'charge' ? bill.amount : 0,
@@ -298,8 +310,9 @@ function Orders({ version }: { version: string }) {
   const [lookup, setLookup] = useState('');
   const action = useAction();
   // The account's credits, a page at a time: a paid order's is referenced `order:<orderId>`, an operator's by its own reference.
-  const [creditPage, setCreditPage] = useState(1);
-  const credits = useLoad(() => json<Page<BillItem>>(`${BASE}/bills/page${query({ page: creditPage, size: PAGE_SIZE, kind: 'credit' })}`), [creditPage], version);
+  const [{ page: creditPage, through: creditsThrough }, setCreditsAt] = useState<{ page: number; through?: number }>({ page: 1 });
+  const credits = useLoad(() => json<Page<BillItem>>(`${BASE}/bills/page${query({ page: creditPage, size: PAGE_SIZE, kind: 'credit', through: creditsThrough })}`), [creditPage, creditsThrough], version);
+  const setCreditPage = (next: number) => setCreditsAt({ page: next, through: throughFor(next, creditsThrough, credits.last) });
   const remember = (order: Order) => setMine((list) => [order, ...list.filter((o) => o.orderId !== order.orderId)]);
   // One Idempotency-Key per top-up asked for, kept until an order is made: asked again after an
   // error answer or none (the order may have been made all the same), the same amount gets the
