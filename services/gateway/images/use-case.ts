@@ -129,7 +129,14 @@ export class ImageService {
       // Every answer of a call under a rate limit carries its headers, an error's too.
       throw admitted ? withRateHeaders(error, admitted.headers) : error;
     });
-    const answer = reply(view, started.role === 'existing');
+    // A task that failed or is not resolved yet is answered by an error (400, 502, 503): it was
+    // counted like a success, and tells the window like one.
+    let answer: ImageReply;
+    try {
+      answer = reply(view, started.role === 'existing');
+    } catch (error) {
+      throw admitted ? withRateHeaders(error, admitted.headers) : error;
+    }
     return admitted ? { ...answer, headers: { ...admitted.headers, ...answer.headers } } : answer;
   }
 

@@ -1,9 +1,11 @@
 // A call under a rate limit that is admitted, then refused before anything is held (here: not
 // enough funds, 402), on the gateway's real composition in process: chat on both wires,
 // embeddings, an image request and a session run each answer the refusal with their wire's rate
-// headers, and each gives its request and tokens back, so refusals use up none of the minute.
+// headers, and each gives its request and tokens back, so refusals use up none of the minute. And
+// an image request whose task fails or is not resolved in time: counted, and told like a success.
 
 import { randomUUID } from 'node:crypto';
+import { parseSimDirectives } from '../../../providers/simulated/directives';
 import { AccountClient } from '../../../actors/account/client';
 import { GatewayError } from '../../../lib/errors';
 import type { Limits } from '../../../lib/limits';
@@ -20,7 +22,8 @@ let deps: ChatDeps;
 const gatewayDeps = () => gateway.composition.deps;
 
 beforeAll(async () => {
-  gateway = await inProcessGateway('rate-refusals');
+  // A short provider timeout: an image whose artifact comes later is answered unresolved (503) soon.
+  gateway = await inProcessGateway('rate-refusals', { GATEWAY_PROVIDER_TIMEOUT_MS: '1000' });
   deps = gateway.composition.deps;
 });
 afterAll(async () => {
@@ -107,5 +110,28 @@ describe('a call refused after its rate admission', () => {
       expect(refused.headers).toMatchObject({ 'x-ratelimit-limit-requests': '2', 'x-ratelimit-remaining-requests': '2', 'x-ratelimit-remaining-tokens': '100000' });
     }
     expect(await counted(accountId)).toEqual({ requests: 0, tokens: 0 });
+  });
+});
+
+describe('an image request that fails after its rate admission', () => {
+  it('when the provider rejects the image or has not made it within the timeout, then the 400 or 503 carries the rate headers of the request it counted', async () => {
+    const { accountId } = await poorLimitedAccount();
+    await gateway.composition.deps.funds.of(accountId).credit({ amount: 1_000_000_000, reference: 'images' });
+    const caller = gateway.input(accountId, 'sim-image', {}).caller;
+    const limited = { ...caller, limits: { account: limits } };
+    const body = { prompt: 'a red square', response_format: 'b64_json' };
+    const generate = (directive: string) => gatewayDeps().images.generate({
+      modelId: 'sim-image', body, bodyBytes: Buffer.byteLength(JSON.stringify(body)), caller: { accountId, apiKeyId: caller.apiKeyId! }, limited,
+      requestId: randomUUID(), idempotencyKey: randomUUID(), directives: parseSimDirectives(directive),
+    });
+    const rejected = await refusal(generate('reject'));
+    expect(rejected).toMatchObject({ code: 'provider_rejected', status: 400 });
+    expect(rejected.headers).toMatchObject({ 'x-ratelimit-limit-requests': '2', 'x-ratelimit-remaining-requests': '1', 'x-payg-charged': '0' });
+    const unresolved = await refusal(generate('late-artifact=2000'));
+    expect(unresolved).toMatchObject({ code: 'image_unresolved', status: 503 });
+    expect(unresolved.headers).toMatchObject({ 'x-ratelimit-limit-requests': '2', 'x-ratelimit-remaining-requests': '0', 'retry-after': '5' });
+    // Both were counted: the minute has no request left for a third.
+    expect(await refusal(generate(''))).toMatchObject({ code: 'rate_limit_exceeded', status: 429 });
+    expect(await counted(accountId)).toMatchObject({ requests: 2 });
   });
 });
