@@ -55,8 +55,8 @@ const RATE_COUNTED: [path: string, method: string, style: 'openai' | 'anthropic'
   ['/v1/chat/completions', 'post', 'openai', HELD_CALL],
   ['/v1/messages', 'post', 'anthropic', HELD_CALL],
   ['/v1/embeddings', 'post', 'openai', HELD_CALL],
-  // One request and no tokens: refused 429 over requests_per_minute, never 413.
-  ['/v1/messages/count_tokens', 'post', 'anthropic', ['200', '429']],
+  // One request and no tokens: refused 429 over requests_per_minute, never 413; a count the provider refuses, fails or does not answer in time carries them too.
+  ['/v1/messages/count_tokens', 'post', 'anthropic', ['200', '400', '429', '502', '504']],
   // Admitted after the body is checked: a refusal of the task's start (402, 409, 503) and the task's own failures carry them.
   ['/api/open/v1/models/{id}/images/generations', 'post', 'openai', ['200', '400', '402', '409', '429', '502', '503']],
   // An order counts one request; a creation refused after admission (invalid body, reused key, orders_per_day, unavailable) carries them.

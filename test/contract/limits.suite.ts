@@ -207,6 +207,20 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       expect(await balance(d.urls[0], apiKey)).toMatchObject({ held: 0 });
     });
 
+    it('when a token count under a rate limit is refused by the provider, then its 400 carries the rate headers of the request it counted', async () => {
+      await insideOneWindow(15_000);
+      const { apiKey } = await limitedKey({ requests_per_minute: 3 }, { scopes: ['compat'] });
+      const count = (directive?: string) => json(`${d.urls[0]}/v1/messages/count_tokens`, {
+        method: 'POST',
+        headers: { 'x-api-key': apiKey, 'anthropic-version': '2023-06-01', 'content-type': 'application/json', ...(directive ? { 'x-sim-directive': directive } : {}) },
+        body: JSON.stringify({ model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      const counted = await count();
+      expect([counted.status, counted.headers.get('anthropic-ratelimit-requests-remaining')]).toEqual([200, '2']);
+      const refused = await count('reject');
+      expect([refused.status, refused.body.error?.type, refused.headers.get('anthropic-ratelimit-requests-limit'), refused.headers.get('anthropic-ratelimit-requests-remaining')]).toEqual([400, 'invalid_request_error', '3', '1']);
+    });
+
     it('when a call would pass a spend limit, then 402 spend_limit_exceeded naming it and nothing is held; removing the limit lets calls through', async () => {
       const { apiKey, apiKeyId } = await limitedKey({ spend_total: 150_000 });
       const statuses: number[] = [];

@@ -24,6 +24,7 @@ import { anthropicWire, openAiWire, type InboundWire, type StreamPiece } from '.
 import { prepareEmbeddings, runEmbeddings, type EmbeddingsDeps } from '../embeddings/use-case';
 import { apiKeyAuth } from '../middleware/auth';
 import { jsonBody } from '../middleware/json-body';
+import { withRateHeaders } from '../limits/admission';
 import { chatInput } from '../http/chat-input';
 import type { DirectRoutes } from '../http/direct-routes';
 import { respond } from '../http/respond';
@@ -100,7 +101,10 @@ export function compatRoutes(deps: EmbeddingsDeps & { gate: CompatGate }, accoun
     const chat = prepareChat(deps, anthropicWire, input);
     await deps.gate.admitAccount(req.caller);
     const rate = await deps.limits?.admit(req.caller, 0, 'anthropic');
-    const inputTokens = await countPromptTokens(deps, chat);
+    // Counted once admitted: a count the provider refuses or fails tells the window too.
+    const inputTokens = await countPromptTokens(deps, chat).catch((error: unknown) => {
+      throw rate ? withRateHeaders(error, rate.headers) : error;
+    });
     res.set(rate?.headers ?? {}).json({ input_tokens: inputTokens });
   });
   router.use('/v1/messages', anthropicErrors);
