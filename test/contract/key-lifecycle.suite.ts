@@ -5,6 +5,7 @@
 // action in the audit log, which holds no secret.
 
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { admin, balance, chat, fundedAccount, hello, image, imageTask, json, picture } from '../support/api';
 import { ADMIN_TOKEN } from '../support/processes';
 import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
@@ -69,6 +70,53 @@ export function keyLifecycleSuite(hostName: string, start: () => Promise<KeyLife
       expect(await keyOf(accountId, apiKeyId)).toMatchObject({ state: 'revoked', revokedAt: expect.any(String) });
       expect((await del(`/admin/v1/api-keys/${apiKeyId}`)).status).toBe(204);
       expect(await del('/admin/v1/api-keys/key_nosuchkey')).toMatchObject({ status: 404, body: { error: { code: 'api_key_not_found' } } });
+    });
+
+    it('when a key is revoked, its account suspended or its limits changed while a call\'s body is still on the way, then the call is answered as a new one would be: refused, nothing held or charged', async () => {
+      /** A chat whose headers are sent now and whose body is finished only once `meanwhile` has run and the cache bound has passed. */
+      const slowChat = async (base: string, apiKey: string, meanwhile: () => Promise<void>) => {
+        const body = JSON.stringify({ ...hello, max_tokens: 16 });
+        const { hostname, port } = new URL(base);
+        const sent = httpRequest({ hostname, port, method: 'POST', path: '/api/open/v1/models/sim-chat/chat', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } });
+        const answered = new Promise<{ status: number; body: any }>((resolve, reject) => {
+          sent.once('error', reject);
+          sent.once('response', (res) => {
+            let text = '';
+            res.on('data', (chunk) => (text += chunk));
+            res.once('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+          });
+        });
+        sent.write(body.slice(0, 10));
+        await sleep(200);
+        await meanwhile();
+        await sleep(CACHE_BOUND_MS + 200);
+        sent.end(body.slice(10));
+        return answered;
+      };
+      const untouched = async (apiKey: string) => expect(await balance(d.urls[0], apiKey)).toMatchObject({ balance: 1_000_000_000, held: 0 });
+
+      const revokedKey = await fundedAccount(d.urls[0], 1_000_000_000);
+      const apiKeyId = (await get(`/admin/v1/accounts/${revokedKey.accountId}/api-keys`)).body.items[0].apiKeyId;
+      // A second key of the account reads the balance once the first is refused.
+      const reader = (await post(`/admin/v1/accounts/${revokedKey.accountId}/api-keys`, {})).body.apiKey as string;
+      const revoked = await slowChat(d.urls[1], revokedKey.apiKey, async () => expect((await del(`/admin/v1/api-keys/${apiKeyId}`)).status).toBe(204));
+      expect([revoked.status, revoked.body.error?.code, revoked.body.error?.message]).toEqual([401, 'unauthorized', 'this API key has been revoked']);
+      await untouched(reader);
+
+      const suspendedKey = await fundedAccount(d.urls[0], 1_000_000_000);
+      const suspended = await slowChat(d.urls[1], suspendedKey.apiKey, async () => expect((await post(`/admin/v1/accounts/${suspendedKey.accountId}/suspend`, {})).status).toBe(200));
+      expect([suspended.status, suspended.body.error?.code]).toEqual([403, 'account_suspended']);
+      expect((await post(`/admin/v1/accounts/${suspendedKey.accountId}/unsuspend`, {})).status).toBe(200);
+      await sleep(CACHE_BOUND_MS + 50);
+      await untouched(suspendedKey.apiKey);
+
+      const limitedKey = await fundedAccount(d.urls[0], 1_000_000_000);
+      const limited = await slowChat(d.urls[1], limitedKey.apiKey, async () => {
+        const set = await json(`${d.urls[0]}/admin/v1/accounts/${limitedKey.accountId}`, { method: 'PATCH', headers: { ...operator, 'content-type': 'application/json' }, body: JSON.stringify({ limits: { spend_total: 1 } }) });
+        expect(set.status).toBe(200);
+      });
+      expect([limited.status, limited.body.error?.code, limited.body.error?.param]).toEqual([402, 'spend_limit_exceeded', 'spend_total']);
+      await untouched(limitedKey.apiKey);
     });
 
     it('when a key is revoked while it follows a session, then its event stream ends within a second and a quarter, and it sees no later run', async () => {

@@ -32,8 +32,10 @@ declare module 'express-serve-static-core' {
     caller: Caller;
     /**
      * Checks the request's credential again as a new request would (revoked, expired, past its
-     * rotation grace, account suspended: refused), through the same bounded-staleness lookup.
-     * For answers that outlive the moment they were admitted (an event stream).
+     * rotation grace, account suspended: refused), through the same bounded-staleness lookup,
+     * and takes the caller as it reads now (its limits too). For a request whose body is received
+     * after its headers were authenticated (json-body.ts), and answers that outlive the moment
+     * they were admitted (an event stream).
      */
     recheckCredential?: () => Promise<void>;
     /** On operator routes: the operator credential's id (never the credential). */
@@ -172,7 +174,7 @@ export function credentialAuth(deps: CredentialDeps, options: CredentialOptions)
     try {
       req.caller = await resolve(false);
       req.recheckCredential = async () => {
-        await resolve(true);
+        req.caller = await resolve(true);
       };
       next();
     } catch (error) {

@@ -1,5 +1,6 @@
 // JSON bodies up to the service/proxy limit (the upstream's is checked once the model is known).
-// Records the body's size for the effective-limit check and the reservation estimate.
+// Records the body's size for the effective-limit check and the reservation estimate. Once the
+// body is in, a request with a credential has it checked again (it may have taken a while).
 // A lean reader instead of body-parser: on the chat hot path its type sniffing, charset
 // decoding and stream plumbing cost more than the whole actor round trip (see bench/).
 
@@ -117,7 +118,12 @@ function readBody(limitBytes: number, parse: boolean, budget?: BodyBudget) {
       giveBack();
       if (done) return;
       done = true;
-      next(error);
+      if (error !== undefined || !req.recheckCredential) return next(error);
+      // The credential was checked when the headers came; a body can take up to the request
+      // timeout to arrive. Checked again now (the same lookup, cached for at most a second), so
+      // a key revoked, expired or past its grace, or an account suspended, while its body was on
+      // the way is refused like any new request, and the call runs under the limits of now.
+      req.recheckCredential().then(() => next(), next);
     };
     const tooLarge = () => new GatewayError('payload_too_large', `request body exceeds the limit of ${limitBytes} bytes`);
     const chunks: Buffer[] = [];
