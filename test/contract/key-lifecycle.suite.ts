@@ -253,9 +253,16 @@ export function keyLifecycleSuite(hostName: string, start: () => Promise<KeyLife
       const { accountId, apiKey } = await fundedAccount(d.urls[0], 5_000);
       const apiKeyId = (await get(`/admin/v1/accounts/${accountId}/api-keys`)).body.items[0].apiKeyId;
       const rotated = await post(`/admin/v1/api-keys/${apiKeyId}/rotate`, {});
-      // Repeats change nothing and add no entry: a second revocation, a second suspension, an order's replay.
+      // Repeats change nothing and add no entry: a second revocation, a second suspension, the same limits again, an order's replay.
       for (let n = 0; n < 2; n++) expect((await del(`/admin/v1/api-keys/${rotated.body.apiKeyId}`)).status).toBe(204);
       for (let n = 0; n < 2; n++) expect((await post(`/admin/v1/accounts/${accountId}/suspend`, {})).status).toBe(200);
+      // A limits change is an entry; the same limits set again, or an empty change, are not.
+      const limits = (path: string, body: unknown) => json(`${d.urls[0]}${path}`, { method: 'PATCH', headers: { ...operator, 'content-type': 'application/json' }, body: JSON.stringify({ limits: body }) });
+      for (const body of [{ spend_total: 5_000 }, { spend_total: 5_000 }, {}]) {
+        expect((await limits(`/admin/v1/api-keys/${rotated.body.apiKeyId}`, body)).status).toBe(200);
+        expect((await limits(`/admin/v1/accounts/${accountId}`, body)).status).toBe(200);
+      }
+      expect((await limits(`/admin/v1/accounts/${accountId}`, { requests_per_minute: null })).status).toBe(200);
       const idempotencyKey = randomUUID();
       const orders = [];
       for (let n = 0; n < 2; n++) {
@@ -264,7 +271,7 @@ export function keyLifecycleSuite(hostName: string, start: () => Promise<KeyLife
       expect(orders.map((o) => [o.status, o.headers.get('x-payg-replayed')])).toEqual([[201, null], [201, 'true']]);
       const audit = await get(`/admin/v1/audit?accountId=${accountId}`, d.urls[1]);
       expect(audit.status).toBe(200);
-      expect(audit.body.items.map((e: { action: string }) => e.action)).toEqual(['order.create', 'account.suspend', 'api_key.revoke', 'api_key.rotate', 'account.credit', 'api_key.create', 'account.create']);
+      expect(audit.body.items.map((e: { action: string }) => e.action)).toEqual(['order.create', 'account.limits', 'api_key.limits', 'account.suspend', 'api_key.revoke', 'api_key.rotate', 'account.credit', 'api_key.create', 'account.create']);
       for (const entry of audit.body.items) {
         expect(entry).toMatchObject({ who: expect.stringMatching(/^admin:[0-9a-f]{12}$/), accountId, requestId: expect.any(String), at: expect.any(String) });
       }
