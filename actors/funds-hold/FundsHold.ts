@@ -35,6 +35,9 @@ import { StateRecords } from '../runtime/state-record';
 import { costed, mergeProgress, recordLines } from './usage';
 import { checkRoute } from '../../lib/route-record';
 
+/** What a spend limit's `spent` counts, as a refusal says it. */
+const PERIOD_TEXT: Record<SpendLimitName, string> = { spend_per_day: 'this UTC day', spend_per_month: 'this UTC month', spend_total: 'in all' };
+
 export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance {
   static readonly actorType = FUNDS_HOLD_ACTOR_TYPE;
   static readonly methods = FUNDS_HOLD_METHODS;
@@ -106,7 +109,7 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
         // An idle lease can refuse a call while no call runs: the refusal says how much of what it
         // counts is only locked by leases, which their gateways return once idle.
         const heldText = scope === 'account' ? `${open} held (${open - locked} by open holds, ${locked} locked by funds leases until their gateways return them)` : `${open} held`;
-        throw new GatewayError('spend_limit_exceeded', `the ${scope}'s ${name} of ${limit} nano-USD would be passed: ${spent[name]} charged in the period and ${heldText} now, ${amount} asked; nothing is held`, {
+        throw new GatewayError('spend_limit_exceeded', `the ${scope}'s ${name} of ${limit} nano-USD would be passed: ${spent[name]} charged ${PERIOD_TEXT[name]} and ${heldText} now, ${amount} asked; nothing is held`, {
           param: name,
           extra: { limit: name, scope, value: limit, spent: toJsonAmount(spent[name]), held: toJsonAmount(open), ...(scope === 'account' ? { leased: toJsonAmount(locked) } : {}), required: toJsonAmount(amount) },
         });

@@ -82,11 +82,17 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
       await funds.credit({ amount: 10_000, reference: 'c' });
       const spend = { apiKeyId: 'key_a', account: { spend_per_day: 1000 }, key: { spend_total: 600 } };
       await funds.reserve({ holdId: 'h1', amount: 400, ttlMs: 60_000, ...meta, spend });
-      await expect(funds.reserve({ holdId: 'h2', amount: 300, ttlMs: 60_000, ...meta, spend })).rejects.toMatchObject({ code: 'spend_limit_exceeded', param: 'spend_total', extra: expect.objectContaining({ scope: 'key' }) });
+      await expect(funds.reserve({ holdId: 'h2', amount: 300, ttlMs: 60_000, ...meta, spend })).rejects.toMatchObject({
+        code: 'spend_limit_exceeded', param: 'spend_total', extra: expect.objectContaining({ scope: 'key' }),
+        message: "the key's spend_total of 600 nano-USD would be passed: 0 charged in all and 400 held now, 300 asked; nothing is held",
+      });
       // Another key of the account: only the account's day limit applies (400 held of 1000).
       const other = { apiKeyId: 'key_b', account: { spend_per_day: 1000 } };
       await funds.reserve({ holdId: 'h3', amount: 600, ttlMs: 60_000, ...meta, spend: other });
-      await expect(funds.reserve({ holdId: 'h4', amount: 1, ttlMs: 60_000, ...meta, spend: other })).rejects.toMatchObject({ code: 'spend_limit_exceeded', param: 'spend_per_day', extra: expect.objectContaining({ scope: 'account' }) });
+      await expect(funds.reserve({ holdId: 'h4', amount: 1, ttlMs: 60_000, ...meta, spend: other })).rejects.toMatchObject({
+        code: 'spend_limit_exceeded', param: 'spend_per_day', extra: expect.objectContaining({ scope: 'account' }),
+        message: expect.stringContaining("the account's spend_per_day of 1000 nano-USD would be passed: 0 charged this UTC day and 1000 held"),
+      });
       // Settled below the holds: what was not charged is free again, what was charged counts.
       await funds.settle({ holdId: 'h1', lines: [{ unit: 'TEXT_OUTPUT', quantity: 1, unitPrice: 100 }] });
       await funds.release({ holdId: 'h3', reason: 'test' });
