@@ -177,6 +177,11 @@ export function keyLifecycleSuite(hostName: string, start: () => Promise<KeyLife
       expect(await works(rotated.body.apiKey)).toEqual([200, 200]);
       const again = await post(`/admin/v1/api-keys/${old.body.apiKeyId}/rotate`, {});
       expect([again.status, again.body.error?.code]).toEqual([409, 'api_key_inactive']);
+      // A key that expires before the grace would end stops working at its expiry, and the answer says so.
+      const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+      const expiring = await post(`/admin/v1/accounts/${accountId}/api-keys`, { expiresAt });
+      const early = await post(`/admin/v1/api-keys/${expiring.body.apiKeyId}/rotate`, { graceSeconds: 7200 });
+      expect([early.status, early.body.expiresAt, early.body.oldKeyRefusedFrom]).toEqual([201, expiresAt, expiresAt]);
     });
 
     it('when a key expires, then it is refused like a revoked one; an expiry in the past is refused and makes no key', async () => {

@@ -161,8 +161,10 @@ export class AccountOperator {
     // The successor was made at the actor's now: a rotation without grace is in force from then.
     await this.deps.accounts.putApiKey(hash, projection(accountId, successor, Math.max(this.now(), successor.createdAt)));
     await this.project(accountId, old, successor.createdAt);
-    await this.deps.audit.record(action, 'api_key.rotate', { accountId, apiKeyId }, { successor: successor.apiKeyId, graceSeconds, oldKeyRefusedFrom: iso(old.revokedAt) });
-    return { ...created(accountId, key.apiKey, successor), replaces: old.apiKeyId, oldKeyRefusedFrom: iso(old.revokedAt)! };
+    // The old key stops working at the grace's end, or at its expiry if that comes first.
+    const oldKeyRefusedFrom = iso(Math.min(old.revokedAt ?? Infinity, old.expiresAt ?? Infinity))!;
+    await this.deps.audit.record(action, 'api_key.rotate', { accountId, apiKeyId }, { successor: successor.apiKeyId, graceSeconds, oldKeyRefusedFrom });
+    return { ...created(accountId, key.apiKey, successor), replaces: old.apiKeyId, oldKeyRefusedFrom };
   }
 
   async setSuspended(action: OperatorAction, accountId: string, suspended: boolean): Promise<AccountSummary> {

@@ -65,7 +65,7 @@ export const apiKeyAnswer = z.object({
 });
 export const rotatedKeyAnswer = apiKeyAnswer.extend({
   replaces: z.string().describe('The old key id'),
-  oldKeyRefusedFrom: isoTime.describe('When the old key stops working (now, or after the grace)'),
+  oldKeyRefusedFrom: isoTime.describe('When the old key stops working: now, or after the grace, or at its expiry if that comes first'),
 });
 export const API_KEY_STATES = ['active', 'expiring', 'revoked', 'expired'] as const;
 export const apiKeyItem = z.object({
