@@ -77,6 +77,9 @@ export function decodeJsonText(raw: Buffer): string {
  * A JSON body; with a budget (after authentication), counted against its caller's account while
  * it is received, and against the instance's bodies in flight until its answer is finished.
  */
+/** A body that took this long to come has its credential checked again once it is in (as an open event stream checks its own). */
+export const BODY_RECHECK_AFTER_MS = 250;
+
 export function jsonBody(limitBytes: number, budget?: BodyBudget) {
   return readBody(limitBytes, true, budget);
 }
@@ -97,6 +100,7 @@ function readBody(limitBytes: number, parse: boolean, budget?: BodyBudget) {
       return next(new GatewayError('unsupported_media_type', `content-encoding ${encoding} is not accepted`));
     }
     let done = false;
+    const started = Date.now();
     // What this body counts in its account's budget, given back once it is received (or not).
     const accountId = budget ? req.caller?.accountId : undefined;
     let counted = 0;
@@ -118,11 +122,13 @@ function readBody(limitBytes: number, parse: boolean, budget?: BodyBudget) {
       giveBack();
       if (done) return;
       done = true;
-      if (error !== undefined || !req.recheckCredential) return next(error);
       // The credential was checked when the headers came; a body can take up to the request
-      // timeout to arrive. Checked again now (the same lookup, cached for at most a second), so
-      // a key revoked, expired or past its grace, or an account suspended, while its body was on
-      // the way is refused like any new request, and the call runs under the limits of now.
+      // timeout to arrive. One that took BODY_RECHECK_AFTER_MS or more has it checked again now
+      // (the same lookup, cached for at most a second), so a key revoked, expired or past its
+      // grace, or an account suspended, while its body was on the way is refused like any new
+      // request, and the call runs under the limits of now. A body that came with its headers
+      // (nearly every call) is not looked up twice.
+      if (error !== undefined || !req.recheckCredential || Date.now() - started < BODY_RECHECK_AFTER_MS) return next(error);
       req.recheckCredential().then(() => next(), next);
     };
     const tooLarge = () => new GatewayError('payload_too_large', `request body exceeds the limit of ${limitBytes} bytes`);
