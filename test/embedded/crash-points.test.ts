@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openLocalDb, type LocalDb } from '../../lib/local-db';
 import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
-import { balance, chat, fundedAccount, hello, image, json, picture } from '../support/api';
+import { admin, balance, chat, fundedAccount, hello, image, json, picture } from '../support/api';
 import { eventually, passes } from '../support/eventually';
 import { ADMIN_TOKEN, ROOT, startGateway, type GatewayProcess } from '../support/processes';
 
@@ -116,6 +116,43 @@ describe('crash points on the embedded host', () => {
     const bills = await json(`${gateway.url}/api/distribution/api-credit/bills/page?size=20`, { headers: { authorization: `Bearer ${apiKey}` } });
     const charges = bills.body.items.filter((item: { kind: string }) => item.kind === 'charge');
     expect(charges.map((item: { taskId?: string; amount: number }) => [item.taskId, item.amount]).sort()).toEqual([[retried.body.taskId, IMAGE_PRICE], [afterExpiry.body.taskId, IMAGE_PRICE]].sort());
+    await gateway.stop();
+  });
+  it('when the process dies after an operator credit, debit or order was committed but before its audit entry, then the repeat writes that entry, once', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'gw-crash-audit-')), 'data');
+    const env = { GATEWAY_DATA_DIR: dataDir, GATEWAY_TEST_MODE: 'true' };
+    let gateway = await startGateway(env);
+    gateways.push(gateway);
+    const { accountId, apiKey } = await fundedAccount(gateway.url, FUNDS);
+    const orderKey = randomUUID();
+    const actions: Array<[string, string, unknown, Record<string, string>]> = [
+      ['account.credit', `/admin/v1/accounts/${accountId}/credits`, { amount: 5_000, reference: 'crash-credit' }, {}],
+      ['account.debit', `/admin/v1/accounts/${accountId}/debits`, { amount: 2_000, reference: 'crash-debit', reason: 'correction' }, {}],
+      ['order.create', `/admin/v1/accounts/${accountId}/orders`, { amount: 7_000 }, { 'idempotency-key': orderKey }],
+    ];
+    const send = (path: string, body: unknown, headers: Record<string, string>) => json(`${gateway.url}${path}`, {
+      method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body),
+    });
+    for (const [, path, body, headers] of actions) {
+      // The change commits, then the process dies before its audit entry: the operator gets no answer.
+      await gateway.stop();
+      gateway = await startGateway({ ...env, GATEWAY_FAULT_POINTS: 'audit-before-append' }, gateway.port);
+      gateways.push(gateway);
+      expect(await send(path, body, headers).then(() => 'answered', () => 'broken')).toBe('broken');
+      expect(await exitOf(gateway)).toBe('SIGKILL');
+      gateway = await startGateway(env, gateway.port);
+      gateways.push(gateway);
+      // The operator repeats it: applied once, and now in the audit log; a third time adds nothing.
+      for (let i = 0; i < 2; i++) expect((await send(path, body, headers)).status).toBeLessThan(300);
+    }
+    expect(await balance(gateway.url, apiKey)).toMatchObject({ balance: FUNDS + 5_000 - 2_000, held: 0 });
+    const audit = await json(`${gateway.url}/admin/v1/audit?accountId=${accountId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const entries = audit.body.items.map((e: { action: string; details: Record<string, unknown> }) => [e.action, e.details.reference ?? e.details.amount]);
+    expect(entries).toEqual([['order.create', 7_000], ['account.debit', 'crash-debit'], ['account.credit', 'crash-credit'], ['account.credit', 'initial'], ['api_key.create', undefined], ['account.create', undefined]]);
+    // A repeat of an action whose entry was written adds none either (the funded account's first credit).
+    expect((await admin(gateway.url, `/admin/v1/accounts/${accountId}/credits`, { amount: FUNDS, reference: 'initial' })).body.applied).toBe(false);
+    const again = await json(`${gateway.url}/admin/v1/audit?accountId=${accountId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(again.body.items).toHaveLength(entries.length);
     await gateway.stop();
   });
 });

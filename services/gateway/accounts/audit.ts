@@ -6,6 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { JournalClient } from '../../../actors/journal/client';
 import { AUDIT_JOURNAL } from '../../../actors/journal/JournalInterface';
+import { faultPoint } from '../../../lib/fault-points';
 
 /** Who acts and under which request: what every operator use case is given. */
 export interface OperatorAction {
@@ -24,6 +25,15 @@ export interface AuditEntry {
   details: Record<string, unknown>;
 }
 
+/** A UUID (version 8, name-based) of a text: the same action always has the same entry id. */
+function nameBasedId(name: string): string {
+  const bytes = createHash('sha256').update(`audit\u0000${name}`).digest().subarray(0, 16);
+  bytes[6] = (bytes[6] & 0x0f) | 0x80;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 /** An operator credential's id: a fingerprint that names it without revealing it. */
 export function operatorId(token: string): string {
   return `admin:${createHash('sha256').update(token).digest('hex').slice(0, 12)}`;
@@ -35,9 +45,16 @@ export class AuditLog {
   /**
    * One entry per action. Its id is made here, once: a retry of the append (daprd's) repeats it and
    * is kept once, while two requests never share one (a request id may come from the client).
+   *
+   * `once`: the action's own name, for an action a client may repeat and that is applied once (a
+   * credit or a debit by its reference, an order by its id). The entry's id is derived from it,
+   * and such an action is recorded on every answer, a repeat's too: a repeat after an answer that
+   * never came (the process died between the change and its entry) writes the entry the first
+   * attempt could not, and a repeat of an action already recorded adds nothing.
    */
-  async record(action: OperatorAction, what: string, target: { accountId?: string; apiKeyId?: string }, details: Record<string, unknown>): Promise<void> {
-    const id = randomUUID();
+  async record(action: OperatorAction, what: string, target: { accountId?: string; apiKeyId?: string }, details: Record<string, unknown>, once?: string): Promise<void> {
+    faultPoint('audit-before-append');
+    const id = once === undefined ? randomUUID() : nameBasedId(`${what}\u0000${once}`);
     const entry: AuditEntry = {
       id,
       at: new Date(this.now()).toISOString(),

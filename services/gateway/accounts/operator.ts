@@ -181,9 +181,8 @@ export class AccountOperator {
   async debit(action: OperatorAction, accountId: string, request: { amount: number; reference: string; reason: string; pool: string }) {
     await this.existing(accountId);
     const outcome = await this.deps.funds.of(accountId, request.pool).debit({ amount: request.amount, reference: request.reference });
-    if (outcome.applied) {
-      await this.deps.audit.record(action, 'account.debit', { accountId }, { pool: request.pool, amount: request.amount, reference: request.reference, reason: request.reason });
-    }
+    // Recorded on a repeat too, once per reference and pool: the entry a first attempt died before is written then.
+    await this.deps.audit.record(action, 'account.debit', { accountId }, { pool: request.pool, amount: request.amount, reference: request.reference, reason: request.reason }, `${accountId}:${request.pool}:${request.reference}`);
     return outcome;
   }
 

@@ -121,7 +121,8 @@ export function adminRoutes(options: AdminDeps): Router {
     if (body.reference.startsWith(ORDER_REFERENCE_PREFIX)) throw new GatewayError('invalid_request', `references starting with "${ORDER_REFERENCE_PREFIX}" are reserved for orders`, { param: 'reference' });
     const account = await existing(req.params.accountId as string);
     const outcome = await funds.of(account.accountId, body.pool).credit({ amount: body.amount, reference: body.reference });
-    if (outcome.applied) await audit.record(actionOf(req), 'account.credit', { accountId: account.accountId }, { pool: body.pool, amount: body.amount, reference: body.reference });
+    // Recorded on a repeat too, once per reference and pool: the entry a first attempt died before is written then.
+    await audit.record(actionOf(req), 'account.credit', { accountId: account.accountId }, { pool: body.pool, amount: body.amount, reference: body.reference }, `${account.accountId}:${body.pool}:${body.reference}`);
     res.status(200).json({ accountId: account.accountId, currency: CURRENCY, scale: SCALE, ...outcome });
   });
 
@@ -129,8 +130,8 @@ export function adminRoutes(options: AdminDeps): Router {
   router.post('/admin/v1/accounts/:accountId/orders', async (req, res) => {
     const account = await existing(req.params.accountId as string);
     const { order, replayed } = await options.orders.create({ accountId: account.accountId, createdBy: 'operator', scope: 'operator', body: req.body, idempotencyKey: req.headers['idempotency-key'] });
-    // A replay (the same Idempotency-Key and body) made nothing: no audit entry.
-    if (!replayed) await audit.record(actionOf(req), 'order.create', { accountId: account.accountId }, { orderId: order.orderId, amount: order.amount });
+    // Recorded once per order: a replay (the same Idempotency-Key and body) adds no entry, but writes the one its first attempt died before.
+    await audit.record(actionOf(req), 'order.create', { accountId: account.accountId }, { orderId: order.orderId, amount: order.amount }, order.orderId);
     sendOrder(res, 201, order, replayed);
   });
 
