@@ -100,6 +100,8 @@ export interface ImageTaskView {
   deadlineAt: number;
   /** The call as sent (for provider lookups); the owner only ever sees it through evidence. */
   call: SentImageCall & { sentAt: number };
+  /** What "the same payload" is for this task's Idempotency-Key (the gateway's requestFingerprint); never shown. */
+  fingerprint: string;
   /** Charged to the customer, minor units (0 until settled; 0 for failed and unknown). */
   charged: number;
   /** Present when the image may be shown: succeeded, or a late artifact released after UNKNOWN. */

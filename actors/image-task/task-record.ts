@@ -42,6 +42,7 @@ export async function taskView(taskId: string, task: TaskRecord, loadArtifact: (
     reservedAt: task.reservedAt,
     deadlineAt: task.deadlineAt,
     call: task.call,
+    fingerprint: task.fingerprint,
     charged: Number(task.charged),
     ...(artifact ? { artifact } : {}),
     ...(task.phase === 'failed' && task.outcome?.kind === 'failed' ? { failure: task.outcome.reason, failedVia: task.outcome.via ?? 'response' } : {}),

@@ -104,7 +104,7 @@ export const openApiDocument = {
           '402': errorResponse(`insufficient_funds: the image price exceeds the available balance; no task is created; ${SPEND_402}`),
           '429': { ...errorResponse(RATE_429), headers: RETRY_AFTER_HEADERS },
           '403': errorResponse('credential_family_mismatch (OAuth token), model_not_eligible or account_suspended'),
-          '404': errorResponse('model_not_found'),
+          '404': errorResponse('model_not_found (a retry with the same key and payload of a task made before the model was withdrawn is answered from its task instead)'),
           '409': errorResponse('idempotency_key_reused: the key was used with another payload; nothing held, nothing called'),
           '413': errorResponse('payload_too_large'),
           '415': errorResponse(BODY_415),

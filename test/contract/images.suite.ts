@@ -295,12 +295,25 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
       await agree(accountId, apiKey, FUNDS - PRICE, { usage: 1 });
     });
 
-    it('when the model is withdrawn and the gateway restarted, then new images are refused but recovery still answers, and the deadline still fires once', async () => {
+    it('when the model is withdrawn and the gateway restarted, then new images are refused but retries (same key and payload) and recovery still answer, and the deadline still fires once', async () => {
       const { accountId, apiKey } = await fundedAccount(d.url, FUNDS);
-      const first = await image(d.url, apiKey, picture, { headers: { 'x-sim-directive': 'hang' } });
+      const hangKey = randomUUID();
+      const hang = { 'x-sim-directive': 'hang' };
+      const first = await image(d.url, apiKey, picture, { key: hangKey, headers: hang });
       expect(first.status).toBe(503);
+      const madeKey = randomUUID();
+      const made = await image(d.url, apiKey, picture, { key: madeKey });
+      expect(made.status).toBe(200);
       d.url = await d.withdraw(['sim-image']);
       expect((await image(d.url, apiKey, picture)).body.error.code).toBe('model_not_found');
+      // A client that lost the first answer has only its key: the retry is a replay, charged nothing new.
+      const replayed = await image(d.url, apiKey, picture, { key: madeKey });
+      expect([replayed.status, replayed.headers.get('x-payg-replayed'), replayed.headers.get('x-payg-charged')]).toEqual([200, 'true', String(PRICE)]);
+      expect(replayed.body).toEqual(made.body);
+      const stillOpen = await image(d.url, apiKey, picture, { key: hangKey, headers: hang });
+      expect([stillOpen.status, stillOpen.body.taskId, stillOpen.headers.get('x-payg-replayed')]).toEqual([503, first.body.taskId, 'true']);
+      // The same key with another payload is not a retry: the model is refused, as for a new key.
+      expect((await image(d.url, apiKey, { ...picture, prompt: 'another' }, { key: madeKey })).body.error.code).toBe('model_not_found');
       const during = await imageTask(d.url, apiKey, first.body.taskId);
       expect([during.status, during.body.taskId]).toEqual([503, first.body.taskId]);
       const unknown = await passes(async () => {
@@ -309,10 +322,10 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
         return response;
       }, DEADLINE_MS + 10_000);
       expect(unknown.status).toBe(503);
-      await agree(accountId, apiKey, FUNDS, { bills: 2 }); // the credit and one release
+      await agree(accountId, apiKey, FUNDS - PRICE, { bills: 3 }); // the credit, the image's charge and one release
       // And no second one.
       await new Promise((resolve) => setTimeout(resolve, 1000));
-      expect((await agree(accountId, apiKey, FUNDS)).bills).toBe(2);
+      expect((await agree(accountId, apiKey, FUNDS - PRICE)).bills).toBe(3);
       d.url = await d.withdraw([]);
     });
 

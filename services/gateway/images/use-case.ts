@@ -87,25 +87,37 @@ export class ImageService {
     const { deps } = this;
     // Everything that can refuse the request comes before the hold.
     const idempotencyKey = parseIdempotencyKey(input.idempotencyKey);
-    const resolved = deps.catalog.resolve(input.modelId, 'openai-images');
+    const task = deps.tasks.of(imageTaskId(input.caller.accountId, input.caller.apiKeyId, idempotencyKey));
+    const fingerprint = requestFingerprint(input.modelId, input.body, input.directives);
+    let resolved: ReturnType<Catalog['resolve']>;
+    try {
+      resolved = deps.catalog.resolve(input.modelId, 'openai-images');
+    } catch (error) {
+      // The model withdrawn (or changed) since this key's task was made: its retry is still a replay.
+      return this.replayOrRefuse(task, fingerprint, input, error);
+    }
     // One upstream per task, the healthiest by weight; never another for it (an unknown outcome is not retried elsewhere).
     const served = resolved.profile.upstreams.filter((u) => deps.providers.has(u.provider));
-    if (served.length === 0) throw new GatewayError('model_not_eligible', `model ${resolved.model.id} has no configured provider`);
+    if (served.length === 0) return this.replayOrRefuse(task, fingerprint, input, new GatewayError('model_not_eligible', `model ${resolved.model.id} has no configured provider`));
     const chosen = deps.health ? deps.health.order(resolved.profile.profile_id, served)[0] : served[0];
     const provider = deps.providers.get(chosen.provider)!;
     checkBodySize(input.bodyBytes, [deps.maxBodyBytes, provider.maxBodyBytes, resolved.model.limits.max_body_bytes ?? Infinity]);
     const request = parseImageBody(input.body);
-    const price = requireEligible(resolved.model, 'IMAGE');
+    let price: number;
+    try {
+      price = requireEligible(resolved.model, 'IMAGE');
+    } catch (error) {
+      // The IMAGE price no longer eligible: a task made while it was is answered all the same.
+      return this.replayOrRefuse(task, fingerprint, input, error);
+    }
 
     const admitted = input.limited ? await deps.limits?.admit(input.limited, 0, 'openai') : null;
     const spend = input.limited ? spendOf(input.limited) : undefined;
-    const taskId = imageTaskId(input.caller.accountId, input.caller.apiKeyId, idempotencyKey);
-    const task = deps.tasks.of(taskId);
     const starting = task.start({
       ...(spend ? { spend } : {}),
       ...(input.limited?.spendKeyId !== undefined ? { spendKeyId: input.limited.spendKeyId } : {}),
       owner: input.caller,
-      fingerprint: requestFingerprint(input.modelId, input.body, input.directives),
+      fingerprint,
       requestId: input.requestId,
       // The request id may come from the client (X-Request-Id): this one is this request's own.
       startId: randomUUID(),
@@ -138,6 +150,32 @@ export class ImageService {
       throw admitted ? withRateHeaders(error, admitted.headers) : error;
     }
     return admitted ? { ...answer, headers: { ...admitted.headers, ...answer.headers } } : answer;
+  }
+
+  /**
+   * A request the catalog now refuses (its model withdrawn, its IMAGE price or its provider gone)
+   * whose Idempotency-Key already made a task for this same payload: a retry of a request the
+   * catalog took, answered from its task like any replay (the client that lost the first answer
+   * has only the key). Anything else gets the catalog's refusal, and nothing is held.
+   */
+  private async replayOrRefuse(task: ImageTaskApi, fingerprint: string, input: GenerateInput, refusal: unknown): Promise<ImageReply> {
+    if (!(refusal instanceof GatewayError)) throw refusal;
+    let view: ImageTaskView;
+    try {
+      view = await task.view(input.caller);
+    } catch (error) {
+      if (error instanceof GatewayError && error.code === 'not_found') throw refusal;
+      throw error;
+    }
+    if (view.fingerprint !== fingerprint) throw refusal;
+    // A replay is a request like any other: it counts under a rate limit, and holds nothing.
+    const admitted = input.limited ? await this.deps.limits?.admit(input.limited, 0, 'openai') : null;
+    try {
+      const answer = reply(await this.awaitOwner(task, view, input.caller), true);
+      return admitted ? { ...answer, headers: { ...admitted.headers, ...answer.headers } } : answer;
+    } catch (error) {
+      throw admitted ? withRateHeaders(error, admitted.headers) : error;
+    }
   }
 
   /** GET …/images/tasks/{taskId}: the owner's view, advanced as far as can be determined now. */
