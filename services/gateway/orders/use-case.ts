@@ -70,10 +70,13 @@ export class OrderService {
     const daily = this.deps.daily;
     // The operator's orders are not counted: the cap bounds what a customer's credential can store.
     if (!daily || input.createdBy === 'operator') return create();
+    // A retry of an order already made stores nothing new: it is answered without being counted,
+    // so it never holds one of the day's places, even for a moment, from a new order.
+    if (key !== undefined && (await this.exists(input.accountId, order))) return create();
     const account = daily.accounts.of(input.accountId);
     const counted = await account.countOrder({ limit: daily.perDay });
     if (!counted.admitted) {
-      // A retry of an order already made is answered as always: it stores nothing new.
+      // A retry of an order made meanwhile (its first attempt concurrent with this one) is answered as always.
       if (key !== undefined && (await this.exists(input.accountId, order))) return create();
       const retryAfter = Math.max(1, Math.ceil(counted.retryAfterMs / 1000));
       throw new GatewayError('rate_limit_exceeded', `the account has created its ${counted.limit} orders of ${counted.day} (UTC); more can be created from the next UTC day, in ${retryAfter} s`, {

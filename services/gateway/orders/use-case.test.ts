@@ -1,0 +1,74 @@
+// The orders-per-day cap against replays (docs/orders.md, "Orders per day"): a replay of an order
+// already made counts nothing, not even while it is being answered, so it never takes the day's
+// last place from a new order. The order and account actors are stand-ins whose timing the test
+// controls: the replay's answer is held back while the new order is made.
+
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import type { AccountClient } from '../../../actors/account/client';
+import type { OrderCount } from '../../../actors/account/AccountInterface';
+import type { OrderClient } from '../../../actors/order/client';
+import type { CreateOrderRequest, OrderView } from '../../../actors/order/OrderInterface';
+import { GatewayError } from '../../../lib/errors';
+import { OrderService } from './use-case';
+
+function standIns(limit: number) {
+  const orders = new Map<string, OrderView>();
+  let count = 0;
+  let held: Promise<void> | undefined;
+  const orderClient = {
+    of: (orderId: string) => ({
+      create: async (request: CreateOrderRequest) => {
+        const existing = orders.get(orderId);
+        if (existing) {
+          await held;
+          return { created: false, order: existing };
+        }
+        const order = { orderId, accountId: request.accountId, amount: request.amount, createdBy: request.createdBy, status: 'created' } as OrderView;
+        orders.set(orderId, order);
+        return { created: true, order };
+      },
+      view: async ({ accountId }: { accountId: string }) => {
+        const order = orders.get(orderId);
+        if (!order || order.accountId !== accountId) throw new GatewayError('not_found', 'no such order');
+        return order;
+      },
+    }),
+  } as unknown as OrderClient;
+  const accounts = {
+    of: () => ({
+      countOrder: async (): Promise<OrderCount> => {
+        const admitted = count < limit;
+        if (admitted) count++;
+        return { admitted, day: '2026-11-29', count, limit, retryAfterMs: 1000 };
+      },
+      uncountOrder: async () => {
+        count--;
+      },
+    }),
+  } as unknown as AccountClient;
+  const service = new OrderService({ orders: orderClient, checkout: { toleranceS: 300 }, logger: pino({ level: 'silent' }), daily: { accounts, perDay: limit } });
+  return { service, count: () => count, holdReplays: (until: Promise<void>) => (held = until) };
+}
+
+describe('orders per day and replays', () => {
+  it('when a replay of an order already made is being answered, then it holds no place of the day: a new order still gets the last one', async () => {
+    const { service, count, holdReplays } = standIns(2);
+    const create = (amount: number, key?: string) => service.create({ accountId: 'acct_a', createdBy: 'console', scope: 'key_a', body: { amount }, idempotencyKey: key });
+    const key = randomUUID();
+    const first = await create(1000, key);
+    expect([first.replayed, count()]).toEqual([false, 1]);
+
+    let release!: () => void;
+    holdReplays(new Promise<void>((resolve) => (release = resolve)));
+    const replay = create(1000, key);
+    // The replay is under way (its answer held back) when a new order is asked for.
+    await new Promise((resolve) => setImmediate(resolve));
+    const another = await create(2000);
+    expect([another.replayed, another.order.amount]).toEqual([false, 2000]);
+    release();
+    const replayed = await replay;
+    expect([replayed.replayed, replayed.order.orderId]).toEqual([true, first.order.orderId]);
+    expect(count()).toBe(2);
+  });
+});
