@@ -1,6 +1,7 @@
 // The orders-per-day cap against replays (docs/orders.md, "Orders per day"): a replay of an order
 // already made counts nothing, not even while it is being answered, so it never takes the day's
-// last place from a new order. The order and account actors are stand-ins whose timing the test
+// last place from a new order; and a creation that fails gives its count back only when the order
+// is known not to exist, so that an order made by a creation whose answer was lost still counts. The order and account actors are stand-ins whose timing the test
 // controls: the replay's answer is held back while the new order is made.
 
 import { randomUUID } from 'node:crypto';
@@ -70,5 +71,61 @@ describe('orders per day and replays', () => {
     const replayed = await replay;
     expect([replayed.replayed, replayed.order.orderId]).toEqual([true, first.order.orderId]);
     expect(count()).toBe(2);
+  });
+});
+
+/** An account's day of orders and an order store whose creations fail as the test says. */
+function failingCreations(creation: 'fails-before' | 'fails-after' | 'fails-after-look-fails') {
+  const counted = { count: 0 };
+  const made = new Set<string>();
+  let asked = false;
+  const accounts = {
+    of: () => ({
+      countOrder: async ({ limit }: { limit: number }) => {
+        if (counted.count >= limit) return { admitted: false, day: '2026-11-29', count: counted.count, limit, retryAfterMs: 1000 };
+        counted.count++;
+        return { admitted: true, day: '2026-11-29', count: counted.count, limit, retryAfterMs: 1000 };
+      },
+      uncountOrder: async () => void counted.count--,
+    }),
+  } as unknown as AccountClient;
+  const orders = {
+    of: (orderId: string) => ({
+      create: async ({ accountId, amount }: { accountId: string; amount: number }) => {
+        asked = true;
+        if (creation !== 'fails-before') made.add(orderId);
+        // The creation's answer never comes back (a timeout, a connection lost on its way back).
+        throw new GatewayError('actor_unavailable', 'the order actor did not answer in time');
+        return { created: true, order: { orderId, accountId, amount } };
+      },
+      view: async () => {
+        if (creation === 'fails-after-look-fails' && asked) throw new GatewayError('actor_unavailable', 'no answer');
+        if (!made.has(orderId)) throw new GatewayError('not_found', 'no such order');
+        return { orderId };
+      },
+    }),
+  } as unknown as OrderClient;
+  const orderService = new OrderService({ orders, checkout: { toleranceS: 300 }, logger: pino({ level: 'silent' }), daily: { accounts, perDay: 5 } });
+  const create = (key: string) => orderService.create({ accountId: 'acct_1', createdBy: 'customer' as never, scope: 'key_1', body: { amount: 1_000_000 }, idempotencyKey: key });
+  return { counted, made, create };
+}
+
+describe('orders of a day when a creation fails', () => {
+  it('when the creation failed before making the order, then the count is given back', async () => {
+    const { counted, create } = failingCreations('fails-before');
+    await expect(create('a1b2c3d4-e5f6-4789-8abc-def012345678')).rejects.toMatchObject({ code: 'actor_unavailable' });
+    expect(counted.count).toBe(0);
+  });
+
+  it('when the creation made the order but its answer was lost, then the order still counts in its day', async () => {
+    const { counted, made, create } = failingCreations('fails-after');
+    await expect(create('a1b2c3d4-e5f6-4789-8abc-def012345678')).rejects.toMatchObject({ code: 'actor_unavailable' });
+    expect([made.size, counted.count]).toEqual([1, 1]);
+  });
+
+  it('when neither the creation nor the look at the order answers, then the count is kept', async () => {
+    const { counted, create } = failingCreations('fails-after-look-fails');
+    await expect(create('a1b2c3d4-e5f6-4789-8abc-def012345678')).rejects.toMatchObject({ code: 'actor_unavailable' });
+    expect(counted.count).toBe(1);
   });
 });

@@ -89,7 +89,11 @@ export class OrderService {
     try {
       created = await create();
     } catch (error) {
-      await giveBack();
+      // A failure may still have made the order (an answer lost on its way back, a timeout):
+      // the count is given back only once the order is known not to exist. The actor answers
+      // the look after the creation's turn, whatever became of it; a look that fails too keeps
+      // the count (the day then counts one order more: the cap errs on its own side).
+      if (!(await this.exists(input.accountId, order).catch(() => true))) await giveBack();
       throw error;
     }
     // A replay made nothing new: it does not count.
