@@ -156,6 +156,16 @@ export interface ChatCompletion {
   usage: TokenUsage;
   /** The upstream's created timestamp, seconds. */
   created: number;
+  /**
+   * The upstream's message as an OpenAI-wire upstream sent it (its tool calls, refusal and any
+   * other field beside the text), relayed whole on the OpenAI wire; absent: a text message of
+   * `content`.
+   */
+  message?: Record<string, unknown>;
+  /** The choice's `logprobs`, when an OpenAI-wire upstream sent them (asked for by the request). */
+  logprobs?: unknown;
+  /** The upstream's `system_fingerprint`, when it sent one. */
+  systemFingerprint?: string;
 }
 
 export interface ChatStreamChunk {

@@ -46,6 +46,16 @@ describe('OpenAiChatProvider.complete', () => {
     expect(upstream.lastBody).toEqual({ temperature: 0.5, model: 'up-model', messages, max_tokens: 5 });
   });
 
+  it('when the upstream answers a tool call with logprobs, then its message, logprobs and fingerprint come back whole', async () => {
+    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }];
+    const answer = await provider.complete(call({ passthrough: { tools, logprobs: true } }));
+    expect(answer.finishReason).toBe('tool_calls');
+    expect(answer.message).toEqual({ role: 'assistant', content: null, refusal: null, tool_calls: [{ id: expect.stringMatching(/^call_up_/), type: 'function', function: { name: 'get_weather', arguments: '{}' } }] });
+    expect(answer.logprobs).toEqual({ content: expect.arrayContaining([expect.objectContaining({ token: 'tok0', logprob: -0.5 })]) });
+    expect(answer.systemFingerprint).toBe('fp_up');
+    expect(upstream.lastBody).toMatchObject({ tools, logprobs: true });
+  });
+
   it('when the upstream read part of the prompt from its cache, then that part is said apart, on JSON and on streams', async () => {
     const p = providerWith({ 'x-upstream-behaviour': 'cache-read=40' });
     const prompt = Math.ceil(JSON.stringify(messages).length / 4) + 40;

@@ -19,13 +19,18 @@ export class OpenAiChatProvider extends OpenAiAdapter implements ChatProvider {
     const json = await readJsonObject(body, call.signal);
     const choice = asObject(asArray(json.choices, 'choices')[0], 'choices[0]');
     const message = asObject(choice.message, 'choices[0].message');
-    return {
+    const completion: ChatCompletion = {
       id: typeof json.id === 'string' ? json.id : '',
       content: typeof message.content === 'string' ? message.content : '',
       finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : 'stop',
       usage: toUsage(json.usage) ?? badShape('usage'),
       created: typeof json.created === 'number' ? json.created : Math.floor(Date.now() / 1000),
+      // The message whole, as a stream's chunks are relayed whole: tool calls, a refusal, …
+      message,
     };
+    if (choice.logprobs !== undefined && choice.logprobs !== null) completion.logprobs = choice.logprobs;
+    if (typeof json.system_fingerprint === 'string') completion.systemFingerprint = json.system_fingerprint;
+    return completion;
   }
 
   async stream(call: ChatCall): Promise<AsyncIterable<ChatStreamChunk>> {

@@ -381,6 +381,20 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         await expect(stranger.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
       });
 
+      it('openai: when the upstream calls a tool or gives logprobs, then the JSON answer carries them as the stream does', async () => {
+        const { compatKey } = await compatAccount();
+        const client = new OpenAI({ baseURL: `${d.url}/v1`, apiKey: compatKey, maxRetries: 0 });
+        const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+        const completion = await client.chat.completions.create({ model: 'upstream-chat', messages: [{ role: 'user', content: 'weather?' }], max_tokens: 8, tools, tool_choice: 'auto', parallel_tool_calls: false });
+        expect(d.upstream.lastBody).toMatchObject({ tools, tool_choice: 'auto', parallel_tool_calls: false });
+        expect(completion.choices[0].finish_reason).toBe('tool_calls');
+        expect(completion.choices[0].message).toMatchObject({ role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: '{}' } }] });
+        expect(completion.system_fingerprint).toBe('fp_up');
+        const scored = await client.chat.completions.create({ model: 'upstream-chat', messages: [{ role: 'user', content: 'hello' }], max_tokens: 2, logprobs: true, top_logprobs: 1 });
+        expect(scored.choices[0].message.content).toBe('tok0 tok1');
+        expect(scored.choices[0].logprobs?.content?.map((l) => l.token)).toEqual(['tok0', 'tok1']);
+      });
+
       it('@anthropic-ai/sdk: lists models, creates, streams, and raises typed errors', async () => {
         const { compatKey } = await compatAccount();
         const client = new Anthropic({ baseURL: d.url, apiKey: compatKey, maxRetries: 0 });

@@ -3,7 +3,9 @@
 //
 // POST /v1/chat/completions answers N = min(max_tokens ?? 16, x-upstream-tokens ?? 16)
 // words "tok0 tok1 …" as JSON, or as SSE when `stream: true` (one chunk per word, a finish
-// chunk, a usage chunk if stream_options.include_usage, then [DONE]).
+// chunk, a usage chunk if stream_options.include_usage, then [DONE]). A JSON answer to a
+// request offering `tools` calls the first tool instead (content null, finish_reason
+// "tool_calls"); with `logprobs: true` its choice carries a logprob per word.
 // POST /v1/images/generations answers one 8×8 PNG as { created, data: [{ b64_json }] } or
 // { created, data: [{ url }] } per response_format (default url); the url is served by
 // GET /files/<n>.png. It refuses, with 400 as OpenAI does, a missing prompt, n other than 1
@@ -310,6 +312,20 @@ function sentStatus(res: ServerResponse, behaviour: Behaviour, fail: SendError =
 
 let sequence = 0;
 
+/**
+ * A JSON answer's choice: the words, or, when the request offers tools, a call of the first one
+ * (content null, as OpenAI answers); with `logprobs: true`, a logprob per word.
+ */
+function jsonChoice(body: Record<string, unknown>, tokens: number, finishReason: string): Record<string, unknown> {
+  const tool = Array.isArray(body.tools) ? (body.tools[0] as { function?: { name?: unknown } } | undefined)?.function?.name : undefined;
+  const message = typeof tool === 'string'
+    ? { role: 'assistant', content: null, refusal: null, tool_calls: [{ id: `call_up_${sequence}`, type: 'function', function: { name: tool, arguments: '{}' } }] }
+    : { role: 'assistant', content: words(tokens) };
+  const choice: Record<string, unknown> = { index: 0, message, finish_reason: typeof tool === 'string' ? 'tool_calls' : finishReason };
+  if (body.logprobs === true) choice.logprobs = { content: words(tokens).split(' ').filter(Boolean).map((token) => ({ token, logprob: -0.5, bytes: [...Buffer.from(token)], top_logprobs: [] })) };
+  return choice;
+}
+
 function respond(res: ServerResponse, body: Record<string, unknown>, behaviour: Behaviour, headerTokens: number): void {
   if (res.destroyed || sentStatus(res, behaviour)) return;
   const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : DEFAULT_TOKENS;
@@ -329,8 +345,7 @@ function respond(res: ServerResponse, body: Record<string, unknown>, behaviour: 
   const created = Math.floor(Date.now() / 1000);
   const model = typeof body.model === 'string' ? body.model : 'unknown';
   if (body.stream !== true) {
-    const message = { role: 'assistant', content: words(tokens) };
-    const json = { id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: finishReason }], usage };
+    const json = { id, object: 'chat.completion', created, model, system_fingerprint: 'fp_up', choices: [jsonChoice(body, tokens, finishReason)], usage };
     if (behaviour.bodyDelayMs) {
       const text = JSON.stringify(json);
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });

@@ -107,14 +107,12 @@ export const openAiWire: InboundWire<ChatCompletion, ChatStreamChunk> = {
   },
   answer: {
     json(completion, modelId) {
-      return {
-        id: completion.id,
-        object: 'chat.completion',
-        created: completion.created,
-        model: modelId,
-        choices: [{ index: 0, message: { role: 'assistant', content: completion.content }, finish_reason: completion.finishReason }],
-        usage: openAiUsageJson(completion.usage),
-      };
+      // An OpenAI-wire upstream's message is relayed whole (tool calls, refusal, …), as its stream's chunks are.
+      const choice: Record<string, unknown> = { index: 0, message: completion.message ?? { role: 'assistant', content: completion.content }, finish_reason: completion.finishReason };
+      if (completion.logprobs !== undefined) choice.logprobs = completion.logprobs;
+      const answer: Record<string, unknown> = { id: completion.id, object: 'chat.completion', created: completion.created, model: modelId, choices: [choice], usage: openAiUsageJson(completion.usage) };
+      if (completion.systemFingerprint !== undefined) answer.system_fingerprint = completion.systemFingerprint;
+      return answer;
     },
     frame(piece, modelId, parsed) {
       const includeUsage = (parsed.body.stream_options as { include_usage?: boolean } | null | undefined)?.include_usage === true;
