@@ -199,7 +199,7 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
     });
 
     describe('the OpenAI wire: fields the catalog does not price', () => {
-      it('when a chat asks for a dearer service tier, web search or audio, then 400 naming the field and nothing is held or sent; the standard tier passes', async () => {
+      it('when a chat asks for a dearer service tier, web search, audio or content the provider fetches, then 400 naming the field and nothing is held or sent; the standard tier and inline images pass', async () => {
         const { apiKey } = await fundedAccount(d.url, 10_000_000);
         const calls = d.upstream.requests;
         const openAiHello = { messages: [{ role: 'user', content: 'hello' }], max_tokens: 4 };
@@ -209,6 +209,10 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
           [{ ...openAiHello, web_search_options: {} }, 'web_search_options'],
           [{ ...openAiHello, modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } }, 'audio'],
           [{ ...openAiHello, modalities: ['audio'] }, 'modalities'],
+          // Content the provider fetches or prices apart: its tokens are not bounded by the body's bytes.
+          [{ ...openAiHello, messages: [{ role: 'user', content: [{ type: 'text', text: 'what is it?' }, { type: 'image_url', image_url: { url: 'https://img.example/x.png' } }] }] }, 'messages[0].content[1].image_url.url'],
+          [{ ...openAiHello, messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-abc' } }] }] }, 'messages[0].content[0].file.file_id'],
+          [{ ...openAiHello, messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] }] }, 'messages[0].content[0].input_audio'],
         ];
         for (const [body, param] of cases) {
           const response = await chat(d.url, apiKey, body, { model: 'upstream-chat' });
@@ -219,6 +223,10 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         const standard = await chat(d.url, apiKey, { ...openAiHello, service_tier: 'default', modalities: ['text'] }, { model: 'upstream-chat' });
         expect(standard.status).toBe(200);
         expect(d.upstream.lastBody).toMatchObject({ service_tier: 'default', modalities: ['text'] });
+        const inline = [{ type: 'text', text: 'what is it?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }];
+        const inlined = await chat(d.url, apiKey, { ...openAiHello, messages: [{ role: 'user', content: inline }] }, { model: 'upstream-chat' });
+        expect(inlined.status).toBe(200);
+        expect(d.upstream.lastBody).toMatchObject({ messages: [{ role: 'user', content: inline }] });
       });
     });
 

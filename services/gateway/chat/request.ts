@@ -56,7 +56,8 @@ const STANDARD_TIERS = new Set(['auto', 'default']);
  * The OpenAI-wire fields that make the provider bill beyond the tokens the catalog prices, refused
  * before anything is held (the rest of the body goes to the provider as given): a service tier
  * other than the standard one (priority processing costs more per token), web search (a fee per
- * search) and audio output (audio tokens, priced apart).
+ * search), audio output and input (audio tokens, priced apart) and content the provider fetches
+ * (its tokens are not bounded by the request's bytes).
  */
 function checkChatFields(body: ChatBody): void {
   const tier = body.service_tier;
@@ -65,6 +66,23 @@ function checkChatFields(body: ChatBody): void {
   if (body.audio !== undefined && body.audio !== null) refuse('audio', 'not supported on this gateway (audio output is billed at prices the catalog does not hold)');
   const modalities = body.modalities;
   if (modalities !== undefined && modalities !== null && !(Array.isArray(modalities) && modalities.every((m) => m === 'text'))) refuse('modalities', 'only ["text"] on this gateway');
+  body.messages.forEach((message, m) => {
+    if (Array.isArray(message.content)) message.content.forEach((part, p) => checkContentPart(part, `messages[${m}].content[${p}]`));
+  });
+}
+
+/**
+ * A content part whose prompt tokens the request's bytes do not bound, or that is billed at
+ * prices the catalog does not hold: an image the provider fetches from a URL (a few bytes of
+ * address, hundreds or thousands of tokens of image), a file stored with the provider, audio
+ * input. The same content sent inline (a data: URL, `file_data`) is bounded by its bytes.
+ */
+function checkContentPart(part: unknown, at: string): void {
+  if (typeof part !== 'object' || part === null) return;
+  const { type, image_url: image, file } = part as { type?: unknown; image_url?: { url?: unknown } | null; file?: { file_id?: unknown } | null };
+  if (type === 'image_url' && !(typeof image?.url === 'string' && /^data:/i.test(image.url))) refuse(`${at}.image_url.url`, 'an image fetched from a URL is not supported (send it inline as a data: URL)');
+  if (type === 'file' && file?.file_id !== undefined && file?.file_id !== null) refuse(`${at}.file.file_id`, 'a file stored with the provider is not supported (send it inline as file_data)');
+  if (type === 'input_audio') refuse(`${at}.input_audio`, 'not supported on this gateway (audio input is billed at prices the catalog does not hold)');
 }
 
 /**
