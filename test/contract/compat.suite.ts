@@ -403,6 +403,15 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         expect(scored.choices[0].logprobs?.content?.map((l) => l.token)).toEqual(['tok0', 'tok1']);
       });
 
+      it('openai: when n or stream is null, as the SDK\'s types allow, then it is OpenAI\'s default (one completion, not streamed)', async () => {
+        const { compatKey } = await compatAccount();
+        const client = new OpenAI({ baseURL: `${d.url}/v1`, apiKey: compatKey, maxRetries: 0 });
+        const completion = await client.chat.completions.create({ model: 'upstream-chat', messages: [{ role: 'user', content: 'hello' }], max_tokens: 2, n: null, stream: null });
+        expect(completion.choices.map((c) => c.message.content)).toEqual(['tok0 tok1']);
+        expect(d.upstream.lastBody).not.toHaveProperty('n');
+        expect(d.upstream.lastBody).not.toHaveProperty('stream');
+      });
+
       it('@anthropic-ai/sdk: lists models, creates, streams, and raises typed errors', async () => {
         const { compatKey } = await compatAccount();
         const client = new Anthropic({ baseURL: d.url, apiKey: compatKey, maxRetries: 0 });

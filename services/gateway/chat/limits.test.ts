@@ -30,9 +30,10 @@ describe('unsupported parameters', () => {
     expect(codeOf(() => rejectUnsupported({ max_completion_tokens: 10 }))).toBe('max_completion_tokens_unsupported');
     expect(codeOf(() => rejectUnsupported({ max_completion_tokens: null }))).toBe('max_completion_tokens_unsupported');
   });
-  it('when n is anything but 1, then it is refused; n=1 and no n pass', () => {
+  it('when n is anything but 1, then it is refused; n=1, n=null (OpenAI\'s default, 1) and no n pass', () => {
     for (const bad of [2, 0, '1', 1.0000001]) expect(codeOf(() => rejectUnsupported({ n: bad }))).toBe('n_unsupported');
     expect(codeOf(() => rejectUnsupported({ n: 1 }))).toBeUndefined();
+    expect(codeOf(() => rejectUnsupported({ n: null }))).toBeUndefined();
     expect(codeOf(() => rejectUnsupported({}))).toBeUndefined();
   });
 });

@@ -33,7 +33,8 @@ export function rejectUnsupported(body: Record<string, unknown>): void {
   if ('max_completion_tokens' in body && body.max_completion_tokens !== undefined) {
     throw new GatewayError('max_completion_tokens_unsupported', 'max_completion_tokens is not supported; use max_tokens', { param: 'max_completion_tokens' });
   }
-  if ('n' in body && body.n !== undefined && body.n !== 1) {
+  // null is OpenAI's "not given" for n (its default, 1), as the OpenAI SDKs type it.
+  if ('n' in body && body.n !== undefined && body.n !== null && body.n !== 1) {
     throw new GatewayError('n_unsupported', 'pool-3 returns one completion only (n must be 1)', { param: 'n' });
   }
 }

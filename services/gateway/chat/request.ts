@@ -13,7 +13,8 @@ const openAiMessage = z.looseObject({
 export const chatBodySchema = z.looseObject({
   model: z.string().optional(),
   messages: z.array(openAiMessage).min(1),
-  stream: z.boolean().optional(),
+  // null: not streamed, as OpenAI reads it (the OpenAI SDKs type the field nullable).
+  stream: z.boolean().nullable().optional(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
 });
 
