@@ -187,6 +187,10 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
           [{ ...anthropicHello, service_tier: 'auto' }, 'service_tier'],
           [{ ...anthropicHello, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, 'tools[0].type'],
           [{ max_tokens: 8, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://img.example/x.png' } }] }] }, 'messages[0].content[0].source'],
+          // The same, nested in a tool result, and a file stored with the provider.
+          [{ max_tokens: 8, messages: [{ role: 'user', content: 'look' }, { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'fetch', input: {} }] },
+            { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'here' }, { type: 'image', source: { type: 'url', url: 'https://img.example/x.png' } }] }] }] }, 'messages[2].content[0].content[1].source'],
+          [{ max_tokens: 8, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'file', file_id: 'file_011' } }] }] }, 'messages[0].content[0].source'],
           [{ max_tokens: 8, messages: [{ role: 'robot', content: 'hello' }] }, 'messages.0.role'],
         ];
         for (const [body, param] of cases) {

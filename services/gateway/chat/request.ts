@@ -106,11 +106,23 @@ function checkMessagesFields(body: MessagesBody): void {
     });
   }
   body.messages.forEach((message, m) => {
-    if (!Array.isArray(message.content)) return;
-    message.content.forEach((block, b) => {
-      const source = (block as { source?: { type?: unknown } } | null)?.source;
-      if (source?.type === 'url') refuse(`messages[${m}].content[${b}].source`, 'content fetched from a URL is not supported (send it inline)');
-    });
+    if (Array.isArray(message.content)) checkBlocks(message.content, `messages[${m}].content`);
+  });
+}
+
+/**
+ * Content the provider fetches (from a URL, or a file stored with it), wherever a block nests
+ * it: a tool result's content, a document's content source. Its tokens are not bounded by the
+ * request's bytes.
+ */
+function checkBlocks(blocks: unknown[], at: string): void {
+  blocks.forEach((block, b) => {
+    if (typeof block !== 'object' || block === null) return;
+    const { source, content } = block as { source?: { type?: unknown; content?: unknown } | null; content?: unknown };
+    if (source?.type === 'url') refuse(`${at}[${b}].source`, 'content fetched from a URL is not supported (send it inline)');
+    if (source?.type === 'file') refuse(`${at}[${b}].source`, 'a file stored with the provider is not supported (send it inline)');
+    if (Array.isArray(content)) checkBlocks(content, `${at}[${b}].content`);
+    if (Array.isArray(source?.content)) checkBlocks(source.content, `${at}[${b}].source.content`);
   });
 }
 
