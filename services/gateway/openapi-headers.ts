@@ -18,6 +18,7 @@ type Paths = Record<string, Record<string, { responses: Record<string, Answer> }
  */
 const EVERY_ANSWER: Record<string, Header> = {
   'x-request-id': { required: true, description: "The request's id: a sane incoming X-Request-Id (letters, digits, . _ : -, at most 128), else a new UUID; error bodies name it too", schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } },
+  'request-id': { description: "The same id, on the answer to a request that carries anthropic-version (Anthropic's SDKs read it as the request's id)", schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } },
   traceparent: { required: true, description: "W3C trace context of the gateway's span for the request (under the client's traceparent when one was sent)", schema: { type: 'string', pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' } },
 };
 

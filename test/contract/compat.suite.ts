@@ -424,8 +424,14 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         expect(models).toEqual(expect.arrayContaining(['sim-chat', 'upstream-anthropic-chat']));
         expect(await client.models.retrieve('upstream-anthropic-chat')).toMatchObject({ type: 'model', id: 'upstream-anthropic-chat', created_at: new Date(0).toISOString() });
         await expect(client.models.retrieve('no-such-model')).rejects.toBeInstanceOf(Anthropic.NotFoundError);
-        const message = await client.messages.create({ model: 'sim-chat', max_tokens: 4, messages: [{ role: 'user', content: 'hello' }] });
+        const { data: message, response, request_id: requestId } = await client.messages.create({ model: 'sim-chat', max_tokens: 4, messages: [{ role: 'user', content: 'hello' }] }).withResponse();
         expect(message.content).toEqual([{ type: 'text', text: 'tok0 tok1 tok2 tok3' }]);
+        // The request's id where Anthropic's SDK reads it (request-id), the same as x-request-id.
+        expect(requestId).toBe(response.headers.get('x-request-id'));
+        const missing = await client.models.retrieve('no-such-model').catch((error: unknown) => error);
+        expect(missing).toBeInstanceOf(Anthropic.NotFoundError);
+        expect((missing as InstanceType<typeof Anthropic.NotFoundError>).requestID).toEqual(expect.any(String));
+        expect((missing as InstanceType<typeof Anthropic.NotFoundError>).requestID).toBe((missing as InstanceType<typeof Anthropic.NotFoundError>).headers?.get('x-request-id'));
         expect(message.usage.output_tokens).toBe(4);
         const translated = await client.messages.create({ model: 'upstream-chat', max_tokens: 2, system: 'be brief', messages: [{ role: 'user', content: 'hello' }] });
         expect(translated.content).toEqual([{ type: 'text', text: 'tok0 tok1' }]);
