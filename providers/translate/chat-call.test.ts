@@ -88,6 +88,13 @@ describe('chatCallToMessagesCall', () => {
     expect(translated([{ role: 'user', content: 'hi', name: null }], passthrough)).toEqual({ messages: [{ role: 'user', content: 'hi' }] });
   });
 
+  it('when a param is set to the value OpenAI takes without it, then it asks for nothing and is dropped', () => {
+    const defaults = { frequency_penalty: 0, presence_penalty: 0, logprobs: false, store: false, modalities: ['text'], response_format: { type: 'text' } };
+    expect(translated([user('hi')], defaults)).toEqual({ messages: [{ role: 'user', content: 'hi' }] });
+    expect(refusedAt([user('hi')], { response_format: { type: 'text', json_schema: { name: 'x' } } })).toBe('response_format');
+    expect(refusedAt([user('hi')], { modalities: ['text', 'audio'] })).toBe('modalities');
+  });
+
   it.each([
     ['temperature', { temperature: 1.5 }],
     ['temperature', { temperature: -0.1 }],
@@ -108,7 +115,7 @@ describe('chatCallToMessagesCall', () => {
     ['parallel_tool_calls', { parallel_tool_calls: false }],
     ['service_tier', { service_tier: 'flex' }],
     ['store', { store: true }],
-    ['modalities', { modalities: ['text'] }],
+    ['modalities', { modalities: ['audio'] }],
     ['reasoning_effort', { reasoning_effort: 'low' }],
     ['metadata', { metadata: { a: 'b' } }],
     ['brand_new_field', { brand_new_field: 1 }],

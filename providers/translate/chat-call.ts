@@ -4,7 +4,7 @@
 
 import type { ChatCall, ChatMessage, MessagesCall } from '../port';
 import { inexact } from './errors';
-import { isSet, textBlocks, unitInterval, type TextBlock } from './text';
+import { isSet, onlyType, textBlocks, unitInterval, type TextBlock } from './text';
 
 /** Fields the gateway owns: the frozen maxTokens and the call method replace them. */
 const GATEWAY_OWNED = new Set(['model', 'messages', 'max_tokens', 'max_completion_tokens', 'stream', 'stream_options']);
@@ -70,11 +70,26 @@ function turnContent(content: unknown, at: string): string | TextBlock[] {
   return blocks;
 }
 
+/**
+ * Parameters set to the value OpenAI takes when they are left out: they ask for nothing Anthropic
+ * does not already do (no penalty, no logprobs, plain text, nothing stored), so they are dropped
+ * as exactly as an absent one. Clients that spell out every default send them.
+ */
+const OPENAI_DEFAULTS: Record<string, (value: unknown) => boolean> = {
+  frequency_penalty: (value) => value === 0,
+  presence_penalty: (value) => value === 0,
+  logprobs: (value) => value === false,
+  store: (value) => value === false,
+  modalities: (value) => Array.isArray(value) && value.length === 1 && value[0] === 'text',
+  response_format: (value) => onlyType(value, 'text'),
+};
+
 function params(passthrough: Record<string, unknown>): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(passthrough)) {
     // null is OpenAI's "not set"; the gateway's own fields are not request parameters here.
     if (!isSet(value) || GATEWAY_OWNED.has(key)) continue;
+    if (OPENAI_DEFAULTS[key]?.(value)) continue;
     switch (key) {
       case 'temperature':
         // OpenAI's range is 0–2, Anthropic's 0–1: the same number means the same only within 0–1.

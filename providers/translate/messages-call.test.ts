@@ -76,6 +76,12 @@ describe('messagesCallToChatCall', () => {
     expect(refusedAt({ messages: hi, ...extra })).toBe(param);
   });
 
+  it('when thinking is turned off, then it asks for nothing OpenAI does not do and is dropped; on in any way, it is refused', () => {
+    expect(messagesCallToChatCall(call({ messages: hi, thinking: { type: 'disabled' } })).passthrough).toEqual({});
+    expect(refusedAt({ messages: hi, thinking: { type: 'enabled', budget_tokens: 1024 } })).toBe('thinking');
+    expect(refusedAt({ messages: hi, thinking: { type: 'disabled', budget_tokens: 1024 } })).toBe('thinking');
+  });
+
   it.each([
     ['system[0].cache_control', { system: [{ type: 'text', text: 's', cache_control: { type: 'ephemeral' } }], messages: hi }],
     ['system[0]', { system: [{ type: 'image', source: {} }], messages: hi }],

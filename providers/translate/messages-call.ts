@@ -4,7 +4,7 @@
 
 import type { ChatCall, ChatMessage, MessagesCall } from '../port';
 import { inexact } from './errors';
-import { isSet, textBlock, textBlocks, unitInterval } from './text';
+import { isSet, onlyType, textBlock, textBlocks, unitInterval } from './text';
 
 /** Fields the gateway owns: the frozen maxTokens and the call method replace them. */
 const GATEWAY_OWNED = new Set(['model', 'max_tokens', 'stream']);
@@ -55,6 +55,8 @@ function params(body: Record<string, unknown>): Record<string, unknown> {
   const passthrough: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(body)) {
     if (!isSet(value) || GATEWAY_OWNED.has(key)) continue;
+    // Thinking turned off asks for what an OpenAI chat call does anyway: dropped, as if absent.
+    if (key === 'thinking' && onlyType(value, 'disabled')) continue;
     switch (key) {
       case 'temperature':
         // Anthropic's 0–1 lies within OpenAI's 0–2, where the same number means the same.

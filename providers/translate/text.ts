@@ -14,6 +14,13 @@ export function isSet(value: unknown): boolean {
   return value !== undefined && value !== null;
 }
 
+/** An object whose only field is `type`, of that value: `{ "type": "text" }`, `{ "type": "disabled" }`. */
+export function onlyType(value: unknown, type: string): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const entries = Object.entries(value).filter(([, field]) => isSet(field));
+  return entries.length === 1 && entries[0][0] === 'type' && entries[0][1] === type;
+}
+
 /**
  * temperature and top_p: both wires read a number the same way only between 0 and 1.
  * `range` names whose limits the message cites.

@@ -373,6 +373,11 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         await expect(client.models.retrieve('no-such-model')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
         const completion = await client.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'hello' }], max_tokens: 4 });
         expect(completion.choices[0].message.content).toBe('tok0 tok1 tok2 tok3');
+        // Defaults spelled out ask for nothing: a model served by an Anthropic profile takes them.
+        const defaults = { frequency_penalty: 0, presence_penalty: 0, logprobs: false, store: false, response_format: { type: 'text' as const } };
+        const spelled = await client.chat.completions.create({ model: 'upstream-anthropic-chat', messages: [{ role: 'user', content: 'hello' }], max_tokens: 2, ...defaults });
+        expect(spelled.choices[0].message.content).toBe('tok0 tok1');
+        expect(d.upstream.lastMessagesBody).toEqual({ model: 'up-claude', max_tokens: 2, messages: [{ role: 'user', content: 'hello' }] });
         expect(completion.usage?.completion_tokens).toBe(4);
         const stream = await client.chat.completions.create({ model: 'sim-chat', messages: [{ role: 'user', content: 'hello' }], max_tokens: 3, stream: true, stream_options: { include_usage: true } });
         let text = '';
@@ -433,7 +438,7 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         expect((missing as InstanceType<typeof Anthropic.NotFoundError>).requestID).toEqual(expect.any(String));
         expect((missing as InstanceType<typeof Anthropic.NotFoundError>).requestID).toBe((missing as InstanceType<typeof Anthropic.NotFoundError>).headers?.get('x-request-id'));
         expect(message.usage.output_tokens).toBe(4);
-        const translated = await client.messages.create({ model: 'upstream-chat', max_tokens: 2, system: 'be brief', messages: [{ role: 'user', content: 'hello' }] });
+        const translated = await client.messages.create({ model: 'upstream-chat', max_tokens: 2, system: 'be brief', messages: [{ role: 'user', content: 'hello' }], thinking: { type: 'disabled' } });
         expect(translated.content).toEqual([{ type: 'text', text: 'tok0 tok1' }]);
         const stream = client.messages.stream({ model: 'sim-chat', max_tokens: 3, messages: [{ role: 'user', content: 'hello' }] });
         let text = '';
