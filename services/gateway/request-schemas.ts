@@ -15,13 +15,13 @@ const maxTokens = z.number().int().min(0).max(MAX_TOKENS_CEILING)
   .describe('0 or omitted: the model output budget, else its maximum, else 1024. A lower model limit takes precedence.');
 const thinking = z.looseObject({ budget_tokens: z.number().int().min(0).optional().describe('At most the effective max_tokens; quoted numbers are refused.') });
 
-const chatRequest = chatBodySchema.extend({ max_tokens: maxTokens.optional(), n: z.literal(1).optional(), thinking: thinking.optional() })
-  .describe('OpenAI chat-completions wire. max_completion_tokens is refused (use max_tokens). Body ≤ the effective limit (≤ 32 MiB).');
+const chatRequest = chatBodySchema.extend({ max_tokens: maxTokens.optional(), n: z.literal(1).nullable().optional().describe('1, or null: one completion.'), thinking: thinking.optional() })
+  .describe('OpenAI chat-completions wire. max_completion_tokens is refused (use max_tokens). Refused too, as the hold cannot bound their cost: service_tier other than auto or default, web_search_options, audio, modalities other than ["text"], and content parts the provider fetches or prices apart (an image_url whose url is not a data: URL, a file part naming a file_id, input_audio). Body ≤ the effective limit (≤ 32 MiB).');
 const messagesRequest = messagesBodySchema.extend({
   model: z.string().optional().describe('Required on /v1/messages; ignored on the open route (the path names the model)'),
   max_tokens: maxTokens.optional(),
   thinking: thinking.optional(),
-}).describe('Anthropic Messages wire, with the limits of the chat route.');
+}).describe('Anthropic Messages wire, with the limits of the chat route. Fields other than model, messages, system, max_tokens, stream, temperature, top_p, top_k, stop_sequences, metadata, thinking, tools and tool_choice are refused, and so are server tools and content blocks whose source is a URL or a file stored with the provider (at any depth).');
 const imageRequest = imageBodySchema.extend({
   n: z.literal(1).optional().describe('Exactly one image per request.'),
   response_format: z.enum(['url', 'b64_json']).default('url'),
