@@ -494,6 +494,8 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         expect([o.not_found.error, o.not_found.status, o.unauthenticated.error, o.unauthenticated.status]).toEqual(['NotFoundError', 404, 'AuthenticationError', 401]);
         expect(a.models).toEqual(expect.arrayContaining(['sim-chat', 'upstream-anthropic-chat']));
         expect(a.message).toMatchObject({ text: 'tok0 tok1 tok2 tok3', usage: { output_tokens: 4 } });
+        expect(a.message.request_id).toEqual(expect.any(String));
+        expect(a.message.request_id).toBe(a.message.x_request_id);
         expect(a.stream).toEqual({ text: 'tok0 tok1 tok2', stop_reason: 'max_tokens', output_tokens: 3 });
         expect(a.count_tokens).toBe(8);
         expect([a.bad_request.error, a.bad_request.status, a.bad_request.body.error.code]).toEqual(['BadRequestError', 400, 'max_tokens_out_of_range']);

@@ -29,7 +29,8 @@ def status_of(call):
 
 def openai_calls():
     client = openai.OpenAI(base_url=f"{BASE}/v1", api_key=KEY, max_retries=0)
-    raw = client.chat.completions.with_raw_response.create(model="sim-chat", messages=HELLO, max_tokens=4)
+    # n=None is sent as null, OpenAI's "not given": one completion.
+    raw = client.chat.completions.with_raw_response.create(model="sim-chat", messages=HELLO, max_tokens=4, n=None)
     completion = raw.parse()
     stream = client.chat.completions.create(
         model="sim-chat", messages=HELLO, max_tokens=3, stream=True, stream_options={"include_usage": True}
@@ -65,13 +66,20 @@ def openai_calls():
 
 def anthropic_calls():
     client = anthropic.Anthropic(base_url=BASE, api_key=KEY, max_retries=0)
-    message = client.messages.create(model="sim-chat", max_tokens=4, messages=HELLO)
+    raw = client.messages.with_raw_response.create(model="sim-chat", max_tokens=4, messages=HELLO)
+    message = raw.parse()
     with client.messages.stream(model="sim-chat", max_tokens=3, messages=HELLO) as stream:
         text = "".join(stream.text_stream)
         final = stream.get_final_message()
     return {
         "models": [model.id for model in client.models.list()],
-        "message": {"text": message.content[0].text, "usage": message.usage.model_dump(exclude_none=True)},
+        "message": {
+            "text": message.content[0].text,
+            "usage": message.usage.model_dump(exclude_none=True),
+            # The SDK reads the request's id from request-id: the gateway's x-request-id.
+            "request_id": message._request_id,
+            "x_request_id": raw.headers.get("x-request-id"),
+        },
         "stream": {"text": text, "stop_reason": final.stop_reason, "output_tokens": final.usage.output_tokens},
         "count_tokens": client.messages.count_tokens(model="tokenized-chat", messages=HELLO).input_tokens,
         "bad_request": status_of(lambda: client.messages.create(model="sim-chat", max_tokens=8193, messages=HELLO)),
