@@ -215,6 +215,7 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
           [{ ...openAiHello, modalities: ['audio'] }, 'modalities'],
           // Content the provider fetches or prices apart: its tokens are not bounded by the body's bytes.
           [{ ...openAiHello, messages: [{ role: 'user', content: [{ type: 'text', text: 'what is it?' }, { type: 'image_url', image_url: { url: 'https://img.example/x.png' } }] }] }, 'messages[0].content[1].image_url.url'],
+          [{ ...openAiHello, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: 'https://img.example/x.png' }] }] }, 'messages[0].content[0].image_url'],
           [{ ...openAiHello, messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-abc' } }] }] }, 'messages[0].content[0].file.file_id'],
           [{ ...openAiHello, messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] }] }, 'messages[0].content[0].input_audio'],
         ];

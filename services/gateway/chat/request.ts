@@ -80,8 +80,10 @@ function checkChatFields(body: ChatBody): void {
  */
 function checkContentPart(part: unknown, at: string): void {
   if (typeof part !== 'object' || part === null) return;
-  const { type, image_url: image, file } = part as { type?: unknown; image_url?: { url?: unknown } | null; file?: { file_id?: unknown } | null };
-  if (type === 'image_url' && !(typeof image?.url === 'string' && /^data:/i.test(image.url))) refuse(`${at}.image_url.url`, 'an image fetched from a URL is not supported (send it inline as a data: URL)');
+  const { type, image_url: image, file } = part as { type?: unknown; image_url?: { url?: unknown } | string | null; file?: { file_id?: unknown } | null };
+  // OpenAI's { url } object; some OpenAI-compatible clients send the URL as the string itself.
+  const url = typeof image === 'string' ? image : image?.url;
+  if (type === 'image_url' && !(typeof url === 'string' && /^data:/i.test(url))) refuse(`${at}.image_url${typeof image === 'string' ? '' : '.url'}`, 'an image fetched from a URL is not supported (send it inline as a data: URL)');
   if (type === 'file' && file?.file_id !== undefined && file?.file_id !== null) refuse(`${at}.file.file_id`, 'a file stored with the provider is not supported (send it inline as file_data)');
   if (type === 'input_audio') refuse(`${at}.input_audio`, 'not supported on this gateway (audio input is billed at prices the catalog does not hold)');
 }
