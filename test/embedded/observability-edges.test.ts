@@ -91,6 +91,20 @@ describe('a gateway exporting traces', () => {
     expect(await requestsCounted(gateway, counted)).toBe(before + 1);
   });
 
+  it.each([
+    ['POST', '/v1/messages/count_tokens'],
+    ['GET', '/v1/models'],
+  ])('when %s %s is refused by its wire\'s error handler, then its span is named by the route, as its access line', async (method, route) => {
+    const response = await fetch(`${gateway.url}${route}`, { method, headers: { 'anthropic-version': '2023-06-01', 'content-type': 'application/json' }, ...(method === 'POST' ? { body: '{}' } : {}) });
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    const spanId = /^00-[0-9a-f]{32}-([0-9a-f]{16})-01$/.exec(response.headers.get('traceparent') ?? '')?.[1];
+    const spans = await receiver.waitFor((all) => all.some((span) => span.spanId === spanId));
+    expect(spans.find((span) => span.spanId === spanId)).toMatchObject({ name: `${method} ${route}`, attributes: expect.objectContaining({ 'http.route': route }) });
+    const requestId = response.headers.get('x-request-id');
+    const line = await eventually(async () => logLines(gateway).find((l) => l.requestId === requestId), (found) => found !== undefined);
+    expect(line).toMatchObject({ msg: 'request completed', method, family: 'compat', route, status: response.status });
+  });
+
   it('when a path no route has is asked for, then its access line has the route (none)', async () => {
     const response = await fetch(`${gateway.url}/no/such/path/5e1d`);
     expect(response.status).toBe(404);

@@ -77,10 +77,13 @@ export function observeRequests(logger: Logger) {
       const route: unknown = req.route?.path;
       metrics.httpRequest(family, req.method, status, durationMs / 1000);
       if (context.span) {
-        if (typeof route === 'string') context.span.updateName(`${req.method} ${req.baseUrl}${route}`);
+        // The route's own path, as on the access line: every router is mounted at the root, so it
+        // is the whole pattern. req.baseUrl is no part of it: an error handler mounted at a path
+        // (the compatibility routes' wire-shaped errors) leaves its path there when it answers.
+        if (typeof route === 'string') context.span.updateName(`${req.method} ${route}`);
         endSpan(context.span, status >= 500 ? `status ${status}` : undefined, {
           'http.response.status_code': status,
-          ...(typeof route === 'string' ? { 'http.route': `${req.baseUrl}${route}` } : {}),
+          ...(typeof route === 'string' ? { 'http.route': route } : {}),
         });
       }
       if (!logger.isLevelEnabled('info')) return;
