@@ -180,6 +180,19 @@ export function tracingSuite(name: string, start: () => Promise<TracedDeployment
       expect(attempts[1].attributes['gen_ai.usage.output_tokens']).toBe(3);
     });
 
+    it('when a stream is cut after output, then its provider span is an error whose outcome is broken, under the 200 the client saw', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      d.receiver.clear();
+      const answer = await chat(d.url, apiKey, { ...hello, stream: true }, { model: 'upstream-cut-chat' });
+      expect(answer.status).toBe(200);
+      const { traceId, spanId } = traceIdOf(answer);
+      const { gateway, ledger } = d.services;
+      const spans = await traceOf(traceId, (s) => has(s, ledger, 'process usage') && has(s, gateway, 'chat up-model') && has(s, gateway, 'POST /api/open/v1/models/:id/chat'));
+      const model = appSpans(spans, gateway).find((s) => s.attributes['gen_ai.operation.name'] === 'chat')!;
+      expect([model.parentSpanId, model.attributes['payg.provider'], model.attributes['payg.attempt.outcome'], model.status.code]).toEqual([spanId, 'local-openai-cut', 'broken', 2]);
+      expect(spans.find((s) => s.spanId === spanId)?.attributes['http.response.status_code']).toBe(200);
+    });
+
     it('when an image is generated, then its trace holds the ImageTask calls, FundsHold under them, the provider call and the linked consume', async () => {
       const { apiKey } = await fundedAccount(d.url, 100_000_000);
       d.receiver.clear();

@@ -216,11 +216,12 @@ function recorded(upstream: string, outcome: AttemptOutcome, started: number): A
 /**
  * A served stream that broke after its first byte: its upstream's circuit told and the attempt
  * counted broken, whether the profile has one upstream or several (then its route's served
- * attempt is recorded broken too, on the usage rows).
+ * attempt is recorded broken too, on the usage rows), and its model-call span says so as well.
  */
-export function streamBroke(routing: Routing, upstream: string, route?: Route): void {
+export function streamBroke(routing: Routing, upstream: string, route?: Route, span?: ReturnType<typeof modelCallSpan>): void {
   const served = route?.attempts.at(-1);
   if (served) served.outcome = 'broken';
+  span?.setAttribute('payg.attempt.outcome', 'broken');
   metrics.upstreamAttempt(upstream, 'broken');
   routing.health.failed(upstream);
 }

@@ -108,7 +108,7 @@ export async function* streamFrames(deps: { logger: Logger; routing?: Routing },
     // A provider failure counts whether or not anyone still listens; the route says so before the charge.
     const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;
     const upstream = hold.route?.upstream ?? chat.route[0]?.provider;
-    if (providerFailure && upstream !== undefined) streamBroke(routingOf(deps), upstream, hold.route);
+    if (providerFailure && upstream !== undefined) streamBroke(routingOf(deps), upstream, hold.route, span);
     if (providerFailure) logProviderFailure(deps.logger, upstream, failure, { holdId: hold.holdId, broken: true });
     // Charged for what was produced; nothing produced: released.
     endModelCall(span, produced, failure);
