@@ -1,4 +1,7 @@
-import { EventEmitter } from 'node:events';
+import { EventEmitter, once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { eventually } from '../test/support/eventually';
 import { SpanKind } from '@opentelemetry/api';
 import { tracing as sdkTrace } from '@opentelemetry/sdk-node';
 import { currentContext, propagationHeaders, runWithContext, traceparentOf } from './request-context';
@@ -118,6 +121,34 @@ describe('traced', () => {
     expect(server.attributes).toMatchObject({ 'dapr.actor.type': 'FundsHold', 'dapr.actor.id': 'acct:pool-3', 'dapr.actor.method': 'reserve', 'http.response.status_code': 200 });
     expect(seen!.spanId).toBe(server.spanContext().spanId);
     expect(traceparentOf(seen!)).toBe(`00-${TRACE}-${server.spanContext().spanId}-01`);
+  });
+
+  it('when the ledger app serves a read, then its server span is named by the route, never the path with its ids', async () => {
+    const app = express();
+    app.use(requestContext());
+    app.get('/accounts/:accountId/pools/:pool', (_req, res) => void res.json({}));
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const { port } = server.address() as AddressInfo;
+      expect((await fetch(`http://127.0.0.1:${port}/accounts/acct_0123456789/pools/pool-3`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${port}/no/route/acct_0123456789`)).status).toBe(404);
+    } finally {
+      server.close();
+    }
+    await eventually(async () => spans().length, (n) => n === 2);
+    const [read, unknown] = spans();
+    expect([read.name, read.attributes['http.route'], read.attributes['url.path']]).toEqual(['GET /accounts/:accountId/pools/:pool', '/accounts/:accountId/pools/:pool', '/accounts/acct_0123456789/pools/pool-3']);
+    expect([unknown.name, unknown.attributes['http.route']]).toEqual(['GET', undefined]);
+  });
+
+  it('when the actors app serves a request that is not an actor method (a deactivation), then its span is named by its method alone', () => {
+    const req = Object.assign(new EventEmitter(), { method: 'DELETE', url: '/actors/FundsHold/acct_0123456789%3Apool-3', headers: {} });
+    const res = Object.assign(new EventEmitter(), { statusCode: 200 });
+    requestContext()(req, res, () => undefined);
+    res.emit('finish');
+    const [server] = spans();
+    expect([server.name, server.attributes['url.path']]).toEqual(['DELETE', '/actors/FundsHold/acct_0123456789%3Apool-3']);
   });
 
   it('when daprd probes health, then the request has a context but no span', () => {

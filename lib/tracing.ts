@@ -358,6 +358,8 @@ interface MinimalRequest extends EventEmitter {
   method?: string;
   url?: string;
   headers: IncomingHttpHeaders;
+  /** The route Express matched (the ledger app), known once it has run. */
+  route?: { path?: unknown };
 }
 
 interface MinimalResponse {
@@ -368,7 +370,9 @@ interface MinimalResponse {
 /**
  * Express-compatible middleware of the Dapr-side apps (actors, ledger): each request runs in its
  * own context, continued from the traceparent daprd forwarded, with a server span when traced
- * (an actor call's span says which actor type, id and method it ran).
+ * (an actor call's span says which actor type, id and method it ran). Any other request's span
+ * is named by its method and, once Express has matched it, its route (`GET /accounts/:accountId/…`),
+ * never by its path, which carries account and event ids: span names stay a bounded set.
  */
 export function requestContext() {
   return function withRequestContext(req: MinimalRequest, res: MinimalResponse | undefined, next: () => void): void {
@@ -378,7 +382,7 @@ export function requestContext() {
       return;
     }
     const actor = ACTOR_ROUTE.exec(path);
-    const name = actor ? actorSpanName(actor[1], actor[3]) : `${req.method} ${path}`;
+    const name = actor ? actorSpanName(actor[1], actor[3]) : req.method ?? 'HTTP';
     const attributes: Attributes = actor
       ? { ...actorAttributes(actor[1], safeDecode(actor[2]), actor[3]), 'http.request.method': req.method }
       : { 'http.request.method': req.method, 'url.path': path };
@@ -387,7 +391,12 @@ export function requestContext() {
     const end = () => {
       if (ended) return;
       ended = true;
-      endSpan(context.span, res.statusCode >= 500 ? `status ${res.statusCode}` : undefined, { 'http.response.status_code': res.statusCode });
+      const route = actor ? undefined : req.route?.path;
+      if (typeof route === 'string') context.span?.updateName(`${req.method} ${route}`);
+      endSpan(context.span, res.statusCode >= 500 ? `status ${res.statusCode}` : undefined, {
+        'http.response.status_code': res.statusCode,
+        ...(typeof route === 'string' ? { 'http.route': route } : {}),
+      });
     };
     res.once('finish', end);
     res.once('close', end);

@@ -134,7 +134,8 @@ export function tracingSuite(name: string, start: () => Promise<TracedDeployment
         const batch = batchTrace(d.receiver.spans());
         if (process.env.TRACE_TREE_OUT) appendFileSync(process.env.TRACE_TREE_OUT, `${spanTree(batch)}\n\n`);
         const served = batch.find((x) => x.spanId === delivery.spanId)!;
-        expect(served).toMatchObject({ service: ledger, name: `POST /events/${topic}`, kind: KIND.server });
+        expect(served).toMatchObject({ service: ledger, name: 'POST /events/:topic', kind: KIND.server });
+        expect(served.attributes).toMatchObject({ 'http.route': '/events/:topic', 'url.path': `/events/${topic}` });
         const send = batch.find((x) => x.name === `send ${topic}`)!;
         expect(send).toMatchObject({ service: actors, kind: KIND.producer });
         expect(send.parentSpanId).toBeFalsy();
