@@ -6,7 +6,9 @@ import { mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fundedAccount, hello } from '../support/api';
 import { eventually } from '../support/eventually';
+import { newSession, startRun } from '../support/sessions';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver';
 import { freePort, startGateway, startRefusedGateway, type GatewayProcess } from '../support/processes';
 
@@ -103,6 +105,18 @@ describe('a gateway exporting traces', () => {
     const requestId = response.headers.get('x-request-id');
     const line = await eventually(async () => logLines(gateway).find((l) => l.requestId === requestId), (found) => found !== undefined);
     expect(line).toMatchObject({ msg: 'request completed', method, family: 'compat', route, status: response.status });
+  });
+
+  it('when a session run\'s provider call fails, then its warning names the run once: each field of a line appears once', async () => {
+    const { apiKey } = await fundedAccount(gateway.url, 100_000_000);
+    const sessionId = await newSession(gateway.url, apiKey);
+    const run = await startRun(gateway.url, apiKey, sessionId, { model: 'sim-chat', ...hello, max_tokens: 8 }, { 'x-sim-directive': 'fail-after-chunks=2' });
+    expect(run.status).toBe(202);
+    const runId: string = run.body.run_id;
+    const raw = await eventually(async () => gateway.output().split('\n').find((l) => l.includes('"msg":"provider call failed"') && l.includes(runId)), (found) => found !== undefined);
+    // JSON.parse keeps the last of duplicate keys; log stores that parse strictly (Elasticsearch) refuse the line.
+    expect([raw!.split('"runId":').length - 1, raw!.split('"sessionId":').length - 1]).toEqual([1, 1]);
+    expect(JSON.parse(raw!)).toMatchObject({ level: 40, runId, sessionId, requestId: run.headers.get('x-request-id') });
   });
 
   it('when a path no route has is asked for, then its access line has the route (none)', async () => {

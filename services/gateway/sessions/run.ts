@@ -83,7 +83,7 @@ export async function carryRun(deps: RunDeps, ticket: RunTicket): Promise<void> 
     clearDeadline();
   }
   endModelCall(span, tally.produced, tally.failure);
-  if (tally.failure !== undefined && !signal.aborted) logProviderFailure(logger, ticket.chat.route[0]?.provider, tally.failure, { runId: ticket.runId });
+  if (tally.failure !== undefined && !signal.aborted) logProviderFailure(logger, ticket.chat.route[0]?.provider, tally.failure);
   await output.close();
   progress.stop();
   untrack?.();
