@@ -1,7 +1,7 @@
 // The gateway's HTTP edge: route families, request id and observation middleware, one error handler,
 // and the billed calls' routes also served directly (./http/direct-routes.ts).
 
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { routeFamily } from './route-table';
 import { PROTOTYPE_HEADER, PROTOTYPE_HEADER_VALUE } from './middleware/prototype';
@@ -215,9 +215,17 @@ function unparsedAnswerer(logger: Logger): Gateway['answerUnparsed'] {
   return (error, socket) => {
     // Not a request: the connection broke, and nothing can be answered. Nor can anything be
     // written once an answer on this connection has begun (it would corrupt that answer).
-    const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    const answering = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
     if (!socket.writable || answering?.headersSent || (error.code !== undefined && ['ECONNRESET', 'EPIPE'].includes(error.code))) {
       socket.destroy();
+      return;
+    }
+    // A request whose body did not arrive in time is one the app already has (its headers were
+    // parsed): answered through its own response, so it is logged, counted and traced once, as
+    // itself (its route, its request id and trace), not as a second, unparsed request.
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && answering) {
+      answerTimedOut(answering);
+      letGo(socket);
       return;
     }
     const [status, message] = error.code === 'HPE_HEADER_OVERFLOW'
@@ -228,11 +236,30 @@ function unparsedAnswerer(logger: Logger): Gateway['answerUnparsed'] {
     const context = observeUnparsed(logger, Number(status.slice(0, 3)));
     const body = JSON.stringify({ error: { code: 'invalid_request', message, request_id: context.requestId } });
     socket.end(`HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${context.requestId}\r\ntraceparent: ${traceparentOf(context)}\r\nconnection: close\r\n\r\n${body}`);
-    // end() only half-closes: a client that keeps its side open (still sending a timed-out body)
-    // would keep the request, and the bytes its body counts in the account's and the instance's
-    // budgets, until it chose to close. It is given a moment to read the answer, then let go.
-    const linger = setTimeout(() => socket.destroy(), 1000);
-    linger.unref();
-    socket.once('close', () => clearTimeout(linger));
+    letGo(socket);
   };
+}
+
+/**
+ * 408 through the request's own response, which already carries its x-request-id and traceparent.
+ * Once it is written the request is destroyed: a finished response takes its request off the
+ * connection, whose close would then never reach it, and its body's bytes must leave the
+ * account's budget now (json-body.ts gives them back on the request's close).
+ */
+function answerTimedOut(res: ServerResponse): void {
+  const body = JSON.stringify({ error: { code: 'invalid_request', message: 'the request was not received whole in time', request_id: res.getHeader('x-request-id') } });
+  res.once('finish', () => res.req.destroy());
+  res.writeHead(408, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  res.end(body);
+}
+
+/**
+ * The answer written, the connection only half-closed: a client that keeps its side open (still
+ * sending a timed-out body) would keep the request, and the bytes its body counts in the account's
+ * and the instance's budgets, until it chose to close. It is given a moment to read the answer, then let go.
+ */
+function letGo(socket: Duplex): void {
+  const linger = setTimeout(() => socket.destroy(), 1000);
+  linger.unref();
+  socket.once('close', () => clearTimeout(linger));
 }

@@ -18,10 +18,11 @@ const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
 
 /** Whatever `request` gets back on a connection of its own, until the gateway closes it. */
-function rawExchange(url: string, request: string): Promise<{ status: number; headers: Record<string, string>; body: any }> {
+function rawExchange(url: string, request: string, end = true): Promise<{ status: number; headers: Record<string, string>; body: any }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.end(request));
+    // end false: the connection stays open after the request, as a client still sending its body.
+    const socket = connect(Number(port), hostname, () => (end ? socket.end(request) : socket.write(request)));
     const chunks: Buffer[] = [];
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.once('error', reject);
@@ -126,6 +127,44 @@ describe('a gateway exporting traces', () => {
     const line = await eventually(async () => logLines(gateway).find((l) => l.requestId === requestId), (found) => found !== undefined);
     expect(line).toMatchObject({ msg: 'request completed', method: 'GET', family: 'other', route: '(none)', status: 404 });
     expect(gateway.output()).not.toContain('5e1d');
+  });
+});
+
+describe('a gateway whose request timeout is short', () => {
+  let receiver: OtlpReceiver;
+  let gateway: GatewayProcess;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    gateway = await startGateway({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      GATEWAY_LOG_LEVEL: 'info',
+      GATEWAY_REQUEST_TIMEOUT_MS: '1000',
+      GATEWAY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'gw-edges-')), 'data'),
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await receiver?.close();
+  });
+
+  it('when a chat\'s body is not received whole in time, then its 408 is logged, counted and traced once, as that chat, under the ids it was answered with', async () => {
+    const { apiKey } = await fundedAccount(gateway.url, 100_000_000);
+    const before = { chat: await requestsCounted(gateway, ['family="open"', 'method="POST"', 'status="408"']), unparsed: await requestsCounted(gateway, ['family="other"', 'status="408"']) };
+    const answer = await rawExchange(gateway.url, `POST /api/open/v1/models/sim-chat/chat HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${apiKey}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"messages":`, false);
+    expect(answer.status).toBe(408);
+    const requestId = answer.headers['x-request-id'];
+    expect(answer.body.error).toMatchObject({ code: 'invalid_request', request_id: requestId });
+    const [, traceId, spanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(answer.headers.traceparent) ?? [];
+    await eventually(async () => logLines(gateway).filter((l) => l.msg === 'request completed' && l.family !== 'health').length, (n) => n >= 4);
+    const access = logLines(gateway).filter((l) => l.msg === 'request completed' && (l.status === 408 || l.status === 499));
+    expect(access).toEqual([expect.objectContaining({ requestId, traceId, method: 'POST', family: 'open', route: '/api/open/v1/models/:id/chat', status: 408 })]);
+    expect(await requestsCounted(gateway, ['family="open"', 'method="POST"', 'status="408"'])).toBe(before.chat + 1);
+    expect(await requestsCounted(gateway, ['family="other"', 'status="408"'])).toBe(before.unparsed);
+    const spans = await receiver.waitFor((all) => all.some((span) => span.spanId === spanId));
+    expect(spans.find((span) => span.spanId === spanId)).toMatchObject({ traceId, name: 'POST /api/open/v1/models/:id/chat', attributes: expect.objectContaining({ 'http.response.status_code': 408 }) });
   });
 });
 
