@@ -212,6 +212,11 @@ export function withinSpan(parent: RequestContext | undefined, span: Span): Requ
   return { requestId: parent?.requestId ?? ids.spanId, traceId: ids.traceId, spanId: ids.spanId, flags: ids.traceFlags & 1 ? '01' : '00', span };
 }
 
+/** Marks the current request's span (when traced) as failed, without ending it: work that failed without throwing. */
+export function failCurrentSpan(message: string): void {
+  currentContext()?.span?.setStatus({ code: SpanStatusCode.ERROR, message });
+}
+
 /** Ends `span` with an error status when `error` is given. */
 export function endSpan(span: Span | undefined, error?: unknown, attributes?: Attributes): void {
   if (!span) return;

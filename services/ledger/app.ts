@@ -9,7 +9,7 @@ import { errorResponder } from '../../lib/error-responder';
 import { GatewayError, toGatewayError } from '../../lib/errors';
 import { eventBatchMessageSchema, TOPICS } from '../../lib/events';
 import { serveMetrics } from '../../lib/metrics';
-import { linkTo, linkToContext, messagingAttributes, requestContext, SpanKind, traced, tracedFrom, tracingEnabled } from '../../lib/tracing';
+import { failCurrentSpan, linkTo, linkToContext, messagingAttributes, requestContext, SpanKind, traced, tracedFrom, tracingEnabled } from '../../lib/tracing';
 import { sendStream } from '../../lib/http-stream';
 import { balancesAt, ledgerBalances, MAX_BALANCES_SPAN } from './balances';
 import { exportItems, readPage } from './console';
@@ -61,8 +61,7 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
 
   /** One envelope: consumed under daprd's delivery span, linked to the publish it names. */
   async function handleOne(topic: string, event: unknown): Promise<DeliveryStatus> {
-    const [status] = await traced(`process ${topic}`, { kind: SpanKind.CONSUMER, links: linkTo(traceparentIn(event)), attributes: messagingAttributes('process', topic, idOf(event)) }, () => handleEvents([event]));
-    return status;
+    return traced(`process ${topic}`, { kind: SpanKind.CONSUMER, links: linkTo(traceparentIn(event)), attributes: messagingAttributes('process', topic, idOf(event)) }, async () => consumption((await handleEvents([event]))[0]));
   }
 
   /**
@@ -75,8 +74,8 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
     const handled = handleEvents(events);
     if (tracingEnabled()) {
       const links = linkToContext();
-      await Promise.all(events.map((event) =>
-        tracedFrom(traceparentIn(event), `process ${topic}`, { kind: SpanKind.CONSUMER, links, attributes: messagingAttributes('process', topic, idOf(event)) }, () => handled)));
+      await Promise.all(events.map((event, i) =>
+        tracedFrom(traceparentIn(event), `process ${topic}`, { kind: SpanKind.CONSUMER, links, attributes: messagingAttributes('process', topic, idOf(event)) }, async () => consumption((await handled)[i]))));
     }
     return (await handled).includes('RETRY') ? 'RETRY' : 'SUCCESS';
   }
@@ -171,6 +170,13 @@ async function* balanceLines(store: LedgerStore): AsyncGenerator<string> {
 }
 
 /** The id an event says it has ('' when it has none: it is dropped as poisoned). */
+/** An event's consumption, its span (when traced) in error unless the event was stored: retried, or dropped as poisoned. */
+function consumption(status: DeliveryStatus): DeliveryStatus {
+  if (status === 'RETRY') failCurrentSpan('the event was not stored: redelivery requested');
+  else if (status === 'DROP') failCurrentSpan('the event is not valid: dropped');
+  return status;
+}
+
 function idOf(event: unknown): string {
   const id = typeof event === 'object' && event !== null ? (event as { id?: unknown }).id : undefined;
   return typeof id === 'string' ? id : '';
