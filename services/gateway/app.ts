@@ -222,8 +222,9 @@ function unparsedAnswerer(logger: Logger): Gateway['answerUnparsed'] {
     }
     // A request whose body did not arrive in time is one the app already has (its headers were
     // parsed): answered through its own response, so it is logged, counted and traced once, as
-    // itself (its route, its request id and trace), not as a second, unparsed request.
-    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && answering) {
+    // itself (its route, its request id and trace), not as a second, unparsed request. (A request
+    // in progress that was received whole is not the one that timed out: a pipelined one behind it.)
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && answering && !answering.req.complete) {
       answerTimedOut(answering);
       letGo(socket);
       return;
