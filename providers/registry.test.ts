@@ -45,10 +45,28 @@ describe('providerConfigSchema', () => {
     [{ x: { kind: 'openai', baseUrl: 'http://h/v1', apiKeyEnv: 'sk-123' } }, ['x', 'apiKeyEnv']],
     [{ x: { kind: 'openai', baseUrl: 'http://h/v1', headers: { Authorization: 'Bearer sk' } } }, ['x', 'headers', 'Authorization']],
     [{ x: { kind: 'openai', baseUrl: 'http://h/v1', headers: { 'bad header': 'v' } } }, ['x', 'headers', 'bad header']],
+    [{ x: { kind: 'openai', baseUrl: 'http://h/v1', maxTokensField: 'max_output_tokens' } }, ['x', 'maxTokensField']],
+    [{ x: { kind: 'anthropic', baseUrl: 'http://h/v1', maxTokensField: 'max_tokens' } }, ['x']],
   ])('when the entry is %j, then it is refused at %j', (input, path) => {
     const result = providerConfigSchema.safeParse(input);
     expect(result.success).toBe(false);
     expect(result.error?.issues[0].path).toEqual(path);
+  });
+
+  it('when an openai entry names max_completion_tokens as its output bound, then its chat calls send the bound in that field', async () => {
+    const upstream = await startUpstream();
+    try {
+      const provider = createProvider({ ...providerConfigSchema.parse({ up: { kind: 'openai', baseUrl: upstream.url, maxTokensField: 'max_completion_tokens' } }).up, name: 'up' });
+      try {
+        await chatOf(provider).complete({ upstreamModel: 'm', messages: [{ role: 'user', content: 'hi' }], maxTokens: 4, passthrough: {}, signal: AbortSignal.timeout(5000) });
+        expect(upstream.lastBody).toMatchObject({ max_completion_tokens: 4 });
+        expect(upstream.lastBody).not.toHaveProperty('max_tokens');
+      } finally {
+        await provider.close();
+      }
+    } finally {
+      await upstream.close();
+    }
   });
 
   it('when an openai entry names extra headers, then every call carries them', async () => {

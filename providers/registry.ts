@@ -59,6 +59,12 @@ const openAiEntry = z.strictObject({
   connections,
   /** An organisation or project id; never the API key. */
   headers: extraHeaders({ authorization: 'apiKeyEnv' }),
+  /**
+   * The chat request field that carries the gateway's frozen output bound: max_tokens (every
+   * OpenAI-compatible server reads it), or max_completion_tokens (OpenAI's reasoning models
+   * refuse max_tokens; its other chat models take either).
+   */
+  maxTokensField: z.enum(['max_tokens', 'max_completion_tokens']).optional(),
 });
 
 const anthropicEntry = z.strictObject({
@@ -137,7 +143,7 @@ export function createProvider(config: ProviderConfig, env: Env = process.env): 
       });
       return {
         name,
-        chat: new OpenAiChatProvider({ client }),
+        chat: new OpenAiChatProvider({ client, ...(config.maxTokensField ? { maxTokensField: config.maxTokensField } : {}) }),
         images: new OpenAiImageProvider({ client }),
         embeddings: new OpenAiEmbeddingsProvider({ client }),
         close: () => client.close(),

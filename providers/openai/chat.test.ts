@@ -46,6 +46,22 @@ describe('OpenAiChatProvider.complete', () => {
     expect(upstream.lastBody).toEqual({ temperature: 0.5, model: 'up-model', messages, max_tokens: 5 });
   });
 
+  it('when the entry names max_completion_tokens as its output bound, then the frozen bound goes in that field alone, on JSON and on streams', async () => {
+    const reasoning = new OpenAiChatProvider({ name: 'local', baseUrl: upstream.url, maxBodyBytes: 1024 * 1024, maxTokensField: 'max_completion_tokens' });
+    try {
+      const answer = await reasoning.complete(call({ maxTokens: 3 }));
+      expect(upstream.lastBody).toEqual({ temperature: 0.5, model: 'up-model', messages, max_completion_tokens: 3 });
+      expect(answer.usage.outputTokens).toBe(3);
+      const chunks: ChatStreamChunk[] = [];
+      for await (const chunk of await reasoning.stream(call({ maxTokens: 2 }))) chunks.push(chunk);
+      expect(upstream.lastBody).toMatchObject({ max_completion_tokens: 2, stream: true });
+      expect(upstream.lastBody).not.toHaveProperty('max_tokens');
+      expect(chunks.at(-1)?.usage?.outputTokens).toBe(2);
+    } finally {
+      await reasoning.close();
+    }
+  });
+
   it('when the upstream answers a tool call with logprobs, then its message, logprobs and fingerprint come back whole', async () => {
     const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }];
     const answer = await provider.complete(call({ passthrough: { tools, logprobs: true } }));

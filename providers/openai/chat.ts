@@ -7,13 +7,23 @@ import { cancel, failedRead, OpenAiAdapter, readJsonObject, type OpenAiAdapterOp
 import { asArray, asObject, asOptionalObject, badShape, optionalUsageCount, usageCount, type Json } from './shape';
 import { SseDataReader } from './sse';
 
-/** Own connection settings, or the client shared with the entry's other adapters. */
-export type OpenAiChatProviderOptions = OpenAiAdapterOptions;
+/** The request field that carries the frozen output bound (the entry's `maxTokensField`). */
+export type MaxTokensField = 'max_tokens' | 'max_completion_tokens';
+
+/** Own connection settings, or the client shared with the entry's other adapters; and the output bound's field (default max_tokens). */
+export type OpenAiChatProviderOptions = OpenAiAdapterOptions & { maxTokensField?: MaxTokensField };
 
 export class OpenAiChatProvider extends OpenAiAdapter implements ChatProvider {
+  private readonly maxTokensField: MaxTokensField;
+
+  constructor(options: OpenAiChatProviderOptions) {
+    super(options);
+    this.maxTokensField = options.maxTokensField ?? 'max_tokens';
+  }
+
   async complete(call: ChatCall): Promise<ChatCompletion> {
     const { stream: _s, stream_options: _o, ...passthrough } = call.passthrough;
-    const payload = { ...passthrough, model: call.upstreamModel, messages: call.messages, max_tokens: call.maxTokens };
+    const payload = { ...passthrough, model: call.upstreamModel, messages: call.messages, [this.maxTokensField]: call.maxTokens };
     const { body } = await this.client.post('/chat/completions', payload, call.signal, 'json');
     call.answered?.();
     const json = await readJsonObject(body, call.signal);
@@ -39,7 +49,7 @@ export class OpenAiChatProvider extends OpenAiAdapter implements ChatProvider {
       ...call.passthrough,
       model: call.upstreamModel,
       messages: call.messages,
-      max_tokens: call.maxTokens,
+      [this.maxTokensField]: call.maxTokens,
       stream: true,
       stream_options: { ...options, include_usage: true },
     };

@@ -1,7 +1,7 @@
 // A local OpenAI-compatible upstream for tests and benchmarks, on bare node:http.
 // It is the latency baseline of the benchmarks, so the happy path does little work.
 //
-// POST /v1/chat/completions answers N = min(max_tokens ?? 16, x-upstream-tokens ?? 16)
+// POST /v1/chat/completions answers N = min(max_completion_tokens ?? max_tokens ?? 16, x-upstream-tokens ?? 16)
 // words "tok0 tok1 …" as JSON, or as SSE when `stream: true` (one chunk per word, a finish
 // chunk, a usage chunk if stream_options.include_usage, then [DONE]). A JSON answer to a
 // request offering `tools` calls the first tool instead (content null, finish_reason
@@ -328,7 +328,9 @@ function jsonChoice(body: Record<string, unknown>, tokens: number, finishReason:
 
 function respond(res: ServerResponse, body: Record<string, unknown>, behaviour: Behaviour, headerTokens: number): void {
   if (res.destroyed || sentStatus(res, behaviour)) return;
-  const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : DEFAULT_TOKENS;
+  // OpenAI's newer field first, as OpenAI reads them.
+  const bound = body.max_completion_tokens ?? body.max_tokens;
+  const maxTokens = typeof bound === 'number' ? bound : DEFAULT_TOKENS;
   const tokens = Math.max(0, Math.min(maxTokens, headerTokens));
   const finishReason = headerTokens > maxTokens ? 'length' : 'stop';
   const messages = (body.messages ?? []) as ChatMessage[];
