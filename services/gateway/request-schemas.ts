@@ -21,7 +21,7 @@ const messagesRequest = messagesBodySchema.extend({
   model: z.string().optional().describe('Required on /v1/messages; ignored on the open route (the path names the model)'),
   max_tokens: maxTokens.optional(),
   thinking: thinking.optional(),
-}).describe('Anthropic Messages wire, with the limits of the chat route. Fields other than model, messages, system, max_tokens, stream, temperature, top_p, top_k, stop_sequences, metadata, thinking, tools and tool_choice are refused, and so are server tools and content blocks whose source is a URL or a file stored with the provider (at any depth).');
+}).describe('Anthropic Messages wire, with the limits of the chat route. Fields other than model, messages, system, max_tokens, stream, temperature, top_p, top_k, stop_sequences, metadata, thinking, tools and tool_choice are refused, and so are server tools, Anthropic-defined client tools (bash, text editor, computer use) and content blocks whose source is a URL or a file stored with the provider (at any depth).');
 const imageRequest = imageBodySchema.extend({
   n: z.literal(1).optional().describe('Exactly one image per request.'),
   response_format: z.enum(['url', 'b64_json']).default('url'),

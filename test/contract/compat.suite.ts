@@ -200,6 +200,20 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         expect(d.upstream.messagesRequests).toBe(calls);
         expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000, held: 0 });
       });
+
+      it('when a request offers an Anthropic-defined client tool, then the 400 says why that tool, not a server tool\'s fees', async () => {
+        const { apiKey } = await fundedAccount(d.url, 10_000_000);
+        const url = `${d.url}/api/open/v1/models/upstream-anthropic-chat/chat/anthropic`;
+        const server = await post(url, bearer(apiKey), { ...anthropicHello, tools: [{ type: 'web_search_20250305', name: 'web_search' }] });
+        expect(server.body.error.message).toContain('server tool "web_search_20250305"');
+        for (const type of ['bash_20250124', 'text_editor_20250429', 'computer_20250124']) {
+          const response = await post(url, bearer(apiKey), { ...anthropicHello, tools: [{ type, name: 'tool' }] });
+          expect([response.status, response.body.error.param]).toEqual([400, 'tools[0].type']);
+          expect(response.body.error.message).toContain(`Anthropic-defined tool "${type}"`);
+          expect(response.body.error.message).toContain('define the tool as a custom tool');
+        }
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000, held: 0 });
+      });
     });
 
     describe('the OpenAI wire: fields the catalog does not price', () => {

@@ -104,7 +104,10 @@ function checkMessagesFields(body: MessagesBody): void {
   if (Array.isArray(body.tools)) {
     body.tools.forEach((tool, i) => {
       const type = (tool as { type?: unknown } | null)?.type;
-      if (type !== undefined && type !== 'custom') refuse(`tools[${i}].type`, `server tool "${String(type)}" is not supported (its per-use fees cannot be reserved)`);
+      if (type === undefined || type === 'custom') return;
+      // Anthropic's client tools run on the client, but Anthropic adds their definitions and system prompt to the prompt.
+      if (typeof type === 'string' && /^(bash|text_editor|computer)_/.test(type)) refuse(`tools[${i}].type`, `Anthropic-defined tool "${type}" is not supported (it adds prompt tokens the request does not carry, so its cost cannot be reserved); define the tool as a custom tool`);
+      refuse(`tools[${i}].type`, `server tool "${String(type)}" is not supported (its per-use fees cannot be reserved)`);
     });
   }
   body.messages.forEach((message, m) => {
