@@ -143,7 +143,7 @@ export function lockDataDir(dataDir: string, options: LockOptions = {}): DataDir
   const started = startTimeOf(process.pid);
   const space = ownSpace();
   const me = { pid: process.pid, startTime: typeof started === 'number' ? started : null, space };
-  const record = () => JSON.stringify({ ...me, beat: Date.now() });
+  const record = (beat = Date.now()) => JSON.stringify({ ...me, beat });
   const mine = (owner: Owner | undefined) => owner?.pid === me.pid && owner.startTime === me.startTime && owner.space === me.space;
   let tookOver = false;
   for (let attempt = 0; ; attempt++) {
@@ -227,7 +227,7 @@ export function lockDataDir(dataDir: string, options: LockOptions = {}): DataDir
     const next = `${path}.${randomUUID()}`;
     const at = Date.now();
     try {
-      writeFileSync(next, JSON.stringify({ ...me, beat: at }), { mode: 0o644 });
+      writeFileSync(next, record(at), { mode: 0o644 });
       renameSync(next, path);
       confirmedAt = at;
     } catch {

@@ -93,6 +93,12 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       });
       return paths;
     };
+    /** A funded account with 45 bills (three pages): its funding, then 44 credits referenced `<prefix>-1` to `<prefix>-44`. */
+    const withBills = async (prefix: string) => {
+      const own = await fundedAccount(d.url, 1_000_000_000);
+      for (let i = 1; i <= 44; i++) expect((await admin(d.url, `/admin/v1/accounts/${own.accountId}/credits`, { amount: 1_000_000, reference: `${prefix}-${i}` })).status).toBe(200);
+      return own;
+    };
     const shownNano = async (page: Page, id: string) => Number(await page.locator(`#${id}`).getAttribute('data-nano'));
 
     it('when /console is loaded, then it needs no credential, has a strict CSP and no inline script, and its hashed assets are immutable', async () => {
@@ -256,8 +262,7 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
     });
 
     it('when the next page of bills is slow to come, then the page number never stands beside the rows of the page before', async () => {
-      const own = await fundedAccount(d.url, 1_000_000_000);
-      for (let i = 1; i <= 44; i++) expect((await admin(d.url, `/admin/v1/accounts/${own.accountId}/credits`, { amount: 1_000_000, reference: `slow-${i}` })).status).toBe(200);
+      const own = await withBills('slow');
       const { page, problems } = await open();
       await signIn(page, 'customer', own.apiKey);
       await view(page, 'Bills');
@@ -282,8 +287,7 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
     });
 
     it('when the bills are filtered and paged, then a reload, Back and Forward keep the page and the filter, and the form shows it', async () => {
-      const own = await fundedAccount(d.url, 1_000_000_000);
-      for (let i = 1; i <= 44; i++) expect((await admin(d.url, `/admin/v1/accounts/${own.accountId}/credits`, { amount: 1_000_000, reference: `addr-${i}` })).status).toBe(200);
+      const own = await withBills('addr');
       const today = new Date().toISOString().slice(0, 10);
       const { page, problems } = await open();
       await signIn(page, 'customer', own.apiKey);
@@ -313,8 +317,7 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
     });
 
     it('when bills arrive while the customer pages, then the next page goes on from the last row shown, none repeated, and page 1 shows the new ones', async () => {
-      const own = await fundedAccount(d.url, 1_000_000_000);
-      for (let i = 1; i <= 44; i++) expect((await admin(d.url, `/admin/v1/accounts/${own.accountId}/credits`, { amount: 1_000_000, reference: `paged-${i}` })).status).toBe(200);
+      const own = await withBills('paged');
       const { page, problems } = await open();
       await signIn(page, 'customer', own.apiKey);
       await view(page, 'Bills');

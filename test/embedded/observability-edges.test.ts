@@ -45,24 +45,31 @@ async function requestsCounted(gateway: GatewayProcess, labels: string[]): Promi
   return line ? Number(line.split(' ').pop()) : 0;
 }
 
+/** A gateway exporting its spans to a test receiver every 100 ms, logging at info (settings `env` besides). */
+async function tracedGateway(env: Record<string, string> = {}): Promise<{ receiver: OtlpReceiver; gateway: GatewayProcess }> {
+  const receiver = await startOtlpReceiver();
+  const gateway = await startGateway({
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_BSP_SCHEDULE_DELAY: '100',
+    GATEWAY_LOG_LEVEL: 'info',
+    GATEWAY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'gw-edges-')), 'data'),
+    ...env,
+  });
+  return { receiver, gateway };
+}
+
+async function stopTraced(receiver: OtlpReceiver | undefined, gateway: GatewayProcess | undefined): Promise<void> {
+  await gateway?.stop();
+  await receiver?.close();
+}
+
 describe('a gateway exporting traces', () => {
   let receiver: OtlpReceiver;
   let gateway: GatewayProcess;
 
-  beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    gateway = await startGateway({
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-      GATEWAY_LOG_LEVEL: 'info',
-      GATEWAY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'gw-edges-')), 'data'),
-    });
-  });
+  beforeAll(async () => ({ receiver, gateway } = await tracedGateway()));
 
-  afterAll(async () => {
-    await gateway?.stop();
-    await receiver?.close();
-  });
+  afterAll(() => stopTraced(receiver, gateway));
 
   it('when it starts, then its start-up line names the endpoint spans go to', () => {
     expect(logLines(gateway)).toContainEqual(expect.objectContaining({ msg: 'trace export on (OTLP)', endpoint: `${receiver.url}/v1/traces` }));
@@ -134,21 +141,9 @@ describe('a gateway whose request timeout is short', () => {
   let receiver: OtlpReceiver;
   let gateway: GatewayProcess;
 
-  beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    gateway = await startGateway({
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-      GATEWAY_LOG_LEVEL: 'info',
-      GATEWAY_REQUEST_TIMEOUT_MS: '1000',
-      GATEWAY_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'gw-edges-')), 'data'),
-    });
-  });
+  beforeAll(async () => ({ receiver, gateway } = await tracedGateway({ GATEWAY_REQUEST_TIMEOUT_MS: '1000' })));
 
-  afterAll(async () => {
-    await gateway?.stop();
-    await receiver?.close();
-  });
+  afterAll(() => stopTraced(receiver, gateway));
 
   it('when a chat\'s body is not received whole in time, then its 408 is logged, counted and traced once, as that chat, under the ids it was answered with', async () => {
     const { apiKey } = await fundedAccount(gateway.url, 100_000_000);
