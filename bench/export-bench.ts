@@ -4,8 +4,14 @@
 // HTTP from the gateway and reports rows/s and the peak memory of the processes that carry it.
 //   npm run bench:export                  # embedded host
 //   npm run bench:export -- --dapr        # also the Dapr topology
+//   npm run bench:export -- --browser     # also the web console's export button, in Chromium
 // Options: --rows N (default 1,000,000), --kind usage|bills (default usage), --format csv|jsonl
 // (default csv), --json.
+//
+// --browser (embedded host): the same export saved by the console's button in Debian's chromium
+// (headless, through playwright-core), and the peak memory of each of the browser's processes
+// while it is saved (sampled every 50 ms; a process started during the export counts from its
+// start), beside the largest and the sum of them.
 //
 // Peak memory: the kernel's high-water mark of each process's resident set (VmHWM), reset just
 // before the export (clear_refs), so it is the peak while exporting; with the peaks of its parts
@@ -23,6 +29,8 @@ import { RedisLedgerStore } from '../services/ledger/redis-store';
 import { fundedAccount } from '../test/support/api';
 import { ADMIN_TOKEN, startGateway } from '../test/support/processes';
 import { startTopology } from '../topology/topology';
+import { launchChromium, watchedPage } from '../test/support/browser';
+import { descendants } from '../test/support/process-tree';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -151,6 +159,65 @@ async function measure(host: string, url: string, apiKey: string, pids: Record<s
   };
 }
 
+/** The export saved by the console's button in Chromium, with the browser's processes' memory meanwhile. */
+async function browserExport(url: string, apiKey: string) {
+  const browser = await launchChromium();
+  try {
+    const { page, problems } = await watchedPage(browser);
+    await page.goto(`${url}/console`);
+    await page.getByRole('textbox', { name: 'API key', exact: true }).fill(apiKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: KIND === 'usage' ? 'Usage' : 'Bills' }).click();
+    await page.locator(`#${KIND}-total`).waitFor();
+    const chromium = () => descendants(process.pid).filter((row) => /chrom/i.test(row.args));
+    const peaks = new Map<number, { role: string; startKb: number; rssKb: number }>();
+    const sample = () => {
+      for (const row of chromium()) {
+        let rss = 0;
+        try {
+          rss = status(row.pid).VmRSS ?? 0;
+        } catch {
+          continue; // gone meanwhile
+        }
+        const role = /--type=([\w-]+)/.exec(row.args)?.[1] ?? 'browser';
+        const utility = /--utility-sub-type=([\w.]+)/.exec(row.args)?.[1];
+        const known = peaks.get(row.pid);
+        peaks.set(row.pid, { role: utility ? `${role} (${utility})` : role, startKb: known?.startKb ?? rss, rssKb: Math.max(known?.rssKb ?? 0, rss) });
+      }
+    };
+    sample();
+    const timer = setInterval(sample, 50);
+    const started = performance.now();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: FORMAT === 'csv' ? 'Export CSV' : 'Export JSON Lines' }).click()]);
+    const saved = await download.path();
+    const seconds = (performance.now() - started) / 1000;
+    clearInterval(timer);
+    sample();
+    const text = readFileSync(saved);
+    let lines = 0;
+    for (let i = 0; i < text.length; i++) if (text[i] === 10) lines += 1;
+    const rows = FORMAT === 'csv' ? lines - 1 : lines;
+    if (rows !== EVENTS * ROWS_PER_EVENT) throw new Error(`browser: saved ${rows} rows, seeded ${EVENTS * ROWS_PER_EVENT}`);
+    if (problems.length > 0) throw new Error(`browser: ${problems.join('; ')}`);
+    const mb = (kb: number) => Math.round(kb / 102.4) / 10;
+    // Each process's resident set when the button was clicked (or when it started, if later), and its peak while the file was saved.
+    const processes = [...peaks.values()].sort((a, b) => b.rssKb - a.rssKb).map((p) => ({ process: p.role, startRssMb: mb(p.startKb), peakRssMb: mb(p.rssKb) }));
+    return {
+      host: 'embedded, saved by the console in Chromium',
+      rows,
+      export_seconds: +seconds.toFixed(2),
+      rows_per_second: Math.round(rows / seconds),
+      megabytes: +(text.length / 1_048_576).toFixed(1),
+      largest_process_peak_rss_mb: processes[0]?.peakRssMb ?? 0,
+      largest_growth_mb: Math.max(0, ...processes.map((p) => +(p.peakRssMb - p.startRssMb).toFixed(1))),
+      sum_of_peaks_mb: mb([...peaks.values()].reduce((sum, p) => sum + p.rssKb, 0)),
+      browser_processes: processes,
+    };
+  } finally {
+    await browser.close();
+  }
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-export-'));
   const results = [];
@@ -165,6 +232,7 @@ async function main(): Promise<void> {
     const seedSeconds = await seed(accountId, async (events) => void store.appendBatch(events));
     await db.close();
     results.push(await measure('embedded', gateway.url, apiKey, { gateway: gateway.child.pid as number }, seedSeconds));
+    if (args.includes('--browser')) results.push(await browserExport(gateway.url, apiKey));
   } finally {
     await gateway.stop();
   }

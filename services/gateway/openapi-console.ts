@@ -4,7 +4,8 @@
 import { DEFAULT_PAGE_SIZE, DEFAULT_SPENDING_DAYS, EXPORT_FORMATS, MAX_MODEL_FILTER_LENGTH, MAX_PAGE_SIZE, MAX_SPENDING_DAYS } from '../ledger/console-query';
 import { BILLING_KINDS } from '../../lib/events';
 import { billItemSchema, billPageSchema, usageItemSchema, usagePageSchema } from '../ledger/console-items';
-import { CREDENTIAL_400, errorAnswer, jsonSchemaOf } from './openapi-answers';
+import { BODY_413, CREDENTIAL_400, errorAnswer, jsonSchemaOf } from './openapi-answers';
+import { FORM_TOKEN_FIELD } from './middleware/auth';
 import { limitsSchema } from '../../lib/limits';
 import { z } from 'zod';
 
@@ -94,21 +95,42 @@ function pagePath(what: 'bills' | 'usage', item: 'Bill' | 'Usage') {
 }
 
 function exportPath(what: 'bills' | 'usage', item: 'Bill' | 'Usage') {
+  const parameters = [{ name: 'format', in: 'query', required: false, schema: { type: 'string', enum: [...EXPORT_FORMATS], default: 'csv' } }, ...filterParameters(what)];
+  const answer = {
+    description: `Content-Disposition: attachment. csv: a header row, then one row per item with the ${item}Item fields as columns (an absent field is an empty cell${what === 'usage' ? "; the route as the last two, upstream and attempts: `<upstream>:<outcome>:<ms>ms[:borne]` per attempt, `;`-separated, in order" : ''}); jsonl: one ${item}Item per line`,
+    content: {
+      'text/csv': { schema: { type: 'string' } },
+      'application/x-ndjson': { schema: { type: 'string' } },
+    },
+  };
+  // The form's fields: the query's parameters, and the credential when no header carries it.
+  const fields: Record<string, unknown> = {
+    [FORM_TOKEN_FIELD]: { type: 'string', minLength: 1, description: 'The API key or OAuth access token, when no Authorization header is sent (a browser form can send none); never both' },
+  };
+  for (const parameter of parameters) fields[parameter.name] = { ...parameter.schema, ...('description' in parameter ? { description: parameter.description } : {}) };
   return {
     get: {
       summary: `Export of the caller's own ${what} (pool-3), streamed: the items of every page with the same filters, in the same order`,
       security: [{ apiKey: [] }, { oauth: [] }],
-      parameters: [{ name: 'format', in: 'query', required: false, schema: { type: 'string', enum: [...EXPORT_FORMATS], default: 'csv' } }, ...filterParameters(what)],
+      parameters,
+      responses: { '200': answer, '400': badQuery, ...refusals },
+    },
+    post: {
+      summary: `The same export, asked by an HTML form (what the web console submits, so that the browser saves the file as it arrives)`,
+      description: `The parameters are the form's fields, not the query (which must be empty). The credential is the Authorization header or the ${FORM_TOKEN_FIELD} field (RFC 6750's form-encoded body parameter), not both. The answer is the GET's.`,
+      security: [{ apiKey: [] }, { oauth: [] }, {}],
+      requestBody: {
+        required: true,
+        content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', additionalProperties: false, properties: fields } } },
+      },
       responses: {
-        '200': {
-          description: `Content-Disposition: attachment. csv: a header row, then one row per item with the ${item}Item fields as columns (an absent field is an empty cell${what === 'usage' ? "; the route as the last two, upstream and attempts: `<upstream>:<outcome>:<ms>ms[:borne]` per attempt, `;`-separated, in order" : ''}); jsonl: one ${item}Item per line`,
-          content: {
-            'text/csv': { schema: { type: 'string' } },
-            'application/x-ndjson': { schema: { type: 'string' } },
-          },
-        },
-        '400': badQuery,
-        ...refusals,
+        '200': answer,
+        '400': { ...badQuery, description: `${badQuery.description.replace('query parameter', 'field')}; any query parameter; ambiguous_credential: both an Authorization header and an ${FORM_TOKEN_FIELD} field, or the field twice` },
+        '401': { ...noKey, description: `Missing, empty or unknown credential` },
+        '403': oauth,
+        '413': errorAnswer(`${BODY_413}: the form is larger than 4 KiB`),
+        '415': errorAnswer('unsupported_media_type: the body is not application/x-www-form-urlencoded (UTF-8)'),
+        '503': unavailable,
       },
     },
   };

@@ -51,6 +51,8 @@ export const ROUTES = {
   'GET /api/distribution/api-credit/usage/page': open('console'),
   'GET /api/distribution/api-credit/bills/export': open('console'),
   'GET /api/distribution/api-credit/usage/export': open('console'),
+  'POST /api/distribution/api-credit/bills/export': open('console'),
+  'POST /api/distribution/api-credit/usage/export': open('console'),
 
   'POST /api/consumer/orders': open('orders'),
   'GET /api/consumer/orders/:orderId': open('orders'),

@@ -153,8 +153,9 @@ export function parsePageQuery(query: unknown, kind: ConsoleKind): PageQuery {
   return { page, size, ...itemFilter(filter) };
 }
 
-export function parseExportQuery(query: unknown, kind: ConsoleKind): ExportQuery {
-  const { format, ...filter } = parse(exportSchemas[kind] as z.ZodType<ParsedFilter & { format: ExportFormat }>, query);
+/** An export's parameters: from its query string, or from the fields of the form that asked for it (`where` = 'body'). */
+export function parseExportQuery(query: unknown, kind: ConsoleKind, where: 'query' | 'body' = 'query'): ExportQuery {
+  const { format, ...filter } = parse(exportSchemas[kind] as z.ZodType<ParsedFilter & { format: ExportFormat }>, query, where);
   return { format, ...itemFilter(filter) };
 }
 
@@ -195,11 +196,11 @@ function toEpochMs(value: string): number {
   return /[1-9]/.test(fraction.slice(3)) ? ms + 1 : ms;
 }
 
-function parse<T>(schema: z.ZodType<T>, query: unknown): T {
+function parse<T>(schema: z.ZodType<T>, query: unknown, where: 'query' | 'body' = 'query'): T {
   const result = schema.safeParse(query ?? {});
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  const unknown = unknownKeyRefusal(issue, 'query');
+  const unknown = unknownKeyRefusal(issue, where);
   if (unknown) throw unknown;
   const param = issue.path.length > 0 ? String(issue.path[0]) : undefined;
   throw new GatewayError('invalid_request', issue.message, { param });

@@ -234,13 +234,28 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       await passes(async () => expect((await exported('usage', 'jsonl')).trim().split('\n').length).toBeGreaterThanOrEqual(6), LIVE_MS);
       const { page, problems } = await customerOn('Usage');
       await page.locator('#usage-total').waitFor();
+      // How the page asks for an export: a form posted (a navigation the browser saves to disk
+      // as it arrives), never a fetch holding the file in the page; the key in the form's body,
+      // not in a header the page adds, nor in the address.
+      const exportRequests: Array<{ method: string; navigation: boolean; type: string; search: string; authorization?: string; body: URLSearchParams }> = [];
+      page.on('request', (request) => {
+        const url = new URL(request.url());
+        if (!url.pathname.endsWith('/export')) return;
+        exportRequests.push({ method: request.method(), navigation: request.isNavigationRequest(), type: request.resourceType(), search: url.search, authorization: request.headers().authorization, body: new URLSearchParams(request.postData() ?? '') });
+      });
       for (const [button, format] of [['Export CSV', 'csv'], ['Export JSON Lines', 'jsonl']] as const) {
         const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: button }).click()]);
         expect(download.suggestedFilename()).toBe(`usage.${format}`);
         const saved = readFileSync(await download.path());
         expect(saved.toString('utf8')).toBe(await exported('usage', format));
         expect(saved.toString('utf8').trim().split('\n').length).toBeGreaterThanOrEqual(format === 'csv' ? 7 : 6);
+        await page.getByRole('status').filter({ hasText: `Exporting usage.${format}: your browser saves the file as it arrives` }).waitFor();
       }
+      expect(exportRequests.map(({ body, ...request }) => ({ ...request, fields: [...body.keys()].sort(), token: body.get('access_token') === customer.apiKey }))).toEqual(['csv', 'jsonl'].map(() => ({
+        method: 'POST', navigation: true, type: 'document', search: '', authorization: undefined, fields: ['access_token', 'format'], token: true,
+      })));
+      expect(exportRequests.map(({ body }) => body.get('format'))).toEqual(['csv', 'jsonl']);
+      expect(page.url()).toMatch(/\/console#usage$/);
       // The model filter narrows the table, through the page route's own filter (no export is
       // read for it); a model with no usage shows none; the export buttons then take the filter.
       const asked = requested(page);
@@ -752,6 +767,27 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect((await admin(d.url, `/admin/v1/accounts/${own.accountId}/unsuspend`, {})).status).toBe(200);
       await said.first().waitFor({ state: 'detached', timeout: LIVE_MS });
       expect(await shownNano(page, 'balance')).toBe(FUNDS);
+      expect(problems.filter((p) => !/status of 403/.test(p))).toEqual([]);
+    });
+
+    it('when an export is refused (the account suspended after the view was read), then the page says why in words, stays where it was, and no file is saved', async () => {
+      const own = await fundedAccount(d.url, FUNDS);
+      const { page, problems } = await open();
+      await signIn(page, 'customer', own.apiKey);
+      await page.locator('#balance[data-nano]:not([data-nano=""])').waitFor();
+      await view(page, 'Usage');
+      await page.locator('#usage-total').waitFor();
+      expect((await admin(d.url, `/admin/v1/accounts/${own.accountId}/suspend`, {})).status).toBe(200);
+      let downloads = 0;
+      page.on('download', () => downloads++);
+      await page.getByRole('button', { name: 'Export CSV' }).click();
+      await page.getByRole('alert').filter({ hasText: 'The export was refused. This account is suspended' }).waitFor({ timeout: LIVE_MS });
+      expect(downloads).toBe(0);
+      expect(page.url()).toMatch(/\/console#usage$/);
+      expect((await admin(d.url, `/admin/v1/accounts/${own.accountId}/unsuspend`, {})).status).toBe(200);
+      // Lifted: the same button saves the file.
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+      expect(download.suggestedFilename()).toBe('usage.csv');
       expect(problems.filter((p) => !/status of 403/.test(p))).toEqual([]);
     });
 

@@ -21,6 +21,7 @@ const CONSOLE = '/api/distribution/api-credit';
 const BILL_COLUMNS = ['id', 'occurredAt', 'kind', 'amount', 'balanceDelta', 'holdId', 'requestId', 'taskId', 'model', 'profileId', 'reference'];
 const USAGE_COLUMNS = ['id', 'occurredAt', 'unit', 'quantity', 'unitPrice', 'cost', 'charged', 'platformBorne', 'holdId', 'requestId', 'taskId', 'model', 'profileId', 'reasoningTokens', 'upstream', 'attempts'];
 const FUNDS = 1_000_000_000;
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 type Kind = 'bills' | 'usage';
 type Item = Record<string, string | number | boolean>;
@@ -44,6 +45,11 @@ export function consoleSuite(hostName: string, start: () => Promise<ConsoleDeplo
     };
     const exported = async (apiKey: string, kind: Kind, query = '') => {
       const response = await fetch(`${d.url}${CONSOLE}/${kind}/export${query}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      return { status: response.status, headers: response.headers, text: await response.text() };
+    };
+    /** The export asked by a form post: `body` its fields, form-encoded. */
+    const postExport = async (kind: Kind, body: string, headers: Record<string, string> = {}) => {
+      const response = await fetch(`${d.url}${CONSOLE}/${kind}/export`, { method: 'POST', headers: { ...FORM, ...headers }, body });
       return { status: response.status, headers: response.headers, text: await response.text() };
     };
     const jsonl = async (apiKey: string, kind: Kind, query = '') => {
@@ -196,6 +202,19 @@ export function consoleSuite(hostName: string, start: () => Promise<ConsoleDeplo
         }
       });
 
+      it('when an export is asked by a form post (what the web console submits: the credential in access_token, the filters as fields), then it is the GET export, byte for byte and with its headers', async () => {
+        const cases: Array<[Kind, string]> = [['bills', 'format=jsonl'], ['bills', 'kind=credit'], ['usage', 'format=csv&images=false'], ['usage', '']];
+        for (const [kind, fields] of cases) {
+          const asked = await exported(apiKey, kind, fields ? `?${fields}` : '');
+          expect(asked.status).toBe(200);
+          const posted = await postExport(kind, `access_token=${encodeURIComponent(apiKey)}${fields ? `&${fields}` : ''}`);
+          expect([kind, fields, posted.status, posted.text]).toEqual([kind, fields, 200, asked.text]);
+          for (const header of ['content-type', 'content-disposition', 'cache-control']) expect(posted.headers.get(header)).toBe(asked.headers.get(header));
+          // The Authorization header serves the form the same (a client that can send one).
+          expect((await postExport(kind, fields, { authorization: `Bearer ${apiKey}` })).text).toBe(asked.text);
+        }
+      });
+
       it('when an export has from and to, then it holds the items at or after from and before to, whatever the time zone of the query', async () => {
         const { items } = await allPages(apiKey, 'bills', 100);
         const times = [...new Set(items.map((i) => Date.parse(i.occurredAt as string)))].sort((a, b) => a - b);
@@ -316,6 +335,38 @@ export function consoleSuite(hostName: string, start: () => Promise<ConsoleDeplo
         expect([path, answer.status, answer.body.error?.code, answer.body.error?.param]).toEqual([path, 400, 'invalid_request', param]);
         expect(answer.body.error.request_id).toBeTruthy();
       }
+    });
+
+    it('when an export form is refused (no, empty, unknown, doubled or two credentials; another body type; an unknown, repeated or bad field; a query parameter; too large; not UTF-8), then it says why and streams nothing', async () => {
+      const { apiKey } = await fundedAccount(d.url, 0);
+      const token = `access_token=${encodeURIComponent(apiKey)}`;
+      const cases: Array<[string, Kind, string, Record<string, string>, number, string, string?]> = [
+        ['no credential', 'bills', 'format=csv', {}, 401, 'unauthorized'],
+        ['an empty access_token', 'bills', 'access_token=', {}, 401, 'unauthorized'],
+        ['an unknown key', 'usage', 'access_token=sk-payg-unknown', {}, 401, 'unauthorized'],
+        ['access_token twice', 'usage', `${token}&${token}`, {}, 400, 'ambiguous_credential', 'access_token'],
+        ['a header and a field', 'bills', token, { authorization: `Bearer ${apiKey}` }, 400, 'ambiguous_credential', 'access_token'],
+        ['a JSON body', 'bills', JSON.stringify({ access_token: apiKey }), { 'content-type': 'application/json' }, 415, 'unsupported_media_type'],
+        ['no body type', 'bills', token, { 'content-type': '' }, 415, 'unsupported_media_type'],
+        ['another charset', 'bills', token, { 'content-type': 'application/x-www-form-urlencoded; charset=iso-8859-1' }, 415, 'unsupported_media_type'],
+        ['an unknown field', 'bills', `${token}&pool=pool-1`, {}, 400, 'invalid_request', 'pool'],
+        ['a repeated field', 'usage', `${token}&format=csv&format=jsonl`, {}, 400, 'invalid_request', 'format'],
+        ['a bad filter', 'usage', `${token}&kind=charge`, {}, 400, 'invalid_request', 'kind'],
+        ['a bad time', 'bills', `${token}&from=yesterday`, {}, 400, 'invalid_request', 'from'],
+        ['too large', 'bills', `${token}&model=${'m'.repeat(5000)}`, {}, 413, 'payload_too_large'],
+      ];
+      for (const [what, kind, body, headers, status, code, param] of cases) {
+        const answer = await postExport(kind, body, headers);
+        const error = (JSON.parse(answer.text) as { error: { code: string; param?: string } }).error;
+        expect([what, answer.status, error.code, error.param]).toEqual([what, status, code, param]);
+      }
+      const unknownField = await postExport('bills', `${token}&pool=pool-1`);
+      expect(unknownField.text).toContain('unknown field pool');
+      // The query must be empty: the form's fields are the parameters.
+      const query = await fetch(`${d.url}${CONSOLE}/bills/export?format=csv`, { method: 'POST', headers: FORM, body: token });
+      expect([query.status, ((await query.json()) as { error: { param: string } }).error.param]).toEqual([400, 'format']);
+      const latin1 = await fetch(`${d.url}${CONSOLE}/bills/export`, { method: 'POST', headers: FORM, body: Buffer.concat([Buffer.from(`${token}&model=`), Buffer.from([0xe9])]) });
+      expect([latin1.status, ((await latin1.json()) as { error: { code: string } }).error.code]).toEqual([400, 'invalid_utf8']);
     });
 
     it('when the console is called without a credential, with an unknown key, or with an OAuth token while OAuth is not configured, then 401', async () => {

@@ -130,15 +130,59 @@ export function query(params: Record<string, string | number | undefined>): stri
   return s ? `?${s}` : '';
 }
 
-/** Downloads an answer as a file: fetched with the header, saved through a blob URL. */
-export async function download(path: string, filename: string): Promise<void> {
-  const blob = await (await request(path)).blob();
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+/** The hidden frame exports are posted into: a refusal loads there (a file the browser saves does not). */
+let downloadFrame: HTMLIFrameElement | undefined;
+
+/**
+ * Saves an export as a file the browser writes to disk as it arrives: a form is posted to the
+ * export route (its POST twin, which takes the credential in the form's access_token field, since
+ * a form can send no header), into a hidden frame of this page. A fetch would hold the whole file
+ * in the page's memory before it could be saved (hundreds of megabytes for a long history). The
+ * credential is in the form's body, never in a URL. A refusal (a revoked key, a filter the
+ * gateway refuses) is an answer the frame shows instead of a file: it is read from there and
+ * given to `onRefused` (a 401 also to the credential-refused listener, as any request's).
+ */
+export function download(path: string, fields: Record<string, string | undefined>, onRefused: (error: ApiError) => void): void {
+  const token = current?.token;
+  if (!token) throw new ApiError(401, 'unauthorized', PLAIN[401]!);
+  if (!downloadFrame) {
+    downloadFrame = document.createElement('iframe');
+    downloadFrame.name = 'payg-download';
+    downloadFrame.title = 'downloads';
+    downloadFrame.hidden = true;
+    document.body.append(downloadFrame);
+  }
+  const frame = downloadFrame;
+  frame.onload = () => {
+    const text = frame.contentDocument?.body?.textContent ?? '';
+    if (text.trim() === '') return;
+    let code = 'error';
+    let message = text.slice(0, 300);
+    try {
+      const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
+      code = body.error?.code ?? code;
+      message = body.error?.message ?? message;
+    } catch { /* not JSON */ }
+    const status = code === 'unauthorized' ? 401 : code === 'account_suspended' || code === 'credential_family_mismatch' ? 403 : 400;
+    const plain = code === 'account_suspended' ? 'This account is suspended: the gateway refuses its keys and member tokens until the operator lifts the suspension.' : PLAIN[status];
+    const error = new ApiError(status, code, plain ? `The export was refused. ${plain} (${message})` : `The export was refused: ${message}`);
+    if (status === 401) refusedListener?.(error);
+    onRefused(error);
+  };
+  const form = document.createElement('form');
+  form.method = 'POST';
+  form.action = path;
+  form.target = frame.name;
+  form.hidden = true;
+  for (const [name, value] of Object.entries({ ...fields, access_token: token })) {
+    if (value === undefined || value === '') continue;
+    const input = document.createElement('input');
+    input.type = 'hidden';
+    input.name = name;
+    input.value = value;
+    form.append(input);
+  }
+  document.body.append(form);
+  form.submit();
+  form.remove();
 }

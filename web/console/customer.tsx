@@ -176,9 +176,12 @@ function Ledger({ kind, version, at }: { kind: Kind; version: string; at?: strin
   const rows = useLoad(() => json<Page<BillItem | UsageItem>>(`${BASE}/${kind}/page${query({ page, size: PAGE_SIZE, through, ...range })}`), [kind, page, through, filters], version);
   const exporting = useAction();
   const title = kind === 'bills' ? 'Bills' : 'Usage';
+  // A refusal of the export comes back after the click's action has ended (the file is saved by the browser, not the page).
+  const [refused, setRefused] = useState<string>();
   const save = (format: 'csv' | 'jsonl') => exporting.run(async () => {
-    await download(`${BASE}/${kind}/export${query({ format, ...range })}`, `${kind}.${format}`);
-    return `Saved ${kind}.${format}.`;
+    setRefused(undefined);
+    download(`${BASE}/${kind}/export`, { format, ...range }, (error) => setRefused(error.message));
+    return `Exporting ${kind}.${format}: your browser saves the file as it arrives (see its downloads).`;
   });
   const data = rows.data;
   return (
@@ -195,7 +198,7 @@ function Ledger({ kind, version, at }: { kind: Kind; version: string; at?: strin
         <button type="button" onClick={() => save('jsonl')} disabled={exporting.busy}>Export JSON Lines</button>
         <span class="muted">Exports take the filters of the table.</span>
       </div>
-      <Outcome action={exporting} />
+      {refused ? <ErrorBox error={refused} /> : <Outcome action={exporting} />}
       <ErrorBox error={rows.error} />
       {!data && rows.loading && <p class="muted" role="status">Loading…</p>}
       {data && <>

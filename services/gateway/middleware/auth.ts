@@ -53,7 +53,17 @@ export interface CredentialOptions {
   accept: readonly CredentialFamily[];
   /** The Anthropic wire's own header for API keys. */
   allowXApiKey?: boolean;
+  /**
+   * Also take the credential from the `access_token` field of a form body (read before, by
+   * formBody; RFC 6750's form-encoded body parameter), where no Authorization header is sent:
+   * for a download a browser starts by submitting a form, which can carry no header. The field
+   * is removed from the body once read.
+   */
+  formToken?: boolean;
 }
+
+/** The form field that carries the credential on routes with `formToken`. */
+export const FORM_TOKEN_FIELD = 'access_token';
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
@@ -100,6 +110,23 @@ function refuseAmbiguous(req: Request, allowXApiKey: boolean): GatewayError | un
 function presented(req: Request, allowXApiKey: boolean): string | undefined {
   const xApiKey = allowXApiKey ? req.headers['x-api-key'] : undefined;
   return bearer(req) ?? (typeof xApiKey === 'string' && xApiKey.trim() !== '' ? xApiKey.trim() : undefined);
+}
+
+/**
+ * The credential of a form body's `access_token` field, taken out of the body; an error when it is
+ * given twice, or beside an Authorization header (two credentials), or empty.
+ */
+function formCredential(req: Request): string | GatewayError | undefined {
+  const fields = req.body as Record<string, unknown> | undefined;
+  if (fields === undefined || !(FORM_TOKEN_FIELD in fields)) return undefined;
+  const value = fields[FORM_TOKEN_FIELD];
+  delete fields[FORM_TOKEN_FIELD];
+  if (Array.isArray(value)) return new GatewayError('ambiguous_credential', `more than one ${FORM_TOKEN_FIELD} field: send exactly one credential`, { param: FORM_TOKEN_FIELD });
+  if (headerCopies(req, 'authorization').length > 0) {
+    return new GatewayError('ambiguous_credential', `both an Authorization header and an ${FORM_TOKEN_FIELD} field: send one credential`, { param: FORM_TOKEN_FIELD });
+  }
+  if (typeof value !== 'string' || value.trim() === '') return new GatewayError('unauthorized', `the ${FORM_TOKEN_FIELD} field is empty`);
+  return value.trim();
 }
 
 function familyOf(credential: string): CredentialFamily {
@@ -166,7 +193,9 @@ export function credentialAuth(deps: CredentialDeps, options: CredentialOptions)
   return async function authenticateCredential(req: Request, _res: Response, next: NextFunction): Promise<void> {
     const ambiguous = refuseAmbiguous(req, options.allowXApiKey === true);
     if (ambiguous) return next(ambiguous);
-    const credential = presented(req, options.allowXApiKey === true);
+    const inForm = options.formToken === true ? formCredential(req) : undefined;
+    if (inForm instanceof GatewayError) return next(inForm);
+    const credential = inForm ?? presented(req, options.allowXApiKey === true);
     if (!credential) return next(missing(options));
     const family = familyOf(credential);
     if (!accept.includes(family)) return next(mismatch(family, accept));

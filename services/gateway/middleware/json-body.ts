@@ -73,6 +73,16 @@ export function decodeJsonText(raw: Buffer): string {
   return raw.toString('utf8');
 }
 
+/** A form's fields by name (WHATWG URL parsing, as a browser encodes them); a name given twice gives an array. */
+function formFields(text: string): Record<string, string | string[]> {
+  const fields: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+  for (const [name, value] of new URLSearchParams(text)) {
+    const earlier = fields[name];
+    fields[name] = earlier === undefined ? value : Array.isArray(earlier) ? [...earlier, value] : [earlier, value];
+  }
+  return fields;
+}
+
 /**
  * A JSON body; with a budget (after authentication), counted against its caller's account while
  * it is received, and against the instance's bodies in flight until its answer is finished.
@@ -81,19 +91,31 @@ export function decodeJsonText(raw: Buffer): string {
 export const BODY_RECHECK_AFTER_MS = 250;
 
 export function jsonBody(limitBytes: number, budget?: BodyBudget) {
-  return readBody(limitBytes, true, budget);
+  return readBody(limitBytes, 'json', budget);
 }
 
 /** A JSON-typed body kept unparsed in req.rawBody: for a signature over the exact bytes, checked before parsing. */
 export function rawJsonBody(limitBytes: number) {
-  return readBody(limitBytes, false);
+  return readBody(limitBytes, 'raw');
 }
 
-function readBody(limitBytes: number, parse: boolean, budget?: BodyBudget) {
+const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+
+/**
+ * An HTML form's body (application/x-www-form-urlencoded, UTF-8), as an object of its fields: a
+ * name given twice is an array, for the route's schema to refuse as such. For the routes a
+ * browser reaches by submitting a form (a download the browser saves as it arrives), read before
+ * the credential, which such a form carries in a field (middleware/auth.ts): a small limit only.
+ */
+export function formBody(limitBytes: number) {
+  return readBody(limitBytes, 'form');
+}
+
+function readBody(limitBytes: number, kind: 'json' | 'raw' | 'form', budget?: BodyBudget) {
   return function parseJsonBody(req: Request, res: Response, next: NextFunction): void {
     const type = req.headers['content-type'];
-    if (type !== undefined && !JSON_TYPE.test(type)) {
-      return next(new GatewayError('unsupported_media_type', 'the request body must be application/json'));
+    if (kind === 'form' ? type === undefined || !FORM_TYPE.test(type) : type !== undefined && !JSON_TYPE.test(type)) {
+      return next(new GatewayError('unsupported_media_type', kind === 'form' ? 'the request body must be application/x-www-form-urlencoded (UTF-8)' : 'the request body must be application/json'));
     }
     const encoding = req.headers['content-encoding'];
     if (encoding !== undefined && encoding !== 'identity') {
@@ -176,13 +198,17 @@ function readBody(limitBytes: number, parse: boolean, budget?: BodyBudget) {
         return finish();
       }
       const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
-      if (!parse) {
+      if (kind === 'raw') {
         req.rawBody = raw;
         return finish();
       }
       let text: string;
       try {
         text = decodeJsonText(raw);
+        if (kind === 'form') {
+          req.body = formFields(text);
+          return finish();
+        }
         refuseCostlyStructure(text);
       } catch (error) {
         return finish(error as GatewayError);

@@ -15,10 +15,18 @@ import type { AccountStore } from '../accounts/store';
 import type { OAuthVerifier } from '../auth/oauth';
 import type { LedgerReader } from '../ledger/reader';
 import { credentialAuth } from '../middleware/auth';
+import { formBody } from '../middleware/json-body';
+
+/** A form that asks for an export: its credential and a few filters. */
+const EXPORT_FORM_LIMIT = 4096;
 
 export function consoleRoutes(options: { credentials: { accounts: AccountStore; oauth?: OAuthVerifier }; funds: FundsHoldClient; ledger: LedgerReader; limits?: RateAdmission }): Router {
   const router = Router();
   const auth = credentialAuth(options.credentials, { accept: ['api_key', 'oauth'] });
+  // The exports again, asked by a form post: the web console submits one so that the browser
+  // saves the file as it arrives (a fetch would hold the whole file in the page first), and a
+  // form can carry its credential only in a field (docs/console.md, "Web console").
+  const formAuth = credentialAuth(options.credentials, { accept: ['api_key', 'oauth'], formToken: true });
   router.get('/api/distribution/api-credit/balance', auth, noQuery, async (req, res) => {
     const view = await options.funds.of(req.caller.accountId).getBalance();
     res.json({ currency: CURRENCY, scale: SCALE, ...view });
@@ -43,8 +51,8 @@ export function consoleRoutes(options: { credentials: { accounts: AccountStore; 
     const query = parsePageQuery(req.query, kind);
     res.json(await options.ledger.page(kind, req.caller.accountId, DEFAULT_POOL, query));
   };
-  const exported = (kind: ConsoleKind) => async function consoleExport(req: Request, res: Response) {
-    const query = parseExportQuery(req.query, kind);
+  const exported = (kind: ConsoleKind, from: 'query' | 'body' = 'query') => async function consoleExport(req: Request, res: Response) {
+    const query = parseExportQuery(from === 'query' ? req.query : req.body, kind, from);
     const body = await options.ledger.export(kind, req.caller.accountId, DEFAULT_POOL, query);
     res.set(exportHeaders(kind, query.format));
     await sendStream(body, res);
@@ -58,5 +66,7 @@ export function consoleRoutes(options: { credentials: { accounts: AccountStore; 
   router.get('/api/distribution/api-credit/usage/page', auth, page('usage'));
   router.get('/api/distribution/api-credit/bills/export', auth, exported('bills'));
   router.get('/api/distribution/api-credit/usage/export', auth, exported('usage'));
+  router.post('/api/distribution/api-credit/bills/export', noQuery, formBody(EXPORT_FORM_LIMIT), formAuth, exported('bills', 'body'));
+  router.post('/api/distribution/api-credit/usage/export', noQuery, formBody(EXPORT_FORM_LIMIT), formAuth, exported('usage', 'body'));
   return router;
 }
