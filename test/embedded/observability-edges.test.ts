@@ -184,6 +184,26 @@ describe('a gateway whose collector cannot be reached', () => {
   });
 });
 
+describe('a gateway whose collector asks for headers', () => {
+  it('when OTEL_EXPORTER_OTLP_HEADERS and OTEL_EXPORTER_OTLP_TRACES_HEADERS are set, then every export carries them (the traces one winning a name both give), and no value is logged', async () => {
+    let traced: Awaited<ReturnType<typeof tracedGateway>> | undefined;
+    try {
+      traced = await tracedGateway({
+        OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20collector-secret-1,x-tenant=general',
+        OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-tenant=payg-traces',
+      });
+      const { receiver, gateway } = traced;
+      const response = await fetch(`${gateway.url}/api/open/v1/catalog/models`);
+      const spanId = /^00-[0-9a-f]{32}-([0-9a-f]{16})-01$/.exec(response.headers.get('traceparent') ?? '')?.[1];
+      await receiver.waitFor((all) => all.some((span) => span.spanId === spanId));
+      expect(receiver.lastHeaders).toMatchObject({ authorization: 'Bearer collector-secret-1', 'x-tenant': 'payg-traces' });
+      expect(gateway.output()).not.toContain('collector-secret-1');
+    } finally {
+      await stopTraced(traced?.receiver, traced?.gateway);
+    }
+  });
+});
+
 describe('OpenTelemetry settings the exporter cannot honour', () => {
   it.each([
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'notaurl', {}],

@@ -14,7 +14,7 @@
 // - int64 attribute values are numbers when safe integers, else bigints; timestamps are bigint ns;
 // - bytes values are Uint8Arrays, arrays are arrays, kvlists are plain objects.
 
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -70,6 +70,8 @@ export interface OtlpReceiver {
   close(): Promise<void>;
   /** Export requests accepted (answered 200). */
   readonly requests: number;
+  /** The HTTP headers of the last export request accepted (undefined before the first). */
+  readonly lastHeaders: IncomingHttpHeaders | undefined;
 }
 
 const TRACES_PATH = '/v1/traces';
@@ -97,6 +99,7 @@ interface Waiter {
 export async function startOtlpReceiver(options: OtlpReceiverOptions = {}): Promise<OtlpReceiver> {
   let received: ReceivedSpan[] = [];
   let requests = 0;
+  let lastHeaders: IncomingHttpHeaders | undefined;
   const waiters = new Set<Waiter>();
   const server = createServer(function otlpHandler(req, res) {
     handle(req, res).catch(() => {
@@ -124,6 +127,9 @@ export async function startOtlpReceiver(options: OtlpReceiverOptions = {}): Prom
     get requests() {
       return requests;
     },
+    get lastHeaders() {
+      return lastHeaders;
+    },
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -141,6 +147,7 @@ export async function startOtlpReceiver(options: OtlpReceiverOptions = {}): Prom
       return send(res, 400, 'text/plain', `malformed OTLP ${format} request: ${(error as Error).message}`);
     }
     requests++;
+    lastHeaders = req.headers;
     received.push(...spans);
     for (const waiter of [...waiters]) waiter.check();
     send(res, 200, RESPONSES[format].type, RESPONSES[format].body);
