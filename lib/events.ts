@@ -80,6 +80,7 @@ export const envelopeSchema = z.object({
   source: z.string(),
   data: z.unknown(),
   traceparent: z.string().optional(),
+  tracestate: z.string().optional(),
 });
 
 /**
@@ -104,7 +105,10 @@ export interface EventEnvelope<T = BillingData | UsageData> {
   occurredAt: string;
   source: string;
   data: T;
+  /** The W3C trace context of the event's publish span (set when it is published traced). */
   traceparent?: string;
+  /** The `tracestate` of the request that made the event, when it came with one. */
+  tracestate?: string;
 }
 
 export function billingEvent(id: string, occurredAtMs: number, data: BillingData, source = 'FundsHold'): EventEnvelope<BillingData> {

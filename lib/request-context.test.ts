@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { contextFromHeaders, currentContext, detached, parseTraceparent, propagationHeaders, runRequest, runWithContext, traceparentOf } from './request-context';
+import { contextFromHeaders, currentContext, detached, parseTraceparent, parseTracestate, propagationHeaders, runRequest, runWithContext, traceparentOf, tracestateOf } from './request-context';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
@@ -32,6 +32,51 @@ describe('parseTraceparent', () => {
     ['two headers joined', `00-${TRACE}-${PARENT}-01, 00-${TRACE}-${PARENT}-01`],
   ])('when the header is %s, then it is ignored', (_what, header) => {
     expect(parseTraceparent(header)).toBeUndefined();
+  });
+});
+
+describe('parseTracestate', () => {
+  const kept = (header: unknown) => parseTracestate(header)?.serialize();
+  const members = (count: number, from = 0) => Array.from({ length: count }, (_, i) => `k${from + i}=v${from + i}`);
+
+  it('when the header is a valid list, then it is kept as it came, in its order (members trimmed, empty ones left out)', () => {
+    expect(kept('congo=t61rcWkgMzE,rojo=00f067aa0ba902b7')).toBe('congo=t61rcWkgMzE,rojo=00f067aa0ba902b7');
+    expect(kept(' rojo=1 ,\t, congo=2,')).toBe('rojo=1,congo=2');
+    expect(kept('tenant@vendor=x y,a/b*c_d-e=!~')).toBe('tenant@vendor=x y,a/b*c_d-e=!~');
+  });
+
+  it('when it came as several headers, then they make one list', () => {
+    expect(kept(['a=1', 'b=2,c=3'])).toBe('a=1,b=2,c=3');
+  });
+
+  it.each([
+    ['absent', undefined],
+    ['empty', ''],
+    ['only commas and spaces', ' , ,'],
+    ['a member without =', 'a=1,nonsense'],
+    ['an uppercase key', 'a=1,Rojo=2'],
+    ['an empty key', '=1'],
+    ['an empty value', 'a='],
+    ['a value with =', 'a=b=c'],
+    ['a value with a control character', 'a=b\u0001'],
+    ['a key said twice', 'a=1,b=2,a=3'],
+    ['33 members', members(33).join(',')],
+  ])('when the header is %s, then it is dropped whole, not an error', (_what, header) => {
+    expect(parseTracestate(header)).toBeUndefined();
+  });
+
+  it('when it has 32 members, then all are kept', () => {
+    expect(kept(members(32).join(','))).toBe(members(32).join(','));
+  });
+
+  it('when it is over 512 characters, then members over 128 characters go first, then members from the end, until it fits', () => {
+    const large = `big=${'x'.repeat(200)}`;
+    const small = Array.from({ length: 10 }, (_, i) => `m${i}=${'y'.repeat(40)}`); // 43 characters each
+    // 10 small (439 with commas) and the large one: the large one goes, the small ones all stay.
+    expect(kept([small.slice(0, 5).join(','), large, small.slice(5).join(',')].join(','))).toBe(small.join(','));
+    // 13 small ones (571): cut from the end to 11 (483).
+    const more = [...small, ...['a', 'b', 'c'].map((k) => `${k}=${'z'.repeat(41)}`)];
+    expect(kept(more.join(','))).toBe(more.slice(0, 11).join(','));
   });
 });
 
@@ -87,6 +132,20 @@ describe('the current context', () => {
       expect(detached(() => currentContext())).toBeUndefined();
       expect(currentContext()).toBe(context);
     });
+  });
+
+  it('when a request comes with a tracestate, then it goes along unchanged beside the traceparent; without a valid traceparent it is not read', () => {
+    const withState = contextFromHeaders({ traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'rojo=00f067aa0ba902b7, congo=t61rcWkgMzE' }, 'req-state');
+    expect(tracestateOf(withState)).toBe('rojo=00f067aa0ba902b7,congo=t61rcWkgMzE');
+    runWithContext(withState, () => {
+      expect(propagationHeaders()).toEqual({ traceparent: traceparentOf(withState), tracestate: 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE', 'x-request-id': 'req-state' });
+    });
+    const orphan = contextFromHeaders({ traceparent: 'garbage', tracestate: 'rojo=1' }, 'req-orphan');
+    expect(tracestateOf(orphan)).toBeUndefined();
+    expect(runWithContext(orphan, propagationHeaders)).not.toHaveProperty('tracestate');
+    const malformed = contextFromHeaders({ traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'rojo' }, 'req-bad');
+    expect(malformed.traceId).toBe(TRACE);
+    expect(runWithContext(malformed, propagationHeaders)).not.toHaveProperty('tracestate');
   });
 
   it('when a call leaves for the sidecar, then the trace and request id go along, and nothing outside a request', () => {

@@ -1,5 +1,6 @@
 // The request a piece of work belongs to, without passing it down every call: its request id
-// and its W3C trace context (https://www.w3.org/TR/trace-context/). Log lines carry both (see
+// and its W3C trace context (https://www.w3.org/TR/trace-context/): `traceparent`, and the
+// caller's `tracestate` (vendor data passed on unchanged, when one came). Log lines carry both (see
 // lib/logger.ts) and calls to the Dapr sidecar forward them, so one trace id follows a request
 // from the gateway through daprd into the actors and ledger apps.
 
@@ -7,8 +8,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomFillSync, randomUUID } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
-import { ROOT_CONTEXT, TraceFlags, defaultTextMapSetter, trace, type Span, type TextMapGetter } from '@opentelemetry/api';
-import { TRACE_PARENT_HEADER, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { ROOT_CONTEXT, TraceFlags, defaultTextMapSetter, trace, type Span, type TextMapGetter, type TraceState } from '@opentelemetry/api';
+import { TRACE_PARENT_HEADER, TraceState as W3CTraceState, W3CTraceContextPropagator } from '@opentelemetry/core';
 
 export interface RequestContext {
   requestId: string;
@@ -20,12 +21,16 @@ export interface RequestContext {
   flags: string;
   /** The recording span `spanId` names, when this process traces (lib/tracing.ts). */
   span?: Span;
+  /** The caller's `tracestate`, as validated by parseTracestate: sent on with `traceparent`. */
+  traceState?: TraceState;
 }
 
 export interface ParsedTraceparent {
   traceId: string;
   parentId: string;
   flags: string;
+  /** The `tracestate` that came with it, when one did and it was valid. */
+  traceState?: TraceState;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();
@@ -56,13 +61,55 @@ const injected: Record<string, string> = { [TRACE_PARENT_HEADER]: '' };
 
 /**
  * A valid `traceparent` header, or undefined (invalid ones are ignored, as the spec says).
- * Of the flags only `sampled` (the one flag of version 00) is kept.
+ * Of the flags only `sampled` (the one flag of version 00) is kept. `tracestate` is the header
+ * that came with it, kept when valid (parseTracestate); never read without a valid traceparent.
  */
-export function parseTraceparent(header: unknown): ParsedTraceparent | undefined {
+export function parseTraceparent(header: unknown, tracestate?: unknown): ParsedTraceparent | undefined {
   if (typeof header !== 'string') return undefined;
   const parent = trace.getSpanContext(w3c.extract(ROOT_CONTEXT, header, traceparentValue));
   if (!parent) return undefined;
-  return { traceId: parent.traceId, parentId: parent.spanId, flags: parent.traceFlags & TraceFlags.SAMPLED ? '01' : '00' };
+  const parsed: ParsedTraceparent = { traceId: parent.traceId, parentId: parent.spanId, flags: parent.traceFlags & TraceFlags.SAMPLED ? '01' : '00' };
+  if (tracestate !== undefined) parsed.traceState = parseTracestate(tracestate);
+  return parsed;
+}
+
+/** The most list members a `tracestate` may hold (W3C Trace Context). */
+export const TRACESTATE_MAX_MEMBERS = 32;
+/** The length a `tracestate` is cut to, entries over 128 characters going first (the spec's SHOULD). */
+export const TRACESTATE_MAX_LENGTH = 512;
+const TRACESTATE_LARGE_MEMBER = 128;
+
+/**
+ * A caller's `tracestate` (one header, or several, which make one list), as W3C Trace Context
+ * says a participant passes it on; undefined when there is nothing to pass. The grammar of each
+ * member is OpenTelemetry's TraceState's own: a member it would not keep as it is (no `=`, a key
+ * or value out of the grammar) or a key said twice makes the header malformed, and a header of
+ * more than 32 members is not a valid list either: either is dropped whole, never an error.
+ * Empty members (`a=1,,b=2`) are allowed and left out. Over 512 characters, members longer than
+ * 128 are removed first (the rightmost first), then members from the end, until it fits.
+ */
+export function parseTracestate(header: unknown): TraceState | undefined {
+  const raw = Array.isArray(header) ? header.join(',') : header;
+  if (typeof raw !== 'string') return undefined;
+  const members: string[] = [];
+  const keys = new Set<string>();
+  for (const part of raw.split(',')) {
+    const member = part.trim();
+    if (member === '') continue;
+    const key = member.slice(0, member.indexOf('='));
+    if (members.length === TRACESTATE_MAX_MEMBERS || keys.has(key) || new W3CTraceState(member).serialize() !== member) return undefined;
+    keys.add(key);
+    members.push(member);
+  }
+  let length = members.join(',').length;
+  for (const large of [true, false]) {
+    for (let i = members.length - 1; i >= 0 && length > TRACESTATE_MAX_LENGTH; i--) {
+      if (large && members[i].length <= TRACESTATE_LARGE_MEMBER) continue;
+      length -= members[i].length + (members.length > 1 ? 1 : 0);
+      members.splice(i, 1);
+    }
+  }
+  return members.length > 0 ? new W3CTraceState(members.join(',')) : undefined;
 }
 
 /**
@@ -92,25 +139,41 @@ function newTraceId(): string {
   return randomHex(16);
 }
 
-/** The context of an incoming request: its trace continued from `traceparent` (sampled whatever its flag), or a new one. */
-export function contextFromHeaders(headers: IncomingHttpHeaders, requestId?: string): RequestContext {
-  const incoming = parseTraceparent(headers.traceparent);
+/** The trace context a request came with: its `traceparent` and `tracestate` headers, read (undefined when none or invalid). */
+export function incomingTrace(headers: IncomingHttpHeaders): ParsedTraceparent | undefined {
+  return parseTraceparent(headers.traceparent, headers.tracestate);
+}
+
+/**
+ * The context of an incoming request: its trace continued from `traceparent` (sampled whatever
+ * its flag) with the caller's `tracestate`, or a new one. `incoming` is that read of its headers.
+ */
+export function contextFromHeaders(headers: IncomingHttpHeaders, requestId?: string, incoming = incomingTrace(headers)): RequestContext {
   const header = headers['x-request-id'];
   return {
     requestId: requestId ?? (typeof header === 'string' && SANE_REQUEST_ID.test(header) ? header : randomUUID()),
     traceId: incoming?.traceId ?? newTraceId(),
     spanId: newSpanId(),
     flags: SAMPLED,
+    traceState: incoming?.traceState,
   };
 }
 
-/** The `traceparent` of this process's span: answered to the client, sent on outgoing calls. */
+/**
+ * The `traceparent` of this process's span: answered to the client, sent on outgoing calls (with
+ * `tracestateOf`, when the request came with one).
+ */
 export function traceparentOf(context: RequestContext): string {
   const span = context.span ?? trace.wrapSpanContext({ traceId: context.traceId, spanId: context.spanId, traceFlags: context.flags === '01' ? TraceFlags.SAMPLED : TraceFlags.NONE });
   injected[TRACE_PARENT_HEADER] = '';
   w3c.inject(trace.setSpan(ROOT_CONTEXT, span), injected, defaultTextMapSetter);
   // Our ids are never invalid (made here or read by parseTraceparent); an empty header would say otherwise.
   return injected[TRACE_PARENT_HEADER];
+}
+
+/** The `tracestate` sent on beside `traceparentOf(context)`: the caller's, unchanged; undefined when it sent none. */
+export function tracestateOf(context: RequestContext): string | undefined {
+  return context.traceState?.serialize();
 }
 
 export function runWithContext<R>(context: RequestContext, body: () => R): R {
@@ -129,10 +192,13 @@ export function detached<R>(body: () => R): R {
   return storage.exit(body);
 }
 
-/** The headers that carry the current request to another app through the sidecar. */
+/** The headers that carry the current request to another app through the sidecar (tracestate too, when the request has one). */
 export function propagationHeaders(): Record<string, string> {
   const context = currentContext();
-  return context ? { traceparent: traceparentOf(context), 'x-request-id': context.requestId } : {};
+  if (!context) return {};
+  const headers: Record<string, string> = { traceparent: traceparentOf(context), 'x-request-id': context.requestId };
+  if (context.traceState) headers.tracestate = context.traceState.serialize();
+  return headers;
 }
 
 /**

@@ -5,7 +5,7 @@ import { eventually } from '../test/support/eventually';
 import { SpanKind } from '@opentelemetry/api';
 import { tracing as sdkTrace } from '@opentelemetry/sdk-node';
 import { currentContext, propagationHeaders, runWithContext, traceparentOf } from './request-context';
-import { deliverInProcess, endModelCall, incomingContext, requestContext, startModelCall, startTracing, stopTracing, traced, tracingEnabled } from './tracing';
+import { deliverInProcess, endModelCall, incomingContext, requestContext, startModelCall, startTracing, stopTracing, traced, tracedFrom, tracingEnabled } from './tracing';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
@@ -51,6 +51,31 @@ describe('traced', () => {
     expect(inner.context?.spanId).toBe(child.spanContext().spanId);
     expect(inner.headers.traceparent).toBe(`00-${TRACE}-${child.spanContext().spanId}-01`);
     expect(inner.headers['x-request-id']).toBe('req-1');
+  });
+
+  it('when a request arrives with a tracestate, then its spans carry it and every call under them sends it on unchanged', async () => {
+    const context = incomingContext({ traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE' }, 'POST', { kind: SpanKind.SERVER }, 'req-state');
+    const inner = await runWithContext(context, () => traced('FundsHold/reserve', { kind: SpanKind.CLIENT }, async () => propagationHeaders()));
+    context.span!.end();
+    const [child, server] = spans();
+    expect([server, child].map((span) => span.spanContext().traceState?.serialize())).toEqual(['rojo=00f067aa0ba902b7,congo=t61rcWkgMzE', 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE']);
+    expect(inner).toEqual({ traceparent: `00-${TRACE}-${child.spanContext().spanId}-01`, tracestate: 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE', 'x-request-id': 'req-state' });
+  });
+
+  it('when a request arrives with a malformed tracestate, then it is traced as without one', async () => {
+    const context = incomingContext({ traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'rojo=1,Bad Key=2' }, 'POST', { kind: SpanKind.SERVER }, 'req-bad-state');
+    const inner = await runWithContext(context, () => traced('FundsHold/reserve', { kind: SpanKind.CLIENT }, async () => propagationHeaders()));
+    context.span!.end();
+    expect(spans().map((span) => [span.parentSpanContext?.traceId, span.spanContext().traceState])).toEqual([[TRACE, undefined], [TRACE, undefined]]);
+    expect(inner).not.toHaveProperty('tracestate');
+  });
+
+  it('when an event carries a traceparent and a tracestate, then its consumption joins that trace with that tracestate', async () => {
+    const seen = await tracedFrom({ traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'rojo=1' }, 'process usage', { kind: SpanKind.CONSUMER }, async () => propagationHeaders());
+    const [consume] = spans();
+    expect(consume.parentSpanContext?.spanId).toBe(PARENT);
+    expect(consume.spanContext().traceState?.serialize()).toBe('rojo=1');
+    expect(seen.tracestate).toBe('rojo=1');
   });
 
   it('when a request arrives with an unsampled traceparent, then it is sampled all the same: its span is recorded under the caller\'s, and what goes on says sampled', async () => {
@@ -121,6 +146,19 @@ describe('traced', () => {
     expect(server.attributes).toMatchObject({ 'dapr.actor.type': 'FundsHold', 'dapr.actor.id': 'acct:pool-3', 'dapr.actor.method': 'reserve', 'http.response.status_code': 200 });
     expect(seen!.spanId).toBe(server.spanContext().spanId);
     expect(traceparentOf(seen!)).toBe(`00-${TRACE}-${server.spanContext().spanId}-01`);
+  });
+
+  it('when daprd delivers an actor call with a tracestate, then the actors app\'s span carries it and its own sidecar calls send it on', () => {
+    const req = Object.assign(new EventEmitter(), { method: 'PUT', url: '/actors/FundsHold/acct%3Apool-3/method/settle', headers: { traceparent: `00-${TRACE}-${PARENT}-01`, tracestate: 'rojo=00f067aa0ba902b7', 'x-request-id': 'from-gateway' } });
+    const res = Object.assign(new EventEmitter(), { statusCode: 200 });
+    let sent: Record<string, string> = {};
+    requestContext()(req, res, () => {
+      sent = propagationHeaders();
+    });
+    res.emit('finish');
+    const [server] = spans();
+    expect(server.spanContext().traceState?.serialize()).toBe('rojo=00f067aa0ba902b7');
+    expect(sent.tracestate).toBe('rojo=00f067aa0ba902b7');
   });
 
   it('when the ledger app serves a read, then its server span is named by the route, never the path with its ids', async () => {

@@ -31,7 +31,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { traceExportOf } from './config';
-import { contextFromHeaders, currentContext, detached, parseTraceparent, runRequest, runWithContext, type ParsedTraceparent, type RequestContext } from './request-context';
+import { contextFromHeaders, currentContext, detached, incomingTrace, parseTraceparent, runRequest, runWithContext, type ParsedTraceparent, type RequestContext } from './request-context';
 
 export { SpanKind };
 
@@ -169,7 +169,7 @@ function parentContext(parent: ParsedTraceparent | RequestContext | undefined): 
   if (!parent) return ROOT_CONTEXT;
   if ('span' in parent && parent.span) return trace.setSpan(ROOT_CONTEXT, parent.span);
   const spanId = 'spanId' in parent ? parent.spanId : parent.parentId;
-  const spanContext: SpanContext = { traceId: parent.traceId, spanId, traceFlags: parseInt(parent.flags, 16) & 1, isRemote: true };
+  const spanContext: SpanContext = { traceId: parent.traceId, spanId, traceFlags: parseInt(parent.flags, 16) & 1, isRemote: true, traceState: parent.traceState };
   return trace.setSpanContext(ROOT_CONTEXT, spanContext);
 }
 
@@ -192,13 +192,15 @@ export interface SpanOptions {
 
 /**
  * The context of an incoming request, with its server (or consumer) span when tracing is on:
- * the span continues the caller's `traceparent`, or starts a trace. Untraced, the ids are made
- * up here (lib/request-context.ts) so logs and sidecars still share one trace id.
+ * the span continues the caller's `traceparent` (and carries its `tracestate`), or starts a
+ * trace. Untraced, the ids are made up here (lib/request-context.ts) so logs and sidecars still
+ * share one trace id.
  */
 export function incomingContext(headers: IncomingHttpHeaders, name: string, options: SpanOptions, requestId?: string, traceIt = true): RequestContext {
-  const context = contextFromHeaders(headers, requestId);
+  const incoming = incomingTrace(headers);
+  const context = contextFromHeaders(headers, requestId, incoming);
   if (!tracer || !traceIt) return context;
-  return withinSpan(context, tracer.startSpan(name, options, parentContext(parseTraceparent(headers.traceparent))));
+  return withinSpan(context, tracer.startSpan(name, options, parentContext(incoming)));
 }
 
 /** A span under the current request's (or under `parent`), not made current; undefined when untraced. */
@@ -206,10 +208,10 @@ export function startSpan(name: string, options: SpanOptions, parent: RequestCon
   return tracer?.startSpan(name, options, parentContext(parent));
 }
 
-/** The request context whose outgoing calls and log lines belong to `span`. */
+/** The request context whose outgoing calls and log lines belong to `span` (its tracestate, the one its parent had, going along). */
 export function withinSpan(parent: RequestContext | undefined, span: Span): RequestContext {
   const ids = span.spanContext();
-  return { requestId: parent?.requestId ?? ids.spanId, traceId: ids.traceId, spanId: ids.spanId, flags: ids.traceFlags & 1 ? '01' : '00', span };
+  return { requestId: parent?.requestId ?? ids.spanId, traceId: ids.traceId, spanId: ids.spanId, flags: ids.traceFlags & 1 ? '01' : '00', span, traceState: ids.traceState };
 }
 
 /** Marks the current request's span (when traced) as failed, without ending it: work that failed without throwing. */
@@ -247,13 +249,13 @@ export function tracedRoot<R>(name: string, options: SpanOptions, body: () => Pr
 
 /**
  * Runs `body` in a span whose parent is the one `traceparent` names (a message's publish span, so
- * its consumption joins the trace of the request that made it), or the current request's when
- * the traceparent is absent or invalid.
+ * its consumption joins the trace of the request that made it, with the `tracestate` it carried),
+ * or the current request's when the traceparent is absent or invalid.
  */
-export function tracedFrom<R>(traceparent: unknown, name: string, options: SpanOptions, body: () => Promise<R>): Promise<R> {
+export function tracedFrom<R>(carrier: { traceparent?: unknown; tracestate?: unknown }, name: string, options: SpanOptions, body: () => Promise<R>): Promise<R> {
   if (!tracer) return body();
   const parent = currentContext();
-  return runInSpan(tracer.startSpan(name, options, parentContext(parseTraceparent(traceparent) ?? parent)), parent, body);
+  return runInSpan(tracer.startSpan(name, options, parentContext(parseTraceparent(carrier.traceparent, carrier.tracestate) ?? parent)), parent, body);
 }
 
 function runInSpan<R>(span: Span, parent: RequestContext | undefined, body: () => Promise<R>): Promise<R> {

@@ -5,7 +5,10 @@
 
 import { ActorId, DaprClient } from '@dapr/dapr';
 import { FundsHold } from '../funds-hold/FundsHold';
+import { tracing as sdkTrace } from '@opentelemetry/sdk-node';
 import { DaprSidecar } from '../../lib/dapr-http';
+import { contextFromHeaders, runWithContext } from '../../lib/request-context';
+import { startTracing, stopTracing } from '../../lib/tracing';
 import { billingEvent, MAX_EVENTS_PER_MESSAGE, usageEvent, type EventEnvelope, type Topic } from '../../lib/events';
 import { passes } from '../../test/support/eventually';
 import { startFakeSidecar, storedOutbox, type FakeSidecar } from '../../test/support/fake-dapr-sidecar';
@@ -96,4 +99,30 @@ describe('the Dapr host adapter, publishing', () => {
     expect(messages.flat().filter((id) => id.startsWith('b'))).toEqual(picked.filter(({ event }) => event.topic === 'billing').map(({ event }) => event.id));
     for (const ids of messages) expect(new Set(ids.map((id) => id[0])).size).toBe(1);
   });
+});
+
+describe('the Dapr host adapter, publishing traced', () => {
+  const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const exporter = new sdkTrace.InMemorySpanExporter();
+  beforeAll(() => expect(startTracing('actors', { exporter })).toBe(true));
+  afterAll(() => stopTracing());
+
+  it('when the call that commits an event came with a tracestate, then the event carries it beside its publish span\'s traceparent, for the ledger\'s consume', async () => {
+    const ledger: OutboxLedger = { stored: async () => new Set(), deliver: async () => new Set() };
+    await withHangingPubSub('acct_traced:pool-3', ledger, async ({ actor, messages, releasePubSub }) => {
+      const call = contextFromHeaders({ traceparent: `00-${TRACE}-00f067aa0ba902b7-01`, tracestate: 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE' });
+      expect(await runWithContext(call, () => actor.credit({ amount: 1000, reference: 'traced' }))).toMatchObject({ ok: true });
+      releasePubSub();
+      const publish = await passes(async () => {
+        const ended = exporter.getFinishedSpans().find((span) => span.name.startsWith('publish '));
+        if (!ended) throw new Error('no publish span ended yet');
+        return ended;
+      });
+      expect(messages).toHaveLength(1);
+      const [event] = messages[0].events;
+      expect(publish.name).toBe(`publish ${event.topic}`);
+      expect(event.traceparent).toBe(`00-${TRACE}-${publish.spanContext().spanId}-01`);
+      expect(event.tracestate).toBe('rojo=00f067aa0ba902b7,congo=t61rcWkgMzE');
+    });
+  }, 60_000);
 });

@@ -11,7 +11,7 @@ import type { DaprSidecar } from '../../lib/dapr-http';
 import { toGatewayError } from '../../lib/errors';
 import { faultPoint } from '../../lib/fault-points';
 import { MAX_EVENTS_PER_MESSAGE, type EventEnvelope, type Topic } from '../../lib/events';
-import { currentContext, traceparentOf, type RequestContext } from '../../lib/request-context';
+import { currentContext, traceparentOf, tracestateOf, type RequestContext } from '../../lib/request-context';
 import { endSpan, messagingAttributes, SpanKind, startSpan, withinSpan } from '../../lib/tracing';
 import { metrics } from '../../lib/metrics';
 import { DaprActorInvoker } from './dapr-invoker';
@@ -416,7 +416,10 @@ export function daprActorClass(cls: ActorClass, publish: DaprPublisher, sidecar:
       const events = message.map(({ event, context }, i) => {
         const span = spans[i];
         metrics.eventPublished(event.topic);
-        return span ? { ...event, traceparent: traceparentOf(withinSpan(context, span)) } : event;
+        if (!span) return event;
+        const published = withinSpan(context, span);
+        const tracestate = tracestateOf(published);
+        return tracestate ? { ...event, traceparent: traceparentOf(published), tracestate } : { ...event, traceparent: traceparentOf(published) };
       });
       try {
         // Resolved only when daprd answered 2xx: pub/sub has taken the message, which is not

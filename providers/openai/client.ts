@@ -14,7 +14,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
-import { currentContext, traceparentOf } from '../../lib/request-context';
+import { currentContext, traceparentOf, tracestateOf } from '../../lib/request-context';
 import { abortedCallError } from '../abort';
 import { CREDENTIAL_STATUSES, ProviderError } from '../port';
 import { customerDetail, headerSecrets, withoutSecrets, type Internals } from '../redact';
@@ -90,14 +90,16 @@ export class OpenAiClient {
     }
     const common = accept === 'sse' ? this.sseHeaders : this.jsonHeaders;
     // The W3C trace context of the call (the model call's span when traced): an upstream that
-    // traces continues the request's trace.
+    // traces continues the request's trace. The client's tracestate goes along when it sent one.
     const context = currentContext();
+    const sent: Record<string, string> = context ? { ...common, ...headers, traceparent: traceparentOf(context) } : headers ? { ...common, ...headers } : common;
+    if (context?.traceState) sent.tracestate = tracestateOf(context)!; // `sent` is this call's own object then
     let response: Dispatcher.ResponseData;
     try {
       response = await this.pool.request({
         method: 'POST',
         path: this.prefix + route,
-        headers: context ? { ...common, ...headers, traceparent: traceparentOf(context) } : headers ? { ...common, ...headers } : common,
+        headers: sent,
         body: json,
         signal,
       });

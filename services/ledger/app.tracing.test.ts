@@ -68,6 +68,15 @@ describe('the ledger app, traced', () => {
     expect(consumes().map((span) => span.status.code)).toEqual([SpanStatusCode.UNSET, SpanStatusCode.UNSET]);
   });
 
+  it('when a batch\'s events carry the tracestate of the requests that made them, then each process span carries its own', async () => {
+    const batch = { events: [{ ...credit('s1', '00000000000000d1'), tracestate: 'rojo=1' }, credit('s2', '00000000000000d2')] };
+    expect(await deliver(batch)).toBe('SUCCESS');
+    expect(consumes().map((span) => [span.parentSpanContext?.spanId, span.spanContext().traceState?.serialize()])).toEqual([
+      ['00000000000000d1', 'rojo=1'],
+      ['00000000000000d2', undefined],
+    ]);
+  });
+
   it('when a single envelope is poisoned or cannot be stored, then its process span is in error', async () => {
     expect(await deliver({ id: 'x', topic: 'billing' })).toBe('DROP');
     storeDown = true;

@@ -61,7 +61,7 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
 
   /** One envelope: consumed under daprd's delivery span, linked to the publish it names. */
   async function handleOne(topic: string, event: unknown): Promise<DeliveryStatus> {
-    return traced(`process ${topic}`, { kind: SpanKind.CONSUMER, links: linkTo(traceparentIn(event)), attributes: messagingAttributes('process', topic, idOf(event)) }, async () => consumption((await handleEvents([event]))[0]));
+    return traced(`process ${topic}`, { kind: SpanKind.CONSUMER, links: linkTo(traceContextIn(event).traceparent), attributes: messagingAttributes('process', topic, idOf(event)) }, async () => consumption((await handleEvents([event]))[0]));
   }
 
   /**
@@ -75,7 +75,7 @@ export function createLedgerApp(store: LedgerStore, options: { logger?: Logger; 
     if (tracingEnabled()) {
       const links = linkToContext();
       await Promise.all(events.map((event, i) =>
-        tracedFrom(traceparentIn(event), `process ${topic}`, { kind: SpanKind.CONSUMER, links, attributes: messagingAttributes('process', topic, idOf(event)) }, async () => consumption((await handled)[i]))));
+        tracedFrom(traceContextIn(event), `process ${topic}`, { kind: SpanKind.CONSUMER, links, attributes: messagingAttributes('process', topic, idOf(event)) }, async () => consumption((await handled)[i]))));
     }
     return (await handled).includes('RETRY') ? 'RETRY' : 'SUCCESS';
   }
@@ -182,8 +182,9 @@ function idOf(event: unknown): string {
   return typeof id === 'string' ? id : '';
 }
 
-function traceparentIn(event: unknown): unknown {
-  return typeof event === 'object' && event !== null ? (event as { traceparent?: unknown }).traceparent : undefined;
+/** The trace context an event carries (its publish span's `traceparent`, and the `tracestate` of the request that made it). */
+function traceContextIn(event: unknown): { traceparent?: unknown; tracestate?: unknown } {
+  return typeof event === 'object' && event !== null ? (event as { traceparent?: unknown; tracestate?: unknown }) : {};
 }
 
 /**

@@ -163,6 +163,29 @@ export function tracingSuite(name: string, start: () => Promise<TracedDeployment
       }
     });
 
+    it('when a client sends a tracestate, then it is passed on unchanged: on the provider request, on every span of the request\'s trace, actor calls and events included', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      d.receiver.clear();
+      const callerTrace = randomUUID().replace(/-/g, '');
+      const tracestate = 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE';
+      const answer = await chat(d.url, apiKey, { ...hello, max_tokens: 5 }, { model: 'upstream-chat', headers: { traceparent: `00-${callerTrace}-00f067aa0ba902b7-01`, tracestate: ' rojo=00f067aa0ba902b7 ,, congo=t61rcWkgMzE' } });
+      expect(answer.status).toBe(200);
+      const { traceId } = traceIdOf(answer);
+      expect(traceId).toBe(callerTrace);
+      const { gateway, actors, ledger } = d.services;
+      expect(d.upstream.lastHeaders?.tracestate).toBe(tracestate);
+      const inTrace = (all: ReceivedSpan[]) => all.filter((s) => s.traceId === traceId);
+      // The caller's span is not ours: its trace has no root here, only spans under the caller's.
+      const complete = (list: ReceivedSpan[]) => has(list, ledger, 'process usage') && has(list, gateway, 'FundsHold/settle') && has(list, gateway, 'POST /api/open/v1/models/:id/chat') && (!d.sidecarSpans || has(list, actors, 'FundsHold/settle', KIND.server));
+      const spans = inTrace(await d.receiver.waitFor((all) => complete(inTrace(all)), 20_000));
+      const ours = spans.filter((s) => !d.sidecarSpans?.([s]).length);
+      const names = (list: ReceivedSpan[]) => list.map((s) => `${s.service} ${s.name}`).sort();
+      expect(names(ours.filter((s) => s.traceState === tracestate))).toEqual(names(ours));
+      expect(names(ours)).toEqual(expect.arrayContaining([`${gateway} POST /api/open/v1/models/:id/chat`, `${gateway} chat up-model`, `${gateway} FundsHold/settle`, `${actors} publish usage`, `${ledger} process usage`]));
+      // On Dapr the actors app's span has it only if both daprd hand it on (their hop between them included).
+      if (d.sidecarSpans) expect(names(ours)).toContain(`${actors} FundsHold/settle`);
+    });
+
     it('when a chat falls back to a second upstream, then its trace holds one provider span per attempt, each naming its upstream and outcome', async () => {
       const { apiKey } = await fundedAccount(d.url, 10_000_000);
       d.receiver.clear();

@@ -33,6 +33,8 @@ export interface ReceivedSpan {
   spanId: string;
   /** Absent on a root span. */
   parentSpanId?: string;
+  /** The W3C tracestate of the span's context; absent when it has none. */
+  traceState?: string;
   name: string;
   /** OTLP_SPAN_KIND: 0 unspecified, 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
   kind: number;
@@ -291,6 +293,7 @@ interface PlainSpan {
   traceId: Uint8Array;
   spanId: Uint8Array;
   parentSpanId: Uint8Array;
+  traceState: string;
   name: string;
   kind: number;
   startTimeUnixNano: string;
@@ -339,6 +342,7 @@ function spanOf(span: PlainSpan, service: string, scope: string): ReceivedSpan {
     status: { code: span.status?.code ?? 0 },
   };
   if (span.parentSpanId.length > 0) received.parentSpanId = hex(span.parentSpanId);
+  if (span.traceState) received.traceState = span.traceState;
   if (span.status?.message) received.status.message = span.status.message;
   return checked(received);
 }
