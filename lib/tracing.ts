@@ -327,7 +327,20 @@ export function withinModelCall<R>(span: Span | undefined, open: () => R): R {
 }
 
 export function endModelCall(span: Span | undefined, usage: { inputTokens: number; outputTokens: number } | undefined, error?: unknown): void {
-  endSpan(span, error, usage ? { 'gen_ai.usage.input_tokens': usage.inputTokens, 'gen_ai.usage.output_tokens': usage.outputTokens } : undefined);
+  endSpan(span, error, usage ? usageAttributes(usage) : undefined);
+}
+
+/**
+ * Ends a model call the gateway itself cut short (`reason`: `client_disconnected`, its client
+ * left): no failure of the provider's, so its status stays unset; `payg.cancelled` says why, and
+ * the tokens produced until then are counted when known.
+ */
+export function cancelModelCall(span: Span | undefined, reason: string, usage?: { inputTokens: number; outputTokens: number }): void {
+  endSpan(span, undefined, { 'payg.cancelled': reason, ...(usage ? usageAttributes(usage) : {}) });
+}
+
+function usageAttributes(usage: { inputTokens: number; outputTokens: number }): Attributes {
+  return { 'gen_ai.usage.input_tokens': usage.inputTokens, 'gen_ai.usage.output_tokens': usage.outputTokens };
 }
 
 /** Attributes of a publish or consume of one event. */

@@ -29,6 +29,21 @@ export function shuttingDown(): GatewayError {
   return new GatewayError('gateway_shutting_down', 'the gateway is shutting down: the call was cut and is charged only for what it produced');
 }
 
+/** The name of the reason a call is aborted with when its client has gone (clientDisconnected). */
+const CLIENT_DISCONNECTED = 'ClientDisconnected';
+
+/** The reason a call is aborted with when its client closed the connection before the answer was whole. */
+export function clientDisconnected(): Error {
+  const reason = new Error('client disconnected');
+  reason.name = CLIENT_DISCONNECTED;
+  return reason;
+}
+
+/** Whether `signal` was aborted because the client left (not its deadline, the drain or anything else). */
+export function leftByClient(signal: AbortSignal): boolean {
+  return signal.aborted && (signal.reason as { name?: unknown } | undefined)?.name === CLIENT_DISCONNECTED;
+}
+
 /**
  * Why an aborted call was stopped, as the client should hear it: its deadline (provider_timeout)
  * or the gateway's shutdown (gateway_shutting_down). Undefined when not aborted, or aborted for

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { chat, fundedAccount, hello, image, picture } from '../support/api';
+import { eventually } from '../support/eventually';
 import type { Upstream } from '../support/upstream';
 import { OTLP_SPAN_KIND as KIND, orphans, spanTree, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 
@@ -215,6 +216,50 @@ export function tracingSuite(name: string, start: () => Promise<TracedDeployment
       const model = appSpans(spans, gateway).find((s) => s.attributes['gen_ai.operation.name'] === 'chat')!;
       expect([model.parentSpanId, model.attributes['payg.provider'], model.attributes['payg.attempt.outcome'], model.status.code]).toEqual([spanId, 'local-openai-cut', 'broken', 2]);
       expect(spans.find((s) => s.spanId === spanId)?.attributes['http.response.status_code']).toBe(200);
+    });
+
+    /**
+     * A chat of `model` under a traceparent of the test's own, whose client leaves once `leave`
+     * resolves; the gateway's server span and its provider span, once both have arrived.
+     */
+    async function leftChat(model: string, directive: string, stream: boolean, leave: (sent: Promise<Response>) => Promise<void>) {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const traceId = randomUUID().replace(/-/g, '');
+      const controller = new AbortController();
+      const sent = fetch(`${d.url}/api/open/v1/models/${model}/chat`, {
+        method: 'POST',
+        signal: controller.signal,
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...(directive ? { 'x-sim-directive': directive } : {}), traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+        body: JSON.stringify({ ...hello, stream, max_tokens: 200 }),
+      });
+      await leave(sent);
+      controller.abort();
+      await sent.catch(() => undefined);
+      const { gateway } = d.services;
+      const ended = (all: ReceivedSpan[]) => all.filter((s) => s.traceId === traceId && s.service === gateway);
+      const spans = ended(await d.receiver.waitFor((all) => ended(all).some((s) => s.kind === KIND.server) && ended(all).some((s) => s.attributes['gen_ai.operation.name'] === 'chat'), 20_000));
+      return { server: spans.find((s) => s.kind === KIND.server)!, model: spans.find((s) => s.attributes['gen_ai.operation.name'] === 'chat')! };
+    }
+
+    it('when the client leaves while the provider is still answering, then the provider span is cancelled by the gateway, not in error, and the server span says the client closed (499)', async () => {
+      const before = d.upstream.requests;
+      // Left once the upstream (which never answers) has the call.
+      const { server, model } = await leftChat('hanging-upstream-chat', '', false, async () => void (await eventually(async () => d.upstream.requests, (n) => n > before)));
+      expect([model.status.code, model.attributes['payg.cancelled'], model.attributes['payg.attempt.outcome']]).toEqual([0, 'client_disconnected', 'aborted']);
+      expect(model.parentSpanId).toBe(server.spanId);
+      expect([server.status.code, server.attributes['http.response.status_code'], server.attributes['payg.client_closed']]).toEqual([0, 499, true]);
+    });
+
+    it('when the client leaves a stream midway, then the provider span is cancelled by the gateway with the tokens produced, not in error, and the server span says the client closed after its 200', async () => {
+      const { server, model } = await leftChat('sim-chat', 'tokens=200; stream-delay=20', true, async (sent) => {
+        const reader = (await sent).body!.getReader();
+        let received = '';
+        while ((received.match(/tok/g) ?? []).length < 3) received += new TextDecoder().decode((await reader.read()).value);
+      });
+      expect([model.status.code, model.attributes['payg.cancelled']]).toEqual([0, 'client_disconnected']);
+      expect(model.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
+      expect(model.attributes['gen_ai.usage.output_tokens']).toBeLessThan(200);
+      expect([server.status.code, server.attributes['http.response.status_code'], server.attributes['payg.client_closed']]).toEqual([0, 200, true]);
     });
 
     it('when an image is generated, then its trace holds the ImageTask calls, FundsHold under them, the provider call and the linked consume', async () => {

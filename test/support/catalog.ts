@@ -50,6 +50,8 @@ export function writeTestCatalog(path: string, upstreamUrl: string, options: Tes
     { ...chat, id: 'overstating-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e13', provider: 'local-openai-overstating', upstream_model: 'up-model' }] },
     { ...chat, id: 'misreporting-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e11', provider: 'local-openai-misreporting', upstream_model: 'up-model' }] },
     { ...chat, id: 'misreporting-anthropic-chat', profiles: [{ ...chat.profiles[1], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e12', provider: 'local-anthropic-misreporting', upstream_model: 'up-claude' }] },
+    // The upstream never answering: a call that is still waiting when its client leaves.
+    { ...chat, id: 'hanging-upstream-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e14', provider: 'local-openai-hang', upstream_model: 'up-model' }] },
     { ...chat, id: 'upstream-cut-chat', profiles: [{ ...chat.profiles[0], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e08', provider: 'local-openai-cut', upstream_model: 'up-model' }] },
     { ...chat, id: 'cached-anthropic-cut-chat', profiles: [{ ...chat.profiles[1], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e09', provider: 'local-anthropic-cached-cut', upstream_model: 'up-claude' }], prices: CACHE_PRICES },
     // Two upstreams, the first (nearly all the traffic) answering 503: every call falls back to the second.

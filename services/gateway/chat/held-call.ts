@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { UsageLine } from '../../../actors/funds-hold/FundsHoldInterface';
 import { endModelCall } from '../../../lib/tracing';
 import type { TokenUsage } from '../../../providers/port';
-import { deadline } from '../deadline';
+import { clientDisconnected, deadline } from '../deadline';
 import type { JsonAnswer } from '../http/answer';
 import { spendOf, withRateHeaders, type RateHeaderStyle } from '../limits/admission';
 import { DEFAULT_PROGRESS, HoldProgress } from './hold-progress';
@@ -55,7 +55,7 @@ export async function openHeldCall(deps: ChatDeps, input: ChatInput, terms: Held
   // Listening before the reservation: a client gone while it was made is seen below.
   const abort = new AbortController();
   const untrack = deps.drain?.track(abort);
-  const clientLeft = () => abort.abort(input.signal?.reason ?? new Error('client disconnected'));
+  const clientLeft = () => abort.abort(input.signal?.reason ?? clientDisconnected());
   if (input.signal?.aborted) clientLeft();
   else input.signal?.addEventListener('abort', clientLeft, { once: true });
   let clearDeadline = () => {};

@@ -4,12 +4,12 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../../../lib/errors';
 import { metrics } from '../../../lib/metrics';
-import { endModelCall, startModelCall, withinModelCall } from '../../../lib/tracing';
+import { cancelModelCall, endModelCall, startModelCall, withinModelCall } from '../../../lib/tracing';
 import { UpstreamHealth } from '../routing/health';
 import type { Upstream } from './upstream';
 import type { RouteAttempt, RouteRecord } from '../../../lib/route-record';
 import { customerProviderMessage, ProviderError, type TokenUsage } from '../../../providers/port';
-import { stoppedBy } from '../deadline';
+import { leftByClient, stoppedBy } from '../deadline';
 import type { HoldProgress } from './hold-progress';
 import type { PreparedChat, RouteCandidate } from './prepare';
 
@@ -44,6 +44,9 @@ export function logProviderFailure(logger: Logger | undefined, provider: string 
   const upstream = error instanceof ProviderError ? { kind: error.kind, upstreamStatus: error.upstreamStatus } : {};
   logger.warn({ ...fields, provider, ...upstream, err: error }, 'provider call failed');
 }
+
+/** What a model-call span cut short by its client leaving says (`payg.cancelled`). */
+export const CLIENT_DISCONNECTED = 'client_disconnected';
 
 /** The call stopped because its client left: not a provider failure (nothing counted); nobody reads the answer. */
 function clientLeft(): GatewayError {
@@ -191,7 +194,9 @@ export async function openProviderCall<T, U>(call: CallRoute<U>, hold: HoldHandl
       const outcome = attemptOutcome(error, signal);
       attempts.push(recorded(candidate.provider, outcome, started));
       spanOutcome(span, outcome);
-      endModelCall(span, undefined, error);
+      // The client leaving is no failure of the provider's: its span says the gateway cancelled it.
+      if (leftByClient(signal)) cancelModelCall(span, CLIENT_DISCONNECTED);
+      else endModelCall(span, undefined, error);
       if (outcome !== 'aborted') logProviderFailure(call.logger, candidate.provider, error, { outcome, attempt: i + 1 });
       // The call's own deadline, the client leaving and the drain stop the call, not the upstream: its circuit is untouched.
       if (outcome !== 'rejected' && !signal.aborted) routing.health.failed(candidate.provider, error instanceof ProviderError ? error.retryAfterMs : undefined);

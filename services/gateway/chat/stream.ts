@@ -3,12 +3,12 @@
 
 import type { Logger } from 'pino';
 import { GatewayError } from '../../../lib/errors';
-import { endModelCall } from '../../../lib/tracing';
+import { cancelModelCall, endModelCall } from '../../../lib/tracing';
 import type { TokenUsage } from '../../../providers/port';
-import { stoppedBy } from '../deadline';
+import { leftByClient, stoppedBy } from '../deadline';
 import type { StreamFrame } from '../http/answer';
 import { countedPrompt, type AnyWire, type PreparedChat } from './prepare';
-import { logProviderFailure, routingOf, SETTLE_WAIT_MS, streamBroke, toGatewayProviderError, within, type HoldHandle, type modelCallSpan, type Routing } from './provider-call';
+import { CLIENT_DISCONNECTED, logProviderFailure, routingOf, SETTLE_WAIT_MS, streamBroke, toGatewayProviderError, within, type HoldHandle, type modelCallSpan, type Routing } from './provider-call';
 import type { InboundWire, StreamPiece } from './wires';
 
 /** What a stream produced, by the charge rules of docs/money.md; and how it ended. */
@@ -110,8 +110,10 @@ export async function* streamFrames(deps: { logger: Logger; routing?: Routing },
     const upstream = hold.route?.upstream ?? chat.route[0]?.provider;
     if (providerFailure && upstream !== undefined) streamBroke(routingOf(deps), upstream, hold.route, span);
     if (providerFailure) logProviderFailure(deps.logger, upstream, failure, { holdId: hold.holdId, broken: true });
-    // Charged for what was produced; nothing produced: released.
-    endModelCall(span, produced, failure);
+    // Charged for what was produced; nothing produced: released. Cut because the client left:
+    // the gateway cancelled the call, no failure of the provider's.
+    if (failure && leftByClient(signal)) cancelModelCall(span, CLIENT_DISCONNECTED, produced);
+    else endModelCall(span, produced, failure);
     if (!produced) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
     else {
       // The end waits a little for the charge; a settle still pending then lands after it.

@@ -3,6 +3,7 @@
 
 import type { Response } from 'express';
 import type { UseCaseAnswer } from './answer';
+import { clientDisconnected } from '../deadline';
 
 const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' };
 
@@ -10,7 +11,7 @@ const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8
 export function clientGone(res: Response): AbortSignal {
   const controller = new AbortController();
   res.on('close', () => {
-    if (!res.writableFinished) controller.abort(new Error('client disconnected'));
+    if (!res.writableFinished) controller.abort(clientDisconnected());
   });
   return controller.signal;
 }

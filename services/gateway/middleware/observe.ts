@@ -84,6 +84,8 @@ export function observeRequests(logger: Logger) {
         endSpan(context.span, status >= 500 ? `status ${status}` : undefined, {
           'http.response.status_code': status,
           ...(typeof route === 'string' ? { 'http.route': route } : {}),
+          // The client closed the connection before the answer was whole (499 when before it began).
+          ...(res.writableFinished ? {} : { 'payg.client_closed': true }),
         });
       }
       if (!logger.isLevelEnabled('info')) return;
