@@ -101,7 +101,8 @@ export function toJsonAvailable(available: Amount): number {
 
 /**
  * The reservation estimate of a chat: input bytes bound the input tokens (no tokenizer makes a
- * token of less than a byte), the frozen max_tokens bounds the output. Null past 2^53−1.
+ * token of less than a byte; the caller adds what inline images and PDFs may cost beyond their
+ * bytes, services/gateway/chat/inline-media.ts), the frozen max_tokens bounds the output. Null past 2^53−1.
  */
 export function chatEstimate(inputBytes: number, maxTokens: number, inputPrice: number, outputPrice: number): Amount | null {
   const estimate = BigInt(inputBytes) * BigInt(inputPrice) + BigInt(maxTokens) * BigInt(outputPrice);

@@ -6,7 +6,7 @@ import { crc32, deflateSync } from 'node:zlib';
 
 export type Rgb = readonly [red: number, green: number, blue: number];
 
-const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+export const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const COLOUR_TYPE_RGB = 2;
 
 /** A width × height PNG of one colour. */
@@ -23,8 +23,8 @@ export function solidPng(width: number, height: number, [red, green, blue]: Rgb)
   return Buffer.concat([SIGNATURE, chunk('IHDR', header), chunk('IDAT', deflateSync(pixels)), chunk('IEND', Buffer.alloc(0))]);
 }
 
-/** length, type, data, CRC of type and data. */
-function chunk(type: string, data: Buffer): Buffer {
+/** A PNG chunk: length, type, data, CRC of type and data. */
+export function chunk(type: string, data: Buffer): Buffer {
   const out = Buffer.alloc(12 + data.length);
   out.writeUInt32BE(data.length, 0);
   out.write(type, 4, 'latin1');

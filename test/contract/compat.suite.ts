@@ -11,6 +11,7 @@ import { admin, balance, chat, fundedAccount, hello, image, json, picture } from
 import { eventually } from '../support/eventually';
 import type { OAuthIssuer } from '../support/oauth';
 import type { Upstream } from '../support/upstream';
+import { onebitPng, pdf } from '../support/media';
 import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
 import { ROOT } from '../support/processes';
 import { sseEvents as parseSseEvents, type SseEvent } from '../support/sse';
@@ -246,6 +247,67 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         const inlined = await chat(d.url, apiKey, { ...openAiHello, messages: [{ role: 'user', content: inline }] }, { model: 'upstream-chat' });
         expect(inlined.status).toBe(200);
         expect(d.upstream.lastBody).toMatchObject({ messages: [{ role: 'user', content: inline }] });
+      });
+    });
+
+    describe('inline images and PDFs: held by their pixels and pages, not their bytes', () => {
+      // What the hold was before images were bounded by their pixels: every body byte a prompt token, plus max_tokens.
+      const byteEstimate = (body: unknown, maxTokens: number) => cost(Buffer.byteLength(JSON.stringify(body)), maxTokens);
+      const base64 = (bytes: Buffer) => bytes.toString('base64');
+      const topUp = async (accountId: string, amount: number) => {
+        expect((await admin(d.url, `/admin/v1/accounts/${accountId}/credits`, { amount, reference: `top-up-${amount}` })).status).toBe(200);
+      };
+
+      it('when a tiny PNG of 1568×1568 goes to an Anthropic upstream and the balance covers only its bytes, then 402 before any upstream call; topped up, it is served and charged the upstream\'s count', async () => {
+        const data = base64(onebitPng(1568, 1568));
+        expect(data.length).toBeLessThan(1000);
+        const body = { max_tokens: 8, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data } }, { type: 'text', text: 'what is it?' }] }] };
+        const url = `${d.url}/api/open/v1/models/upstream-anthropic-chat/chat/anthropic`;
+        const funded = byteEstimate(body, 8);
+        const { accountId, apiKey } = await fundedAccount(d.url, funded);
+        const calls = d.upstream.messagesRequests;
+        const refused = await post(url, { 'x-api-key': apiKey }, body);
+        expect([refused.status, refused.body.error.code]).toEqual([402, 'insufficient_funds']);
+        expect(d.upstream.messagesRequests).toBe(calls);
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: funded, held: 0 });
+        // Anthropic's most for one image, 1,600 tokens, in place of the bytes that carry it.
+        await topUp(accountId, (1600 - data.length) * PRICE.input);
+        const served = await post(url, { 'x-api-key': apiKey }, body);
+        expect(served.status).toBe(200);
+        expect(d.upstream.messagesRequests).toBe(calls + 1);
+        const charge = cost(served.body.usage.input_tokens, served.body.usage.output_tokens);
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: funded + (1600 - data.length) * PRICE.input - charge, held: 0 });
+      });
+
+      it('when a PDF goes to an Anthropic upstream, then each page it has is held at an image and 3,000 tokens of text', async () => {
+        const data = base64(pdf(2));
+        const body = { max_tokens: 8, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data } }, { type: 'text', text: 'sum it up' }] }] };
+        const url = `${d.url}/api/open/v1/models/upstream-anthropic-chat/chat/anthropic`;
+        const held = byteEstimate(body, 8) + (2 * (1600 + 3000) - data.length) * PRICE.input;
+        const { accountId, apiKey } = await fundedAccount(d.url, held - 1);
+        const calls = d.upstream.messagesRequests;
+        expect((await post(url, { 'x-api-key': apiKey }, body)).status).toBe(402);
+        expect(d.upstream.messagesRequests).toBe(calls);
+        await topUp(accountId, 1);
+        expect((await post(url, { 'x-api-key': apiKey }, body)).status).toBe(200);
+      });
+
+      it('when a wide PNG goes to an OpenAI upstream, then it is held at OpenAI\'s 8 tiles (8 × 170 + 85); with detail "low" at 85, within its bytes', async () => {
+        const url = `data:image/png;base64,${base64(onebitPng(2048, 768))}`;
+        const body = (detail: string) => ({ max_tokens: 4, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url, detail } }] }] });
+        const held = byteEstimate(body('high'), 4) + (8 * 170 + 85 - url.length) * PRICE.input;
+        const { accountId, apiKey } = await fundedAccount(d.url, held - 1);
+        const calls = d.upstream.requests;
+        const refused = await chat(d.url, apiKey, body('high'), { model: 'upstream-chat' });
+        expect([refused.status, refused.body.error.code]).toEqual([402, 'insufficient_funds']);
+        expect(d.upstream.requests).toBe(calls);
+        const low = await chat(d.url, apiKey, body('low'), { model: 'upstream-chat' });
+        expect(low.status).toBe(200);
+        const charge = cost(low.body.usage.prompt_tokens, low.body.usage.completion_tokens);
+        expect(await balance(d.url, apiKey)).toMatchObject({ balance: held - 1 - charge, held: 0 });
+        await topUp(accountId, charge + 1);
+        expect((await chat(d.url, apiKey, body('high'), { model: 'upstream-chat' })).status).toBe(200);
+        expect(d.upstream.requests).toBe(calls + 2);
       });
     });
 

@@ -18,6 +18,7 @@ import type { ProgressEvery } from './hold-progress';
 import type { Routing } from './provider-call';
 import { checkBodySize, checkThinkingBudget, effectiveMaxTokens, rejectUnsupported, reservationEstimate } from './limits';
 import type { PendingSettlements } from './pending-settlements';
+import { mediaRuleOf, mediaTokensBeyondBytes } from './inline-media';
 import { chatPrices, promptPriceBound, type ChatPrices } from './prices';
 import { upstreamFor, type ChatAdapters, type Upstream } from './upstream';
 import type { InboundWire, ParsedChat, StreamPiece } from './wires';
@@ -109,11 +110,19 @@ export function prepareChat<R, P extends StreamPiece>(deps: ChatDeps, wire: Inbo
   const route = served.map((u) => ({ provider: u.provider, weight: u.weight, upstream: upstreamFor(resolved, u.adapters, parsed.call(maxTokens, u.upstream_model, input.directives)) }));
   const upstream = route[0].upstream;
   const prices = chatPrices(resolved.model, output, maxTokens);
-  const estimate = reservationEstimate(input.bodyBytes, maxTokens, promptPriceBound(prices), prices.output);
+  // The body's bytes bound its text; an inline image or PDF adds what its pixels or pages may cost beyond its bytes, by the rule of any upstream that may serve it.
+  const media = parsed.media ? mediaTokensBeyondBytes(parsed.media, served.map((u) => mediaRuleOf(providerKind(deps.catalog, u.provider)))) : 0;
+  const estimate = reservationEstimate(input.bodyBytes + media, maxTokens, promptPriceBound(prices), prices.output);
   return { resolved, parsed, upstream, route, estimate, prices, inputBytes: input.bodyBytes, maxTokens };
 }
 
 
+
+/** The kind of a provider entry of the catalog file (openai, anthropic, simulated), as its `providers` map names it. */
+function providerKind(catalog: Catalog, provider: string): unknown {
+  const entry = catalog.file.providers[provider];
+  return typeof entry === 'object' && entry !== null ? (entry as { kind?: unknown }).kind : undefined;
+}
 
 /**
  * The prompt as the gateway counts it when the provider has not stated its count (docs/money.md,

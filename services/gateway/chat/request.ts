@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { GatewayError } from '../../../lib/errors';
 import { parseJsonObject, requireJsonObject } from '../json-object';
+import { base64ImageSize, base64PdfPages, dataUrlBase64, type ImageSize, type InlineMedia } from './inline-media';
 
 const openAiMessage = z.looseObject({
   role: z.string().min(1),
@@ -44,10 +45,15 @@ export function requireBodyModel(body: unknown): string {
   return model;
 }
 
-export function parseChatBody(body: unknown): ChatBody {
+/** A chat body, shape-checked, and its inline images and PDFs (undefined: none), bounded by their pixels and pages (./inline-media.ts). */
+export interface ParsedBody<B> {
+  body: B;
+  media?: InlineMedia[];
+}
+
+export function parseChatBody(body: unknown): ParsedBody<ChatBody> {
   const parsed = parseJsonObject(chatBodySchema, body) as ChatBody;
-  checkChatFields(parsed);
-  return parsed;
+  return { body: parsed, media: checkChatFields(parsed) };
 }
 
 /** The service tiers whose price is the catalog's: the provider's standard processing. */
@@ -60,32 +66,60 @@ const STANDARD_TIERS = new Set(['auto', 'default']);
  * search), audio output and input (audio tokens, priced apart) and content the provider fetches
  * (its tokens are not bounded by the request's bytes).
  */
-function checkChatFields(body: ChatBody): void {
+function checkChatFields(body: ChatBody): InlineMedia[] | undefined {
   const tier = body.service_tier;
   if (tier !== undefined && tier !== null && !(typeof tier === 'string' && STANDARD_TIERS.has(tier))) refuse('service_tier', 'only "auto" or "default" on this gateway (another tier is billed at prices the catalog does not hold)');
   if (body.web_search_options !== undefined && body.web_search_options !== null) refuse('web_search_options', 'not supported on this gateway (its per-search fees cannot be reserved before the call)');
   if (body.audio !== undefined && body.audio !== null) refuse('audio', 'not supported on this gateway (audio output is billed at prices the catalog does not hold)');
   const modalities = body.modalities;
   if (modalities !== undefined && modalities !== null && !(Array.isArray(modalities) && modalities.every((m) => m === 'text'))) refuse('modalities', 'only ["text"] on this gateway');
+  let media: InlineMedia[] | undefined;
   body.messages.forEach((message, m) => {
-    if (Array.isArray(message.content)) message.content.forEach((part, p) => checkContentPart(part, `messages[${m}].content[${p}]`));
+    if (!Array.isArray(message.content)) return;
+    message.content.forEach((part, p) => {
+      const inline = checkContentPart(part, `messages[${m}].content[${p}]`);
+      if (inline) (media ??= []).push(inline);
+    });
   });
+  return media;
 }
 
 /**
  * A content part whose prompt tokens the request's bytes do not bound, or that is billed at
  * prices the catalog does not hold: an image the provider fetches from a URL (a few bytes of
  * address, hundreds or thousands of tokens of image), a file stored with the provider, audio
- * input. The same content sent inline (a data: URL, `file_data`) is bounded by its bytes.
+ * input. The same image or file sent inline (a data: URL, `file_data`) is returned, to be
+ * bounded by its pixels or pages (./inline-media.ts).
  */
-function checkContentPart(part: unknown, at: string): void {
-  if (typeof part !== 'object' || part === null) return;
-  const { type, image_url: image, file } = part as { type?: unknown; image_url?: { url?: unknown } | string | null; file?: { file_id?: unknown } | null };
+function checkContentPart(part: unknown, at: string): InlineMedia | undefined {
+  if (typeof part !== 'object' || part === null) return undefined;
+  const { type, image_url: image, file } = part as { type?: unknown; image_url?: { url?: unknown; detail?: unknown } | string | null; file?: { file_id?: unknown; file_data?: unknown } | null };
   // OpenAI's { url } object; some OpenAI-compatible clients send the URL as the string itself.
   const url = typeof image === 'string' ? image : image?.url;
   if (type === 'image_url' && !(typeof url === 'string' && /^data:/i.test(url))) refuse(`${at}.image_url${typeof image === 'string' ? '' : '.url'}`, 'an image fetched from a URL is not supported (send it inline as a data: URL)');
   if (type === 'file' && file?.file_id !== undefined && file?.file_id !== null) refuse(`${at}.file.file_id`, 'a file stored with the provider is not supported (send it inline as file_data)');
   if (type === 'input_audio') refuse(`${at}.input_audio`, 'not supported on this gateway (audio input is billed at prices the catalog does not hold)');
+  if (type === 'image_url' && typeof url === 'string') {
+    const base64 = dataUrlBase64(url);
+    const detail = typeof image === 'object' && typeof image?.detail === 'string' ? image.detail : undefined;
+    return { type: 'image', chars: url.length, ...sizeOf(base64), ...(detail !== undefined ? { detail } : {}) };
+  }
+  if (type === 'file' && typeof file?.file_data === 'string') {
+    // A data: URL (as OpenAI documents it), or the bare base64.
+    const data = file.file_data;
+    return { type: 'pdf', chars: data.length, ...pagesOf(/^data:/i.test(data) ? dataUrlBase64(data) : data) };
+  }
+  return undefined;
+}
+
+function sizeOf(base64: string | undefined): { size?: ImageSize } {
+  const size = base64 === undefined ? undefined : base64ImageSize(base64);
+  return size ? { size } : {};
+}
+
+function pagesOf(base64: string | undefined): { pages?: number } {
+  const pages = base64 === undefined ? undefined : base64PdfPages(base64);
+  return pages !== undefined ? { pages } : {};
 }
 
 /**
@@ -99,7 +133,7 @@ function refuse(param: string, why: string): never {
   throw new GatewayError('invalid_request', `${param}: ${why}`, { param });
 }
 
-function checkMessagesFields(body: MessagesBody): void {
+function checkMessagesFields(body: MessagesBody): InlineMedia[] | undefined {
   for (const key of Object.keys(body)) if (!MESSAGES_FIELDS.has(key)) refuse(key, 'not supported on this gateway (its cost cannot be reserved before the call)');
   if (Array.isArray(body.tools)) {
     body.tools.forEach((tool, i) => {
@@ -110,31 +144,40 @@ function checkMessagesFields(body: MessagesBody): void {
       refuse(`tools[${i}].type`, `server tool "${String(type)}" is not supported (its per-use fees cannot be reserved)`);
     });
   }
+  let media: InlineMedia[] | undefined;
   body.messages.forEach((message, m) => {
-    if (Array.isArray(message.content)) checkBlocks(message.content, `messages[${m}].content`);
+    if (Array.isArray(message.content)) media = checkBlocks(message.content, `messages[${m}].content`, media);
   });
+  return media;
 }
 
 /**
  * Content the provider fetches (from a URL, or a file stored with it), wherever a block nests
  * it: a tool result's content, a document's content source. Its tokens are not bounded by the
- * request's bytes.
+ * request's bytes. An inline image or PDF (a base64 source) is added to `media`, to be bounded
+ * by its pixels or pages (./inline-media.ts).
  */
-function checkBlocks(blocks: unknown[], at: string): void {
+function checkBlocks(blocks: unknown[], at: string, found: InlineMedia[] | undefined): InlineMedia[] | undefined {
+  let media = found;
   blocks.forEach((block, b) => {
     if (typeof block !== 'object' || block === null) return;
-    const { source, content } = block as { source?: { type?: unknown; content?: unknown } | null; content?: unknown };
+    const { type, source, content } = block as { type?: unknown; source?: { type?: unknown; content?: unknown; data?: unknown } | null; content?: unknown };
     if (source?.type === 'url') refuse(`${at}[${b}].source`, 'content fetched from a URL is not supported (send it inline)');
     if (source?.type === 'file') refuse(`${at}[${b}].source`, 'a file stored with the provider is not supported (send it inline)');
-    if (Array.isArray(content)) checkBlocks(content, `${at}[${b}].content`);
-    if (Array.isArray(source?.content)) checkBlocks(source.content, `${at}[${b}].source.content`);
+    if (source?.type === 'base64' && typeof source.data === 'string') {
+      if (type === 'image') (media ??= []).push({ type: 'image', chars: source.data.length, ...sizeOf(source.data) });
+      // A base64 document is a PDF (Anthropic's only base64 document type).
+      if (type === 'document') (media ??= []).push({ type: 'pdf', chars: source.data.length, ...pagesOf(source.data) });
+    }
+    if (Array.isArray(content)) media = checkBlocks(content, `${at}[${b}].content`, media);
+    if (Array.isArray(source?.content)) media = checkBlocks(source.content, `${at}[${b}].source.content`, media);
   });
+  return media;
 }
 
-export function parseMessagesBody(body: unknown): MessagesBody {
+export function parseMessagesBody(body: unknown): ParsedBody<MessagesBody> {
   const parsed = parseJsonObject(messagesBodySchema, body) as MessagesBody;
-  checkMessagesFields(parsed);
-  return parsed;
+  return { body: parsed, media: checkMessagesFields(parsed) };
 }
 
 /** The body without the gateway's own fields: what goes to the provider unchanged. */

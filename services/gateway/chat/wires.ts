@@ -10,7 +10,8 @@ import type { ChatCompletion, ChatStreamChunk, MessagesResult, MessagesStreamEve
 import { chunksToMessagesEvents, completionToMessagesResult, messagesEventsToChunks, messagesResultToCompletion } from '../../../providers/translate';
 import { openAiUsageJson } from '../../../providers/openai/chat';
 import { deltaValueCarries } from './preamble';
-import { parseChatBody, parseMessagesBody, passthroughOf } from './request';
+import type { InlineMedia } from './inline-media';
+import { parseChatBody, parseMessagesBody, passthroughOf, type ParsedBody } from './request';
 import type { InboundCall, Upstream } from './upstream';
 
 /** One piece of a stream on either wire: what it adds to the output and the usage it reports. */
@@ -28,6 +29,8 @@ export interface ParsedChat {
   thinking: unknown;
   /** Everything else, for rejectUnsupported (n, max_completion_tokens). */
   body: Record<string, unknown>;
+  /** The inline images and PDFs of its messages, as read while they were checked (undefined: none). */
+  media?: readonly InlineMedia[];
   /** The call to make, given the frozen max_tokens. */
   call(maxTokens: number, upstreamModel: string, directives?: SimDirectives): InboundCall;
 }
@@ -75,16 +78,17 @@ export interface InboundWire<Result, Piece extends StreamPiece> {
 }
 
 /** The fields both wires name alike: stream, max_tokens, thinking. */
-function parsedFrom(body: Record<string, unknown>, call: ParsedChat['call']): ParsedChat {
-  return { stream: body.stream === true, maxTokens: body.max_tokens, thinking: body.thinking, body, call };
+function parsedFrom({ body, media }: ParsedBody<Record<string, unknown>>, call: ParsedChat['call']): ParsedChat {
+  return { stream: body.stream === true, maxTokens: body.max_tokens, thinking: body.thinking, body, media, call };
 }
 
 export const openAiWire: InboundWire<ChatCompletion, ChatStreamChunk> = {
   wire: 'openai-chat',
   request: {
     parse(raw) {
-      const body = parseChatBody(raw);
-      return parsedFrom(body, (maxTokens, upstreamModel, directives) => ({
+      const parsed = parseChatBody(raw);
+      const { body } = parsed;
+      return parsedFrom(parsed, (maxTokens, upstreamModel, directives) => ({
         wire: 'openai-chat',
         call: { upstreamModel, messages: body.messages as InboundCallMessages, maxTokens, passthrough: passthroughOf(body), directives },
       }));
@@ -145,8 +149,9 @@ export const anthropicWire: InboundWire<MessagesResult, MessagesStreamEvent> = {
   wire: 'anthropic-messages',
   request: {
     parse(raw) {
-      const body = parseMessagesBody(raw);
-      return parsedFrom(body, (maxTokens, upstreamModel, directives) => ({
+      const parsed = parseMessagesBody(raw);
+      const { body } = parsed;
+      return parsedFrom(parsed, (maxTokens, upstreamModel, directives) => ({
         wire: 'anthropic-messages',
         call: { upstreamModel, body: { ...passthroughOf(body), messages: body.messages }, maxTokens, directives },
       }));
