@@ -134,6 +134,12 @@ export const modelSchema = z.object({
     max_tokens: tokens.optional(),
     output_budget: tokens.optional(),
     max_body_bytes: z.number().int().positive().optional(),
+    /**
+     * The most prompt tokens one inline image costs on this model, where its provider bills
+     * images above the rule of its provider kind (docs/money.md, "Inline images and PDFs"): set,
+     * it bounds every inline image, and each PDF page's image, in place of that rule.
+     */
+    max_image_tokens: tokens.optional(),
   }).strict().default({}),
 }).strict();
 

@@ -28,7 +28,10 @@ const catalogEntry = z.looseObject({
     pricing_status: z.record(z.string(), z.string()).optional().describe('The statuses while the entry is in force; absent: the model\'s'),
   })).describe('The dated prices as the catalog file lists them, in order (past, current and future entries); a call is charged the prices in force when it is reserved'),
   free_contract: z.boolean(),
-  limits: z.looseObject({ max_tokens: z.number().int().optional(), output_budget: z.number().int().optional() }),
+  limits: z.looseObject({
+    max_tokens: z.number().int().optional(), output_budget: z.number().int().optional(),
+    max_image_tokens: z.number().int().optional().describe('The most prompt tokens one inline image costs on this model, when the catalog states it: a chat\'s hold bounds every inline image (and PDF page image) at it'),
+  }),
   profiles: z.array(z.looseObject({
     profile_id: z.string(), wire_format: z.string(), compat_profile: z.string(), capabilities: stringList, chat_runtime_supported: z.boolean(),
   })),

@@ -108,15 +108,14 @@ function imageTokens(rule: MediaRule, size: ImageSize | undefined, detail: strin
   return Math.max(openAiImageTokens(size, detail), anthropicImageTokens(size));
 }
 
-/** The most one page of a PDF costs under the rule: the page as the largest image, plus its text. */
-export function pdfPageTokens(rule: MediaRule): number {
-  return imageTokens(rule, undefined, undefined) + PDF_PAGE_TEXT;
-}
-
-/** The most prompt tokens one inline part costs under the rule. */
-export function mediaTokens(rule: MediaRule, media: InlineMedia): number {
-  if (media.type === 'image') return imageTokens(rule, media.size, media.detail);
-  return (media.pages ?? PDF_PAGE_LIMIT) * pdfPageTokens(rule);
+/**
+ * The most prompt tokens one inline part costs under the rule: an image by its size, a PDF page
+ * as the largest image plus its text. `imageMax`: the model's own most for one image (the
+ * catalog's `limits.max_image_tokens`), in place of the rule's.
+ */
+export function mediaTokens(rule: MediaRule, media: InlineMedia, imageMax?: number): number {
+  if (media.type === 'image') return imageMax ?? imageTokens(rule, media.size, media.detail);
+  return (media.pages ?? PDF_PAGE_LIMIT) * ((imageMax ?? imageTokens(rule, undefined, undefined)) + PDF_PAGE_TEXT);
 }
 
 /**
@@ -124,10 +123,10 @@ export function mediaTokens(rule: MediaRule, media: InlineMedia): number {
  * the largest of the rules the request may be served by: what the reservation estimate adds to
  * the body's bytes. A part keeps its bytes in the estimate; it adds what its bound exceeds them by.
  */
-export function mediaTokensBeyondBytes(media: readonly InlineMedia[], rules: readonly MediaRule[]): number {
+export function mediaTokensBeyondBytes(media: readonly InlineMedia[], rules: readonly MediaRule[], imageMax?: number): number {
   let extra = 0;
   for (const part of media) {
-    const bound = Math.max(...rules.map((rule) => mediaTokens(rule, part)));
+    const bound = Math.max(...rules.map((rule) => mediaTokens(rule, part, imageMax)));
     extra += Math.max(0, bound - part.chars);
   }
   return extra;

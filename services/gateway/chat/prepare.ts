@@ -111,7 +111,7 @@ export function prepareChat<R, P extends StreamPiece>(deps: ChatDeps, wire: Inbo
   const upstream = route[0].upstream;
   const prices = chatPrices(resolved.model, output, maxTokens);
   // The body's bytes bound its text; an inline image or PDF adds what its pixels or pages may cost beyond its bytes, by the rule of any upstream that may serve it.
-  const media = parsed.media ? mediaTokensBeyondBytes(parsed.media, served.map((u) => mediaRuleOf(providerKind(deps.catalog, u.provider)))) : 0;
+  const media = parsed.media ? mediaTokensBeyondBytes(parsed.media, served.map((u) => mediaRuleOf(providerKind(deps.catalog, u.provider))), resolved.model.limits.max_image_tokens) : 0;
   const estimate = reservationEstimate(input.bodyBytes + media, maxTokens, promptPriceBound(prices), prices.output);
   return { resolved, parsed, upstream, route, estimate, prices, inputBytes: input.bodyBytes, maxTokens };
 }
