@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import pino from 'pino';
 import { errorAnswer, errorBody, errorResponder, notFound, streamErrorFrame, WIRE_ERROR_TYPE, type ErrorResponderOptions } from './error-responder';
-import { ERROR_STATUS, GatewayError, type ErrorCode } from './errors';
+import { ERROR_STATUS, GatewayError, NO_RETRY, RETRY_CAN_SUCCEED, type ErrorCode } from './errors';
 
 const CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
 const plain = (code: ErrorCode) => new GatewayError(code, `refused: ${code}`);
@@ -64,6 +64,19 @@ describe('the error responder', () => {
     expect(streamErrorFrame('openai', error)).toBe('data: {"error":{"code":"image_unresolved","message":"later"}}\n\n');
     // Without a request id (the ledger's answers) the body names none.
     expect(errorBody('native', new GatewayError('not_found', 'no'))).toEqual({ error: { code: 'not_found', message: 'no' } });
+  });
+
+  it('when a refusal is one no retry of the same request can change, then it says x-should-retry: false; a retryable one, and every status the SDKs do not retry, say nothing', () => {
+    const hints = Object.fromEntries(CODES.map((code) => [code, errorAnswer('openai', plain(code), 'r').headers['x-should-retry'] ?? null]));
+    expect(Object.entries(hints).filter(([, hint]) => hint !== null)).toEqual([
+      ['idempotency_key_reused', 'false'], ['credit_reference_reused', 'false'], ['hold_state_conflict', 'false'], ['task_state_conflict', 'false'],
+      ['order_state_conflict', 'false'], ['callback_replayed', 'false'], ['run_not_active', 'false'], ['session_limit_reached', 'false'],
+      ['api_key_inactive', 'false'], ['api_key_limit_reached', 'false'], ['debit_reference_reused', 'false'], ['oauth_disabled', 'false'],
+    ]);
+    // Every code of a status the SDKs retry is decided (the map does not compile otherwise), and no other is.
+    expect(CODES.filter((code) => /^(409|429|5..)$/.test(String(ERROR_STATUS[code]))).sort()).toEqual(Object.keys(RETRY_CAN_SUCCEED).sort());
+    // An error's own headers win: one answer of a retryable code may say that it is not.
+    expect(errorAnswer('native', new GatewayError('provider_error', 'failed for good', { headers: { ...NO_RETRY } })).headers).toEqual({ 'x-should-retry': 'false' });
   });
 
   describe('as middleware', () => {

@@ -6,7 +6,7 @@
 
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { GatewayError, toGatewayError, type ErrorCode } from './errors';
+import { GatewayError, NO_RETRY, RETRY_CAN_SUCCEED, toGatewayError, type ErrorCode } from './errors';
 
 /** The body an answer takes: the gateway's own, or a compatible wire's. */
 export type ErrorShape = 'native' | 'openai' | 'anthropic';
@@ -102,9 +102,14 @@ export function errorBody(shape: ErrorShape, error: GatewayError, requestId?: st
   return { error: { code, message, ...(param ? { param } : {}), ...requested, ...extra }, ...error.bodyFields };
 }
 
-/** The whole answer: the code's status, the error's headers, the body in `shape`. */
+/** `x-should-retry: false` when no retry of the request can succeed, where the code's status is one the SDKs would retry. */
+function retryHint(code: ErrorCode): Record<string, string> {
+  return (RETRY_CAN_SUCCEED as Partial<Record<ErrorCode, boolean>>)[code] === false ? NO_RETRY : {};
+}
+
+/** The whole answer: the code's status, its retry hint and the error's headers (which win), the body in `shape`. */
 export function errorAnswer(shape: ErrorShape, error: GatewayError, requestId?: string): ErrorAnswer {
-  return { status: error.status, headers: error.headers ?? {}, body: errorBody(shape, error, requestId) };
+  return { status: error.status, headers: { ...retryHint(error.code), ...error.headers }, body: errorBody(shape, error, requestId) };
 }
 
 /** The SSE frame that reports a failure after a stream started (code and message only). */

@@ -69,6 +69,59 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/** The statuses the official OpenAI and Anthropic SDKs retry on their own (with 408, which no code has). */
+type SdkRetried = 409 | 429 | 500 | 502 | 503 | 504;
+type RetriedCode = { [C in ErrorCode]: (typeof ERROR_STATUS)[C] extends SdkRetried ? C : never }[ErrorCode];
+
+/**
+ * For each code of a status the SDKs retry: whether the same request sent again can succeed
+ * (docs/api.md, "Retries"). `false`: the answer says `x-should-retry: false`, which those SDKs
+ * obey, so a refusal no retry can change is not sent two or three times more. A code added with
+ * such a status does not compile until it is decided here. An error's own headers may say
+ * otherwise for one answer (a failed image task's provider_error, a rate refusal of a whole day).
+ */
+export const RETRY_CAN_SUCCEED: Record<RetriedCode, boolean> = {
+  // The recorded state decides, and a retry finds it the same.
+  idempotency_key_reused: false,
+  credit_reference_reused: false,
+  debit_reference_reused: false,
+  hold_state_conflict: false,
+  task_state_conflict: false,
+  order_state_conflict: false,
+  callback_replayed: false,
+  run_not_active: false,
+  api_key_inactive: false,
+  // Only another request (a session or a key removed) makes room.
+  session_limit_reached: false,
+  api_key_limit_reached: false,
+  // The run in progress ends on its own.
+  run_in_progress: true,
+  rate_limit_exceeded: true,
+  internal_error: true,
+  provider_error: true,
+  actor_unavailable: true,
+  ledger_unavailable: true,
+  image_unresolved: true,
+  // A late image may still come (Retry-After: 60).
+  image_unknown: true,
+  // Answered 503 so that the payment provider's own retries deliver the event once it is configured.
+  checkout_disabled: true,
+  // The deployment's configuration, not a moment: only the operator changes it.
+  oauth_disabled: false,
+  oauth_unavailable: true,
+  gateway_shutting_down: true,
+  gateway_busy: true,
+  provider_timeout: true,
+};
+
+/** The header the official SDKs obey over their own choice of whether to retry. */
+export const SHOULD_RETRY_HEADER = 'x-should-retry';
+/** An answer no retry of the same request can change. */
+export const NO_RETRY = { [SHOULD_RETRY_HEADER]: 'false' } as const;
+
+/** The codes answered with `x-should-retry: false`. */
+export const NOT_RETRIED: readonly ErrorCode[] = Object.entries(RETRY_CAN_SUCCEED).filter(([, can]) => !can).map(([code]) => code as ErrorCode);
+
 export interface GatewayErrorOptions {
   /** The one parameter at fault. */
   param?: string;

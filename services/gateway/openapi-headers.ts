@@ -1,7 +1,10 @@
-// The response headers of the OpenAPI document: the ones every answer carries, the rate-limit
+// The response headers of the OpenAPI document: the ones every answer carries (and x-should-retry,
+// every answer of a status the SDKs retry may), the rate-limit
 // headers of a call counted under a rate limit (limits/admission.ts), and the gateway's own
 // x-payg-* headers. Declared on the operations openapi.ts describes, after they are built, so that
 // an operation's answers and its headers are listed in one place each.
+
+import { NOT_RETRIED, SHOULD_RETRY_HEADER } from '../../lib/errors';
 
 /** A header an answer may carry (`required`: every answer of the status does). */
 interface Header {
@@ -20,6 +23,15 @@ const EVERY_ANSWER: Record<string, Header> = {
   'x-request-id': { required: true, description: "The request's id: a sane incoming X-Request-Id (letters, digits, . _ : -, at most 128), else a new UUID; error bodies name it too", schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } },
   'request-id': { description: "The same id, on the answer to a request that carries anthropic-version (Anthropic's SDKs read it as the request's id)", schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } },
   traceparent: { required: true, description: "W3C trace context of the gateway's span for the request (under the client's traceparent when one was sent)", schema: { type: 'string', pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' } },
+};
+
+/** The statuses the official OpenAI and Anthropic SDKs retry on their own: their answers may tell them not to. */
+const SDK_RETRIED = /^(409|429|5[0-9][0-9])$/;
+const SHOULD_RETRY: Record<string, Header> = {
+  [SHOULD_RETRY_HEADER]: {
+    description: `\`false\` when no retry of this same request can succeed, which the official OpenAI and Anthropic SDKs obey (they retry 408, 409, 429 and 5xx otherwise): on ${NOT_RETRIED.join(', ')}; on a failed image task's provider_error (the same Idempotency-Key is answered the same); and on rate_limit_exceeded of orders_per_day when its Retry-After is over 60 s. Absent when a retry may succeed`,
+    schema: { type: 'string', enum: ['false'] },
+  },
 };
 
 const count = (description: string): Header => ({ description, schema: { type: 'integer', minimum: 0 } });
@@ -98,7 +110,9 @@ export function declareHeaders(paths: Paths): void {
   }
   for (const operations of Object.values(paths)) {
     for (const operation of Object.values(operations)) {
-      for (const answer of Object.values(operation.responses)) declare(answer, EVERY_ANSWER, 'every answer');
+      for (const [status, answer] of Object.entries(operation.responses)) {
+        declare(answer, SDK_RETRIED.test(status) ? { ...SHOULD_RETRY, ...EVERY_ANSWER } : EVERY_ANSWER, 'every answer');
+      }
     }
   }
 }

@@ -111,6 +111,12 @@ describe('OpenAPI document of refusals every route shares', () => {
       .map(([status]) => `${name} ${status}`));
     expect(lacking).toEqual([]);
   });
+  it('when an answer of a status the SDKs retry (409, 429, 5xx) is read, then it declares x-should-retry, which only those may carry', () => {
+    const declared = operations.flatMap(({ name, operation }) => Object.entries(operation.responses as Record<string, { headers?: Record<string, unknown> }>)
+      .map(([status, answer]) => [`${name} ${status}`, /^(409|429|5..)$/.test(status), answer.headers?.['x-should-retry'] !== undefined]));
+    expect(declared.filter(([, retried, has]) => retried !== has)).toEqual([]);
+    expect(declared.filter(([name]) => String(name).endsWith(' 409')).length).toBeGreaterThan(5);
+  });
   it('when a call counted under a rate limit is read, then its success and its 429 declare the rate-limit headers of its wire, and its 429 Retry-After', () => {
     const rateHeaders = (name: string, status: string) => Object.keys((operations.find((o) => o.name === name)!.operation.responses[status] as { headers?: object }).headers ?? {});
     for (const [name, success, style] of [

@@ -13,7 +13,7 @@ import type { CreateOrderRequest, OrderView } from '../../../actors/order/OrderI
 import { GatewayError } from '../../../lib/errors';
 import { OrderService } from './use-case';
 
-function standIns(limit: number) {
+function standIns(limit: number, retryAfterMs = 1000) {
   const orders = new Map<string, OrderView>();
   let count = 0;
   let held: Promise<void> | undefined;
@@ -41,7 +41,7 @@ function standIns(limit: number) {
       countOrder: async (): Promise<OrderCount> => {
         const admitted = count < limit;
         if (admitted) count++;
-        return { admitted, day: '2026-11-29', count, limit, retryAfterMs: 1000 };
+        return { admitted, day: '2026-11-29', count, limit, retryAfterMs };
       },
       uncountOrder: async () => {
         count--;
@@ -71,6 +71,18 @@ describe('orders per day and replays', () => {
     const replayed = await replay;
     expect([replayed.replayed, replayed.order.orderId]).toEqual([true, first.order.orderId]);
     expect(count()).toBe(2);
+  });
+});
+
+describe('orders per day and the SDKs\' retries', () => {
+  it('when the day is full for more than a minute, then the 429 says x-should-retry: false; within the last minute of the day it does not', async () => {
+    const refusal = async (retryAfterMs: number) => {
+      const { service } = standIns(0, retryAfterMs);
+      const error = await service.create({ accountId: 'acct_a', createdBy: 'console', scope: 'key_a', body: { amount: 1000 }, idempotencyKey: undefined }).catch((e: unknown) => e);
+      return [(error as GatewayError).code, (error as GatewayError).headers];
+    };
+    expect(await refusal(3_600_000)).toEqual(['rate_limit_exceeded', { 'retry-after': '3600', 'retry-after-ms': '3600000', 'x-should-retry': 'false' }]);
+    expect(await refusal(30_000)).toEqual(['rate_limit_exceeded', { 'retry-after': '30', 'retry-after-ms': '30000' }]);
   });
 });
 

@@ -9,10 +9,13 @@ import type { Logger } from 'pino';
 import type { AccountClient } from '../../../actors/account/client';
 import type { OrderClient } from '../../../actors/order/client';
 import type { OrderCreator, OrderView } from '../../../actors/order/OrderInterface';
-import { GatewayError } from '../../../lib/errors';
+import { GatewayError, NO_RETRY } from '../../../lib/errors';
 import { parseIdempotencyKey } from '../images/request';
 import { isOrderId, orderIdFor, parseCallbackBody, parseOrderBody } from './request';
 import { verifyCheckoutSignature } from './signature';
+
+/** The longest Retry-After OpenAI's Python SDK waits for before retrying (a longer one it ignores). */
+const SDK_MAX_RETRY_AFTER_S = 60;
 
 export interface CheckoutSettings {
   /** HMAC-SHA256 secret shared with the payment provider; unset: callbacks are refused (503). */
@@ -81,7 +84,9 @@ export class OrderService {
       const retryAfter = Math.max(1, Math.ceil(counted.retryAfterMs / 1000));
       throw new GatewayError('rate_limit_exceeded', `the account has created its ${counted.limit} orders of ${counted.day} (UTC); more can be created from the next UTC day, in ${retryAfter} s`, {
         param: 'orders_per_day',
-        headers: { 'retry-after': String(retryAfter), 'retry-after-ms': String(Math.max(0, counted.retryAfterMs)) },
+        // Past a minute an SDK's retry is no use: OpenAI's Python SDK ignores so long a Retry-After
+        // and retries within seconds, the others would hold the call for up to that long.
+        headers: { 'retry-after': String(retryAfter), 'retry-after-ms': String(Math.max(0, counted.retryAfterMs)), ...(retryAfter > SDK_MAX_RETRY_AFTER_S ? NO_RETRY : {}) },
       });
     }
     const giveBack = () => account.uncountOrder({ day: counted.day }).catch((error: unknown) => this.deps.logger.warn({ err: error, accountId: input.accountId }, 'an order count was not given back; the day counts one order more'));
