@@ -77,6 +77,20 @@ function text(value: unknown, param: string, maxLength: number): string {
   return value;
 }
 
+/** What an order keeps of each callback event id it has processed: when, and what it said. */
+interface SeenEvent {
+  at: number;
+  type: PaymentEvent['type'];
+  amount: number;
+  currency: string;
+  /** RFC 3339, as recorded (normalised). */
+  occurredAt: string;
+}
+
+/** What a callback says, beside its id: a delivery of the same event says the same. */
+const payloadOf = (event: Omit<SeenEvent, 'at'>): Omit<SeenEvent, 'at'> => ({ type: event.type, amount: event.amount, currency: event.currency, occurredAt: event.occurredAt });
+const samePayload = (a: Omit<SeenEvent, 'at'>, b: Omit<SeenEvent, 'at'>) => JSON.stringify(payloadOf(a)) === JSON.stringify(payloadOf(b));
+
 /** The callback as the actor accepts it (the gateway has validated it already; the actor owns its invariants). */
 function checkedEvent(event: PaymentEvent): PaymentEvent & { occurredAtMs: number } {
   const id = text(event?.id, 'id', 200);
@@ -95,8 +109,12 @@ export class Order implements OrderApi, ActorInstance {
 
   private readonly funds: FundsHoldClient;
   private readonly stored: LifecycleRecord<OrderRecord, OrderStatus, OrderMove>;
-  /** When each checkout event was recorded, by event id (a replay is refused). */
-  private readonly seenEvents: StateRecords<number>;
+  /**
+   * Each checkout event recorded, by event id: a delivery of it again is answered as it stands,
+   * another payload under its id is refused. (Orders recorded before payloads were kept hold the
+   * time only: their payload is read from the order's payment records.)
+   */
+  private readonly seenEvents: StateRecords<SeenEvent | number>;
 
   constructor(private readonly ctx: ActorContext) {
     this.funds = new FundsHoldClient(ctx.actors);
@@ -130,8 +148,13 @@ export class Order implements OrderApi, ActorInstance {
   async recordPayment(raw: PaymentEvent): Promise<PaymentOutcome> {
     const order = await this.stored.required();
     const event = checkedEvent(raw);
-    if ((await this.seenEvents.get(event.id)) !== undefined) {
-      throw new GatewayError('callback_replayed', `checkout event ${event.id} was already processed; nothing changed`, { extra: { orderId: this.ctx.actorId, status: order.status } });
+    const seen = await this.seenEvents.get(event.id);
+    if (seen !== undefined) {
+      // The provider delivers an event again until it has its 2xx: the same event is answered
+      // as received, and nothing moves or is recorded again.
+      const recorded = typeof seen === 'number' ? order.payments.find((p) => p.eventId === event.id) : seen;
+      if (!recorded || samePayload(recorded, event)) return { applied: false, replayed: true, order: this.view_(order) };
+      throw new GatewayError('callback_replayed', `checkout event ${event.id} was already processed with another payload (type, amount, currency or occurredAt); nothing changed`, { extra: { orderId: this.ctx.actorId, status: order.status } });
     }
     const now = this.ctx.now();
     const matches = BigInt(event.amount) === fromStored(order.amount) && event.currency.toUpperCase() === ORDER_CURRENCY;
@@ -161,9 +184,9 @@ export class Order implements OrderApi, ActorInstance {
       receivedAt: new Date(now).toISOString(), applied, note,
     });
     if (order.payments.length > MAX_PAYMENT_RECORDS) order.payments.splice(MAX_PAYMENT_RECORDS / 2, 1);
-    this.seenEvents.set(event.id, now);
+    this.seenEvents.set(event.id, { at: now, ...payloadOf(event) });
     this.stored.save(order);
-    return { applied, order: this.view_(order) };
+    return { applied, replayed: false, order: this.view_(order) };
   }
 
   async fulfil(): Promise<OrderView> {

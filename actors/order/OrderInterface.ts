@@ -37,7 +37,7 @@ export interface CreateOrderRequest {
 
 /** A checkout callback, its signature already verified by the gateway. */
 export interface PaymentEvent {
-  /** The provider's event id: an id already processed is refused (callback_replayed). */
+  /** The provider's event id: the same event again is a replay (answered, nothing changed); another payload under an id already processed is refused (callback_replayed). */
   id: string;
   type: PaymentEventType;
   /** What the provider says was paid, in the minor unit of `currency` (nano-USD for USD). */
@@ -85,13 +85,15 @@ export interface CreateOrderOutcome {
 export interface PaymentOutcome {
   /** Whether the callback moved the order (false: recorded only; see the note of its record). */
   applied: boolean;
+  /** The event was processed before, with this same payload: nothing was recorded or moved again. */
+  replayed: boolean;
   order: OrderView;
 }
 
 export interface OrderApi {
   /** Creates the order, or returns it when it exists with the same owner, amount and creator. */
   create(request: CreateOrderRequest): Promise<CreateOrderOutcome>;
-  /** Records a verified checkout callback; a known event id is refused (callback_replayed). */
+  /** Records a verified checkout callback; a known event id is a replay (nothing changes), or with another payload refused (callback_replayed). */
   recordPayment(event: PaymentEvent): Promise<PaymentOutcome>;
   /** Credits a paid order's amount to its owner, then shows it fulfilled; retried by reminder until it has. */
   fulfil(request: Record<string, never>): Promise<OrderView>;

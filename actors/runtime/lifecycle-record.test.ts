@@ -87,6 +87,21 @@ describe('amounts stored before they were strings', () => {
     expect(state.values.get('order')).toMatchObject({ status: 'fulfilled', amount: '5000000000' });
   });
 
+  it('when an order recorded its callback events before it kept their payloads (the time only), then a delivery again is compared with its payment record: the same is a replay, another payload is refused, one no longer listed is a replay', async () => {
+    const recorded = { eventId: 'evt_1', type: 'payment.succeeded', amount: 5_000_000_000, currency: 'USD', occurredAt: '2030-01-01T00:00:00.000Z', receivedAt: '2030-01-01T00:00:01.000Z', applied: true, note: 'created → paid' };
+    const state = memoryState({
+      order: { status: 'fulfilled', accountId: 'acct', amount: '5000000000', createdAt: 1, createdBy: 'console', statusAt: 1, payments: [recorded], paidAt: 2, fulfilledAt: 3 },
+      'event:evt_1': 2,
+      'event:evt_0': 1,
+    });
+    const order = new Order(contextOf('Order', state, []));
+    const event = { id: 'evt_1', type: 'payment.succeeded' as const, amount: 5_000_000_000, currency: 'USD', occurredAt: '2030-01-01T00:00:00Z' };
+    expect(await order.recordPayment(event)).toMatchObject({ applied: false, replayed: true, order: { status: 'fulfilled', payments: [recorded] } });
+    await expect(order.recordPayment({ ...event, amount: 1 })).rejects.toMatchObject({ code: 'callback_replayed' });
+    expect(await order.recordPayment({ ...event, id: 'evt_0' })).toMatchObject({ applied: false, replayed: true });
+    expect(state.values.get('event:evt_1')).toBe(2);
+  });
+
   it('when a session stored its last run\'s charge as a number, then a repeated finish answers it as a number', async () => {
     const state = memoryState({
       session: { owner: { accountId: 'acct', apiKeyId: 'k' }, workspace: 'w', createdAt: 1, log: { lastEventId: 3, firstRetainedId: 1 }, run: null, lastRun: { runId: 'r1', status: 'completed', charged: 1234 } },

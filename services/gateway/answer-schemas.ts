@@ -140,7 +140,8 @@ export const checkoutReceiptAnswer = z.object({
   received: z.literal(true),
   eventId: z.string(),
   orderId: z.string(),
-  applied: z.boolean().describe('false: recorded only (a duplicate success, an out-of-order or late failure or pending notice)'),
+  applied: z.boolean().describe('false: recorded only (a duplicate success, an out-of-order or late failure or pending notice), or a replay'),
+  replayed: z.boolean().describe('true: this event id was processed before with the same payload (the provider delivered it again); nothing was recorded or moved again'),
   status: orderStatus,
 });
 

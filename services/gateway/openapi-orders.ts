@@ -68,11 +68,11 @@ export const orderPaths = {
       security: [{ checkoutSignature: [] }],
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/CheckoutEvent' } } } },
       responses: {
-        '200': { description: 'Recorded (applied or not)', content: { 'application/json': { schema: { $ref: '#/components/schemas/CheckoutReceipt' } } } },
+        '200': { description: 'Recorded (applied or not); or the same event delivered again (replayed: true, nothing changed)', content: { 'application/json': { schema: { $ref: '#/components/schemas/CheckoutReceipt' } } } },
         '400': errorAnswer(`${BODY_400} or invalid_request (a field missing or invalid, an unknown event type), after the signature was verified`),
         '401': errorAnswer('signature_required, signature_invalid (forged, another secret, another body, malformed header) or signature_stale (timestamp outside the tolerance); nothing changed'),
         '404': errorAnswer('not_found: no such order; nothing changed'),
-        '409': errorAnswer('callback_replayed: this event id was already processed for the order (with orderId and status); nothing changed'),
+        '409': errorAnswer('callback_replayed: this event id was already processed for the order with another payload (type, amount, currency or occurredAt; with orderId and status); nothing changed'),
         '413': errorAnswer(`${BODY_413} (64 KiB)`),
         '415': errorAnswer(BODY_415),
         '503': errorAnswer(`checkout_disabled: GATEWAY_CHECKOUT_SECRET is not set; ${UNAVAILABLE}`),

@@ -108,14 +108,18 @@ export function orderContract(hostName: string, start: () => Promise<ActorHostUn
       const { accountId, orderId, order } = await newOrder();
       const succeeded = payment('payment.succeeded');
       const failedEarlier = payment('payment.failed', { occurredAt: new Date(clock - 60_000).toISOString() });
-      await order.recordPayment(succeeded);
+      expect(await order.recordPayment(succeeded)).toMatchObject({ applied: true, replayed: false });
       await order.fulfil({});
-      await expect(order.recordPayment(succeeded)).rejects.toMatchObject({ code: 'callback_replayed', extra: { orderId, status: 'fulfilled' } });
+      // The provider delivering the same event again is answered as received; nothing is recorded again.
+      expect(await order.recordPayment(succeeded)).toMatchObject({ applied: false, replayed: true, order: { orderId, status: 'fulfilled', payments: [{ eventId: succeeded.id, applied: true }] } });
       for (const late of [payment('payment.succeeded'), failedEarlier, payment('payment.failed'), payment('payment.pending')]) {
         const outcome = await order.recordPayment(late);
         expect([late.type, outcome.applied, outcome.order.status]).toEqual([late.type, false, 'fulfilled']);
       }
-      await expect(order.recordPayment({ ...succeeded, type: 'payment.failed' })).rejects.toMatchObject({ code: 'callback_replayed' });
+      // Another payload under an id already processed is refused, whatever field differs.
+      for (const other of [{ type: 'payment.failed' as const }, { amount: AMOUNT + 1 }, { currency: 'EUR' }, { occurredAt: new Date(clock + 1000).toISOString() }]) {
+        await expect(order.recordPayment({ ...succeeded, ...other })).rejects.toMatchObject({ code: 'callback_replayed', extra: { orderId, status: 'fulfilled' } });
+      }
       const view = await order.fulfil({});
       expect(view.payments.map((p) => p.applied)).toEqual([true, false, false, false, false]);
       await agree(accountId, orderId, AMOUNT, true);

@@ -157,16 +157,21 @@ export function orderSuite(hostName: string, start: () => Promise<OrderDeploymen
       await agree(accountId, apiKey, orderId, true);
     });
 
-    it('when a callback is duplicated (the same event again, another succeeded event), then 409 callback_replayed or recorded only, and the order is credited once', async () => {
+    it('when a callback is delivered again (at once, later), then 200 replayed and nothing changes; another payload under its id is 409 callback_replayed; another succeeded event is recorded only; the order is credited once', async () => {
       const { accountId, apiKey, orderId } = await ownerWithOrder();
       const event = paymentEvent(orderId, AMOUNT, 'payment.succeeded');
       const [first, second] = await Promise.all([checkoutCallback(d.url, event), checkoutCallback(d.url, event)]);
-      expect([first.status, second.status].sort()).toEqual([200, 409]);
+      expect([first.status, second.status]).toEqual([200, 200]);
+      expect([first.body.applied, second.body.applied].sort()).toEqual([false, true]);
+      expect([first.body.replayed, second.body.replayed].sort()).toEqual([false, true]);
       const replay = await checkoutCallback(d.url, event);
-      expect(replay.status).toBe(409);
-      expect(replay.body.error).toMatchObject({ code: 'callback_replayed', orderId, status: 'fulfilled' });
+      expect([replay.status, replay.headers.get('x-should-retry')]).toEqual([200, null]);
+      expect(replay.body).toEqual({ received: true, eventId: event.id, orderId, applied: false, replayed: true, status: 'fulfilled' });
+      const conflicting = await checkoutCallback(d.url, { ...event, amount: AMOUNT * 2 });
+      expect([conflicting.status, conflicting.headers.get('x-should-retry')]).toEqual([409, 'false']);
+      expect(conflicting.body.error).toMatchObject({ code: 'callback_replayed', orderId, status: 'fulfilled' });
       const another = await checkoutCallback(d.url, paymentEvent(orderId, AMOUNT, 'payment.succeeded'));
-      expect(another.body).toMatchObject({ applied: false, status: 'fulfilled' });
+      expect(another.body).toMatchObject({ applied: false, replayed: false, status: 'fulfilled' });
       expect((await getOrder(d.url, apiKey, orderId)).body.payments.map((p: { applied: boolean }) => p.applied)).toEqual([true, false]);
       await agree(accountId, apiKey, orderId, true);
     });

@@ -15,7 +15,7 @@ export const orderBody = z.object({
 }).strict();
 
 export const callbackBody = z.looseObject({
-  id: z.string().min(1).max(200).describe("The provider's event id; an id already processed is refused (409 callback_replayed)"),
+  id: z.string().min(1).max(200).describe("The provider's event id; the same event delivered again is answered 200 with replayed: true and changes nothing; another payload under an id already processed is refused (409 callback_replayed)"),
   type: z.enum(PAYMENT_EVENT_TYPES),
   orderId: z.string().min(1).max(200),
   amount: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).describe('What was paid, in nano-USD for USD'),

@@ -54,6 +54,8 @@ export interface CallbackReceipt {
   orderId: string;
   /** Whether the callback moved the order (false: recorded only). */
   applied: boolean;
+  /** The same event was processed before (a delivery again): nothing was recorded or moved again. */
+  replayed: boolean;
   /** The order's status after the callback and, when it paid the order, after the credit attempt. */
   status: OrderView['status'];
 }
@@ -145,6 +147,6 @@ export class OrderService {
         this.deps.logger.warn({ err: error, orderId }, 'order paid, credit not made yet: the reminder retries');
       }
     }
-    return { received: true, eventId: event.id, orderId, applied: recorded.applied, status };
+    return { received: true, eventId: event.id, orderId, applied: recorded.applied, replayed: recorded.replayed, status };
   }
 }
