@@ -35,7 +35,7 @@ const SHOULD_RETRY: Record<string, Header> = {
 };
 
 const count = (description: string): Header => ({ description, schema: { type: 'integer', minimum: 0 } });
-const UNDER_A_RATE = 'present when the key or the account has a rate limit';
+const UNDER_A_RATE = 'present when the key or the account has a rate limit, but not on the replay of an image request or an order (x-payg-replayed: true) answered from what was stored, which is not counted';
 
 /** The rate-limit headers of an admitted (or refused) call, in the OpenAI SDK's names or the Anthropic API's; each window's only when its limit applies. */
 const RATE_HEADERS: Record<'openai' | 'anthropic', Record<string, Header>> = {
@@ -53,7 +53,7 @@ const RATE_HEADERS: Record<'openai' | 'anthropic', Record<string, Header>> = {
 
 const charged: Header = { description: 'What the call charged, in nano-USD', schema: { type: 'string', pattern: '^(0|[1-9][0-9]*)$' } };
 const taskCharged: Header = { description: 'What the image task charged, in nano-USD (0: nothing); on an answer that names a task (taskId)', schema: charged.schema };
-const replayed: Header = { description: 'true when the Idempotency-Key named an existing task or order: its answer again, nothing new made or charged', schema: { type: 'string', enum: ['true'] } };
+const replayed: Header = { description: 'true when the Idempotency-Key named an existing task or order: its answer again, nothing new made, charged or counted against a rate limit', schema: { type: 'string', enum: ['true'] } };
 const capabilities: Header = { description: 'The capabilities the call was granted (the X-Payg-Capabilities it asked for), comma separated', schema: { type: 'string' } };
 
 /** The answers of a chat or embeddings call once it is admitted: its success and every failure after admission (refusals before it carry none). */

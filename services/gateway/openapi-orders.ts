@@ -42,7 +42,7 @@ export const orderPaths = {
         '409': errorAnswer('idempotency_key_reused: the key was used for another order'),
         '413': errorAnswer(`${BODY_413} (64 KiB)`),
         '415': errorAnswer(BODY_415),
-        '429': { ...errorAnswer('rate_limit_exceeded: `param` requests_per_minute (the key\'s or the account\'s is reached; an order counts as one request; Retry-After and Retry-After-Ms say when the window starts again) or orders_per_day (the account has created its GATEWAY_ORDERS_PER_DAY orders of this UTC day; Retry-After and Retry-After-Ms: until the next day); nothing is created'), headers: RETRY_AFTER_HEADERS },
+        '429': { ...errorAnswer('rate_limit_exceeded: `param` requests_per_minute (the key\'s or the account\'s is reached; an order counts as one request, its replay none; Retry-After and Retry-After-Ms say when the window starts again) or orders_per_day (the account has created its GATEWAY_ORDERS_PER_DAY orders of this UTC day; Retry-After and Retry-After-Ms: until the next day); nothing is created'), headers: RETRY_AFTER_HEADERS },
         '503': errorAnswer(`${UNAVAILABLE}; oauth_unavailable`),
       },
     },

@@ -6,7 +6,7 @@
 
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { admin, balance, chat, fundedAccount, hello, json } from '../support/api';
+import { admin, balance, chat, fundedAccount, hello, image, json, picture } from '../support/api';
 import { ADMIN_TOKEN } from '../support/processes';
 import { passes } from '../support/eventually';
 import { newSession, startRun } from '../support/sessions';
@@ -148,6 +148,38 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       expect([over.status, over.body.error?.code, over.body.error?.param, Number(over.headers.get('retry-after')) > 0]).toEqual([429, 'rate_limit_exceeded', 'requests_per_minute', true]);
       const session = await json(`${d.urls[1]}/v1/sessions`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: '{}' });
       expect([session.status, session.body.error?.code]).toEqual([429, 'rate_limit_exceeded']);
+    });
+
+    it('when an image request or an order is replayed (same Idempotency-Key and payload) under a requests_per_minute, then it is answered from what was stored and counts nothing: the window keeps its requests for new ones', async () => {
+      await insideOneWindow(20_000);
+      const { apiKey } = await limitedKey({ requests_per_minute: 3 });
+      const order = (url: string, amount: number, key?: string) => json(`${url}/api/consumer/orders`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+        body: JSON.stringify({ amount }),
+      });
+      const imageKey = crypto.randomUUID();
+      const orderKey = crypto.randomUUID();
+      const made = await image(d.urls[0], apiKey, picture, { key: imageKey });
+      expect([made.status, made.headers.get('x-ratelimit-remaining-requests')]).toEqual([200, '2']);
+      const ordered = await order(d.urls[0], 1_000_000_000, orderKey);
+      expect([ordered.status, ordered.headers.get('x-ratelimit-remaining-requests')]).toEqual([201, '1']);
+      for (const url of [...d.urls, ...d.urls]) {
+        const again = await image(url, apiKey, picture, { key: imageKey });
+        expect([again.status, again.headers.get('x-payg-replayed'), again.body.taskId, again.headers.get('x-ratelimit-remaining-requests')]).toEqual([200, 'true', made.body.taskId, null]);
+        const reordered = await order(url, 1_000_000_000, orderKey);
+        expect([reordered.status, reordered.headers.get('x-payg-replayed'), reordered.body.orderId, reordered.headers.get('x-ratelimit-remaining-requests')]).toEqual([201, 'true', ordered.body.orderId, null]);
+      }
+      // The same key with another amount is no replay: refused 409 as a counted request, its request given back.
+      const reused = await order(d.urls[0], 5_000_000_000, orderKey);
+      expect([reused.status, reused.body.error?.code, reused.headers.get('x-ratelimit-remaining-requests')]).toEqual([409, 'idempotency_key_reused', '1']);
+      // Eight replays later, the window still has the request they did not use.
+      const another = await order(d.urls[1], 2_000_000_000);
+      expect([another.status, another.headers.get('x-ratelimit-remaining-requests')]).toEqual([201, '0']);
+      const over = await order(d.urls[0], 3_000_000_000);
+      expect([over.status, over.body.error?.code, over.body.error?.param]).toEqual([429, 'rate_limit_exceeded', 'requests_per_minute']);
+      // Over the limit, a replay is still answered.
+      expect((await image(d.urls[1], apiKey, picture, { key: imageKey })).status).toBe(200);
     });
 
     it('when an account has created its orders of the day (GATEWAY_ORDERS_PER_DAY, counted across instances), then the next is 429 orders_per_day until the next UTC day; a retry of a made order is still answered, and the operator\'s orders are not counted', async () => {

@@ -89,6 +89,13 @@ export class ImageService {
     const idempotencyKey = parseIdempotencyKey(input.idempotencyKey);
     const task = deps.tasks.of(imageTaskId(input.caller.accountId, input.caller.apiKeyId, idempotencyKey));
     const fingerprint = requestFingerprint(input.modelId, input.body, input.directives);
+    // A replay (this key's task, made for this same payload) does no new work: under a rate limit
+    // it is answered from its task before anything is counted, so it uses none of the caller's
+    // requests_per_minute (a caller without one is not asked the extra read).
+    if (input.limited && deps.limits?.applies(input.limited)) {
+      const stored = await this.stored(task, input.caller);
+      if (stored?.fingerprint === fingerprint) return reply(await this.awaitOwner(task, stored, input.caller), true);
+    }
     let resolved: ReturnType<Catalog['resolve']>;
     try {
       resolved = deps.catalog.resolve(input.modelId, 'openai-images');
@@ -141,15 +148,18 @@ export class ImageService {
       // Every answer of a call under a rate limit carries its headers, an error's too.
       throw admitted ? withRateHeaders(error, admitted.headers) : error;
     });
-    // A task that failed or is not resolved yet is answered by an error (400, 502, 503): it was
-    // counted like a success, and tells the window like one.
+    // A replay found only once counted (two first requests of one key at once) did no new work:
+    // its request goes back. A task that failed or is not resolved yet is answered by an error
+    // (400, 502, 503): it was counted like a success, and tells the window like one.
+    const replayed = started.role === 'existing';
+    const rateHeaders = admitted ? (replayed ? await admitted.givenBack() : admitted.headers) : {};
     let answer: ImageReply;
     try {
-      answer = reply(view, started.role === 'existing');
+      answer = reply(view, replayed);
     } catch (error) {
-      throw admitted ? withRateHeaders(error, admitted.headers) : error;
+      throw admitted ? withRateHeaders(error, rateHeaders) : error;
     }
-    return admitted ? { ...answer, headers: { ...admitted.headers, ...answer.headers } } : answer;
+    return { ...answer, headers: { ...rateHeaders, ...answer.headers } };
   }
 
   /**
@@ -160,21 +170,19 @@ export class ImageService {
    */
   private async replayOrRefuse(task: ImageTaskApi, fingerprint: string, input: GenerateInput, refusal: unknown): Promise<ImageReply> {
     if (!(refusal instanceof GatewayError)) throw refusal;
-    let view: ImageTaskView;
+    const view = await this.stored(task, input.caller);
+    if (view?.fingerprint !== fingerprint) throw refusal;
+    // A replay does no new work: it holds nothing, and counts against no rate.
+    return reply(await this.awaitOwner(task, view, input.caller), true);
+  }
+
+  /** This key's task as it is stored, or undefined when the key has made none. */
+  private async stored(task: ImageTaskApi, caller: Owner): Promise<ImageTaskView | undefined> {
     try {
-      view = await task.view(input.caller);
+      return await task.view(caller);
     } catch (error) {
-      if (error instanceof GatewayError && error.code === 'not_found') throw refusal;
+      if (error instanceof GatewayError && error.code === 'not_found') return undefined;
       throw error;
-    }
-    if (view.fingerprint !== fingerprint) throw refusal;
-    // A replay is a request like any other: it counts under a rate limit, and holds nothing.
-    const admitted = input.limited ? await this.deps.limits?.admit(input.limited, 0, 'openai') : null;
-    try {
-      const answer = reply(await this.awaitOwner(task, view, input.caller), true);
-      return admitted ? { ...answer, headers: { ...admitted.headers, ...answer.headers } } : answer;
-    } catch (error) {
-      throw admitted ? withRateHeaders(error, admitted.headers) : error;
     }
   }
 

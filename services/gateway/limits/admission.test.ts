@@ -9,7 +9,7 @@ import { GatewayError } from '../../../lib/errors';
 import type { Limits } from '../../../lib/limits';
 import { startEmbeddedActors, type ActorHostUnderTest } from '../../../test/support/actor-hosts';
 import type { Caller } from '../middleware/auth';
-import { GIVE_BACK_WAIT_MS, RateAdmission } from './admission';
+import { countedRequest, GIVE_BACK_WAIT_MS, RateAdmission } from './admission';
 
 let host: ActorHostUnderTest;
 let accounts: AccountClient;
@@ -79,6 +79,16 @@ describe('rate admission', () => {
     const other = new Error('not ours');
     expect(await (await admission.admit(caller, 100, 'openai'))!.refused(other)).toBe(other);
     expect(await admission.usage(caller)).toMatchObject({ key: { requests: 0, tokens: 0 } });
+  });
+
+  it('when a counted request turns out to be a replay (its first attempt made the order meanwhile), then its request goes back and its answer tells the window after that', async () => {
+    await awayFromMinuteEdge();
+    const { caller } = await limitedKey({ requests_per_minute: 2 });
+    const replay = await countedRequest(admission, caller, async () => ({ replayed: true }), (result) => result.replayed);
+    expect(replay.headers).toMatchObject({ 'x-ratelimit-remaining-requests': '2' });
+    const made = await countedRequest(admission, caller, async () => ({ replayed: false }), (result) => result.replayed);
+    expect(made.headers).toMatchObject({ 'x-ratelimit-remaining-requests': '1' });
+    expect(await admission.usage(caller)).toMatchObject({ key: { requests: 1 } });
   });
 
   /** Rate admission by the real Account actors, but with its give-backs sent through `correctTokens`. */

@@ -27,6 +27,12 @@ export interface Admitted {
    * them, through any instance) or after GIVE_BACK_WAIT_MS at most, to the error to throw.
    */
   refused(error: unknown): Promise<unknown>;
+  /**
+   * The call did no new work after all (a replay, found only once counted: two first attempts of
+   * one Idempotency-Key at once): its request and tokens go back as for a refusal. Resolves, as
+   * `refused` does, to the headers as they are after that.
+   */
+  givenBack(): Promise<Record<string, string>>;
 }
 
 /** `error` answered with `headers` too (its own win), when it is a GatewayError. */
@@ -95,10 +101,15 @@ export const GIVE_BACK_WAIT_MS = 1000;
 export class RateAdmission {
   constructor(private readonly accounts: AccountClient, private readonly onCorrectionFailed: (error: unknown) => void = () => undefined) {}
 
+  /** Whether the caller's key or account has a rate limit (its calls are counted). */
+  applies(caller: Caller): boolean {
+    const { account, key } = limitsOf(caller);
+    return hasRateLimits(account) || hasRateLimits(key);
+  }
+
   /** What the caller's current minute has counted, or null when neither its key nor its account has a rate limit (nothing is counted then). */
   async usage(caller: Caller): Promise<RateUsage | null> {
-    const { account, key } = limitsOf(caller);
-    if (!hasRateLimits(account) && !hasRateLimits(key)) return null;
+    if (!this.applies(caller)) return null;
     return this.accounts.of(caller.accountId).rates({ apiKeyId: countedAs(caller) });
   }
 
@@ -108,8 +119,7 @@ export class RateAdmission {
    * rate limit. `tokens`: the call's token estimate (input from its size, plus max_tokens).
    */
   async admit(caller: Caller, tokens: number, style: RateHeaderStyle): Promise<Admitted | null> {
-    const { account, key } = limitsOf(caller);
-    if (!hasRateLimits(account) && !hasRateLimits(key)) return null;
+    if (!this.applies(caller)) return null;
     const apiKeyId = caller.apiKeyId ?? null;
     const counted = countedAs(caller);
     const actor = this.accounts.of(caller.accountId);
@@ -127,6 +137,15 @@ export class RateAdmission {
         headers: { ...headers, 'retry-after': String(seconds(retryAfterMs)), 'retry-after-ms': String(Math.max(0, retryAfterMs)) },
       });
     }
+    const giveBack = async () => {
+      const givenBackNow = actor.correctTokens({ apiKeyId: counted, windowStart: admission.windowStart, delta: -tokens, requests: -1 }).catch(this.onCorrectionFailed);
+      // Waited for, so the client's next call finds it; but an answer is not held for an
+      // Account actor that is slow or unreachable (the give-back still lands when it can).
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([givenBackNow, new Promise((resolve) => (timer = setTimeout(resolve, GIVE_BACK_WAIT_MS)))]);
+      clearTimeout(timer);
+      return rateHeaders(givenBack(admission, tokens), style);
+    };
     return {
       headers,
       correct: (actualTokens) => {
@@ -134,15 +153,8 @@ export class RateAdmission {
         if (delta === 0 || admission.tokens === undefined) return;
         actor.correctTokens({ apiKeyId: counted, windowStart: admission.windowStart, delta }).catch(this.onCorrectionFailed);
       },
-      refused: async (error) => {
-        const givenBackNow = actor.correctTokens({ apiKeyId: counted, windowStart: admission.windowStart, delta: -tokens, requests: -1 }).catch(this.onCorrectionFailed);
-        // Waited for, so the client's next call finds it; but a refusal is not held for an
-        // Account actor that is slow or unreachable (the give-back still lands when it can).
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([givenBackNow, new Promise((resolve) => (timer = setTimeout(resolve, GIVE_BACK_WAIT_MS)))]);
-        clearTimeout(timer);
-        return withRateHeaders(error, rateHeaders(givenBack(admission, tokens), style));
-      },
+      refused: async (error) => withRateHeaders(error, await giveBack()),
+      givenBack: giveBack,
     };
   }
 }
@@ -150,13 +162,17 @@ export class RateAdmission {
 /**
  * Runs `call`, a request that is not a model call (an order's or a session's creation), counted
  * as one request of its caller's requests_per_minute, with no tokens: refused 429 over it; a call
- * that then fails gives its request back. Its answer carries the rate headers (`headers`).
+ * that then fails, or whose result `replayed` says did no new work, gives its request back. Its
+ * answer carries the rate headers (`headers`).
  */
-export async function countedRequest<T>(limits: RateAdmission | undefined, caller: Caller, call: () => Promise<T>): Promise<{ result: T; headers: Record<string, string> }> {
+export async function countedRequest<T>(limits: RateAdmission | undefined, caller: Caller, call: () => Promise<T>, replayed: (result: T) => boolean = () => false): Promise<{ result: T; headers: Record<string, string> }> {
   const admitted = limits ? await limits.admit(caller, 0, 'openai') : null;
+  let result: T;
   try {
-    return { result: await call(), headers: admitted?.headers ?? {} };
+    result = await call();
   } catch (error) {
     throw admitted ? await admitted.refused(error) : error;
   }
+  if (admitted && replayed(result)) return { result, headers: await admitted.givenBack() };
+  return { result, headers: admitted?.headers ?? {} };
 }

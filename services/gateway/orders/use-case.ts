@@ -43,6 +43,12 @@ export interface CreateOrderInput {
   idempotencyKey: string | string[] | undefined;
 }
 
+/** Counts a new creation as one request of its caller's requests_per_minute (routes/orders.ts): its rate headers beside its result. */
+export type RequestCount = <T extends { replayed: boolean }>(call: () => Promise<T>) => Promise<{ result: T; headers: Record<string, string> }>;
+
+/** No rate limit counts the creation (the operator's route). */
+const uncounted: RequestCount = async (call) => ({ result: await call(), headers: {} });
+
 export interface CallbackInput {
   raw: Buffer | undefined;
   signature: string | string[] | undefined;
@@ -63,8 +69,11 @@ export interface CallbackReceipt {
 export class OrderService {
   constructor(private readonly deps: OrderDeps) {}
 
-  /** The order, and whether it already existed (a retry with the same Idempotency-Key: a replay). */
-  async create(input: CreateOrderInput): Promise<{ order: OrderView; replayed: boolean }> {
+  /**
+   * The order, and whether it already existed (a retry with the same Idempotency-Key: a replay),
+   * with the rate headers of `count` when it counted the creation.
+   */
+  async create(input: CreateOrderInput, count: RequestCount = uncounted): Promise<{ order: OrderView; replayed: boolean; headers: Record<string, string> }> {
     const { amount } = parseOrderBody(input.body);
     const key = input.idempotencyKey === undefined ? undefined : parseIdempotencyKey(input.idempotencyKey);
     const order = this.deps.orders.of(orderIdFor(input.accountId, input.scope, key));
@@ -72,12 +81,23 @@ export class OrderService {
       const outcome = await order.create({ accountId: input.accountId, amount, createdBy: input.createdBy });
       return { order: outcome.order, replayed: !outcome.created };
     };
+    // A retry of an order already made stores nothing new and does no new work: it is answered
+    // before anything is counted, neither in the day's orders nor in the caller's
+    // requests_per_minute, so it never holds a place of either, even for a moment, from a new order.
+    const made = key === undefined ? undefined : await this.stored(input.accountId, order);
+    if (made && made.amount === amount && made.createdBy === input.createdBy) return { ...(await create()), headers: {} };
+    // The same key with another order is refused (409) as a counted request is, its request given
+    // back, and never counted in the day. A replay found only once counted (its first attempt
+    // concurrent with this one) gives its request back.
+    const { result, headers } = await count(() => (made ? create() : this.createCounted(input, key, order, create)));
+    return { ...result, headers };
+  }
+
+  /** A creation counted in the account's orders of the day (the operator's are not). */
+  private async createCounted(input: CreateOrderInput, key: string | undefined, order: ReturnType<OrderClient['of']>, create: () => Promise<{ order: OrderView; replayed: boolean }>): Promise<{ order: OrderView; replayed: boolean }> {
     const daily = this.deps.daily;
     // The operator's orders are not counted: the cap bounds what a customer's credential can store.
     if (!daily || input.createdBy === 'operator') return create();
-    // A retry of an order already made stores nothing new: it is answered without being counted,
-    // so it never holds one of the day's places, even for a moment, from a new order.
-    if (key !== undefined && (await this.exists(input.accountId, order))) return create();
     const account = daily.accounts.of(input.accountId);
     const counted = await account.countOrder({ limit: daily.perDay });
     if (!counted.admitted) {
@@ -108,15 +128,19 @@ export class OrderService {
     return created;
   }
 
-  /** Whether the order exists for this account (a view answers 404 otherwise). */
-  private async exists(accountId: string, order: ReturnType<OrderClient['of']>): Promise<boolean> {
+  /** The order as this account sees it, or undefined when it does not exist for it (a view answers 404). */
+  private async stored(accountId: string, order: ReturnType<OrderClient['of']>): Promise<OrderView | undefined> {
     try {
-      await order.view({ accountId });
-      return true;
+      return await order.view({ accountId });
     } catch (error) {
-      if (error instanceof GatewayError && error.code === 'not_found') return false;
+      if (error instanceof GatewayError && error.code === 'not_found') return undefined;
       throw error;
     }
+  }
+
+  /** Whether the order exists for this account. */
+  private async exists(accountId: string, order: ReturnType<OrderClient['of']>): Promise<boolean> {
+    return (await this.stored(accountId, order)) !== undefined;
   }
 
   /** The caller's own order; another account's, an unknown or a malformed id: the same 404. */

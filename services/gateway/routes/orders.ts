@@ -31,15 +31,16 @@ export function orderRoutes(orders: OrderService, credentials: { accounts: Accou
   // Console routes take both families (docs/auth.md): neither moves a call to another pool.
   const auth = credentialAuth(credentials, { accept: ['api_key', 'oauth'] });
   router.post('/api/consumer/orders', auth, noQuery, jsonBody(ORDER_BODY_LIMIT), async (req, res) => {
-    // A request of the caller's requests_per_minute, as every call is.
-    const { result: { order, replayed }, headers } = await countedRequest(limits, req.caller, () => orders.create({
+    // A request of the caller's requests_per_minute, as every call is; a replay (same
+    // Idempotency-Key and amount) is answered from its order and counts nothing.
+    const { order, replayed, headers } = await orders.create({
       accountId: req.caller.accountId,
       createdBy: 'console',
       // An Idempotency-Key is scoped to the credential that sent it.
       scope: req.caller.apiKeyId ?? `oauth:${req.caller.subject}`,
       body: req.body,
       idempotencyKey: req.headers['idempotency-key'],
-    }));
+    }, (call) => countedRequest(limits, req.caller, call, (created) => created.replayed));
     res.set(headers);
     sendOrder(res, 201, order, replayed);
   });
