@@ -13,7 +13,7 @@ export const FAULT_POINTS = {
   'reminder-before-commit': 'a reminder turn ran its handler; its state is not committed',
   /** ImageTask.start: the image's hold is taken on FundsHold, the task itself is not committed. */
   'image-after-hold': "FundsHold holds the image's price; the ImageTask is not committed",
-  /** AuditLog.record: an operator's change is committed (a credit, a debit, an order), its audit entry not yet appended. */
+  /** AuditLog.record: an operator's change is committed (a credit, a debit, an order, a revocation, a suspension or its lifting), its audit entry not yet appended. */
   'audit-before-append': "an operator's change is committed; its audit entry is not appended",
 } as const;
 

@@ -43,7 +43,8 @@ describe('Account actor', () => {
     await a.addKey(key(3));
     const revoked = await a.revokeKey({ apiKeyId: 'key_3' });
     expect(revoked.revokedAt).toEqual(expect.any(Number));
-    expect((await a.revokeKey({ apiKeyId: 'key_3' })).revokedAt).toBe(revoked.revokedAt);
+    expect(revoked.revokedByOperator).toBe(revoked.revokedAt);
+    expect(await a.revokeKey({ apiKeyId: 'key_3' })).toMatchObject({ revokedAt: revoked.revokedAt, revokedByOperator: revoked.revokedAt });
     await expect(a.revokeKey({ apiKeyId: 'key_none' })).rejects.toMatchObject({ code: 'api_key_not_found' });
   });
 
@@ -55,6 +56,8 @@ describe('Account actor', () => {
     const { old, successor } = await a.rotateKey(request);
     expect(successor).toMatchObject({ apiKeyId: 'key_5', name: 'svc', scopes: ['media'], expiresAt, rotatedFrom: 'key_4', revokedAt: null });
     expect(old).toMatchObject({ rotatedTo: 'key_5' });
+    // Refused by its rotation's grace, not by a revocation call.
+    expect(old.revokedByOperator).toBeUndefined();
     const graceEnds = old.revokedAt!;
     expect(graceEnds - successor.createdAt).toBe(60_000);
     expect(await a.rotateKey(request)).toEqual({ old: { ...old, revokedAt: graceEnds }, successor });
@@ -70,7 +73,9 @@ describe('Account actor', () => {
     const suspended = await a.setSuspended({ suspended: true });
     expect(suspended.suspendedAt).toEqual(expect.any(Number));
     expect(await a.setSuspended({ suspended: true })).toEqual(suspended);
-    expect(await a.setSuspended({ suspended: false })).toEqual({ suspendedAt: null });
+    // Lifted, the status names the suspension it lifted (its unsuspension's audit entry is named by it).
+    expect(await a.setSuspended({ suspended: false })).toEqual({ suspendedAt: null, liftedSuspension: suspended.suspendedAt });
+    expect(await a.setSuspended({ suspended: false })).toEqual({ suspendedAt: null, liftedSuspension: suspended.suspendedAt });
   });
 
   it('when the host restarts, then keys and status are still there', async () => {

@@ -83,6 +83,7 @@ export class Account implements AccountApi, ActorInstance {
     const now = this.ctx.now();
     if (entry.revokedAt === null || entry.revokedAt > now) {
       entry.revokedAt = now;
+      entry.revokedByOperator = now;
       this.entries.set(entry.apiKeyId, entry);
     }
     return entry;
@@ -114,7 +115,7 @@ export class Account implements AccountApi, ActorInstance {
   async setSuspended(request: { suspended: boolean }): Promise<AccountStatus> {
     const status = await this.status();
     if (request.suspended === (status.suspendedAt !== null)) return status;
-    const next: AccountStatus = { ...status, suspendedAt: request.suspended ? this.ctx.now() : null };
+    const next: AccountStatus = request.suspended ? { ...status, suspendedAt: this.ctx.now() } : { ...status, suspendedAt: null, liftedSuspension: status.suspendedAt! };
     this.stored.save(next);
     return next;
   }

@@ -32,6 +32,13 @@ export interface ApiKeyEntry extends NewApiKey {
   createdAt: number;
   /** From when the key is refused (epoch ms; in the future while a rotation's grace runs); null: not revoked. */
   revokedAt: number | null;
+  /**
+   * Set (to the revocation's time) by the one revocation call that changed the key: the audit
+   * entry of that revocation is named by the key, so a repeated call writes it if a crash lost it.
+   * Absent: not revoked by a revocation call (a rotation's grace ended, or never), or revoked
+   * before this was kept (2026-11-29): a repeat then writes no entry, as before.
+   */
+  revokedByOperator?: number;
   /** The key this one was made to replace, and the key made to replace this one. */
   rotatedFrom: string | null;
   rotatedTo: string | null;
@@ -47,6 +54,12 @@ export interface ApiKeyEntry extends NewApiKey {
 export interface AccountStatus {
   /** Epoch ms since when the account is suspended; null: not suspended. */
   suspendedAt: number | null;
+  /**
+   * The suspendedAt of the suspension last lifted: an unsuspension's audit entry is named by it,
+   * so a repeated unsuspension writes the entry a crash lost. Absent: none lifted since this was
+   * kept (2026-11-29).
+   */
+  liftedSuspension?: number;
   /** The account's limits, over all its keys and credentials. */
   limits?: Limits;
 }

@@ -155,4 +155,45 @@ describe('crash points on the embedded host', () => {
     expect(again.body.items).toHaveLength(entries.length);
     await gateway.stop();
   });
+
+  it('when the process dies after a key revocation, a suspension or its lifting was committed but before its audit entry, then the repeat writes that entry, once', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'gw-crash-audit-')), 'data');
+    const env = { GATEWAY_DATA_DIR: dataDir, GATEWAY_TEST_MODE: 'true' };
+    let gateway = await startGateway(env);
+    gateways.push(gateway);
+    const { accountId } = await fundedAccount(gateway.url, FUNDS);
+    const operator = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const apiKeyId = (await json(`${gateway.url}/admin/v1/accounts/${accountId}/api-keys`, { headers: operator })).body.items[0].apiKeyId;
+    const actions: Array<[string, string]> = [
+      ['DELETE', `/admin/v1/api-keys/${apiKeyId}`],
+      ['POST', `/admin/v1/accounts/${accountId}/suspend`],
+      ['POST', `/admin/v1/accounts/${accountId}/unsuspend`],
+    ];
+    const send = (method: string, path: string) => json(`${gateway.url}${path}`, { method, headers: { ...operator, ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) }, ...(method === 'POST' ? { body: '{}' } : {}) });
+    for (const [method, path] of actions) {
+      // The change commits, then the process dies before its audit entry: the operator gets no answer.
+      await gateway.stop();
+      gateway = await startGateway({ ...env, GATEWAY_FAULT_POINTS: 'audit-before-append' }, gateway.port);
+      gateways.push(gateway);
+      expect(await send(method, path).then(() => 'answered', () => 'broken')).toBe('broken');
+      expect(await exitOf(gateway)).toBe('SIGKILL');
+      gateway = await startGateway(env, gateway.port);
+      gateways.push(gateway);
+      // The operator repeats it: it changes nothing more, and is now in the audit log; a third time adds nothing.
+      for (let i = 0; i < 2; i++) expect((await send(method, path)).status).toBeLessThan(300);
+    }
+    const audit = await json(`${gateway.url}/admin/v1/audit?accountId=${accountId}`, { headers: operator });
+    expect(audit.body.items.map((e: { action: string }) => e.action)).toEqual(['account.unsuspend', 'account.suspend', 'api_key.revoke', 'account.credit', 'api_key.create', 'account.create']);
+    const [unsuspended, suspended, revoked] = audit.body.items;
+    const key = (await json(`${gateway.url}/admin/v1/accounts/${accountId}/api-keys`, { headers: operator })).body.items[0];
+    expect(revoked.details).toEqual({ revokedAt: key.revokedAt });
+    expect(suspended.details).toEqual({ suspendedAt: expect.any(String) });
+    expect(unsuspended.details).toEqual({ suspendedAt: null });
+    // An unsuspension of an account not suspended lifts nothing new and adds no entry; a new suspension is a new entry.
+    expect((await send('POST', `/admin/v1/accounts/${accountId}/unsuspend`)).status).toBe(200);
+    expect((await send('POST', `/admin/v1/accounts/${accountId}/suspend`)).status).toBe(200);
+    const again = await json(`${gateway.url}/admin/v1/audit?accountId=${accountId}`, { headers: operator });
+    expect(again.body.items.map((e: { action: string }) => e.action)).toEqual(['account.suspend', 'account.unsuspend', 'account.suspend', 'api_key.revoke', 'account.credit', 'api_key.create', 'account.create']);
+    await gateway.stop();
+  });
 });

@@ -47,7 +47,8 @@ export class AuditLog {
    * is kept once, while two requests never share one (a request id may come from the client).
    *
    * `once`: the action's own name, for an action a client may repeat and that is applied once (a
-   * credit or a debit by its reference, an order by its id). The entry's id is derived from it,
+   * credit or a debit by its reference, an order by its id, a revocation by its key, a suspension
+   * or its lifting by the suspension). The entry's id is derived from it,
    * and such an action is recorded on every answer, a repeat's too: a repeat after an answer that
    * never came (the process died between the change and its entry) writes the entry the first
    * attempt could not, and a repeat of an action already recorded adds nothing.

@@ -140,14 +140,14 @@ export class AccountOperator {
 
   async revokeKey(action: OperatorAction, apiKeyId: string): Promise<void> {
     const accountId = await this.keyAccount(apiKeyId);
-    const actor = this.deps.accountActors.of(accountId);
-    // The audit log has an entry for a change only: a repeat (an earlier revocation stands) has none.
-    // (The value read, not the answer: an in-process actor may answer its own record, which the revocation changes.)
-    const { revokedAt: revokedBefore } = await actor.key({ apiKeyId });
-    const entry = await actor.revokeKey({ apiKeyId });
+    const entry = await this.deps.accountActors.of(accountId).revokeKey({ apiKeyId });
     // The revocation is in force at the actor's clock (its time is that clock's now, or earlier).
     await this.project(accountId, entry, entry.revokedAt ?? undefined);
-    if (entry.revokedAt !== revokedBefore) await this.deps.audit.record(action, 'api_key.revoke', { accountId, apiKeyId }, { revokedAt: iso(entry.revokedAt) });
+    // Recorded on a repeat too, once per key (a key is revoked by a call at most once): the entry a
+    // first attempt died before is written then. A key refused only by a rotation's grace has none.
+    if (entry.revokedByOperator !== undefined) {
+      await this.deps.audit.record(action, 'api_key.revoke', { accountId, apiKeyId }, { revokedAt: iso(entry.revokedAt) }, apiKeyId);
+    }
   }
 
   async rotateKey(action: OperatorAction, apiKeyId: string, graceSeconds: number): Promise<CreatedKey & { replaces: string; oldKeyRefusedFrom: string }> {
@@ -169,12 +169,15 @@ export class AccountOperator {
 
   async setSuspended(action: OperatorAction, accountId: string, suspended: boolean): Promise<AccountSummary> {
     const account = await this.existing(accountId);
-    const actor = this.deps.accountActors.of(accountId);
-    const { suspendedAt: suspendedBefore } = await actor.status({});
-    const status = await actor.setSuspended({ suspended });
+    const status = await this.deps.accountActors.of(accountId).setSuspended({ suspended });
     const projected = await this.projectAccount(account, status);
-    // A repeat changes nothing, and is not in the audit log.
-    if (status.suspendedAt !== suspendedBefore) await this.deps.audit.record(action, suspended ? 'account.suspend' : 'account.unsuspend', { accountId }, { suspendedAt: iso(status.suspendedAt) });
+    // Recorded on a repeat too, once per suspension (named by its suspendedAt) and once per lifting
+    // of one: the entry a first attempt died before is written then, an entry already written is
+    // not written again. Nothing suspended or lifted (an account never suspended): no entry.
+    const named = suspended ? status.suspendedAt : status.liftedSuspension;
+    if (named !== null && named !== undefined) {
+      await this.deps.audit.record(action, suspended ? 'account.suspend' : 'account.unsuspend', { accountId }, { suspendedAt: iso(status.suspendedAt) }, `${accountId}:${named}`);
+    }
     return summary(projected);
   }
 
