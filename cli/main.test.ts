@@ -132,6 +132,11 @@ describe('the key and account lifecycle commands', () => {
     expect(await runCli(['reconcile'], answering(503, { error: { code: 'ledger_unavailable' } }))).toBe(3);
     expect(await runCli(['reconcile'], answering(200, { accounts: 2, differences: [{ accountId: 'a', pool: 'pool-3', ledger: 1, actor: 2, ledgerRunningTotal: 1 }] }))).toBe(1);
     expect(await runCli(['reconcile'], answering(200, { accounts: 2, differences: [] }))).toBe(0);
+    // A bill lost with no balance moved (a release, a platform-borne record): the counts say it.
+    const printed: string[] = [];
+    const lostBill = { accountId: 'a', pool: 'pool-3', ledger: 5, actor: 5, ledgerRunningTotal: 5, bills: { ledger: 2, actor: 3 }, missing: [] };
+    expect(await runCli(['reconcile'], { ...answering(200, { accounts: 1, differences: [lostBill] }), out: (line: string) => printed.push(line) })).toBe(1);
+    expect(printed[0]).toBe('difference a pool-3: ledger 5, actor 5, ledger running total 5 (actor − ledger = 0); bills: ledger 2, actor 3');
     expect(await runCli(['accounts', 'show', 'acct_1'], unreachable)).toBe(3);
     expect(await runCli(['credits', 'add', 'acct_1', '5', 'r'], answering(409, { error: { code: 'credit_reference_reused' } }))).toBe(1);
   });

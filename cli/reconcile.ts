@@ -17,6 +17,7 @@ interface Difference {
   ledger: number;
   actor: number;
   ledgerRunningTotal: number;
+  bills?: { ledger: number; actor: number };
   missing?: MissingEvent[];
 }
 
@@ -52,7 +53,8 @@ export async function reconcileCommand(base: string, token: string, io: CliIo, o
     result = JSON.parse(text) as Reconciliation;
   }
   for (const d of result.differences) {
-    io.out(`difference ${d.accountId} ${d.pool}: ledger ${d.ledger}, actor ${d.actor}, ledger running total ${d.ledgerRunningTotal} (actor − ledger = ${d.actor - d.ledger})`);
+    const bills = d.bills === undefined ? '' : `; bills: ledger ${d.bills.ledger}, actor ${d.bills.actor}`;
+    io.out(`difference ${d.accountId} ${d.pool}: ledger ${d.ledger}, actor ${d.actor}, ledger running total ${d.ledgerRunningTotal} (actor − ledger = ${d.actor - d.ledger})${bills}`);
     for (const event of d.missing ?? []) io.out(`  missing ${event.id} (${event.type}${event.balanceDelta === undefined ? '' : `, balance ${event.balanceDelta >= 0 ? '+' : ''}${event.balanceDelta}`})`);
   }
   const missing = result.differences.reduce((n, d) => n + (d.missing?.length ?? 0), 0);

@@ -111,10 +111,17 @@ export interface EventEnvelope<T = BillingData | UsageData> {
   tracestate?: string;
 }
 
-export function billingEvent(id: string, occurredAtMs: number, data: BillingData, source = 'FundsHold'): EventEnvelope<BillingData> {
+/**
+ * The `source` of the events a FundsHold actor emits (its actor type). The ledger counts the bills
+ * they make apart (AccountLedgerView.fundsBills), for reconciliation to compare with the count the
+ * actor keeps: an image's late artifact bills the account from its ImageTask, which FundsHold never sees.
+ */
+export const FUNDS_HOLD_SOURCE = 'FundsHold';
+
+export function billingEvent(id: string, occurredAtMs: number, data: BillingData, source = FUNDS_HOLD_SOURCE): EventEnvelope<BillingData> {
   return { id, topic: 'billing', type: `billing.${data.kind}`, occurredAt: new Date(occurredAtMs).toISOString(), source, data };
 }
 
-export function usageEvent(id: string, occurredAtMs: number, data: UsageData, source = 'FundsHold'): EventEnvelope<UsageData> {
+export function usageEvent(id: string, occurredAtMs: number, data: UsageData, source = FUNDS_HOLD_SOURCE): EventEnvelope<UsageData> {
   return { id, topic: 'usage', type: 'usage.recorded', occurredAt: new Date(occurredAtMs).toISOString(), source, data };
 }

@@ -12,6 +12,7 @@ fundsHoldContract('embedded', async () => {
   const host = await startEmbeddedActors('funds-', { deliverInCommit: false });
   return Object.assign(host, {
     ledgerBalance: async (accountId: string) => (await host.ledger(accountId)).balance,
+    ledgerFundsBills: async (accountId: string) => (await host.ledger(accountId)).fundsBills,
     // The embedded host runs its actors in this process: its registry is this one.
     metrics: async () => (await exposition()).body,
   });

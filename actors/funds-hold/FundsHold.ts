@@ -14,6 +14,7 @@ import {
   FUNDS_HOLD_ARGS,
   FUNDS_HOLD_METHODS,
   type BalanceView,
+  type LedgerFigures,
   type CreditOutcome,
   type CreditRequest,
   type DebitRequest,
@@ -215,7 +216,7 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
     state.balance = storedAmount(balance);
     references.set(request.reference, storedAmount(amount));
     const delta = toJsonAmount(amount);
-    this.ctx.emit(billingEvent(`${kind}:${this.accountId}:${this.pool}:${request.reference}`, this.ctx.now(), {
+    this.emitBill(billingEvent(`${kind}:${this.accountId}:${this.pool}:${request.reference}`, this.ctx.now(), {
       kind, accountId: this.accountId, pool: this.pool, balanceDelta: kind === 'credit' ? delta : -delta, amount: delta, reference: request.reference,
     }));
     this.save(state);
@@ -237,6 +238,11 @@ export class FundsHold extends LeaseBook implements FundsHoldApi, ActorInstance 
       leased: toJsonAmount(leased),
       openLeases: Object.keys(state.leases ?? {}).length,
     };
+  }
+
+  async ledgerFigures(): Promise<LedgerFigures> {
+    const state = await this.load();
+    return { balance: toJsonAmount(fromStored(state.balance)), bills: state.bills ?? null };
   }
 
   async getSpend(request: { apiKeyId: string | null }): Promise<SpendView> {

@@ -108,6 +108,13 @@ export interface BalanceView {
   openLeases: number;
 }
 
+/** What reconciliation compares with the ledger, read in one turn: the balance and how many bill rows the actor's events make. */
+export interface LedgerFigures {
+  balance: number;
+  /** The bills this actor's events make in the ledger (FundsState.bills); null: not counted (a record from before it was kept). */
+  bills: number | null;
+}
+
 export interface HoldOutcome {
   holdId: string;
   state: 'open' | 'settled' | 'released' | 'expired';
@@ -247,13 +254,15 @@ export interface FundsHoldApi {
    */
   debit(request: DebitRequest): Promise<CreditOutcome>;
   getBalance(): Promise<BalanceView>;
+  /** Reconciliation's read: the balance and the count of bills emitted, as of one moment. */
+  ledgerFigures(): Promise<LedgerFigures>;
   /** What the account, and a key when one is named, have spent and hold, as the spend limits count it (read only). */
   getSpend(request: { apiKeyId: string | null }): Promise<SpendView>;
   openLease(request: OpenLeaseRequest): Promise<LeaseOutcome>;
   leaseBatch(request: LeaseBatchRequest): Promise<LeaseBatchOutcome>;
 }
 
-export const FUNDS_HOLD_METHODS = ['reserve', 'settle', 'release', 'progress', 'credit', 'debit', 'getBalance', 'getSpend', 'openLease', 'leaseBatch'] as const satisfies readonly (keyof FundsHoldApi)[];
+export const FUNDS_HOLD_METHODS = ['reserve', 'settle', 'release', 'progress', 'credit', 'debit', 'getBalance', 'ledgerFigures', 'getSpend', 'openLease', 'leaseBatch'] as const satisfies readonly (keyof FundsHoldApi)[];
 
 /** Each method's argument, checked by the host before the actor sees it (actors/runtime/args.ts); amounts are then read exactly by the actor. */
 const holdIdArg = z.string().min(1).max(200);
@@ -280,6 +289,7 @@ export const FUNDS_HOLD_ARGS = {
   credit: z.looseObject({ amount: amountArg, reference: z.string().min(1).max(200) }),
   debit: z.looseObject({ amount: amountArg, reference: z.string().min(1).max(200) }),
   getBalance: z.looseObject({}),
+  ledgerFigures: z.looseObject({}),
   getSpend: z.looseObject({ apiKeyId: keyIdArg.nullable() }),
   openLease: z.looseObject({ leaseId: holdIdArg, amount: amountArg, minAmount: amountArg, ttlMs: ttlArg }),
   leaseBatch: z.looseObject({

@@ -81,6 +81,15 @@ export interface FundsState {
    * moved to the keys' own records (key-spend.ts) by the first turn that loads it.
    */
   keySpent?: Record<string, SpendCounter>;
+  /**
+   * How many bill rows this actor's events make in the ledger (each billing event, and the bill a
+   * usage event carries: credits, debits, charges, releases, platform-borne records), counted in
+   * the turn that emits them. Reconciliation compares it with the ledger's count of the bills
+   * FundsHold's events made, so a lost bill that moves no balance (a release, a platform-borne
+   * record) is seen too. Absent in records made before 2026-11-29: unknown, never compared (the
+   * bills emitted before it was kept are not known), and never started later.
+   */
+  bills?: number;
 }
 
 /** A funds lease: `amount` locked for one gateway instance, `charged` of it spent so far. */
@@ -156,7 +165,7 @@ export function hasLeases(state: FundsState): boolean {
 }
 
 export function emptyState(): FundsState {
-  return { balance: '0', holds: {}, reminderDueAt: null };
+  return { balance: '0', holds: {}, reminderDueAt: null, bills: 0 };
 }
 
 export function held(state: FundsState): bigint {

@@ -5,7 +5,7 @@
 // FundsHold's (FundsHold.ts); the leases are lease-book.ts's.
 
 import { GatewayError } from '../../lib/errors';
-import { billingEvent, usageEvent, type UsageBill, type UsageData } from '../../lib/events';
+import { billingEvent, usageEvent, type EventEnvelope, type UsageBill, type UsageData } from '../../lib/events';
 import { fromStored, min, storedAmount, toJsonAmount } from '../../lib/money';
 import type { ActorContext } from '../runtime/port';
 import { StateRecord, StateRecords } from '../runtime/state-record';
@@ -56,6 +56,8 @@ export abstract class HoldBook {
   protected readonly closedHolds: StateRecords<ClosedHold>;
   /** What each key was charged (its own records), loaded by each turn for the keys it may charge. */
   protected readonly keySpend: KeySpendBook;
+  /** The state this turn loaded (load), which emitBill counts its bills in. */
+  private turnState?: FundsState;
 
   constructor(protected readonly ctx: ActorContext) {
     this.funds = new StateRecord(ctx.state, STATE_KEY, 'no funds record');
@@ -187,7 +189,7 @@ export abstract class HoldBook {
 
   /** One usage event with the bill of the same change (lib/events.ts, UsageData.bill). */
   private emitBilledUsage(id: string, holdId: string, meta: UsageMeta, lines: UsageData['lines'], charged: bigint, bill: BillOf & { id: string }, route?: CheckedRoute): void {
-    this.ctx.emit(usageEvent(id, this.ctx.now(), {
+    this.emitBill(usageEvent(id, this.ctx.now(), {
       accountId: this.accountId, pool: this.pool, holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId,
       lines, charged: toJsonAmount(charged), ...(route ? { route } : {}),
       // -charged, not −(a number): a zero charge is 0, never −0.
@@ -200,7 +202,7 @@ export abstract class HoldBook {
     const hold = state.holds[holdId];
     const amount = fromStored(hold.amount);
     this.close(state, holdId, move, amount, 0n, move === 'expire' ? { requestId: hold.requestId, model: hold.model, profileId: hold.profileId, lines: [] } : undefined);
-    this.ctx.emit(billingEvent(`${holdId}:release`, this.ctx.now(), {
+    this.emitBill(billingEvent(`${holdId}:release`, this.ctx.now(), {
       kind: 'release', accountId: this.accountId, pool: this.pool, balanceDelta: 0, amount: toJsonAmount(amount),
       holdId, requestId: hold.requestId, model: hold.model, profileId: hold.profileId, reference: reason,
     }));
@@ -269,16 +271,31 @@ export abstract class HoldBook {
   }
 
   protected emitRelease(meta: ParsedCarved, reason: string): void {
-    this.ctx.emit(billingEvent(`${meta.holdId}:release`, this.ctx.now(), {
+    this.emitBill(billingEvent(`${meta.holdId}:release`, this.ctx.now(), {
       kind: 'release', accountId: this.accountId, pool: this.pool, balanceDelta: 0, amount: toJsonAmount(meta.amount),
       holdId: meta.holdId, requestId: meta.requestId, model: meta.model, profileId: meta.profileId, reference: reason,
     }));
+  }
+
+  /**
+   * Emits an event that makes a bill row in the ledger (every event FundsHold emits does), counted
+   * in the turn's state (FundsState.bills, when it counts) and written with it: the count moves in
+   * the same commit as the event, whether or not the turn writes the state otherwise (a settle
+   * after expiry changes only the hold's ended record).
+   */
+  protected emitBill(event: EventEnvelope): void {
+    this.ctx.emit(event);
+    const state = this.turnState;
+    if (state?.bills === undefined) return;
+    state.bills += 1;
+    this.funds.save(state);
   }
 
   /** The state, with its expiry kept (keepExpiring) before anything else happens in the turn. */
   protected async load(firedReminder?: string): Promise<FundsState> {
     this.keySpend.reset();
     const state = (await this.funds.load()) ?? emptyState();
+    this.turnState = state;
     const moved = await this.moveKeySpent(state);
     if ((await this.keepExpiring(state, firedReminder)) || moved) this.save(state);
     return state;

@@ -66,9 +66,9 @@ describe('ledger routes of the outbox and reconciliation', () => {
     expect((await call('PUT', '/accounts/acct_reg/pools/pool-3')).status).toBe(204);
     expect((await call('PUT', '/accounts/acct_reg/pools/pool-3')).status).toBe(204);
     const listed = async () => (await (await fetch(`${base}/balances`)).text()).trim().split('\n').map((line) => JSON.parse(line)).filter((b) => b.accountId === 'acct_reg');
-    expect(await listed()).toEqual([{ accountId: 'acct_reg', pool: 'pool-3', balance: 0, runningTotal: 0, bills: 0 }]);
+    expect(await listed()).toEqual([{ accountId: 'acct_reg', pool: 'pool-3', balance: 0, runningTotal: 0, bills: 0, fundsBills: 0 }]);
     await call('POST', '/events/append', { events: [credit('acct_reg', 'first', 900)] });
-    expect(await listed()).toEqual([{ accountId: 'acct_reg', pool: 'pool-3', balance: 900, runningTotal: 900, bills: 1 }]);
+    expect(await listed()).toEqual([{ accountId: 'acct_reg', pool: 'pool-3', balance: 900, runningTotal: 900, bills: 1, fundsBills: 1 }]);
   });
 
   it('when reconciliation asks an account\'s balance at each bill count of a span, then it gets the sum of the rows up to each, and a bad span is refused', async () => {

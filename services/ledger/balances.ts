@@ -15,17 +15,24 @@ export interface LedgerBalance {
   /** The store's running total, which must equal `balance`. */
   runningTotal: number;
   bills: number;
+  /** Of the bills, those a FundsHold actor's events made (absent: not counted for this account, AccountLedgerView). */
+  fundsBills?: number;
 }
 
 /** An account's running total and how many bill rows it counts, read at one moment (one read). */
 export interface LedgerTotals {
   balance: number;
   bills: number;
+  /** As in LedgerBalance. */
+  fundsBills?: number;
 }
 
+/** The FundsHold bill count of a totals read, when the ledger keeps one. */
+export const fundsBillsOf = (totals: { fundsBills?: number }) => (totals.fundsBills !== undefined ? { fundsBills: totals.fundsBills } : {});
+
 export async function ledgerTotals(store: LedgerStore, accountId: string, pool: string): Promise<LedgerTotals> {
-  const { balance, bills } = await store.account(accountId, pool);
-  return { balance, bills };
+  const totals = await store.account(accountId, pool);
+  return { balance: totals.balance, bills: totals.bills, ...fundsBillsOf(totals) };
 }
 
 /** Σ balanceDelta of the account's bill rows 1 to `upTo`: its balance when the ledger held `upTo` bills. */
@@ -56,7 +63,7 @@ export async function balancesAt(store: LedgerStore, accountId: string, pool: st
 
 export async function ledgerBalance(store: LedgerStore, accountId: string, pool: string): Promise<LedgerBalance> {
   const totals = await store.account(accountId, pool);
-  return { accountId, pool, balance: await billsSum(store, accountId, pool, totals.bills), runningTotal: totals.balance, bills: totals.bills };
+  return { accountId, pool, balance: await billsSum(store, accountId, pool, totals.bills), runningTotal: totals.balance, bills: totals.bills, ...fundsBillsOf(totals) };
 }
 
 /** Every account the ledger knows, each with its recomputed balance. */

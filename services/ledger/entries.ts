@@ -92,6 +92,12 @@ export interface AccountLedgerView {
   balance: number;
   /** Bill rows (one per billing event). */
   bills: number;
+  /**
+   * Of `bills`, those made by a FundsHold actor's events (source FUNDS_HOLD_SOURCE): what the
+   * actor's own count of the bills it emitted (FundsState.bills) must equal. Absent: the totals
+   * were written before this was counted (2026-11-29), unknown.
+   */
+  fundsBills?: number;
   /** Usage events (a chat is one, an image is one). */
   usage: number;
   /** Usage rows (one per line of a usage event): what the usage pages count. */

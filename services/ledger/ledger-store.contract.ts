@@ -54,8 +54,10 @@ function modelUsage(accountId: string, holdId: string, model: string, charged: n
 /**
  * `forgetSums` puts an account's ledger back as a version that kept no spending sums left it:
  * its rows and totals as they are, no day sums, no base, no position where the sums begin.
+ * `forgetFundsBills` takes the count of FundsHold's bills out of its totals, as a version that kept
+ * none left them.
  */
-export function ledgerStoreContract(name: string, open: () => Promise<LedgerStore>, close: () => Promise<void>, forgetSums: (store: LedgerStore, accountId: string) => Promise<void>): void {
+export function ledgerStoreContract(name: string, open: () => Promise<LedgerStore>, close: () => Promise<void>, forgetSums: (store: LedgerStore, accountId: string) => Promise<void>, forgetFundsBills: (accountId: string) => Promise<void>): void {
   describe(`ledger store contract: ${name}`, () => {
     let store: LedgerStore;
     const account = () => `acct_${randomUUID().replace(/-/g, '')}`;
@@ -81,7 +83,7 @@ export function ledgerStoreContract(name: string, open: () => Promise<LedgerStor
     it('when a usage event has two lines, then it is one usage event and two usage rows, each with its share of the charge', async () => {
       const acct = account();
       await store.append(chatUsage(acct, 'h1', 2500, T0));
-      expect(await store.account(acct, POOL)).toEqual({ accountId: acct, pool: POOL, balance: 0, bills: 0, usage: 1, usageRows: 2 });
+      expect(await store.account(acct, POOL)).toEqual({ accountId: acct, pool: POOL, balance: 0, bills: 0, fundsBills: 0, usage: 1, usageRows: 2 });
       const rows = await store.rows('usage', acct, POOL, 1, 2);
       expect(rows).toEqual([
         expect.objectContaining({ id: 'h1:usage:TEXT_OUTPUT', unit: 'TEXT_OUTPUT', quantity: 5, unitPrice: 400, cost: 2000, charged: 1500, platformBorne: false, holdId: 'h1', requestId: 'req-h1' }),
@@ -95,7 +97,7 @@ export function ledgerStoreContract(name: string, open: () => Promise<LedgerStor
       expect(await store.appendAll([chatSettled(two, `${two}-h1`, 2500, T0)])).toEqual(['appended']);
       const view = await store.account(one, POOL);
       expect(await store.account(two, POOL)).toEqual({ ...view, accountId: two });
-      expect(view).toEqual({ accountId: one, pool: POOL, balance: -2500, bills: 1, usage: 1, usageRows: 2 });
+      expect(view).toEqual({ accountId: one, pool: POOL, balance: -2500, bills: 1, fundsBills: 1, usage: 1, usageRows: 2 });
       for (const topic of ['billing', 'usage'] as const) {
         const rows = (acct: string) => store.rows(topic, acct, POOL, 1, 9).then((found) => JSON.parse(JSON.stringify(found).replaceAll(acct, 'acct')) as unknown);
         expect(await rows(two)).toEqual(await rows(one));
@@ -103,12 +105,12 @@ export function ledgerStoreContract(name: string, open: () => Promise<LedgerStor
       expect(await store.stored([`${two}-h1:charge`, `${two}-h1:usage`])).toEqual([`${two}-h1:charge`, `${two}-h1:usage`]);
       // Delivered again, alone or beside a new event: a duplicate, nothing moves.
       expect(await store.appendAll([chatSettled(two, `${two}-h1`, 2500, T0), chatSettled(two, `${two}-h2`, 100, T0 + 1)])).toEqual(['duplicate', 'appended']);
-      expect(await store.account(two, POOL)).toEqual({ accountId: two, pool: POOL, balance: -2600, bills: 2, usage: 2, usageRows: 4 });
+      expect(await store.account(two, POOL)).toEqual({ accountId: two, pool: POOL, balance: -2600, bills: 2, fundsBills: 2, usage: 2, usageRows: 4 });
       // A bill already appended as a billing event of its own (an earlier layout's outbox): only the usage part is new.
       const three = account();
       await store.append(chatCharge(three, `${three}-h3`, 700, T0));
       expect(await store.append(chatSettled(three, `${three}-h3`, 700, T0))).toBe('appended');
-      expect(await store.account(three, POOL)).toEqual({ accountId: three, pool: POOL, balance: -700, bills: 1, usage: 1, usageRows: 2 });
+      expect(await store.account(three, POOL)).toEqual({ accountId: three, pool: POOL, balance: -700, bills: 1, fundsBills: 1, usage: 1, usageRows: 2 });
     });
 
     it('when a usage event carries a route, then each of its rows stores it and the page items show it; a row without one has none', async () => {
@@ -130,7 +132,7 @@ export function ledgerStoreContract(name: string, open: () => Promise<LedgerStor
       const events = [credit(acct, 1), chatCharge(acct, 'h2', 3000, T0 + 5000), chatUsage(acct, 'h2', 3000, T0 + 5000)];
       for (const event of events) expect(await store.append(event)).toBe('appended');
       for (const event of events) expect(await store.append(event)).toBe('duplicate');
-      expect(await store.account(acct, POOL)).toEqual({ accountId: acct, pool: POOL, balance: 1001 - 3000, bills: 2, usage: 1, usageRows: 2 });
+      expect(await store.account(acct, POOL)).toEqual({ accountId: acct, pool: POOL, balance: 1001 - 3000, bills: 2, fundsBills: 2, usage: 1, usageRows: 2 });
       expect(await store.count('billing', acct, POOL)).toBe(2);
       expect(await store.count('usage', acct, POOL)).toBe(2);
       expect(await store.has(events[2].id)).toBe(true);
@@ -142,7 +144,7 @@ export function ledgerStoreContract(name: string, open: () => Promise<LedgerStor
       expect(await store.append(first)).toBe('appended');
       expect(await store.appendAll([first, charge, usage, charge, second])).toEqual(['duplicate', 'appended', 'appended', 'duplicate', 'appended']);
       expect(await store.appendAll([])).toEqual([]);
-      expect(await store.account(acct, POOL)).toEqual({ accountId: acct, pool: POOL, balance: 1001 - 3000 + 1002, bills: 3, usage: 1, usageRows: 2 });
+      expect(await store.account(acct, POOL)).toEqual({ accountId: acct, pool: POOL, balance: 1001 - 3000 + 1002, bills: 3, fundsBills: 3, usage: 1, usageRows: 2 });
       expect((await store.rows('billing', acct, POOL, 1, 3)).map((row) => row.id)).toEqual([second.id, charge.id, first.id]);
       expect((await store.rows('usage', acct, POOL, 1, 2)).map((row) => row.id)).toEqual(['lot-h1:usage:TEXT_OUTPUT', 'lot-h1:usage:TEXT_INPUT']);
       expect(await store.stored([first.id, charge.id, usage.id, second.id])).toEqual([first.id, charge.id, usage.id, second.id]);
@@ -169,7 +171,7 @@ export function ledgerStoreContract(name: string, open: () => Promise<LedgerStor
         return found;
       };
       expect(await listed()).toEqual([POOL]);
-      expect(await store.account(acct, POOL)).toEqual({ accountId: acct, pool: POOL, balance: 0, bills: 0, usage: 0, usageRows: 0 });
+      expect(await store.account(acct, POOL)).toEqual({ accountId: acct, pool: POOL, balance: 0, bills: 0, fundsBills: 0, usage: 0, usageRows: 0 });
       await store.append(credit(acct, 1));
       await store.register(acct, POOL);
       expect(await listed()).toEqual([POOL]);
@@ -348,8 +350,29 @@ export function ledgerStoreContract(name: string, open: () => Promise<LedgerStor
       await store.append(chatCharge(acct, `h-${acct}`, 700, T0 + 1));
       await store.append(chatUsage(acct, `h-${acct}`, 700, T0 + 1));
       await store.append(billingEvent(`h-${acct}-2:release`, T0 + 2, { kind: 'release', accountId: acct, pool: POOL, balanceDelta: 0, amount: 5000, holdId: `h-${acct}-2` }));
-      expect(await ledgerBalance(store, acct, POOL)).toEqual({ accountId: acct, pool: POOL, balance: 1001 - 700, runningTotal: 1001 - 700, bills: 3 });
+      expect(await ledgerBalance(store, acct, POOL)).toEqual({ accountId: acct, pool: POOL, balance: 1001 - 700, runningTotal: 1001 - 700, bills: 3, fundsBills: 3 });
       expect(await ledgerBalance(store, account(), POOL)).toMatchObject({ balance: 0, runningTotal: 0, bills: 0 });
+    });
+
+    it('when FundsHold\'s events and an image task\'s make bills, then the totals count FundsHold\'s apart, from 0 for a registered or new account; totals kept before the count stay uncounted', async () => {
+      const acct = account();
+      await store.register(acct, POOL);
+      expect(await store.account(acct, POOL)).toMatchObject({ bills: 0, fundsBills: 0 });
+      // A late image artifact is billed by its ImageTask, which the account's FundsHold never sees.
+      const borne = billingEvent(`img-${acct}:late-artifact:platform-borne`, T0, { kind: 'platform_borne', accountId: acct, pool: POOL, balanceDelta: 0, amount: 500, reference: 'late-artifact' }, 'ImageTask');
+      await store.appendAll([credit(acct, 1), borne, chatSettled(acct, `h-${acct}`, 300, T0 + 1), credit(acct, 1)]);
+      expect(await store.account(acct, POOL)).toMatchObject({ bills: 3, fundsBills: 2 });
+      expect(await ledgerBalance(store, acct, POOL)).toMatchObject({ bills: 3, fundsBills: 2 });
+      const fresh = account();
+      await store.append(billingEvent(`h-${fresh}:release`, T0, { kind: 'release', accountId: fresh, pool: POOL, balanceDelta: 0, amount: 5000, holdId: `h-${fresh}` }));
+      expect(await store.account(fresh, POOL)).toMatchObject({ bills: 1, fundsBills: 1 });
+      await forgetFundsBills(fresh);
+      await store.append(credit(fresh, 2));
+      await store.register(fresh, POOL);
+      const uncounted = await store.account(fresh, POOL);
+      expect(uncounted).toMatchObject({ bills: 2, balance: 1002 });
+      expect(uncounted.fundsBills).toBeUndefined();
+      expect((await ledgerBalance(store, fresh, POOL)).fundsBills).toBeUndefined();
     });
   });
 }

@@ -27,6 +27,10 @@ ledgerStoreContract('LMDB', async () => {
     const { spendFrom: _kept, ...totals } = db.ledger.get(totalsKey) as { spendFrom?: number };
     db.ledger.putSync(totalsKey, totals);
   });
+}, async (accountId) => {
+  const totalsKey = `totals\u0000${accountId}\u0000pool-3`;
+  const { fundsBills: _kept, ...totals } = db.ledger.get(totalsKey) as { fundsBills?: number };
+  await db.ledger.put(totalsKey, totals);
 });
 
 describe('LMDB ledger batch append', () => {
@@ -38,7 +42,7 @@ describe('LMDB ledger batch append', () => {
       const events = [credit('acct_b', 1), chatUsage('acct_b', 'hb', 3000, 1), credit('acct_b', 2)];
       expect(store.appendBatch([...events, events[1]])).toBe(3);
       expect(store.appendBatch(events)).toBe(0);
-      expect(await store.account('acct_b', 'pool-3')).toEqual({ accountId: 'acct_b', pool: 'pool-3', balance: 1001 + 1002, bills: 2, usage: 1, usageRows: 2 });
+      expect(await store.account('acct_b', 'pool-3')).toEqual({ accountId: 'acct_b', pool: 'pool-3', balance: 1001 + 1002, bills: 2, fundsBills: 2, usage: 1, usageRows: 2 });
       expect((await store.rows('usage', 'acct_b', 'pool-3', 1, 2)).map((row) => row.id)).toEqual(['hb:usage:TEXT_OUTPUT', 'hb:usage:TEXT_INPUT']);
     } finally {
       await local.close();
@@ -57,7 +61,7 @@ describe('LMDB ledger batch append', () => {
         return store.appendInTransaction(committed);
       });
       expect(outcomes).toEqual(['appended', 'appended', 'appended', 'duplicate']);
-      expect(await store.account('acct_t', 'pool-3')).toEqual({ accountId: 'acct_t', pool: 'pool-3', balance: 1001, bills: 1, usage: 1, usageRows: 2 });
+      expect(await store.account('acct_t', 'pool-3')).toEqual({ accountId: 'acct_t', pool: 'pool-3', balance: 1001, bills: 1, fundsBills: 1, usage: 1, usageRows: 2 });
       expect(await store.account('acct_u', 'pool-3')).toMatchObject({ balance: 1005, bills: 1 });
       const failed = credit('acct_t', 2);
       expect(() => local.root.transactionSync(() => {

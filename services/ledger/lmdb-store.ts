@@ -10,7 +10,7 @@
 // model, spending.ts) and `spendbase\0<account>\0<pool>` (the sums of rows from before those).
 
 import { plus } from '../../lib/money';
-import type { EventEnvelope, Topic, UsageData } from '../../lib/events';
+import { FUNDS_HOLD_SOURCE, type EventEnvelope, type Topic, type UsageData } from '../../lib/events';
 import type { LocalDb } from '../../lib/local-db';
 import { addCharged, dayOf, type DaySpending, type SpendingBase, type SpendingDays } from './spending';
 import { eventParts, toRows, type AccountLedgerView, type AppendOutcome, type BillEntry, type LedgerAccount, type LedgerRow, type LedgerStore } from './entries';
@@ -18,6 +18,8 @@ import { eventParts, toRows, type AccountLedgerView, type AppendOutcome, type Bi
 interface Totals {
   balance: number;
   bills: number;
+  /** Of the bills, those a FundsHold actor's events made (entries.ts); absent in totals written before it was counted. */
+  fundsBills?: number;
   usage: number;
   usageRows: number;
   /** The usage rows the spending sums leave out (appended before they were kept); absent until the first append that keeps them. */
@@ -84,8 +86,8 @@ export class LmdbLedgerStore implements LedgerStore {
   }
 
   async account(accountId: string, pool: string): Promise<AccountLedgerView> {
-    const { balance, bills, usage, usageRows } = this.totals(accountId, pool);
-    return { accountId, pool, balance, bills, usage, usageRows };
+    const { balance, bills, fundsBills, usage, usageRows } = this.totals(accountId, pool);
+    return { accountId, pool, balance, bills, ...(fundsBills !== undefined ? { fundsBills } : {}), usage, usageRows };
   }
 
   async spendingFrom(accountId: string, pool: string): Promise<number> {
@@ -153,6 +155,9 @@ export class LmdbLedgerStore implements LedgerStore {
     const stored = this.db.ledger.get(totalsKey(accountId, pool)) as Partial<Totals> | undefined;
     const totals: Totals = { balance: stored?.balance ?? 0, bills: stored?.bills ?? 0, usage: stored?.usage ?? 0, usageRows: stored?.usageRows ?? 0 };
     if (stored?.spendFrom !== undefined) totals.spendFrom = stored.spendFrom;
+    // No totals yet: no rows yet, so none made by FundsHold. Totals without the count: unknown, stays so.
+    if (stored === undefined) totals.fundsBills = 0;
+    else if (stored.fundsBills !== undefined) totals.fundsBills = stored.fundsBills;
     return totals;
   }
 
@@ -174,6 +179,7 @@ export class LmdbLedgerStore implements LedgerStore {
     const rows = toRows(event);
     if (event.topic === 'billing') {
       account.balance = plus(account.balance, (rows[0] as BillEntry).balanceDelta);
+      if (event.source === FUNDS_HOLD_SOURCE && account.fundsBills !== undefined) account.fundsBills += 1;
       ledger.putSync(rowKey('billing', accountId, pool, ++account.bills), rows[0]);
     } else {
       account.usage += 1;

@@ -33,6 +33,14 @@ ledgerStoreContract('Redis', async () => {
   } finally {
     await admin.quit();
   }
+}, async (accountId) => {
+  const admin = createClient({ url: redis.url });
+  await admin.connect();
+  try {
+    await admin.hDel(`ledger:totals:${accountId}:pool-3`, 'fundsBills');
+  } finally {
+    await admin.quit();
+  }
 });
 
 describe('Redis ledger append script', () => {

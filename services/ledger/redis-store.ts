@@ -9,24 +9,28 @@
 // `ledger:spendbase:<account>:<pool>` (JSON: the sums of rows from before those were kept).
 
 import { createClient, type RedisClientType } from 'redis';
-import type { EventEnvelope, Topic, UsageData } from '../../lib/events';
+import { FUNDS_HOLD_SOURCE, type EventEnvelope, type Topic, type UsageData } from '../../lib/events';
 import { eventParts, toRows, type AccountLedgerView, type AppendOutcome, type BillEntry, type LedgerAccount, type LedgerRow, type LedgerStore } from './entries';
 import { dayOf, type SpendingBase, type SpendingDays } from './spending';
 
 // KEYS: four per event (its dedupe mark, rows list, totals hash and its day's spending hash; a
 // usage event with its bill is two events here, entries.ts eventParts). ARGV: per event its topic,
-// balance delta, row count, model and charged, then its rows. Answers 1 (appended) or 0
-// (duplicate) per event. A usage event fixes spendFrom (the rows before it) if nothing did yet.
+// balance delta, row count, model, charged and whether a FundsHold actor made it ('1' or '0'),
+// then its rows. Answers 1 (appended) or 0 (duplicate) per event. A usage event fixes spendFrom
+// (the rows before it) if nothing did yet. A totals hash made here counts fundsBills from 0; one
+// made before it was counted has none and gets none (unknown, entries.ts).
 const APPEND = `
 local outcomes = {}
 local a = 1
 for k = 1, #KEYS, 4 do
   local n = tonumber(ARGV[a + 2])
   if redis.call('SET', KEYS[k], '1', 'NX') then
-    if n > 0 then redis.call('RPUSH', KEYS[k + 1], unpack(ARGV, a + 5, a + 4 + n)) end
+    if redis.call('EXISTS', KEYS[k + 2]) == 0 then redis.call('HSET', KEYS[k + 2], 'fundsBills', 0) end
+    if n > 0 then redis.call('RPUSH', KEYS[k + 1], unpack(ARGV, a + 6, a + 5 + n)) end
     if ARGV[a] == 'billing' then
       redis.call('HINCRBY', KEYS[k + 2], 'balance', ARGV[a + 1])
       redis.call('HINCRBY', KEYS[k + 2], 'bills', 1)
+      if ARGV[a + 5] == '1' and redis.call('HEXISTS', KEYS[k + 2], 'fundsBills') == 1 then redis.call('HINCRBY', KEYS[k + 2], 'fundsBills', 1) end
     else
       if redis.call('HEXISTS', KEYS[k + 2], 'spendFrom') == 0 then
         redis.call('HSET', KEYS[k + 2], 'spendFrom', redis.call('HGET', KEYS[k + 2], 'usageRows') or '0')
@@ -39,9 +43,15 @@ for k = 1, #KEYS, 4 do
   else
     outcomes[#outcomes + 1] = 0
   end
-  a = a + 5 + n
+  a = a + 6 + n
 end
 return outcomes`;
+
+// Registers an account: its totals hash, made with a zero balance and fundsBills counted from 0
+// when it does not exist yet; an existing one is left as it is.
+const REGISTER = `
+if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('HSET', KEYS[1], 'balance', '0', 'fundsBills', '0') end
+return 1`;
 
 const TOTALS_PREFIX = 'ledger:totals:';
 const rowsKey = (topic: Topic, accountId: string, pool: string) => `ledger:${topic}:${accountId}:${pool}`;
@@ -80,7 +90,7 @@ export class RedisLedgerStore implements LedgerStore {
         const rows = toRows(part);
         const usage = part.topic === 'usage' ? (part.data as UsageData) : undefined;
         keys.push(`ledger:event:${part.id}`, rowsKey(part.topic, accountId, pool), `${TOTALS_PREFIX}${accountId}:${pool}`, spendKey(accountId, pool, dayOf(part.occurredAt)));
-        args.push(part.topic, usage ? '0' : String((rows[0] as BillEntry).balanceDelta), String(rows.length), usage?.model ?? '', String(usage?.charged ?? 0));
+        args.push(part.topic, usage ? '0' : String((rows[0] as BillEntry).balanceDelta), String(rows.length), usage?.model ?? '', String(usage?.charged ?? 0), part.source === FUNDS_HOLD_SOURCE ? '1' : '0');
         for (const row of rows) args.push(JSON.stringify(row));
       }
     }
@@ -99,6 +109,8 @@ export class RedisLedgerStore implements LedgerStore {
       pool,
       balance: Number(totals.balance ?? 0),
       bills: Number(totals.bills ?? 0),
+      // No hash: no rows, none made by FundsHold. A hash without the count: unknown.
+      ...(totals.fundsBills !== undefined || Object.keys(totals).length === 0 ? { fundsBills: Number(totals.fundsBills ?? 0) } : {}),
       usage: Number(totals.usage ?? 0),
       usageRows: Number(totals.usageRows ?? 0),
     };
@@ -145,7 +157,7 @@ export class RedisLedgerStore implements LedgerStore {
 
   async register(accountId: string, pool: string): Promise<void> {
     // The totals hash is the index the listing scans: created with a zero balance, never reset.
-    await this.client.hSetNX(`${TOTALS_PREFIX}${accountId}:${pool}`, 'balance', '0');
+    await this.client.eval(REGISTER, { keys: [`${TOTALS_PREFIX}${accountId}:${pool}`] });
   }
 
   count(topic: Topic, accountId: string, pool: string): Promise<number> {

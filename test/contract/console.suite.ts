@@ -281,12 +281,14 @@ export function consoleSuite(hostName: string, start: () => Promise<ConsoleDeplo
 
     it('when an account has more rows than an export reads at once, then the export streams them all, in the order of the pages', async () => {
       const { apiKey, accountId } = await fundedAccount(d.url, 0);
-      // Balance-neutral rows (releases, usage), so reconciliation still agrees.
+      // Balance-neutral rows (releases, usage) written straight into the ledger, from a source other
+      // than FundsHold (no actor emitted them, so the ledger does not count them as its bills):
+      // reconciliation still agrees.
       const events: EventEnvelope[] = [];
       for (let n = 0; n < 2500; n++) {
         const common = { accountId, pool: 'pool-3', holdId: `bulk-${accountId}-${n}`, requestId: `req-${n}`, model: 'sim-chat', profileId: 'bulk' };
-        events.push(billingEvent(`${common.holdId}:release`, Date.now(), { ...common, kind: 'release', balanceDelta: 0, amount: 100 + n, reference: 'expired' }));
-        if (n % 2 === 0) events.push(usageEvent(`${common.holdId}:usage`, Date.now(), { ...common, charged: 0, lines: [{ unit: 'TEXT_INPUT', quantity: n, unitPrice: 0, cost: 0 }, { unit: 'TEXT_OUTPUT', quantity: 1, unitPrice: 0, cost: 0 }] }));
+        events.push(billingEvent(`${common.holdId}:release`, Date.now(), { ...common, kind: 'release', balanceDelta: 0, amount: 100 + n, reference: 'expired' }, 'test-seed'));
+        if (n % 2 === 0) events.push(usageEvent(`${common.holdId}:usage`, Date.now(), { ...common, charged: 0, lines: [{ unit: 'TEXT_INPUT', quantity: n, unitPrice: 0, cost: 0 }, { unit: 'TEXT_OUTPUT', quantity: 1, unitPrice: 0, cost: 0 }] }, 'test-seed'));
       }
       await d.seed(events);
       for (const [kind, rows] of [['bills', 2500], ['usage', 2500]] as const) {

@@ -15,6 +15,8 @@ export interface HostUnderTest {
   ledgerBalance?: (accountId: string) => Promise<number>;
   /** Whether the ledger has appended an event (by id). */
   ledgerHas?: (eventId: string) => Promise<boolean>;
+  /** How many bill rows FundsHold's events made in the ledger for an account (undefined: not counted). */
+  ledgerFundsBills?: (accountId: string) => Promise<number | undefined>;
   /** The Prometheus exposition of the process that runs the actors. */
   metrics?: () => Promise<string>;
   /** An account's usage as the console shows it (first page and both exports). */
@@ -379,6 +381,37 @@ export function fundsHoldContract(hostName: string, start: () => Promise<HostUnd
       const { balance } = await funds.getBalance();
       expect(balance).toBe(5000 - 13 * (7 + 9 + 11));
       expect(await eventually(() => t.host.ledgerBalance!(id), (b) => b === balance)).toBe(balance);
+    });
+
+    it('when changes make bills, releases and platform-borne records included, then the actor counts each it emitted and the ledger counts as many of FundsHold\'s', async () => {
+      const id = t.account();
+      const funds = t.client.of(id);
+      expect(await funds.ledgerFigures()).toEqual({ balance: 0, bills: 0 });
+      await funds.credit({ amount: 10_000, reference: 'c' });
+      await funds.credit({ amount: 10_000, reference: 'c' });
+      await funds.debit({ amount: 1000, reference: 'd' });
+      const settled = randomUUID();
+      await funds.reserve({ holdId: settled, amount: 500, ttlMs: 60_000, ...meta });
+      await funds.settle({ holdId: settled, lines: [{ unit: 'TEXT_OUTPUT', quantity: 10, unitPrice: 3 }] });
+      await funds.settle({ holdId: settled, lines: [{ unit: 'TEXT_OUTPUT', quantity: 10, unitPrice: 3 }] });
+      const released = randomUUID();
+      await funds.reserve({ holdId: released, amount: 500, ttlMs: 60_000, ...meta });
+      await funds.release({ holdId: released, reason: 'client_gone' });
+      await funds.release({ holdId: released, reason: 'client_gone' });
+      // Expired without progress (a release row), then settled after: its usage is platform-borne (a bill that moves no balance).
+      const expired = randomUUID();
+      await funds.reserve({ holdId: expired, amount: 500, ttlMs: 1500, ...meta });
+      await eventually(() => funds.getBalance(), (b) => b.openHolds === 0, 30_000);
+      await funds.settle({ holdId: expired, lines: [{ unit: 'TEXT_OUTPUT', quantity: 5, unitPrice: 3 }] });
+      await funds.settle({ holdId: expired, lines: [{ unit: 'TEXT_OUTPUT', quantity: 5, unitPrice: 3 }] });
+      // A lease's carved holds: a settle and a release in one batch.
+      const leaseId = randomUUID();
+      await funds.openLease({ leaseId, amount: 2000, minAmount: 1, ttlMs: 60_000 });
+      const carve = (amount: number) => ({ holdId: randomUUID(), amount, ...meta });
+      await funds.leaseBatch({ leaseId, ttlMs: 60_000, settle: [{ ...carve(100), lines: [{ unit: 'TEXT_OUTPUT', quantity: 1, unitPrice: 7 }] }], release: [{ ...carve(100), reason: 'x' }], close: true });
+      // credit, debit, charge, release, release (expiry), platform-borne, carved charge, carved release.
+      expect(await funds.ledgerFigures()).toEqual({ balance: 10_000 - 1000 - 30 - 7, bills: 8 });
+      if (t.host.ledgerFundsBills) expect(await eventually(() => t.host.ledgerFundsBills!(id), (n) => n === 8)).toBe(8);
     });
   });
 }

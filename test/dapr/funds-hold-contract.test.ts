@@ -9,5 +9,8 @@ jest.setTimeout(180_000);
 
 fundsHoldContract('Dapr', async () => {
   const host = await startDaprActors('funds-dapr-', 22000, { restart: ['actors', 'ledger', 'gateway'] });
-  return Object.assign(host, { ledgerBalance: async (accountId: string) => (await host.ledger(accountId)).balance });
+  return Object.assign(host, {
+    ledgerBalance: async (accountId: string) => (await host.ledger(accountId)).balance,
+    ledgerFundsBills: async (accountId: string) => (await host.ledger(accountId)).fundsBills,
+  });
 });

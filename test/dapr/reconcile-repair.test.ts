@@ -65,8 +65,8 @@ describe('reconciliation names and repairs missing events (Dapr)', () => {
     }, 30_000);
     const missing = (id: string, amount: number) => ({ id, topic: 'billing', type: 'billing.credit', occurredAt: expect.any(String), balanceDelta: amount, amount });
     expect(answer.body.differences).toEqual([
-      { accountId: payer.accountId, pool: 'pool-3', ledger: 50_000, actor: 55_000, ledgerRunningTotal: 50_000, missing: [missing(payerCredit, 5_000)] },
-      { accountId: late.accountId, pool: 'pool-3', ledger: 0, actor: 7_000, ledgerRunningTotal: 0, missing: [missing(lateCredit, 7_000)] },
+      { accountId: payer.accountId, pool: 'pool-3', ledger: 50_000, actor: 55_000, ledgerRunningTotal: 50_000, bills: { ledger: 1, actor: 2 }, missing: [missing(payerCredit, 5_000)] },
+      { accountId: late.accountId, pool: 'pool-3', ledger: 0, actor: 7_000, ledgerRunningTotal: 0, bills: { ledger: 0, actor: 1 }, missing: [missing(lateCredit, 7_000)] },
     ].sort((a, b) => a.accountId.localeCompare(b.accountId)));
 
     const reported = await cli();

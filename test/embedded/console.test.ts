@@ -62,10 +62,11 @@ describe('reconciliation on the embedded host', () => {
       await db.close();
     }
     const answer = await json(`${gateway.url}/admin/v1/reconciliation`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    expect(answer.body).toEqual({ accounts: 4, differences: [{ accountId: tampered.accountId, pool: 'pool-3', ledger: 7300, actor: 7000, ledgerRunningTotal: 7300, missing: [] }] });
+    // The forged bill is one the actor never emitted: its initial credit is the one bill it counts.
+    expect(answer.body).toEqual({ accounts: 4, differences: [{ accountId: tampered.accountId, pool: 'pool-3', ledger: 7300, actor: 7000, ledgerRunningTotal: 7300, bills: { ledger: 2, actor: 1 }, missing: [] }] });
     const failed = await reconcileCli().then(() => undefined, (error: { code: number; stdout: string }) => error);
     expect(failed?.code).toBe(1);
-    expect(failed?.stdout).toContain(`difference ${tampered.accountId} pool-3: ledger 7300, actor 7000`);
+    expect(failed?.stdout).toContain(`difference ${tampered.accountId} pool-3: ledger 7300, actor 7000, ledger running total 7300 (actor − ledger = -300); bills: ledger 2, actor 1`);
     expect(failed?.stdout).not.toContain(honest.accountId);
   });
 

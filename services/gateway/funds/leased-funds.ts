@@ -54,6 +54,7 @@ export class LeasedFunds implements FundsSource {
       credit: (request) => actor.credit(request),
       debit: (request) => actor.debit(request),
       getBalance: () => actor.getBalance(),
+      ledgerFigures: () => actor.ledgerFigures(),
       getSpend: (request) => actor.getSpend(request),
       openLease: (request) => actor.openLease(request),
       leaseBatch: (request) => actor.leaseBatch(request),

@@ -42,8 +42,8 @@ export function daprLedgerReader(sidecar: DaprSidecar, ledgerAppId: string): Led
     async totals(accountId, pool) {
       const { status, json } = await sidecar.request('GET', method(accountPath(accountId, pool)));
       if (status !== 200) throw failure(status, json);
-      const { balance, bills } = json as LedgerTotals;
-      return { balance, bills };
+      const { balance, bills, fundsBills } = json as LedgerTotals;
+      return { balance, bills, ...(fundsBills !== undefined ? { fundsBills } : {}) };
     },
     async balancesAt(accountId, pool, from, to) {
       const { status, json } = await sidecar.request('GET', method(`${accountPath(accountId, pool)}/balances?from=${from}&to=${to}`));

@@ -17,22 +17,26 @@ function readerOf(balances: LedgerBalance[], now: { totals?: LedgerReader['total
     async *balances() {
       yield* balances;
     },
-    totals: now.totals ?? (async (accountId, pool) => ({ balance: of(accountId, pool).runningTotal, bills: of(accountId, pool).bills })),
+    totals: now.totals ?? (async (accountId, pool) => {
+      const { runningTotal, bills, fundsBills } = of(accountId, pool);
+      return { balance: runningTotal, bills, ...(fundsBills !== undefined ? { fundsBills } : {}) };
+    }),
     balancesAt: now.balancesAt ?? (async (accountId, pool) => [of(accountId, pool).balance]),
   };
 }
 
 /**
- * FundsHold actors whose balances and unconfirmed outboxes are given by actor id; a delivery
+ * FundsHold actors whose balances, unconfirmed outboxes and counts of bills emitted (absent: not
+ * counted) are given by actor id; a delivery
  * moves the outbox's events into `ledger` (what the ledger app would append). Records calls.
  */
-function actorsWith(balances: Record<string, number>, outboxes: Record<string, EventEnvelope[]> = {}) {
+function actorsWith(balances: Record<string, number>, outboxes: Record<string, EventEnvelope[]> = {}, bills: Record<string, number> = {}) {
   const asked: string[] = [];
   const delivered: EventEnvelope[] = [];
   const invoker: ActorInvoker = {
     invoke: async <R>(_type: string, actorId: string, method: string) => {
       asked.push(`${method} ${actorId}`);
-      if (method === 'getBalance') return { balance: balances[actorId] ?? 0 } as R;
+      if (method === 'ledgerFigures') return { balance: balances[actorId] ?? 0, bills: bills[actorId] ?? null } as R;
       if (method === OUTBOX_PENDING_METHOD) return { events: outboxes[actorId] ?? [] } as R;
       if (method === OUTBOX_DELIVER_METHOD) {
         const events = outboxes[actorId] ?? [];
@@ -55,7 +59,7 @@ describe('reconciliation', () => {
     const accounts = Array.from({ length: 25 }, (_, i) => entry(`acct_${i}`, i * 1000));
     const { funds, outbox, asked } = actorsWith(Object.fromEntries(accounts.map((a) => [`${a.accountId}:pool-3`, a.balance])));
     expect(await reconcile(readerOf(accounts), funds, outbox)).toEqual({ accounts: 25, differences: [] });
-    expect(asked.sort()).toEqual(accounts.map((a) => `getBalance ${a.accountId}:pool-3`).sort());
+    expect(asked.sort()).toEqual(accounts.map((a) => `ledgerFigures ${a.accountId}:pool-3`).sort());
   });
 
   it('when an actor and the ledger disagree, or the ledger rows and its running total do, then each is a difference naming the events the ledger lacks', async () => {
@@ -100,7 +104,7 @@ describe('reconciliation', () => {
     const { funds, outbox, asked } = actorsWith({ 'acct_short:pool-3': 700 });
     const reader = readerOf([{ ...entry('acct_short', 1000), bills: 2 }], { totals: async () => ({ balance: 1200, bills: 3 }), balancesAt: async () => [1200] });
     expect((await reconcile(reader, funds, outbox)).differences).toEqual([{ accountId: 'acct_short', pool: 'pool-3', ledger: 1200, actor: 700, ledgerRunningTotal: 1200, missing: [] }]);
-    expect(asked.filter((call) => call === 'getBalance acct_short:pool-3')).toHaveLength(2);
+    expect(asked.filter((call) => call === 'ledgerFigures acct_short:pool-3')).toHaveLength(2);
   });
 
   it('when bills keep being appended around every look and none matches, then the difference is reported as last seen after a bounded number of looks', async () => {
@@ -112,7 +116,7 @@ describe('reconciliation', () => {
     });
     const result = await reconcile(reader, funds, outbox);
     expect(result.differences).toEqual([{ accountId: 'acct_hot', pool: 'pool-3', ledger: 1000, actor: 700, ledgerRunningTotal: 1000, missing: [] }]);
-    expect(asked.filter((call) => call === 'getBalance acct_hot:pool-3')).toHaveLength(1 + RECONCILE_RECHECKS);
+    expect(asked.filter((call) => call === 'ledgerFigures acct_hot:pool-3')).toHaveLength(1 + RECONCILE_RECHECKS);
   });
 
   it('when the ledger lacks a settle (its usage event carries its charge bill), then the missing event says what it moves the balance by, as a missing bill does', async () => {
@@ -129,6 +133,54 @@ describe('reconciliation', () => {
       { id: 'h1:usage', topic: 'usage', type: 'usage.recorded', occurredAt: settle.occurredAt, balanceDelta: -7300, amount: 7300 },
       { id: 'h0:usage', topic: 'usage', type: 'usage.recorded', occurredAt: usageOnly.occurredAt },
     ]);
+  });
+
+  it('when the ledger lacks a release (a bill that moves no balance), then the bill counts tell it with the balances equal, and the repair delivers it', async () => {
+    const release = billingEvent('h7:release', Date.parse('2026-01-01T00:00:00Z'), { kind: 'release', accountId: 'acct_rel', pool: 'pool-3', balanceDelta: 0, amount: 5000, holdId: 'h7', reference: 'client_gone' });
+    const { funds, outbox, delivered } = actorsWith({ 'acct_rel:pool-3': 1000 }, { 'acct_rel:pool-3': [release] }, { 'acct_rel:pool-3': 3 });
+    let passes = 0;
+    const counted = () => (passes === 1 ? 2 : 3);
+    const reader: LedgerReader = {
+      ...readerOf([], { totals: async () => ({ balance: 1000, bills: counted(), fundsBills: counted() }), balancesAt: async () => [1000] }),
+      async *balances() {
+        passes += 1;
+        yield { ...entry('acct_rel', 1000), bills: counted(), fundsBills: counted() };
+      },
+    };
+    const before = await reconcile(reader, funds, outbox);
+    expect(before.differences).toEqual([{
+      accountId: 'acct_rel', pool: 'pool-3', ledger: 1000, actor: 1000, ledgerRunningTotal: 1000, bills: { ledger: 2, actor: 3 },
+      missing: [{ id: 'h7:release', topic: 'billing', type: 'billing.release', occurredAt: release.occurredAt, balanceDelta: 0, amount: 5000 }],
+    }]);
+    passes = 0;
+    const outcome = await repair(reader, funds, outbox);
+    expect(delivered.map((e) => e.id)).toEqual(['h7:release']);
+    expect(outcome.after).toEqual({ accounts: 1, differences: [] });
+  });
+
+  it('when the ledger lacks a platform-borne bill no outbox holds any more, then the difference is the bill counts, with nothing to repair from', async () => {
+    const { funds, outbox } = actorsWith({ 'acct_pb:pool-3': 400 }, {}, { 'acct_pb:pool-3': 5 });
+    const result = await reconcile(readerOf([{ ...entry('acct_pb', 400), bills: 4, fundsBills: 4 }]), funds, outbox);
+    expect(result.differences).toEqual([{ accountId: 'acct_pb', pool: 'pool-3', ledger: 400, actor: 400, ledgerRunningTotal: 400, bills: { ledger: 4, actor: 5 }, missing: [] }]);
+  });
+
+  it('when either side does not count bills (records from before the count), then only balances are compared', async () => {
+    const { funds, outbox } = actorsWith({ 'acct_old:pool-3': 400, 'acct_new:pool-3': 400 }, {}, { 'acct_new:pool-3': 9 });
+    const ledger = [{ ...entry('acct_old', 400), bills: 4, fundsBills: 4 }, { ...entry('acct_new', 400), bills: 4 }];
+    expect(await reconcile(readerOf(ledger), funds, outbox)).toEqual({ accounts: 2, differences: [] });
+  });
+
+  it('when bills are appended around the actor\'s read, then its count anywhere between the two ledger counts is agreement; with none appended it must be that count', async () => {
+    // A release (no balance moved) landed between the stream's read (3 bills) and the actor's; another after it.
+    let reads = 0;
+    const { funds, outbox } = actorsWith({ 'acct_busy:pool-3': 700 }, {}, { 'acct_busy:pool-3': 4 });
+    const moving = readerOf([{ ...entry('acct_busy', 700), bills: 3, fundsBills: 3 }], {
+      totals: async () => ((reads += 1) === 1 ? { balance: 700, bills: 3, fundsBills: 3 } : { balance: 700, bills: 5, fundsBills: 5 }),
+      balancesAt: async () => [700, 700, 700],
+    });
+    expect(await reconcile(moving, funds, outbox)).toEqual({ accounts: 1, differences: [] });
+    const quiet = readerOf([{ ...entry('acct_busy', 700), bills: 3, fundsBills: 3 }]);
+    expect((await reconcile(quiet, funds, outbox)).differences).toEqual([{ accountId: 'acct_busy', pool: 'pool-3', ledger: 700, actor: 700, ledgerRunningTotal: 700, bills: { ledger: 3, actor: 4 }, missing: [] }]);
   });
 
   it('when the ledger knows no account, then nothing is checked', async () => {

@@ -1,9 +1,11 @@
 // Reconciliation: every account the ledger knows (every account the operator API created is
 // registered with it, money rows or not), its balance recomputed from the ledger's bill rows,
-// compared with the balance its FundsHold actor holds. A difference is any disagreement between
-// the two, or between the rows and the ledger's own running total; it names the events the actor
-// emitted that the ledger has not stored (the actor's unconfirmed outbox), and `repair` delivers
-// those straight to the ledger.
+// compared with the balance its FundsHold actor holds, and the number of bills FundsHold's events
+// made in the ledger compared with the number the actor emitted (where both keep one: a lost bill
+// that moves no balance, a release or a platform-borne record, shows only there). A difference is
+// any disagreement between the two, or between the rows and the ledger's own running total; it
+// names the events the actor emitted that the ledger has not stored (the actor's unconfirmed
+// outbox), and `repair` delivers those straight to the ledger.
 //
 // In the Dapr topology events travel from the actor's outbox over pub/sub to the ledger, so an
 // account that changed a moment ago can differ for that moment (the ledger lags, the outbox
@@ -11,10 +13,10 @@
 // real one (docs/console.md).
 
 import type { FundsHoldClient } from '../../../actors/funds-hold/client';
-import { FUNDS_HOLD_ACTOR_TYPE, fundsHoldActorId } from '../../../actors/funds-hold/FundsHoldInterface';
+import { FUNDS_HOLD_ACTOR_TYPE, fundsHoldActorId, type LedgerFigures } from '../../../actors/funds-hold/FundsHoldInterface';
 import type { ActorOutboxClient } from '../../../actors/runtime/outbox-client';
 import type { BillingData, EventEnvelope, UsageData } from '../../../lib/events';
-import { MAX_BALANCES_SPAN, type LedgerBalance } from '../../ledger/balances';
+import { fundsBillsOf, MAX_BALANCES_SPAN, type LedgerBalance } from '../../ledger/balances';
 import type { LedgerReader } from './reader';
 
 /** An event the actor emitted that the ledger has not stored. */
@@ -37,6 +39,12 @@ export interface BalanceDifference {
   actor: number;
   /** The ledger's running total (equal to `ledger` unless the ledger itself is inconsistent). */
   ledgerRunningTotal: number;
+  /**
+   * Bill rows FundsHold's events made in the ledger, and bills the actor emitted (present when both
+   * count them: accounts whose records were made from 2026-11-29 on). Apart, with equal balances:
+   * a bill that moves no balance (a release, a platform-borne record) is missing or extra.
+   */
+  bills?: { ledger: number; actor: number };
   /** Events the actor emitted that the ledger lacks (what `repair` delivers). */
   missing: MissingEvent[];
 }
@@ -69,9 +77,10 @@ export async function reconcile(ledger: LedgerReader, funds: FundsHoldClient, ou
   let accounts = 0;
   const compare = async (entry: LedgerBalance) => {
     const seen = await sameMoment(ledger, funds, entry);
-    if (seen.actor !== seen.ledger.balance || seen.ledger.runningTotal !== seen.ledger.balance) {
+    if (!agree(seen.ledger, seen.actor)) {
       const { events } = await outbox.pending(FUNDS_HOLD_ACTOR_TYPE, fundsHoldActorId(entry.accountId, entry.pool));
-      differences.push({ accountId: entry.accountId, pool: entry.pool, ledger: seen.ledger.balance, actor: seen.actor, ledgerRunningTotal: seen.ledger.runningTotal, missing: events.map(missingEvent) });
+      const bills = seen.actor.bills !== null && seen.ledger.fundsBills !== undefined ? { bills: { ledger: seen.ledger.fundsBills, actor: seen.actor.bills } } : {};
+      differences.push({ accountId: entry.accountId, pool: entry.pool, ledger: seen.ledger.balance, actor: seen.actor.balance, ledgerRunningTotal: seen.ledger.runningTotal, ...bills, missing: events.map(missingEvent) });
     }
   };
   // A few workers share the one stream of ledger balances: bounded actor calls, bounded memory.
@@ -94,6 +103,15 @@ export async function reconcile(ledger: LedgerReader, funds: FundsHoldClient, ou
 export const RECONCILE_RECHECKS = 5;
 
 /**
+ * The ledger and the actor agree: the same balance, the ledger's rows and running total alike, and
+ * the same count of FundsHold bills where both keep one (an unknown count is not compared).
+ */
+function agree(ledger: LedgerBalance, actor: LedgerFigures): boolean {
+  const bills = actor.bills === null || ledger.fundsBills === undefined || actor.bills === ledger.fundsBills;
+  return actor.balance === ledger.balance && ledger.runningTotal === ledger.balance && bills;
+}
+
+/**
  * The ledger's balance and the actor's, as of one moment. The ledger is read first and the actor
  * after, so a change that lands between the two reads (a chat settled while reconciliation runs)
  * shows as a difference that is none. A difference is therefore looked at again: the actor read
@@ -101,23 +119,28 @@ export const RECONCILE_RECHECKS = 5;
  * between those two reads (on the embedded host a change and its ledger rows commit together, and
  * an actor call is answered only after what it read has committed), so the two agree when the
  * actor's balance is the ledger's at one of the bill counts seen in between (rows never move: the
- * balance at k bills is the sum of rows 1 to k). One look that finds no bill appended around the
- * actor's read and still a difference is the answer (on Dapr that may also be an event still on
- * its way to the ledger: docs/console.md); a difference that keeps moving is reported as last seen
- * after RECONCILE_RECHECKS looks.
+ * balance at k bills is the sum of rows 1 to k), and its count of bills emitted is between the
+ * ledger's counts of FundsHold bills of the two reads (counts only grow; with no bill appended in
+ * between, it must be that count exactly). One look that finds no bill appended around the actor's
+ * read and still a difference is the answer (on Dapr that may also be an event still on its way to
+ * the ledger: docs/console.md); a difference that keeps moving is reported as last seen after
+ * RECONCILE_RECHECKS looks.
  */
-async function sameMoment(ledger: LedgerReader, funds: FundsHoldClient, entry: LedgerBalance): Promise<{ ledger: LedgerBalance; actor: number }> {
-  const actorBalance = async () => (await funds.of(entry.accountId, entry.pool).getBalance()).balance;
-  let seen = { ledger: entry, actor: await actorBalance() };
+async function sameMoment(ledger: LedgerReader, funds: FundsHoldClient, entry: LedgerBalance): Promise<{ ledger: LedgerBalance; actor: LedgerFigures }> {
+  const actorFigures = () => funds.of(entry.accountId, entry.pool).ledgerFigures();
+  let seen = { ledger: entry, actor: await actorFigures() };
   // A ledger whose rows disagree with its own running total is a difference whatever the actor says.
-  for (let look = 0; look < RECONCILE_RECHECKS && seen.actor !== seen.ledger.balance && entry.runningTotal === entry.balance; look++) {
+  for (let look = 0; look < RECONCILE_RECHECKS && !agree(seen.ledger, seen.actor) && entry.runningTotal === entry.balance; look++) {
     const before = await ledger.totals(entry.accountId, entry.pool);
-    const actor = await actorBalance();
+    const actor = await actorFigures();
     const after = await ledger.totals(entry.accountId, entry.pool);
     if (after.bills - before.bills > MAX_BALANCES_SPAN) continue;
     const balances = await ledger.balancesAt(entry.accountId, entry.pool, before.bills, after.bills);
-    if (balances[0] === before.balance && balances.includes(actor)) return { ledger: { ...entry, balance: actor, runningTotal: actor }, actor };
-    seen = { ledger: { ...entry, balance: balances[0], runningTotal: before.balance, bills: before.bills }, actor };
+    const counted = actor.bills === null || before.fundsBills === undefined || after.fundsBills === undefined || (before.fundsBills <= actor.bills && actor.bills <= after.fundsBills);
+    if (balances[0] === before.balance && balances.includes(actor.balance) && counted) {
+      return { ledger: { ...entry, balance: actor.balance, runningTotal: actor.balance, ...(actor.bills !== null ? { fundsBills: actor.bills } : {}) }, actor };
+    }
+    seen = { ledger: { ...entry, balance: balances[0], runningTotal: before.balance, bills: before.bills, ...fundsBillsOf(before) }, actor };
     if (after.bills === before.bills) break;
   }
   return seen;

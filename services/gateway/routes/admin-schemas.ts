@@ -117,6 +117,10 @@ export const reconciliationAnswer = z.object({
     ledger: z.number().int().describe("Σ balanceDelta of the ledger's bill rows"),
     actor: z.number().int().describe("The FundsHold actor's balance"),
     ledgerRunningTotal: z.number().int(),
+    bills: z.object({
+      ledger: z.number().int().describe("Bill rows the FundsHold actor's events made in the ledger"),
+      actor: z.number().int().describe('Bills the FundsHold actor emitted'),
+    }).optional().describe('Present when both sides count bills (accounts whose records were made from 2026-11-29 on); apart with equal balances: a lost bill that moves no balance, a release or a platform-borne record'),
     missing: z.array(missingEvent).describe('Events the actor emitted that the ledger lacks'),
   })),
 });
