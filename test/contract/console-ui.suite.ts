@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { usd } from '../../web/console/format';
+import { billingEvent, type EventEnvelope } from '../../lib/events';
 import { admin, balance, chat, fundedAccount, hello, image, json, picture } from '../support/api';
 import { launchChromium, seriousViolations, watchedPage, type WatchedPage } from '../support/browser';
 import { passes } from '../support/eventually';
@@ -19,6 +20,8 @@ export interface ConsoleUiDeploymentUnderTest {
   url: string;
   /** The OAuth issuer the gateway trusts for member tokens. */
   issuer: OAuthIssuer;
+  /** Appends events straight to the deployment's ledger store, as its subscriber would (to make a difference for reconciliation to find). */
+  seed(events: EventEnvelope[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -592,6 +595,26 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
 
       await view(page, 'Accounts');
       await checkAndShoot(page, 'operator-accounts');
+      expect(problems).toEqual([]);
+    });
+
+    it('when the ledger holds a release its actor never emitted (no balance moved), then the reconciliation view shows the accounts’ bill counts apart, and the balances as equal', async () => {
+      const own = await fundedAccount(d.url, FUNDS);
+      // Settled in the ledger before the forgery (on Dapr the funding's bill travels by pub/sub).
+      await passes(async () => expect((await json(`${d.url}/admin/v1/reconciliation`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.differences.filter((x: { accountId: string }) => x.accountId === own.accountId)).toEqual([]), LIVE_MS);
+      await d.seed([billingEvent(`forged-${own.accountId}:release`, Date.now(), { kind: 'release', accountId: own.accountId, pool: 'pool-3', balanceDelta: 0, amount: 1000, holdId: `forged-${own.accountId}`, reference: 'forged' })]);
+      const { page, problems } = await open();
+      await signIn(page, 'operator', ADMIN_TOKEN);
+      await view(page, 'Reconciliation');
+      const row = page.getByRole('row').filter({ hasText: own.accountId });
+      await row.waitFor({ timeout: LIVE_MS });
+      const stated = (await json(`${d.url}/admin/v1/reconciliation`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.differences.find((x: { accountId: string }) => x.accountId === own.accountId);
+      expect(stated).toMatchObject({ ledger: FUNDS, actor: FUNDS, bills: { ledger: 2, actor: 1 }, missing: [] });
+      expect(await row.locator('[data-bills]').getAttribute('data-bills')).toBe('2/1');
+      expect(await row.locator('[data-bills]').getAttribute('class')).toBe('bad');
+      // The balances agree: shown as they are, not as a difference.
+      expect(await row.locator('.bad').count()).toBe(1);
+      expect(await row.textContent()).toContain('none (investigate)');
       expect(problems).toEqual([]);
     });
 

@@ -9,6 +9,7 @@ import { consoleUiSuite } from '../contract/console-ui.suite';
 import { startOAuthIssuer } from '../support/oauth';
 import { ADMIN_TOKEN } from '../support/processes';
 import { ORDER_TEST_ENV } from '../contract/orders.suite';
+import { RedisLedgerStore } from '../../services/ledger/redis-store';
 
 jest.setTimeout(180_000);
 
@@ -20,6 +21,14 @@ consoleUiSuite('Dapr', async () => {
   return {
     url: topology.gatewayUrls[0]!,
     issuer,
+    seed: async (events) => {
+      const ledger = await RedisLedgerStore.connect(topology.redisUrl);
+      try {
+        for (const event of events) await ledger.append(event);
+      } finally {
+        await ledger.close();
+      }
+    },
     close: async () => {
       await topology.stop();
       await issuer.close();

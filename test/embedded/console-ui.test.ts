@@ -8,6 +8,7 @@ import { consoleUiSuite } from '../contract/console-ui.suite';
 import { startOAuthIssuer } from '../support/oauth';
 import { ROOT, startGateway } from '../support/processes';
 import { ORDER_TEST_ENV } from '../contract/orders.suite';
+import { embeddedLedgerSeed } from '../support/ledger-seed';
 
 jest.setTimeout(60_000);
 
@@ -19,6 +20,7 @@ consoleUiSuite('embedded', async () => {
   return {
     url: gateway.url,
     issuer,
+    seed: embeddedLedgerSeed(dataDir),
     close: async () => {
       await gateway.stop();
       await issuer.close();

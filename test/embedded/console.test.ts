@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { billingEvent } from '../../lib/events';
+import { embeddedLedgerSeed } from '../support/ledger-seed';
 import { openLocalDb } from '../../lib/local-db';
 import { LmdbLedgerStore } from '../../services/ledger/lmdb-store';
 import { CHECKOUT_SECRET } from '../support/orders';
@@ -21,14 +22,7 @@ consoleSuite('embedded', async () => {
   const gateway = await startGateway({ GATEWAY_DATA_DIR: dataDir, GATEWAY_CHECKOUT_SECRET: CHECKOUT_SECRET });
   return {
     url: gateway.url,
-    seed: async (events) => {
-      const db = openLocalDb(dataDir);
-      try {
-        new LmdbLedgerStore(db).appendBatch(events);
-      } finally {
-        await db.close();
-      }
-    },
+    seed: embeddedLedgerSeed(dataDir),
     close: () => gateway.stop(),
   };
 });

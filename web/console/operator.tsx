@@ -11,7 +11,7 @@ interface Account { accountId: string; name: string; createdAt: string; suspende
 interface Key { apiKeyId: string; prefix: string; name: string | null; scopes: string[]; state: string; createdAt: string; lastUsedAt: string | null; revokedAt: string | null; limits: Limits }
 interface Detail extends Account { pools: { pool: string; balance: number; held: number; available: number; leased: number }[]; keys: Key[] }
 interface Audit { id: string; at: string; who: string; action: string; accountId: string | null; apiKeyId: string | null; requestId: string; details: Record<string, unknown> }
-interface Reconciliation { accounts: number; differences: { accountId: string; pool: string; ledger: number; actor: number; ledgerRunningTotal: number; missing: { id: string; type: string }[] }[] }
+interface Reconciliation { accounts: number; differences: { accountId: string; pool: string; ledger: number; actor: number; ledgerRunningTotal: number; bills?: { ledger: number; actor: number }; missing: { id: string; type: string }[] }[] }
 type Limits = Partial<Record<LimitName, number>>;
 const ADMIN = '/admin/v1';
 
@@ -222,7 +222,7 @@ function ReconciliationView() {
   const r = result.data;
   return (
     <Section title="Reconciliation">
-      <p class="muted">The ledger's balance of every account, recomputed from its bill rows, against its FundsHold actor. On Dapr an account that changed a moment ago may differ for that moment: run it again.</p>
+      <p class="muted">The ledger's balance of every account, recomputed from its bill rows, and the number of bills its FundsHold actor's events made there, against the actor's own balance and count (a lost release or platform-borne bill moves no balance: only the counts tell it). On Dapr an account that changed a moment ago may differ for that moment: run it again.</p>
       <div class="actions">
         <button type="button" onClick={result.reload} disabled={result.loading}>Reconcile again</button>
         <button type="button" disabled={!r || r.differences.length === 0 || repair.busy} onClick={() => repair.run(async () => { await json(`${ADMIN}/reconciliation/repair`, { method: 'POST', body: {} }); result.reload(); return 'Repair ran; reconciled again.'; })}>Repair</button>
@@ -234,9 +234,10 @@ function ReconciliationView() {
         <Table caption="Differences" rows={r.differences} rowKey={(x) => `${x.accountId}:${x.pool}`} empty="" columns={[
           { label: 'Account', cell: (x) => <code>{x.accountId}</code> },
           { label: 'Pool', cell: (x) => x.pool },
-          { label: 'Ledger', numeric: true, cell: (x) => <span class="bad">{usd(x.ledger)}</span> },
-          { label: 'Actor', numeric: true, cell: (x) => <span class="bad">{usd(x.actor)}</span> },
-          { label: 'Difference', numeric: true, cell: (x) => <span class="bad">{usd(x.actor - x.ledger)}</span> },
+          { label: 'Ledger', numeric: true, cell: (x) => <span class={x.ledger === x.actor ? undefined : 'bad'}>{usd(x.ledger)}</span> },
+          { label: 'Actor', numeric: true, cell: (x) => <span class={x.ledger === x.actor ? undefined : 'bad'}>{usd(x.actor)}</span> },
+          { label: 'Difference', numeric: true, cell: (x) => <span class={x.ledger === x.actor ? undefined : 'bad'}>{usd(x.actor - x.ledger)}</span> },
+          { label: 'Bills (ledger / actor)', numeric: true, cell: (x) => (x.bills ? <span class={x.bills.ledger === x.bills.actor ? undefined : 'bad'} data-bills={`${x.bills.ledger}/${x.bills.actor}`}>{x.bills.ledger} / {x.bills.actor}</span> : <span class="muted" title="not counted for this account (its records predate the count)">—</span>) },
           { label: 'Missing events', cell: (x) => x.missing.map((m) => m.id).join(', ') || 'none (investigate)' },
         ]} />
       </>}
