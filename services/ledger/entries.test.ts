@@ -1,5 +1,6 @@
 import { billingEvent, usageEvent, type UsageData } from '../../lib/events';
 import { eventParts, parseEvent, PoisonedEvent, toRows, type UsageRow } from './entries';
+import { dayOf } from './spending';
 
 const usage = (lines: UsageData['lines'], charged: number) =>
   usageEvent('hold-1:usage', Date.parse('2025-03-01T10:00:00.000Z'), {
@@ -73,5 +74,18 @@ describe('ledger rows', () => {
   it('when an event off the wire is malformed, then it is poisoned', () => {
     expect(() => parseEvent({ ...usage([], 0), data: { accountId: 'acct_1' } })).toThrow(PoisonedEvent);
     expect(parseEvent(JSON.parse(JSON.stringify(usage([], 0)))).id).toBe('hold-1:usage');
+  });
+});
+
+describe('dayOf', () => {
+  it('when an instant is canonical, offset, leap-day, past a short month or out of range, then its UTC day is the one Date gives', () => {
+    const instants = [
+      '2026-11-29T10:00:00.000Z', '2026-11-29T23:59:59.999Z', '2026-01-01T00:00:00.000Z', '0001-01-01T00:00:00.000Z', '9999-12-28T12:00:00.000Z',
+      '2026-11-29T23:30:00.000-02:00', '2026-11-29T01:00:00+02:00', '2026-11-29T10:00:00Z', '2024-02-29T10:00:00.000Z', '2026-02-29T10:00:00.000Z',
+      '2026-02-31T00:00:00.000Z', '2026-04-31T10:00:00.000Z', '2026-12-31T23:59:59.999Z',
+    ];
+    for (const at of instants) expect([at, dayOf(at)]).toEqual([at, new Date(at).toISOString().slice(0, 10)]);
+    // What Date cannot read is refused, as it was.
+    for (const at of ['2026-11-29T24:00:01.000Z', 'not a date']) expect(() => dayOf(at)).toThrow(RangeError);
   });
 });

@@ -39,7 +39,19 @@ export interface SpendingAnswer {
 const BASE_CHUNK_ROWS = 1000;
 
 /** The UTC day of an event's time. */
-export const dayOf = (occurredAt: string): string => new Date(occurredAt).toISOString().slice(0, 10);
+/**
+ * The form every event's occurredAt is written in (Date's toISOString), for the days every month
+ * has: its UTC day is its first ten characters. (Date reads the 29th to 31st of a month that lacks
+ * them as days of the next, and an hour past 23 as invalid: those go through Date, as before.)
+ */
+const CANONICAL_INSTANT = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+
+/**
+ * The UTC day (YYYY-MM-DD) of an instant. Read off the text when it is in the canonical form (one
+ * per usage event appended: parsing a date and printing it again cost 4 µs of a chat's settle);
+ * any other form (an offset, no milliseconds) through Date.
+ */
+export const dayOf = (occurredAt: string): string => (CANONICAL_INSTANT.test(occurredAt) ? occurredAt.slice(0, 10) : new Date(occurredAt).toISOString().slice(0, 10));
 
 /** Adds `charged` to a model's sum of one day (the sums the stores keep and the base alike). */
 export function addCharged(models: DaySpending, model: string, charged: number): void {
