@@ -787,8 +787,14 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       const said = page.getByRole('alert').filter({ hasText: 'This account is suspended: the gateway refuses its keys and member tokens until the operator lifts the suspension' });
       await said.first().waitFor({ timeout: LIVE_MS });
       expect(await page.getByRole('alert').filter({ hasText: 'This credential may not do that' }).count()).toBe(0);
+      // A view opened while suspended fails its own load too (its alert beside the poll's).
+      await view(page, 'Usage');
+      await passes(async () => expect(await said.count()).toBe(2), LIVE_MS);
       expect((await admin(d.url, `/admin/v1/accounts/${own.accountId}/unsuspend`, {})).status).toBe(200);
-      await said.first().waitFor({ state: 'detached', timeout: LIVE_MS });
+      // Lifted: the next poll succeeds, and every view loads again by itself (no alert is left).
+      await passes(async () => expect(await said.count()).toBe(0), LIVE_MS);
+      await page.locator('#usage-total').waitFor();
+      await view(page, 'Overview');
       expect(await shownNano(page, 'balance')).toBe(FUNDS);
       expect(problems.filter((p) => !/status of 403/.test(p))).toEqual([]);
     });

@@ -52,16 +52,24 @@ export function CustomerView({ tab, at }: { tab: string; at?: string }) {
       setError(`${e.message} Sign out, then sign in with a key that works.`);
     };
     const stopListening = onCredentialRefused(refuse);
+    // Polls that succeeded after one failed: a view whose own load failed meanwhile (a suspension,
+    // the gateway unreachable) shows that error until it loads again, so each recovery is a new
+    // version, and every view reloads with it.
+    let failing = false;
+    let recoveries = 0;
     const poll = async () => {
       try {
         const [b, newest] = await Promise.all([json<Balance>(`${BASE}/balance`), json<Page<BillItem>>(`${BASE}/bills/page?page=1&size=1`)]);
         if (!live) return;
+        if (failing) recoveries += 1;
+        failing = false;
         setBalance(b);
         setError(undefined);
-        setVersion(`${newest.total}:${b.balance}:${b.held}`);
+        setVersion(`${newest.total}:${b.balance}:${b.held}:${recoveries}`);
       } catch (e) {
         if (!live) return;
         if (e instanceof ApiError && e.status === 401) return refuse(e);
+        failing = true;
         setError((e as Error).message);
       }
     };
