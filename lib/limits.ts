@@ -42,8 +42,17 @@ export function spendLimitsOf(limits: Limits | undefined): SpendLimits | undefin
   return Object.fromEntries(SPEND_LIMITS.filter((name) => limits?.[name] !== undefined).map((name) => [name, limits![name]])) as SpendLimits;
 }
 
+const DAY_MS = 86_400_000;
+/** The last day asked for, and its periods (every charge of a day asks for the same ones). */
+let lastPeriods: Readonly<{ day: number; month: number }> = { day: NaN, month: NaN };
+
 /** The UTC day and month a time falls in (their first millisecond): the spend periods. */
-export function periodStarts(now: number): { day: number; month: number } {
-  const date = new Date(now);
-  return { day: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()), month: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1) };
+export function periodStarts(now: number): Readonly<{ day: number; month: number }> {
+  // A UTC day is DAY_MS long in epoch time (which has no leap seconds): its start is exact.
+  const day = now - (((now % DAY_MS) + DAY_MS) % DAY_MS);
+  if (day !== lastPeriods.day) {
+    const date = new Date(day);
+    lastPeriods = Object.freeze({ day, month: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1) });
+  }
+  return lastPeriods;
 }

@@ -39,19 +39,25 @@ export interface SpendingAnswer {
 const BASE_CHUNK_ROWS = 1000;
 
 /** The UTC day of an event's time. */
-/**
- * The form every event's occurredAt is written in (Date's toISOString), for the days every month
- * has: its UTC day is its first ten characters. (Date reads the 29th to 31st of a month that lacks
- * them as days of the next, and an hour past 23 as invalid: those go through Date, as before.)
- */
-const CANONICAL_INSTANT = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+/** The form every event's occurredAt is written in (Date's toISOString). */
+const CANONICAL_INSTANT = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /**
- * The UTC day (YYYY-MM-DD) of an instant. Read off the text when it is in the canonical form (one
- * per usage event appended: parsing a date and printing it again cost 4 µs of a chat's settle);
- * any other form (an offset, no milliseconds) through Date.
+ * The UTC day (YYYY-MM-DD) of an instant. Read off the text when it is in the canonical form and
+ * names a day its month has (one per usage event appended: parsing a date and printing it again
+ * cost 3 µs of a chat's settle); any other form (an offset, no milliseconds, a 31st of a month of
+ * 30 days, which Date reads as a day of the next month) through Date, as before.
  */
-export const dayOf = (occurredAt: string): string => (CANONICAL_INSTANT.test(occurredAt) ? occurredAt.slice(0, 10) : new Date(occurredAt).toISOString().slice(0, 10));
+export function dayOf(occurredAt: string): string {
+  if (CANONICAL_INSTANT.test(occurredAt)) {
+    const year = Number(occurredAt.slice(0, 4));
+    const month = Number(occurredAt.slice(5, 7));
+    const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+    if (Number(occurredAt.slice(8, 10)) <= MONTH_DAYS[month - 1] + (leap ? 1 : 0)) return occurredAt.slice(0, 10);
+  }
+  return new Date(occurredAt).toISOString().slice(0, 10);
+}
 
 /** Adds `charged` to a model's sum of one day (the sums the stores keep and the base alike). */
 export function addCharged(models: DaySpending, model: string, charged: number): void {
