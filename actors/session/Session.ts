@@ -3,7 +3,8 @@
 // money. The run's hold lives on the owner's pool-3 FundsHold (hold id `run:<runId>`): reserved
 // when the run starts, settled for what was produced or released when it ends, released by the
 // lease reminder when the process carrying the run stops reporting. FundsHold calls are
-// idempotent by hold id, so a turn that fails after one of them can simply be run again.
+// idempotent by hold id, so a turn that fails after one of them can simply be run again; a start
+// that fails after its reservation releases that hold itself (the gateway's retry is a new run).
 
 import { FundsHoldClient } from '../funds-hold/client';
 import { DEFAULT_POOL, type FundsHoldApi, type UsageLine } from '../funds-hold/FundsHoldInterface';
@@ -149,26 +150,45 @@ export class Session implements SessionApi, ActorInstance {
     }
     const leaseMs = intIn(request.leaseMs, 'leaseMs', MIN_LEASE_MS, MAX_LEASE_MS);
     const holdId = `run:${request.runId}`;
+    const funds = this.funds(session);
     // The run exists only once its hold does: a refused reservation (402) leaves nothing behind.
-    await this.funds(session).reserve({
-      holdId, amount: request.hold.amount, ttlMs: request.hold.ttlMs, requestId: request.requestId, model: request.model, profileId: request.profileId,
-      // Under the caller's spend limits, and counted towards its key's spend, exactly as a chat.
-      ...(request.spend ? { spend: request.spend } : {}),
-      ...(request.spendKeyId !== undefined ? { spendKeyId: request.spendKeyId } : {}),
-    });
-    const now = this.ctx.now();
-    const reminder = `${leaseReminderPrefix(request.runId)}${now + leaseMs}`;
-    await this.ctx.reminders.register(reminder, leaseMs);
-    let startedEventId = 0;
-    await this.stored.move(session, 'start', async (_, phase) => {
-      const [started] = await this.log.append(session.log, [{
-        kind: 'run.started',
-        data: { run_id: request.runId, model: request.model, max_tokens: request.maxTokens, held: request.hold.amount, capabilities: request.capabilities },
-      }]);
-      startedEventId = started.id;
-      session.run = { runId: request.runId, phase, holdId, leaseMs, leaseUntil: now + leaseMs, reminder, startedEventId };
-    });
-    return { runId: request.runId, holdId, startedEventId };
+    try {
+      await funds.reserve({
+        holdId, amount: request.hold.amount, ttlMs: request.hold.ttlMs, requestId: request.requestId, model: request.model, profileId: request.profileId,
+        // Under the caller's spend limits, and counted towards its key's spend, exactly as a chat.
+        ...(request.spend ? { spend: request.spend } : {}),
+        ...(request.spendKeyId !== undefined ? { spendKeyId: request.spendKeyId } : {}),
+      });
+    } catch (error) {
+      // A refusal holds nothing; an answer lost on the way may have left the hold open.
+      if (!(error instanceof GatewayError) || error.status >= 500) await this.abandon(funds, holdId);
+      throw error;
+    }
+    try {
+      const now = this.ctx.now();
+      const reminder = `${leaseReminderPrefix(request.runId)}${now + leaseMs}`;
+      await this.ctx.reminders.register(reminder, leaseMs);
+      let startedEventId = 0;
+      await this.stored.move(session, 'start', async (_, phase) => {
+        const [started] = await this.log.append(session.log, [{
+          kind: 'run.started',
+          data: { run_id: request.runId, model: request.model, max_tokens: request.maxTokens, held: request.hold.amount, capabilities: request.capabilities },
+        }]);
+        startedEventId = started.id;
+        session.run = { runId: request.runId, phase, holdId, leaseMs, leaseUntil: now + leaseMs, reminder, startedEventId };
+      });
+      return { runId: request.runId, holdId, startedEventId };
+    } catch (error) {
+      // This turn fails, so the run will not exist: nor may its hold, which would otherwise lock
+      // the funds (and count against the spend limits) until it expired, as nobody starts this run again.
+      await this.abandon(funds, holdId);
+      throw error;
+    }
+  }
+
+  /** Releases the hold of a run that was not started (best effort: the hold's expiry is the backstop). */
+  private async abandon(funds: FundsHoldApi, holdId: string): Promise<void> {
+    await funds.release({ holdId, reason: 'run_not_started' }).catch(() => undefined);
   }
 
   async append(request: AppendRequest): Promise<{ lastEventId: number }> {
