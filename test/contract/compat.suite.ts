@@ -568,6 +568,12 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         expect(o.stream).toMatchObject({ text: 'tok0 tok1 tok2', usage: { completion_tokens: 3 } });
         // Two texts of 5 bytes: the simulated provider counts ceil(5/4) each, at sim-embed's 20 nano-USD a token.
         expect(o.embeddings).toEqual({ count: 2, dimensions: 16, prompt_tokens: 4, charged: '80' });
+        // Named encodings: the float answer's numbers are the base64 answer's float32 values; 12 bytes are 3 prompt tokens each.
+        expect(o.embedding_encodings.float).toHaveLength(8);
+        expect(o.embedding_encodings.base64).toEqual(o.embedding_encodings.float);
+        expect(o.embedding_encodings.prompt_tokens).toEqual([3, 3]);
+        // Token-id arrays: one vector each, their ids the prompt tokens.
+        expect(o.token_arrays).toEqual({ count: 2, prompt_tokens: 4, charged: String(4 * EMBED_PRICE) });
         expect([o.not_found.error, o.not_found.status, o.unauthenticated.error, o.unauthenticated.status]).toEqual(['NotFoundError', 404, 'AuthenticationError', 401]);
         expect(a.models).toEqual(expect.arrayContaining(['sim-chat', 'upstream-anthropic-chat']));
         expect(a.message).toMatchObject({ text: 'tok0 tok1 tok2 tok3', usage: { output_tokens: 4 } });
@@ -577,8 +583,9 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         expect(a.count_tokens).toBe(8);
         expect([a.bad_request.error, a.bad_request.status, a.bad_request.body.error.code]).toEqual(['BadRequestError', 400, 'max_tokens_out_of_range']);
         expect([a.not_eligible.error, a.not_eligible.status]).toEqual(['PermissionDeniedError', 403]);
-        // Two chats, the embeddings and two messages were billed, nothing else (the count is free).
-        const billed = cost(o.completion.usage.prompt_tokens, 4) + cost(o.stream.usage.prompt_tokens, 3) + 80 + cost(a.message.usage.input_tokens, 4) + cost(a.message.usage.input_tokens, 3);
+        // Two chats, the four embeddings calls and two messages were billed, nothing else (the count is free).
+        const embedded = 80 + 2 * 3 * EMBED_PRICE + 4 * EMBED_PRICE;
+        const billed = cost(o.completion.usage.prompt_tokens, 4) + cost(o.stream.usage.prompt_tokens, 3) + embedded + cost(a.message.usage.input_tokens, 4) + cost(a.message.usage.input_tokens, 3);
         expect(await eventually(() => balance(d.url, apiKey), (b) => b.held === 0 && b.balance < before.balance)).toMatchObject({ balance: before.balance - billed });
       });
     });

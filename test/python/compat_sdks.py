@@ -7,8 +7,10 @@ suite checks it (and the account's charges). An SDK that fails to parse an answe
 and the non-zero exit fails the test.
 """
 
+import base64
 import json
 import os
+import struct
 
 import anthropic
 import openai
@@ -44,6 +46,12 @@ def openai_calls():
     stranger = openai.OpenAI(base_url=f"{BASE}/v1", api_key="sk-payg-unknown", max_retries=0)
     embedded = client.embeddings.with_raw_response.create(model="sim-embed", input=["hello", "world"])
     embeddings = embedded.parse()
+    # Named encodings: float comes as numbers, base64 is handed over undecoded (float32, little-endian).
+    floats = client.embeddings.create(model="sim-embed", input="a lighthouse", encoding_format="float", dimensions=8)
+    packed = client.embeddings.create(model="sim-embed", input="a lighthouse", encoding_format="base64", dimensions=8)
+    packed_bytes = base64.b64decode(packed.data[0].embedding)
+    token_arrays = client.embeddings.with_raw_response.create(model="sim-embed", input=[[1, 2, 3], [4]])
+    arrays = token_arrays.parse()
     return {
         "models": [model.id for model in client.models.list()],
         "model": client.models.retrieve("sim-chat").model_dump(exclude_none=True),
@@ -58,6 +66,16 @@ def openai_calls():
             "dimensions": len(embeddings.data[0].embedding),
             "prompt_tokens": embeddings.usage.prompt_tokens,
             "charged": embedded.headers.get("x-payg-charged"),
+        },
+        "embedding_encodings": {
+            "float": floats.data[0].embedding,
+            "base64": list(struct.unpack(f"<{len(packed_bytes) // 4}f", packed_bytes)),
+            "prompt_tokens": [floats.usage.prompt_tokens, packed.usage.prompt_tokens],
+        },
+        "token_arrays": {
+            "count": len(arrays.data),
+            "prompt_tokens": arrays.usage.prompt_tokens,
+            "charged": token_arrays.headers.get("x-payg-charged"),
         },
         "not_found": status_of(lambda: client.models.retrieve("no-such-model")),
         "unauthenticated": status_of(lambda: stranger.models.list()),
