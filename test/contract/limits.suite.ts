@@ -304,6 +304,37 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       expect(answers[2].headers.get('retry-after')).toMatch(/^\d+$/);
     });
 
+    it('when session runs start at once in several sessions, or embeddings are asked, under a spend limit, then what is held and charged never passes it and the key counts each charge', async () => {
+      const { apiKey } = await limitedKey({ spend_total: 40_000 }, { scopes: ['compat'] });
+      const limits = async () => (await json(`${d.urls[0]}/api/distribution/api-credit/limits`, { headers: { authorization: `Bearer ${apiKey}` } })).body.spend_usage.key;
+      // Each run holds its body's bytes at the input price plus 20 tokens at the output price
+      // (about 16,000): six started at once, slowed so that they overlap, cannot all be held.
+      const run = { model: 'sim-chat', messages: [{ role: 'user', content: 'hi' }], max_tokens: 20 };
+      const sessions = await Promise.all(Array.from({ length: 6 }, () => newSession(d.urls[0], apiKey)));
+      const started = await Promise.all(sessions.map((id, i) => startRun(d.urls[i % 2], apiKey, id, run, { 'x-sim-directive': 'tokens=20; stream-delay=20' })));
+      const statuses = started.map((s) => s.status);
+      expect(statuses.every((s) => s === 202 || s === 402)).toBe(true);
+      expect(statuses.filter((s) => s === 202).length).toBeGreaterThan(0);
+      expect(started.filter((s) => s.status === 402).map((s) => s.body.error)).toEqual(statuses.filter((s) => s === 402).map(() => expect.objectContaining({ code: 'spend_limit_exceeded', param: 'spend_total' })));
+      expect(statuses).toContain(402);
+      await passes(async () => expect((await balance(d.urls[0], apiKey)).held).toBe(0), 20_000);
+      const afterRuns = 1_000_000_000 - (await balance(d.urls[0], apiKey)).balance;
+      expect(afterRuns).toBeGreaterThan(0);
+      expect(afterRuns).toBeLessThanOrEqual(40_000);
+      expect(await limits()).toMatchObject({ spend_total: afterRuns, held: 0 });
+      // Embeddings: held at the input's bytes × 20 against what is left, charged the provider's count.
+      const left = 40_000 - afterRuns;
+      const embed = (input: string) => json(`${d.urls[1]}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sim-embed', input }) });
+      const over = await embed('x'.repeat(Math.floor(left / 20) + 1));
+      expect([over.status, over.body.error?.code, over.body.error?.param]).toEqual([402, 'spend_limit_exceeded', 'spend_total']);
+      const fits = await embed('x'.repeat(Math.floor(left / 20)));
+      expect(fits.status).toBe(200);
+      const charged = Number(fits.headers.get('x-payg-charged'));
+      expect(charged).toBe(fits.body.usage.prompt_tokens * 20);
+      expect(await balance(d.urls[0], apiKey)).toMatchObject({ balance: 1_000_000_000 - afterRuns - charged, held: 0 });
+      expect(await limits()).toMatchObject({ spend_total: afterRuns + charged, held: 0 });
+    });
+
     it('when a key spent before its spend limit was set, then the limit counts that spend; a rotated key\'s successor goes on with the same count', async () => {
       const { accountId } = await fundedAccount(d.urls[0], 1_000_000_000);
       const key = await admin(d.urls[0], `/admin/v1/accounts/${accountId}/api-keys`, {});
