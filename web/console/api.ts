@@ -154,7 +154,9 @@ export function download(path: string, fields: Record<string, string | undefined
   }
   const frame = downloadFrame;
   frame.onload = () => {
-    const text = frame.contentDocument?.body?.textContent ?? '';
+    // A browser shows a JSON answer as text, in a <pre> (beside a viewer's own controls in some).
+    const shown = frame.contentDocument;
+    const text = (shown?.querySelector('pre') ?? shown?.body)?.textContent ?? '';
     if (text.trim() === '') return;
     let code = 'error';
     let message = text.slice(0, 300);
