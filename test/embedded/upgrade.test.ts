@@ -67,6 +67,17 @@ describe.each(['1231b5e', '784b357'])('a data directory written by an older buil
     }
   });
 
+  it("then the console's spending chart counts each of the older build's charges once", async () => {
+    const exported = await fetch(`${gateway.url}/api/distribution/api-credit/bills/export?format=jsonl&from=2020-01-01T00:00:00Z`, { headers: { authorization: `Bearer ${facts.a.apiKey}` } });
+    const charged: Record<string, number> = {};
+    for (const bill of (await exported.text()).split('\n').filter(Boolean).map((line) => JSON.parse(line))) if (bill.kind === 'charge') charged[bill.model] = (charged[bill.model] ?? 0) + bill.amount;
+    const spending = await get(gateway.url, '/api/distribution/api-credit/spending', facts.a.apiKey);
+    expect(spending.status).toBe(200);
+    const charted: Record<string, number> = {};
+    for (const item of spending.body.items) charted[item.model] = (charted[item.model] ?? 0) + item.charged;
+    expect(charted).toEqual(charged);
+  });
+
   it("then the older build's image task reads as it was", async () => {
     const done = await imageTask(gateway.url, facts.a.apiKey, facts.a.image.body.taskId);
     expect(done.status).toBe(200);
