@@ -70,8 +70,15 @@ describe.each(['1231b5e', '784b357'])('a data directory written by an older buil
   it("then the console's spending chart counts each of the older build's charges once", async () => {
     const exported = await fetch(`${gateway.url}/api/distribution/api-credit/bills/export?format=jsonl&from=2020-01-01T00:00:00Z`, { headers: { authorization: `Bearer ${facts.a.apiKey}` } });
     const charged: Record<string, number> = {};
-    for (const bill of (await exported.text()).split('\n').filter(Boolean).map((line) => JSON.parse(line))) if (bill.kind === 'charge') charged[bill.model] = (charged[bill.model] ?? 0) + bill.amount;
-    const spending = await get(gateway.url, '/api/distribution/api-credit/spending', facts.a.apiKey);
+    const days: string[] = [];
+    for (const bill of (await exported.text()).split('\n').filter(Boolean).map((line) => JSON.parse(line))) {
+      days.push(bill.occurredAt.slice(0, 10));
+      if (bill.kind === 'charge') charged[bill.model] = (charged[bill.model] ?? 0) + bill.amount;
+    }
+    days.sort();
+    // The days the older build charged on, named (the chart's default is the last 30 days, which a
+    // fixture leaves behind a month after it was written).
+    const spending = await get(gateway.url, `/api/distribution/api-credit/spending?from=${days[0]}&to=${days[days.length - 1]}`, facts.a.apiKey);
     expect(spending.status).toBe(200);
     const charted: Record<string, number> = {};
     for (const item of spending.body.items) charted[item.model] = (charted[item.model] ?? 0) + item.charged;
