@@ -164,6 +164,6 @@ export const adminPaths = {
     get: { summary: "Every ledger account's balance recomputed from its bill rows against its FundsHold actor", security: admin, responses: { '200': answer('The differences, each naming the events the ledger lacks', 'Reconciliation'), ...withoutBody } },
   },
   '/admin/v1/reconciliation/repair': {
-    post: { summary: "The differing accounts' actors deliver their missing events to the ledger (idempotent by event id)", security: admin, responses: { '200': answer('What was delivered, and the reconciliation after', 'Repair'), ...refusals } },
+    post: { summary: "The differing accounts' actors deliver their missing events to the ledger (idempotent by event id)", security: admin, requestBody: emptyBody, responses: { '200': answer('What was delivered, and the reconciliation after', 'Repair'), ...refusals } },
   },
 };

@@ -287,6 +287,16 @@ export function keyLifecycleSuite(hostName: string, start: () => Promise<KeyLife
       expect(page.body.next).toEqual(expect.any(String));
     });
 
+    it('when a repair is sent a body, then it is refused naming the field, and nothing is repaired or logged', async () => {
+      const newest = async () => (await get('/admin/v1/audit?limit=1')).body.items[0]?.id;
+      const before = await newest();
+      for (const body of [{ dryRun: true }, { accountId: 'acct_x' }]) {
+        const refused = await post('/admin/v1/reconciliation/repair', body);
+        expect([refused.status, refused.body.error?.code, refused.body.error?.param]).toEqual([400, 'invalid_request', Object.keys(body)[0]]);
+      }
+      expect(await newest()).toBe(before);
+    });
+
     it('when a key is rotated or revoked, then its image tasks stay recoverable by that key only while it works', async () => {
       const { accountId, apiKey } = await fundedAccount(d.urls[0], 100_000_000);
       const made = await image(d.urls[0], apiKey, picture);

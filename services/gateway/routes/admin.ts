@@ -144,6 +144,8 @@ export function adminRoutes(options: AdminDeps): Router {
   // The repair: the differing accounts' actors deliver their missing events to the ledger
   // (idempotent by event id); the answer says what was delivered and reconciles again.
   router.post('/admin/v1/reconciliation/repair', async (req, res) => {
+    // It takes no body: a field it does not know (a "dryRun", say) is refused, never ignored by a repair that runs anyway.
+    parse(noBody, req.body);
     const repaired = await repair(options.ledger, funds, options.outbox);
     await audit.record(actionOf(req), 'reconciliation.repair', {}, { accounts: repaired.repaired.map((r) => `${r.accountId}:${r.pool}`).slice(0, 100) });
     res.json(repaired);
