@@ -287,6 +287,21 @@ export function keyLifecycleSuite(hostName: string, start: () => Promise<KeyLife
       expect(page.body.next).toEqual(expect.any(String));
     });
 
+    it('when a repair finds nothing to deliver, then it adds no audit entry, however often it runs', async () => {
+      const newest = async () => (await get('/admin/v1/audit?limit=1')).body.items[0]?.id;
+      let clean = 0;
+      for (let n = 0; n < 5 && clean < 2; n++) {
+        const before = await newest();
+        const repaired = await post('/admin/v1/reconciliation/repair', {});
+        expect(repaired.status).toBe(200);
+        // On Dapr an event still on its way may be delivered by a repair: that is a change, and logged.
+        if (repaired.body.repaired.some((r: { delivered: string[] }) => r.delivered.length > 0)) continue;
+        expect(await newest()).toBe(before);
+        clean += 1;
+      }
+      expect(clean).toBe(2);
+    });
+
     it('when a repair is sent a body, then it is refused naming the field, and nothing is repaired or logged', async () => {
       const newest = async () => (await get('/admin/v1/audit?limit=1')).body.items[0]?.id;
       const before = await newest();

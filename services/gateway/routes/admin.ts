@@ -147,7 +147,10 @@ export function adminRoutes(options: AdminDeps): Router {
     // It takes no body: a field it does not know (a "dryRun", say) is refused, never ignored by a repair that runs anyway.
     parse(noBody, req.body);
     const repaired = await repair(options.ledger, funds, options.outbox);
-    await audit.record(actionOf(req), 'reconciliation.repair', {}, { accounts: repaired.repaired.map((r) => `${r.accountId}:${r.pool}`).slice(0, 100) });
+    // An entry only when an event was delivered: a repair that changed nothing (a clean ledger, or
+    // every event still pending) is not an action on anything, like any repeat that changes nothing.
+    const changed = repaired.repaired.filter((r) => r.delivered.length > 0);
+    if (changed.length > 0) await audit.record(actionOf(req), 'reconciliation.repair', {}, { accounts: changed.map((r) => `${r.accountId}:${r.pool}`).slice(0, 100) });
     res.json(repaired);
   });
   return router;
