@@ -95,8 +95,7 @@ export class Account implements AccountApi, ActorInstance {
     // A repeat of the same rotation (a retried call) answers the same.
     if (done && done.rotatedFrom === old.apiKeyId && done.hash === request.successor.hash) return { old, successor: done };
     const now = this.ctx.now();
-    const refusedSince = Math.min(old.revokedAt ?? Infinity, old.expiresAt ?? Infinity);
-    if (refusedSince <= now) throw new GatewayError('api_key_inactive', `API key ${old.apiKeyId} is ${old.revokedAt !== null && old.revokedAt <= now ? 'revoked' : 'expired'}: make a new key instead`);
+    refuseInactive(old, now);
     const successor = await this.add({
       ...request.successor, name: old.name, scopes: old.scopes, expiresAt: old.expiresAt, ...(old.limits ? { limits: old.limits } : {}),
       createdAt: now, revokedAt: null, rotatedFrom: old.apiKeyId, rotatedTo: null, spendKeyId: old.spendKeyId ?? old.apiKeyId,
@@ -128,6 +127,8 @@ export class Account implements AccountApi, ActorInstance {
       return { limits: next.limits };
     }
     const entry = await this.entry(request.apiKeyId);
+    // A key that is refused for good has no calls left to limit: its limits stay as they were.
+    refuseInactive(entry, this.ctx.now());
     entry.limits = patchLimits(entry.limits, request.limits);
     this.entries.set(entry.apiKeyId, entry);
     return { limits: entry.limits, entry };
@@ -249,4 +250,10 @@ export class Account implements AccountApi, ActorInstance {
     if (!entry) throw new GatewayError('api_key_not_found', `no API key ${apiKeyId} in this account`);
     return entry;
   }
+}
+
+/** 409 api_key_inactive for a key refused from `now` on (revoked, past its rotation grace, or expired); a key in its grace still works. */
+function refuseInactive(entry: ApiKeyEntry, now: number): void {
+  const refusedSince = Math.min(entry.revokedAt ?? Infinity, entry.expiresAt ?? Infinity);
+  if (refusedSince <= now) throw new GatewayError('api_key_inactive', `API key ${entry.apiKeyId} is ${entry.revokedAt !== null && entry.revokedAt <= now ? 'revoked' : 'expired'}: make a new key instead`);
 }

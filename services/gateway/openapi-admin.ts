@@ -144,7 +144,7 @@ export const adminPaths = {
     },
     patch: {
       summary: "Set the key's own limits (the account's apply too); every instance applies them within a second", security: admin, parameters: [apiKeyId], requestBody: body('LimitsRequest'),
-      responses: { '200': answer('The key with its limits', 'ApiKey'), ...refusals, '404': keyNotFound },
+      responses: { '200': answer('The key with its limits', 'ApiKey'), ...refusals, '404': keyNotFound, '409': errorAnswer('api_key_inactive: the key is revoked or expired (a key in its rotation grace still takes limits); nothing changed') },
     },
   },
   '/admin/v1/api-keys/{apiKeyId}/rotate': {

@@ -184,6 +184,29 @@ export function keyLifecycleSuite(hostName: string, start: () => Promise<KeyLife
       expect([early.status, early.body.expiresAt, early.body.oldKeyRefusedFrom]).toEqual([201, expiresAt, expiresAt]);
     });
 
+    it('when a revoked or expired key is given limits, then it is refused 409 api_key_inactive and nothing changes; a key in its rotation grace takes them', async () => {
+      const { accountId } = await fundedAccount(d.urls[0], 1_000_000_000);
+      const patch = (apiKeyId: string, limits: unknown) => json(`${d.urls[0]}/admin/v1/api-keys/${apiKeyId}`, { method: 'PATCH', headers: { ...operator, 'content-type': 'application/json' }, body: JSON.stringify({ limits }) });
+      const revoked = await post(`/admin/v1/accounts/${accountId}/api-keys`, { name: 'gone' });
+      expect((await patch(revoked.body.apiKeyId, { spend_total: 1_000 })).status).toBe(200);
+      expect((await del(`/admin/v1/api-keys/${revoked.body.apiKeyId}`)).status).toBe(204);
+      const expiring = await post(`/admin/v1/accounts/${accountId}/api-keys`, { expiresAt: new Date(Date.now() + 1200).toISOString() });
+      const rotating = await post(`/admin/v1/accounts/${accountId}/api-keys`, {});
+      expect((await post(`/admin/v1/api-keys/${rotating.body.apiKeyId}/rotate`, { graceSeconds: 60 })).status).toBe(201);
+      const inGrace = await patch(rotating.body.apiKeyId, { requests_per_minute: 30 });
+      expect([inGrace.status, inGrace.body.state, inGrace.body.limits]).toEqual([200, 'expiring', { requests_per_minute: 30 }]);
+      await sleep(1300);
+      const auditBefore = (await get(`/admin/v1/audit?accountId=${accountId}&limit=1`)).body.items[0].id;
+      for (const [apiKeyId, state] of [[revoked.body.apiKeyId, 'revoked'], [expiring.body.apiKeyId, 'expired']]) {
+        const refused = await patch(apiKeyId, { requests_per_minute: 5, spend_total: null });
+        expect([refused.status, refused.body.error?.code, refused.headers.get('x-should-retry')]).toEqual([409, 'api_key_inactive', 'false']);
+        expect(refused.body.error?.message).toContain(state);
+      }
+      expect(await keyOf(accountId, revoked.body.apiKeyId)).toMatchObject({ state: 'revoked', limits: { spend_total: 1_000 } });
+      expect(await keyOf(accountId, expiring.body.apiKeyId)).toMatchObject({ state: 'expired', limits: {} });
+      expect((await get(`/admin/v1/audit?accountId=${accountId}&limit=1`)).body.items[0].id).toBe(auditBefore);
+    });
+
     it('when a key expires, then it is refused like a revoked one; an expiry in the past is refused and makes no key', async () => {
       const { accountId } = await fundedAccount(d.urls[0], 1_000_000_000);
       const soon = await post(`/admin/v1/accounts/${accountId}/api-keys`, { expiresAt: new Date(Date.now() + 1500).toISOString() });
@@ -258,15 +281,14 @@ export function keyLifecycleSuite(hostName: string, start: () => Promise<KeyLife
       const { accountId, apiKey } = await fundedAccount(d.urls[0], 5_000);
       const apiKeyId = (await get(`/admin/v1/accounts/${accountId}/api-keys`)).body.items[0].apiKeyId;
       const rotated = await post(`/admin/v1/api-keys/${apiKeyId}/rotate`, {});
+      // A limits change is an entry; the same limits set again, or an empty change, are not.
+      const limits = (path: string, body: unknown) => json(`${d.urls[0]}${path}`, { method: 'PATCH', headers: { ...operator, 'content-type': 'application/json' }, body: JSON.stringify({ limits: body }) });
+      const settings = [{ spend_total: 5_000 }, { spend_total: 5_000 }, {}];
+      for (const body of settings) expect((await limits(`/admin/v1/api-keys/${rotated.body.apiKeyId}`, body)).status).toBe(200);
       // Repeats change nothing and add no entry: a second revocation, a second suspension, the same limits again, an order's replay.
       for (let n = 0; n < 2; n++) expect((await del(`/admin/v1/api-keys/${rotated.body.apiKeyId}`)).status).toBe(204);
       for (let n = 0; n < 2; n++) expect((await post(`/admin/v1/accounts/${accountId}/suspend`, {})).status).toBe(200);
-      // A limits change is an entry; the same limits set again, or an empty change, are not.
-      const limits = (path: string, body: unknown) => json(`${d.urls[0]}${path}`, { method: 'PATCH', headers: { ...operator, 'content-type': 'application/json' }, body: JSON.stringify({ limits: body }) });
-      for (const body of [{ spend_total: 5_000 }, { spend_total: 5_000 }, {}]) {
-        expect((await limits(`/admin/v1/api-keys/${rotated.body.apiKeyId}`, body)).status).toBe(200);
-        expect((await limits(`/admin/v1/accounts/${accountId}`, body)).status).toBe(200);
-      }
+      for (const body of settings) expect((await limits(`/admin/v1/accounts/${accountId}`, body)).status).toBe(200);
       expect((await limits(`/admin/v1/accounts/${accountId}`, { requests_per_minute: null })).status).toBe(200);
       const idempotencyKey = randomUUID();
       const orders = [];
@@ -276,7 +298,7 @@ export function keyLifecycleSuite(hostName: string, start: () => Promise<KeyLife
       expect(orders.map((o) => [o.status, o.headers.get('x-payg-replayed')])).toEqual([[201, null], [201, 'true']]);
       const audit = await get(`/admin/v1/audit?accountId=${accountId}`, d.urls[1]);
       expect(audit.status).toBe(200);
-      expect(audit.body.items.map((e: { action: string }) => e.action)).toEqual(['order.create', 'account.limits', 'api_key.limits', 'account.suspend', 'api_key.revoke', 'api_key.rotate', 'account.credit', 'api_key.create', 'account.create']);
+      expect(audit.body.items.map((e: { action: string }) => e.action)).toEqual(['order.create', 'account.limits', 'account.suspend', 'api_key.revoke', 'api_key.limits', 'api_key.rotate', 'account.credit', 'api_key.create', 'account.create']);
       for (const entry of audit.body.items) {
         expect(entry).toMatchObject({ who: expect.stringMatching(/^admin:[0-9a-f]{12}$/), accountId, requestId: expect.any(String), at: expect.any(String) });
       }
