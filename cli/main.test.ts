@@ -123,6 +123,26 @@ describe('the key and account lifecycle commands', () => {
     }
   });
 
+  it('when --help or -h follows a command, then that command\'s usage is printed and exit 0, with or without a token, and nothing is sent', async () => {
+    const cases: Array<[string[], string, string]> = [
+      [['accounts', 'list', '--help'], 'accounts list [--name <text>]', 'api-keys create'],
+      [['accounts', '--help'], 'accounts debit <accountId>', 'credits add'],
+      [['api-keys', 'rotate', 'key_1', '-h'], 'api-keys rotate <apiKeyId> [--grace-seconds <n>]', 'accounts create'],
+      [['audit', '--account', 'acct_1', '--help'], 'audit [--account <accountId>]', 'accounts create'],
+      [['reconcile', '--help'], 'reconcile [--repair]', 'accounts create'],
+      [['reconcile', '--repair', '--help'], 'reconcile [--repair]', 'accounts create'],
+      [['nonsense', '--help'], 'accounts create <name>', '\0'],
+    ];
+    for (const [args, shown, notShown] of cases) {
+      const lines: string[] = [];
+      const cli = { ...io(), env: {}, out: (line: string) => lines.push(line) };
+      expect([args, await runCli(args, cli)]).toEqual([args, 0]);
+      expect([args, lines.join('\n')]).toEqual([args, expect.stringContaining(shown)]);
+      expect(lines.join('\n')).not.toContain(notShown);
+      expect(cli.sent).toEqual([]);
+    }
+  });
+
   it('when the gateway cannot be reached or refuses the token, then reconcile exits 3 (nothing checked), apart from 1 (a difference); other commands: 3 unreachable, 1 refused', async () => {
     const answering = (status: number, body: unknown) => ({ ...io(), fetch: (async () => new Response(JSON.stringify(body), { status })) as typeof fetch });
     const unreachable = { ...io(), fetch: (async () => { throw new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:1') }); }) as typeof fetch };

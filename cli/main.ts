@@ -15,7 +15,7 @@
 //   npm run cli -- reconcile [--repair] (exit code 1 when the ledger and an actor disagree, 3 when
 //                                         nothing could be checked; --repair first delivers the
 //                                         events the ledger lacks)
-//   npm run cli -- --help
+//   npm run cli -- --help   (or a command followed by --help: that command's usage)
 // Reads GATEWAY_URL (default http://127.0.0.1:8080) and GATEWAY_ADMIN_TOKEN. Exit codes: EXIT below.
 
 import '../lib/node-version'; // first: stops on Node older than 24 with the way out
@@ -198,10 +198,23 @@ function callOf(argv: string[]): Call | string {
  */
 export const EXIT = { done: 0, refused: 1, usage: 2, unreachable: 3 } as const;
 
+/** The usage lines of one noun's commands (`accounts`, `api-keys`, …), or every line for another word. */
+function usageOf(noun: string | undefined): string {
+  const lines = USAGE.split('\n').slice(1).filter((line) => line.trimStart().split(' ')[0] === noun);
+  return lines.length === 0 ? USAGE : ['usage:', ...lines].join('\n');
+}
+
+const HELP = ['--help', '-h'];
+
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   if (argv.length === 0 || ['--help', '-h', 'help'].includes(argv[0]!)) {
     io.out(USAGE);
     return argv.length === 0 ? EXIT.usage : EXIT.done;
+  }
+  // Help asked after a command (`accounts list --help`): that noun's commands, nothing sent.
+  if (argv.some((word) => HELP.includes(word))) {
+    io.out(usageOf(argv[0]));
+    return EXIT.done;
   }
   const base = (io.env.GATEWAY_URL ?? `http://127.0.0.1:${DEFAULT_PORTS.gateway}`).replace(/\/$/, '');
   const token = io.env.GATEWAY_ADMIN_TOKEN;
