@@ -123,6 +123,24 @@ describe('the key and account lifecycle commands', () => {
     }
   });
 
+  it('when the token cannot be carried by a header, or an error quotes it, then the token is never printed', async () => {
+    for (const token of ['secret-token-0123\nsecond-line', 'secret-token-0123\u0001', 'secret-token-0123\u20ac']) {
+      for (const args of [['accounts', 'list'], ['reconcile']]) {
+        const cli = { ...io(), env: { GATEWAY_URL: 'http://gw.test', GATEWAY_ADMIN_TOKEN: token } };
+        expect([args, await runCli(args, cli)]).toEqual([args, 2]);
+        expect(cli.sent).toEqual([]);
+        expect(cli.errors.join('\n')).toContain('GATEWAY_ADMIN_TOKEN holds a line break');
+        expect(cli.errors.join('\n')).not.toContain('secret-token');
+      }
+    }
+    const token = 'token-token-token';
+    const quoting = { ...io(), fetch: (async () => { throw new TypeError(`Headers.append: "Bearer ${token}" is an invalid header value.`); }) as typeof fetch };
+    expect(await runCli(['accounts', 'list'], quoting)).toBe(3);
+    expect(await runCli(['reconcile'], quoting)).toBe(3);
+    expect(quoting.errors.join('\n')).toContain('"Bearer <GATEWAY_ADMIN_TOKEN>" is an invalid header value');
+    expect(quoting.errors.join('\n')).not.toContain(token);
+  });
+
   it('when --help or -h follows a command, then that command\'s usage is printed and exit 0, with or without a token, and nothing is sent', async () => {
     const cases: Array<[string[], string, string]> = [
       [['accounts', 'list', '--help'], 'accounts list [--name <text>]', 'api-keys create'],

@@ -228,6 +228,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.err('GATEWAY_ADMIN_TOKEN is not set: the operator token the gateway was started with');
     return EXIT.usage;
   }
+  // A header carries printable ASCII only (fetch trims the ends): a token with a line break or a
+  // control character inside would be refused by fetch with an error that quotes the header, token and all.
+  if (!/^[\x20-\x7e\t]*$/.test(token.trim())) {
+    io.err('GATEWAY_ADMIN_TOKEN holds a line break, a control character or a character beyond ASCII, which no HTTP header can carry: check how it was set (it is not printed)');
+    return EXIT.usage;
+  }
+  // Nothing printed ever holds the token, whatever an error quotes.
+  const hidden = (text: string) => text.replaceAll(token, '<GATEWAY_ADMIN_TOKEN>');
   try {
     if (reconcile) return await reconcileCommand(base, token, io, { repair: argv[1] === '--repair' });
     const response = await io.fetch(base + call!.path, {
@@ -237,13 +245,13 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     });
     const text = await response.text();
     if (!response.ok) {
-      io.err(`${response.status} ${text}`);
+      io.err(hidden(`${response.status} ${text}`));
       return response.status === 401 || response.status === 403 || response.status >= 500 ? EXIT.unreachable : EXIT.refused;
     }
     io.out(text === '' ? `${response.status}` : text);
     return EXIT.done;
   } catch (error) {
-    io.err(`could not reach the gateway at ${base} (GATEWAY_URL): ${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)}`);
+    io.err(hidden(`could not reach the gateway at ${base} (GATEWAY_URL): ${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)}`));
     return EXIT.unreachable;
   }
 }

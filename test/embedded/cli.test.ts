@@ -46,6 +46,13 @@ describe('operator CLI', () => {
     // 3: the gateway could not be asked (the token refused), apart from 1, an operation it refused.
     await expect(cli(['accounts', 'create', 'x'], 'wrong-token-wrong-token')).rejects.toMatchObject({ code: 3, stderr: expect.stringContaining('401') });
     await expect(cli(['reconcile'], 'wrong-token-wrong-token')).rejects.toMatchObject({ code: 3, stderr: expect.stringContaining('could not reconcile') });
+    // A token no header can carry (a second line pasted in) is refused before anything is sent, and never printed.
+    const twoLines = `${ADMIN_TOKEN}\nsecond-line`;
+    for (const args of [['accounts', 'list'], ['reconcile']]) {
+      const failed = await cli(args, twoLines).then(() => undefined, (error: { code: number; stderr: string; stdout: string }) => error);
+      expect(failed).toMatchObject({ code: 2, stderr: expect.stringContaining('GATEWAY_ADMIN_TOKEN holds a line break') });
+      expect(`${failed!.stderr}${failed!.stdout}`).not.toContain(ADMIN_TOKEN);
+    }
     await expect(cli(['credits', 'add', 'acct', 'ten', 'ref'])).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('<amount> must be a whole number') });
     await expect(cli(['credits', 'add', 'acct_missing', '10', 'ref'])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('404') });
   });
