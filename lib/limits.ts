@@ -34,6 +34,8 @@ export function patchLimits(current: Limits | undefined, patch: LimitsPatch): Li
   return next;
 }
 
+/** Whether two sets of limits are the same: each name with the same value, absent and empty alike. */
+export const sameLimits = (a: Limits | undefined, b: Limits | undefined) => LIMIT_NAMES.every((name) => (a?.[name] ?? null) === (b?.[name] ?? null));
 export const hasRateLimits = (limits: Limits | undefined) => RATE_LIMITS.some((name) => limits?.[name] !== undefined);
 export const hasSpendLimits = (limits: Limits | undefined) => SPEND_LIMITS.some((name) => limits?.[name] !== undefined);
 

@@ -5,7 +5,7 @@
 // window and one day.
 
 import { GatewayError } from '../../lib/errors';
-import { patchLimits, RATE_WINDOW_MS, type Limits, type LimitsPatch, type RateLimitName } from '../../lib/limits';
+import { patchLimits, RATE_WINDOW_MS, sameLimits, type Limits, type LimitsPatch, type RateLimitName } from '../../lib/limits';
 import type { ActorContext, ActorInstance } from '../runtime/port';
 import { StateRecord, StateRecords } from '../runtime/state-record';
 import {
@@ -119,19 +119,21 @@ export class Account implements AccountApi, ActorInstance {
     return next;
   }
 
-  async setLimits(request: { apiKeyId?: string; limits: LimitsPatch }): Promise<{ limits: Limits; entry?: ApiKeyEntry }> {
+  async setLimits(request: { apiKeyId?: string; limits: LimitsPatch }): Promise<{ limits: Limits; entry?: ApiKeyEntry; changed: boolean }> {
+    // `changed` is judged in this turn: of concurrent calls setting the same limits, one changes them.
     if (request.apiKeyId === undefined) {
       const status = await this.status();
       const next = { ...status, limits: patchLimits(status.limits, request.limits) };
       this.stored.save(next);
-      return { limits: next.limits };
+      return { limits: next.limits, changed: !sameLimits(status.limits, next.limits) };
     }
     const entry = await this.entry(request.apiKeyId);
     // A key that is refused for good has no calls left to limit: its limits stay as they were.
     refuseInactive(entry, this.ctx.now());
+    const before = entry.limits;
     entry.limits = patchLimits(entry.limits, request.limits);
     this.entries.set(entry.apiKeyId, entry);
-    return { limits: entry.limits, entry };
+    return { limits: entry.limits, entry, changed: !sameLimits(before, entry.limits) };
   }
 
   /**

@@ -149,8 +149,8 @@ export interface AccountApi {
   status(request: Record<string, never>): Promise<AccountStatus>;
   /** Suspends (or lifts the suspension); a repeat changes nothing. */
   setSuspended(request: { suspended: boolean }): Promise<AccountStatus>;
-  /** Changes the limits of the account, or of one of its keys (a null removes one); answers them. 409 api_key_inactive for a revoked or expired key. */
-  setLimits(request: { apiKeyId?: string; limits: LimitsPatch }): Promise<{ limits: Limits; entry?: ApiKeyEntry }>;
+  /** Changes the limits of the account, or of one of its keys (a null removes one); answers them, and whether this call changed them. 409 api_key_inactive for a revoked or expired key. */
+  setLimits(request: { apiKeyId?: string; limits: LimitsPatch }): Promise<{ limits: Limits; entry?: ApiKeyEntry; changed: boolean }>;
   /** Counts a call against the account's and the key's rates in the current window, or refuses it (nothing counted). */
   admit(request: AdmitRequest): Promise<Admission>;
   /** What the current window has counted so far (a read: nothing is counted). */

@@ -17,7 +17,7 @@ import { DEFAULT_POOL, MEMBER_POOL } from '../../../actors/funds-hold/FundsHoldI
 import type { JournalClient } from '../../../actors/journal/client';
 import { ACCOUNTS_JOURNAL } from '../../../actors/journal/JournalInterface';
 import { GatewayError } from '../../../lib/errors';
-import { LIMIT_NAMES, type Limits, type LimitsPatch } from '../../../lib/limits';
+import type { LimitsPatch } from '../../../lib/limits';
 import type { ApiKeyScope } from '../auth/scopes';
 import type { LedgerReader } from '../ledger/reader';
 import type { AuditLog, OperatorAction } from './audit';
@@ -118,23 +118,21 @@ export class AccountOperator {
   /** Changes a key's limits (a null removes one): in its actor, then in its projection. */
   async setKeyLimits(action: OperatorAction, apiKeyId: string, patch: LimitsPatch): Promise<KeyView> {
     const accountId = await this.keyAccount(apiKeyId);
-    const actor = this.deps.accountActors.of(accountId);
-    // The audit log has an entry for a change only: a patch that leaves the limits as they were has none.
-    const before = sameLimitsAs((await actor.key({ apiKeyId })).limits);
-    const { entry } = await actor.setLimits({ apiKeyId, limits: patch });
+    // The audit log has an entry for a change only: a patch that leaves the limits as they were has
+    // none. The actor tells it from the turn that made the change, so of concurrent calls setting
+    // the same limits one is recorded (an actor of an older version does not tell: recorded).
+    const { entry, changed } = await this.deps.accountActors.of(accountId).setLimits({ apiKeyId, limits: patch });
     await this.project(accountId, entry!);
-    if (!before(entry!.limits)) await this.deps.audit.record(action, 'api_key.limits', { accountId, apiKeyId }, { limits: entry!.limits });
+    if (changed !== false) await this.deps.audit.record(action, 'api_key.limits', { accountId, apiKeyId }, { limits: entry!.limits });
     return keyView(entry!, await this.deps.accounts.lastUsed(apiKeyId), this.now());
   }
 
   /** Changes the account's limits: in its actor, then in its projection. */
   async setAccountLimits(action: OperatorAction, accountId: string, patch: LimitsPatch): Promise<AccountSummary> {
     const account = await this.existing(accountId);
-    const actor = this.deps.accountActors.of(accountId);
-    const before = sameLimitsAs((await actor.status({})).limits);
-    const { limits } = await actor.setLimits({ limits: patch });
+    const { limits, changed } = await this.deps.accountActors.of(accountId).setLimits({ limits: patch });
     const projected = await this.projectAccount(account);
-    if (!before(limits)) await this.deps.audit.record(action, 'account.limits', { accountId }, { limits });
+    if (changed !== false) await this.deps.audit.record(action, 'account.limits', { accountId }, { limits });
     return summary(projected);
   }
 
@@ -253,11 +251,4 @@ export class AccountOperator {
     if (!owner) throw new GatewayError('api_key_not_found', `no API key ${apiKeyId}`);
     return owner.accountId;
   }
-}
-
-/** Whether limits read later are the same as `earlier` (each name with the same value; absent and empty alike). */
-function sameLimitsAs(earlier: Limits | undefined): (later: Limits | undefined) => boolean {
-  const text = (limits: Limits | undefined) => JSON.stringify(LIMIT_NAMES.map((name) => limits?.[name] ?? null));
-  const was = text(earlier);
-  return (later) => text(later) === was;
 }
