@@ -270,7 +270,15 @@ export function keyLifecycleSuite(hostName: string, start: () => Promise<KeyLife
       expect(firstPage.body.items.map((a: { accountId: string }) => a.accountId)).toEqual([made[2], made[1]]);
       const rest = await get(`/admin/v1/accounts?name=${tag}&limit=2&before=${firstPage.body.next}`);
       expect(rest.body.items.map((a: { accountId: string }) => a.accountId)).toEqual([made[0]]);
-      expect((await get('/admin/v1/accounts?limit=0')).status).toBe(400);
+      // A page size is decimal digits from 1 to 100, given once: anything else is refused naming it, on both paged lists.
+      for (const path of ['/admin/v1/accounts', '/admin/v1/audit']) {
+        for (const limit of ['0', '-1', '101', '1.5', '', '0x10', '1e1', '%205', 'ten', '5&limit=6']) {
+          const refused = await get(`${path}?limit=${limit}`);
+          expect([path, limit, refused.status, refused.body.error?.param, refused.body.error?.message]).toEqual([path, limit, 400, 'limit', expect.stringContaining('a whole number from 1 to 100')]);
+        }
+        expect((await get(`${path}?limit=100`)).status).toBe(200);
+        expect(await get(`${path}?page=2`)).toMatchObject({ status: 400, body: { error: { param: 'page' } } });
+      }
       const detail = await get(`/admin/v1/accounts/${made[0]}`, d.urls[1]);
       expect(detail.body).toMatchObject({ accountId: made[0], name: `${tag} 1`, suspendedAt: null, keys: [], currency: 'USD', scale: 9 });
       expect(detail.body.pools.map((p: { pool: string }) => p.pool)).toEqual(['pool-3', 'member']);

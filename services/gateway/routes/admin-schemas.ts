@@ -25,7 +25,9 @@ export const rotateBody = z.object({
   graceSeconds: z.number().int().min(0).max(MAX_ROTATION_GRACE_MS / 1000).optional().describe('How long the old key keeps working beside the new one (default 0: refused at once)'),
 }).strict();
 export const limitQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  // Decimal digits only: Number() would also read "0x10", "1e1", " 5" or "" (as 0), and a repeated parameter is a list.
+  limit: z.string({ error: 'must be given once, a whole number from 1 to 100' }).regex(/^[0-9]{1,16}$/, 'must be a whole number from 1 to 100 (decimal digits)')
+    .transform(Number).pipe(z.number().int().min(1, 'must be a whole number from 1 to 100').max(100, 'must be a whole number from 1 to 100')).default(20),
   before: z.string().regex(/^(0|[1-9][0-9]{0,15})$/).optional().describe("A previous page's `next`"),
 }).strict();
 export const accountListQuery = limitQuery.extend({ name: z.string().min(1).max(200).optional().describe('Only accounts whose name contains this, compared without case') }).strict();
