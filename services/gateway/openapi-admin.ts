@@ -139,8 +139,8 @@ export const adminPaths = {
   },
   '/admin/v1/api-keys/{apiKeyId}': {
     delete: {
-      summary: 'Revoke a key: every gateway instance refuses it (401) within one second; a repeat changes nothing', security: admin, parameters: [apiKeyId],
-      responses: { '204': { description: 'Revoked' }, ...withoutBody, '404': keyNotFound },
+      summary: 'Revoke a key: every gateway instance refuses it (401) within one second; a repeat changes nothing', security: admin, parameters: [apiKeyId], requestBody: emptyBody,
+      responses: { '204': { description: 'Revoked' }, ...refusals, '404': keyNotFound },
     },
     patch: {
       summary: "Set the key's own limits (the account's apply too); every instance applies them within a second", security: admin, parameters: [apiKeyId], requestBody: body('LimitsRequest'),

@@ -119,6 +119,21 @@ export function keyLifecycleSuite(hostName: string, start: () => Promise<KeyLife
       await untouched(limitedKey.apiKey);
     });
 
+    it('when a revocation is sent a body, then it is refused naming the field, and the key still works, unrevoked and unlogged', async () => {
+      const { accountId, apiKey } = await fundedAccount(d.urls[0], 1_000_000_000);
+      const apiKeyId = (await get(`/admin/v1/accounts/${accountId}/api-keys`)).body.items[0].apiKeyId;
+      const auditBefore = (await get(`/admin/v1/audit?accountId=${accountId}&limit=1`)).body.items[0].id;
+      const revoke = (body: string) => json(`${d.urls[0]}/admin/v1/api-keys/${apiKeyId}`, { method: 'DELETE', headers: { ...operator, 'content-type': 'application/json' }, body });
+      const refused = await revoke(JSON.stringify({ graceSeconds: 3600 }));
+      expect([refused.status, refused.body.error?.code, refused.body.error?.param]).toEqual([400, 'invalid_request', 'graceSeconds']);
+      expect(await keyOf(accountId, apiKeyId)).toMatchObject({ state: 'active', revokedAt: null });
+      await sleep(CACHE_BOUND_MS + 50);
+      expect(await works(apiKey)).toEqual([200, 200]);
+      expect((await get(`/admin/v1/audit?accountId=${accountId}&limit=1`)).body.items[0].id).toBe(auditBefore);
+      // An empty object is no field: the revocation goes through.
+      expect((await revoke('{}')).status).toBe(204);
+    });
+
     it('when a key is revoked while it follows a session, then its event stream ends within a second and a quarter, and it sees no later run', async () => {
       const { accountId, apiKey } = await fundedAccount(d.urls[0], 1_000_000_000);
       const apiKeyId = (await get(`/admin/v1/accounts/${accountId}/api-keys`)).body.items[0].apiKeyId;

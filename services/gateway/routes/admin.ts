@@ -100,6 +100,8 @@ export function adminRoutes(options: AdminDeps): Router {
   });
 
   router.delete('/admin/v1/api-keys/:apiKeyId', async (req, res) => {
+    // It takes no body: a field (a "graceSeconds", say: that is a rotation's) is refused, not ignored by a revocation in force at once.
+    parse(noBody, req.body);
     await operator.revokeKey(actionOf(req), req.params.apiKeyId as string);
     res.status(204).end();
   });
