@@ -141,6 +141,21 @@ describe('the key and account lifecycle commands', () => {
     expect(quoting.errors.join('\n')).not.toContain(token);
   });
 
+  it('when GATEWAY_URL is not an http(s) address, then exit 2 saying what it must be, nothing sent; an empty one is the default', async () => {
+    for (const url of ['localhost:8080', '127.0.0.1:8080', 'http//127.0.0.1:8080', 'ftp://gw.test', 'http://user:pw-secret@gw.test']) {
+      for (const args of [['accounts', 'list'], ['reconcile']]) {
+        const cli = { ...io(), env: { GATEWAY_URL: url, GATEWAY_ADMIN_TOKEN: 'token-token-token' } };
+        expect([url, args, await runCli(args, cli)]).toEqual([url, args, 2]);
+        expect(cli.sent).toEqual([]);
+        expect(cli.errors.join('\n')).toContain('GATEWAY_URL must be the gateway\'s http:// or https:// address');
+        expect(cli.errors.join('\n')).not.toContain('pw-secret');
+      }
+    }
+    const blank = { ...io(), env: { GATEWAY_URL: '', GATEWAY_ADMIN_TOKEN: 'token-token-token' } };
+    expect(await runCli(['accounts', 'show', 'acct_1'], blank)).toBe(0);
+    expect(blank.sent[0]?.url).toMatch(/^http:\/\/127\.0\.0\.1:[0-9]+\/admin\/v1\/accounts\/acct_1$/);
+  });
+
   it('when --help or -h follows a command, then that command\'s usage is printed and exit 0, with or without a token, and nothing is sent', async () => {
     const cases: Array<[string[], string, string]> = [
       [['accounts', 'list', '--help'], 'accounts list [--name <text>]', 'api-keys create'],

@@ -16,7 +16,7 @@
 //                                         nothing could be checked; --repair first delivers the
 //                                         events the ledger lacks)
 //   npm run cli -- --help   (or a command followed by --help: that command's usage)
-// Reads GATEWAY_URL (default http://127.0.0.1:8080) and GATEWAY_ADMIN_TOKEN. Exit codes: EXIT below.
+// Reads GATEWAY_URL (default http://127.0.0.1:8080; an http:// or https:// address, else exit 2) and GATEWAY_ADMIN_TOKEN. Exit codes: EXIT below.
 
 import '../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { DEFAULT_PORTS } from '../lib/config';
@@ -216,12 +216,18 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.out(usageOf(argv[0]));
     return EXIT.done;
   }
-  const base = (io.env.GATEWAY_URL ?? `http://127.0.0.1:${DEFAULT_PORTS.gateway}`).replace(/\/$/, '');
+  // An empty GATEWAY_URL (a blank line in an env file) is unset: the default.
+  const base = (io.env.GATEWAY_URL || `http://127.0.0.1:${DEFAULT_PORTS.gateway}`).replace(/\/$/, '');
   const token = io.env.GATEWAY_ADMIN_TOKEN;
   const reconcile = argv[0] === 'reconcile' && (argv.length === 1 || (argv.length === 2 && argv[1] === '--repair'));
   const call = reconcile ? undefined : callOf(argv);
   if (typeof call === 'string') {
     io.err(`error: ${call}\nrun "npm run cli -- --help" for every command`);
+    return EXIT.usage;
+  }
+  const url = URL.parse(base);
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.username !== '' || url.password !== '') {
+    io.err(`GATEWAY_URL must be the gateway's http:// or https:// address without credentials, such as http://127.0.0.1:${DEFAULT_PORTS.gateway}; not ${JSON.stringify(url && (url.username || url.password) ? `${url.protocol}//…@${url.host}${url.pathname}` : base)}`);
     return EXIT.usage;
   }
   if (!token) {
