@@ -695,6 +695,25 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       expect(problems).toEqual([]);
     });
 
+    it('when a key of the account has expired, then the limits form does not offer it (the gateway refuses limits on a key no call can use)', async () => {
+      const account = await fundedAccount(d.url, 0);
+      const expiring = await admin(d.url, `/admin/v1/accounts/${account.accountId}/api-keys`, { name: 'short-lived', expiresAt: new Date(Date.now() + 1500).toISOString() });
+      expect(expiring.status).toBe(201);
+      const expiredId = expiring.body.apiKeyId as string;
+      await new Promise((r) => setTimeout(r, 2000));
+      const { page, problems } = await open();
+      await signIn(page, 'operator', ADMIN_TOKEN);
+      await page.getByRole('heading', { name: 'Accounts', level: 2 }).waitFor();
+      await page.evaluate((hash) => { location.hash = hash; }, `accounts/${account.accountId}`);
+      await page.locator(`[data-key-state="${expiredId}"]`).waitFor();
+      expect(await page.locator(`[data-key-state="${expiredId}"]`).textContent()).toBe('expired');
+      const offered = await page.getByLabel('Limits of').locator('option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value));
+      expect(offered).toContain('account');
+      expect(offered).not.toContain(expiredId);
+      expect(offered).toHaveLength(2); // the account and its first key, which works
+      expect(problems).toEqual([]);
+    });
+
     it('when an account and its key have names as long as the API allows, then the page stays as wide as the window and every key’s actions are in view', async () => {
       const name = `${'N'.repeat(180)}${Date.now()}`;
       const account = await admin(d.url, '/admin/v1/accounts', { name });

@@ -180,7 +180,7 @@ function LimitsForm({ keys, account, onSave }: { keys: Key[]; account: Limits; o
       <h3>Limits</h3>
       <p class="muted">Current limits of {targetName}: {limitsText(current)}. Leave a field empty to keep it, type <code>none</code> to remove it; rates are whole numbers, spend in USD.</p>
       <Select label="Limits of" name="limits-target" value={target} onChange={(next) => { setTarget(next); setValues({}); }}
-        options={[['account', 'the account'], ...keys.filter((k) => k.state !== 'revoked').map((k): [string, string] => [k.apiKeyId, `key ${k.prefix}… ${k.name ?? ''}`])]} />
+        options={[['account', 'the account'], ...keys.filter((k) => k.state !== 'revoked' && k.state !== 'expired').map((k): [string, string] => [k.apiKeyId, `key ${k.prefix}… ${k.name ?? ''}`])]} />
       {LIMITS.map((name) => <Field label={limitLabel(name)} name={name} value={values[name] ?? ''} onInput={(v) => setValues({ ...values, [name]: v })} />)}
       <button type="submit" disabled={action.busy}>Save the limits</button>
       <Outcome action={action} />
