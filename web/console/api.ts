@@ -57,16 +57,23 @@ const PLAIN: Record<number, string> = {
   429: 'Too many requests for now: a rate limit was reached.',
 };
 
-async function errorOf(res: Response): Promise<ApiError> {
-  let code = 'error';
-  let message = `${res.status} ${res.statusText}`;
+/** A suspended account's 403 is not about what the credential may do: said as what it is. */
+const SUSPENDED = 'This account is suspended: the gateway refuses its keys and member tokens until the operator lifts the suspension';
+
+/** The code and message of the gateway's error body in `text`; `message` (and code `error`) when it is not one. */
+function errorFields(text: string, message: string): { code: string; message: string } {
   try {
-    const body = await res.json() as { error?: { code?: string; message?: string } };
-    code = body.error?.code ?? code;
-    message = body.error?.message ?? message;
-  } catch { /* not JSON */ }
-  // A suspended account's 403 is not about what the credential may do: said as what it is.
-  const plain = code === 'account_suspended' ? 'This account is suspended: the gateway refuses its keys and member tokens until the operator lifts the suspension; the figures shown are the last read.' : PLAIN[res.status];
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
+    return { code: body.error?.code ?? 'error', message: body.error?.message ?? message };
+  } catch {
+    return { code: 'error', message };
+  }
+}
+
+async function errorOf(res: Response): Promise<ApiError> {
+  const text = await res.text().catch(() => '');
+  const { code, message } = errorFields(text, `${res.status} ${res.statusText}`);
+  const plain = code === 'account_suspended' ? `${SUSPENDED}; the figures shown are the last read.` : PLAIN[res.status];
   return new ApiError(res.status, code, plain ? `${plain} (${message})` : message);
 }
 
@@ -158,15 +165,10 @@ export function download(path: string, fields: Record<string, string | undefined
     const shown = frame.contentDocument;
     const text = (shown?.querySelector('pre') ?? shown?.body)?.textContent ?? '';
     if (text.trim() === '') return;
-    let code = 'error';
-    let message = text.slice(0, 300);
-    try {
-      const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
-      code = body.error?.code ?? code;
-      message = body.error?.message ?? message;
-    } catch { /* not JSON */ }
+    const { code, message } = errorFields(text, text.slice(0, 300));
+    // The frame tells no status: the code does.
     const status = code === 'unauthorized' ? 401 : code === 'account_suspended' || code === 'credential_family_mismatch' ? 403 : 400;
-    const plain = code === 'account_suspended' ? 'This account is suspended: the gateway refuses its keys and member tokens until the operator lifts the suspension.' : PLAIN[status];
+    const plain = code === 'account_suspended' ? `${SUSPENDED}.` : PLAIN[status];
     const error = new ApiError(status, code, plain ? `The export was refused. ${plain} (${message})` : `The export was refused: ${message}`);
     if (status === 401) refusedListener?.(error);
     onRefused(error);
