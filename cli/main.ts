@@ -207,7 +207,7 @@ function usageOf(noun: string | undefined): string {
 const HELP = ['--help', '-h'];
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  if (argv.length === 0 || ['--help', '-h', 'help'].includes(argv[0]!)) {
+  if (argv.length === 0 || argv[0] === 'help' || HELP.includes(argv[0]!)) {
     io.out(USAGE);
     return argv.length === 0 ? EXIT.usage : EXIT.done;
   }
