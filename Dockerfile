@@ -31,7 +31,10 @@ RUN npm run build
 
 # --- runtime: production dependencies and the built apps, as a non-root user
 FROM node:24-slim
+# NODE_OPTIONS: the V8 flags every app runs with (lib/node-flags.ts); docker-compose and
+# Kubernetes inherit them.
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--max-semi-space-size=16 \
     HOST=0.0.0.0
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -28,6 +28,7 @@ import { ADMIN_TOKEN, freePort, ROOT, waitFor } from '../test/support/processes'
 import { percentile, sequential, throughput, warmUp, WARM_UP_SECONDS, type Target } from './load';
 import { args, CHAT_BODY, CHAT_PATH, flag, option, parseVariant, STREAM_BODY } from './cli';
 import { PHASES, phaseMeans, type PhaseTotals } from './phase-probe';
+import { NODE_FLAGS } from '../lib/node-flags';
 
 const ROUNDS = option('rounds', 5);
 const REQUESTS = option('requests', 600);
@@ -148,7 +149,7 @@ async function main(): Promise<void> {
       const port = await freePort();
       const variantProbe = probe(dir, variant.label);
       phaseFiles.set(variant.label, variantProbe.env.BENCH_PHASES_FILE);
-      const child = spawn(process.execPath, [...variantProbe.execArgv, join(variant.dist, 'services/gateway/main.js')], {
+      const child = spawn(process.execPath, [...variantProbe.execArgv, ...(variant.env.NODE_OPTIONS === undefined ? NODE_FLAGS : []), join(variant.dist, 'services/gateway/main.js')], {
         cwd: resolve(variant.dist, '..'),
         env: { ...process.env, GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'fatal', GATEWAY_CATALOG_FILE: catalog, GATEWAY_DATA_DIR: join(dir, variant.label), ...variant.env, ...variantProbe.env, PORT: String(port), HOST: '127.0.0.1' },
         stdio: ['ignore', 'ignore', 'inherit'],

@@ -76,6 +76,8 @@ async function seed(accountId: string, appendBatch: (events: EventEnvelope[]) =>
 interface MemoryFigures {
   /** Resident set when the export began, MB. */
   startRssMb: number;
+  /** Anonymous memory (heap, buffers) just before the export. */
+  startAnonMb: number;
   /** Peak resident set while exporting (VmHWM after a reset), MB. */
   peakRssMb: number;
   /** Peaks sampled every 50 ms, MB. */
@@ -98,7 +100,7 @@ function status(pid: number): Record<string, number> {
 function watchMemory(pids: Record<string, number>): { stop(): Record<string, MemoryFigures> } {
   const reset: Record<string, boolean> = {};
   const peaks: Record<string, { anon: number; file: number }> = {};
-  const start = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, status(pid).VmRSS ?? 0]));
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, status(pid)]));
   for (const [name, pid] of Object.entries(pids)) {
     try {
       writeFileSync(`/proc/${pid}/clear_refs`, '5');
@@ -123,7 +125,7 @@ function watchMemory(pids: Record<string, number>): { stop(): Record<string, Mem
       clearInterval(timer);
       sample();
       return Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, {
-        startRssMb: mb(start[name]), peakRssMb: mb(status(pid).VmHWM ?? 0), peakAnonMb: mb(peaks[name].anon), peakFileMb: mb(peaks[name].file), resetBeforeExport: reset[name],
+        startRssMb: mb(before[name].VmRSS ?? 0), startAnonMb: mb(before[name].RssAnon ?? 0), peakRssMb: mb(status(pid).VmHWM ?? 0), peakAnonMb: mb(peaks[name].anon), peakFileMb: mb(peaks[name].file), resetBeforeExport: reset[name],
       }]));
     },
   };

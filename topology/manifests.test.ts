@@ -36,6 +36,7 @@ import { composeApps, composeConfigFiles, composeResourceFiles } from './compose
 import { SIDECAR_GOGC, SIDECAR_GOMAXPROCS } from './commands';
 import { appInstances, type AppName } from './ports';
 import { APP_ENTRYPOINTS } from './topology';
+import { NODE_FLAGS } from '../lib/node-flags';
 
 interface Check {
   when: string;
@@ -903,6 +904,25 @@ const CHECKS: Check[] = [
       when: "the runtime stage leaves out dist/providers, which the gateway imports",
       mutate: (s) => { runtimeStage(s)!.instructions = runtimeStage(s)!.instructions.filter((i) => !(i.keyword === 'COPY' && i.args[0]?.endsWith('/dist/providers'))); },
     },
+  },
+  {
+    when: 'the V8 flags every app runs with (lib/node-flags.ts) are looked for where the apps start',
+    then: "npm start passes them to node, the image's NODE_OPTIONS (which docker-compose and Kubernetes inherit) and dapr.yaml's common env say them, and nothing overrides NODE_OPTIONS",
+    run: (s) => {
+      const flags = NODE_FLAGS.join(' ');
+      const imageEnv = instructionsOf(runtimeStage(s), 'ENV').flatMap((i) => i.args).find((a) => a.startsWith('NODE_OPTIONS='));
+      const overrides = [
+        ...composeApps(s.compose).filter((c) => 'NODE_OPTIONS' in (s.compose.services?.[c.service]?.environment ?? {})).map((c) => `docker-compose ${c.service}`),
+        ...k8sApps(s).filter((a) => (a.container.env ?? []).some((v: EnvVar) => v.name === 'NODE_OPTIONS')).map((a) => where(a.deployment)),
+      ];
+      return [
+        ...same('npm start', s.scripts.start, `node ${flags} ${APP_ENTRYPOINTS.gateway}`),
+        ...same("the image's NODE_OPTIONS", imageEnv, `NODE_OPTIONS=${flags}`),
+        ...same("dapr.yaml's common NODE_OPTIONS", s.runFile.common?.env?.NODE_OPTIONS, flags),
+        ...overrides.map((where) => `${where} sets its own NODE_OPTIONS`),
+      ];
+    },
+    broken: { when: "dapr.yaml's apps run without the flags", mutate: (s) => { delete s.runFile.common.env.NODE_OPTIONS; } },
   },
   {
     when: "docker-compose.yml and the Kubernetes manifests name the apps' image",

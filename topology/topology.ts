@@ -15,6 +15,7 @@ import { RunRecord } from './run-record';
 import { DEFAULT_RESTART_POLICY, type RestartPolicy } from './restart-policy';
 import { ACTOR_CLASSES } from '../actors/host/registry';
 import { gatewayStopGraceMs } from '../lib/config';
+import { NODE_FLAGS } from '../lib/node-flags';
 
 export { resolveDaprBinaries } from './binaries';
 
@@ -135,7 +136,7 @@ export async function startTopology(options: TopologyOptions): Promise<RunningTo
     env: process.env,
   });
   const appSpec = (app: AppName): AppOverride | false =>
-    options.apps?.[app] ?? { command: process.execPath, args: [join(root, APP_ENTRYPOINTS[app])] };
+    options.apps?.[app] ?? { command: process.execPath, args: [...NODE_FLAGS, join(root, APP_ENTRYPOINTS[app])] };
   const instances = appInstances(plan).filter((i) => appSpec(i.app) !== false);
   const missing = [...new Set(instances.map((i) => i.app))].filter((app) => !options.apps?.[app] && !existsSync(join(root, APP_ENTRYPOINTS[app])));
   if (missing.length > 0) {

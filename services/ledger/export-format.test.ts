@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { BillItem, ConsoleItem, UsageItem } from './console';
-import { exportHeaders, exportStream } from './export-format';
+import { csvCell, exportHeaders, exportStream } from './export-format';
 
 const bill: BillItem = { id: 'credit:a:pool-3:r,1', occurredAt: '2025-03-01T10:00:00.000Z', kind: 'credit', amount: 5, balanceDelta: 5, reference: 'say "hi", then\nleave' };
 const usage: UsageItem = {
@@ -98,5 +98,28 @@ describe('export formats', () => {
   it('when the headers of an export are asked, then its type and an attachment name', () => {
     expect(exportHeaders('usage', 'jsonl')).toMatchObject({ 'content-type': 'application/x-ndjson; charset=utf-8', 'content-disposition': 'attachment; filename="usage.jsonl"' });
     expect(exportHeaders('bills', 'csv')).toMatchObject({ 'content-type': 'text/csv; charset=utf-8', 'content-disposition': 'attachment; filename="bills.csv"' });
+  });
+});
+
+describe('a CSV cell', () => {
+  it.each([
+    [undefined, ''],
+    [null, ''],
+    ['', ''],
+    [' spaced ', ' spaced '],
+    [0, '0'],
+    [-7, '-7'],
+    [9_007_199_254_740_991, '9007199254740991'],
+    [true, 'true'],
+    [false, 'false'],
+    ['a,b', '"a,b"'],
+    ['say "hi"', '"say ""hi"""'],
+    ['"', '""""'],
+    ['line\nbreak', '"line\nbreak"'],
+    ['carriage\rreturn', '"carriage\rreturn"'],
+    ['=1+1', '=1+1'],
+    ['ünïcødé ✓', 'ünïcødé ✓'],
+  ])('when %j is written, then it reads %j (RFC 4180: quoted only for a comma, a quote or a line break)', (value, cell) => {
+    expect(csvCell(value)).toBe(cell);
   });
 });

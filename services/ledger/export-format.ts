@@ -1,9 +1,13 @@
-// The two export formats, streamed: CSV (csv-stringify, a header row, one row per item, the
-// columns of CSV_COLUMNS: the item's fields, a route as `upstream` and `attempts`; an absent
-// optional field is an empty cell) and JSON Lines (one page item per line, the route an object). Items are pulled from the store only as fast as the reader takes them.
+// The two export formats, streamed: CSV (RFC 4180, a header row, one row per item, the columns of
+// CSV_COLUMNS: the item's fields, a route as `upstream` and `attempts`; an absent optional field is
+// an empty cell) and JSON Lines (one page item per line, the route an object). Items are pulled
+// from the store only as fast as the reader takes them, and each chunk of them is written as one
+// string. The CSV is encoded here rather than by csv-stringify: its per-field work (a path lookup,
+// arrays and option objects for every cell) allocated about 16 KB per row, four times what the
+// whole export allocates now, took twice as long, and made V8 grow its young generation to 128 MB
+// during a million-row export (docs/console.md, "Benchmark").
 
-import { Readable, Transform, pipeline } from 'node:stream';
-import { stringify } from 'csv-stringify';
+import { Readable } from 'node:stream';
 import type { ConsoleKind, ExportFormat } from './console-query';
 import { CSV_COLUMNS, csvRecord, type ConsoleItem } from './console';
 
@@ -25,21 +29,29 @@ export function exportHeaders(kind: ConsoleKind, format: ExportFormat): Record<s
   };
 }
 
-async function* oneByOne(chunks: AsyncIterable<ConsoleItem[]>, as: (item: ConsoleItem) => unknown): AsyncGenerator<unknown> {
-  for await (const chunk of chunks) for (const item of chunk) yield as(item);
+/** A CSV cell (RFC 4180): empty when absent, booleans as true/false, quoted when it holds a comma, a quote or a line break (quotes doubled). */
+export function csvCell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  const text = typeof value === 'boolean' ? (value ? 'true' : 'false') : String(value);
+  return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+const NEEDS_QUOTES = /[",\r\n]/;
+
+function csvLine(fields: readonly string[], record: Record<string, unknown>): string {
+  let line = '';
+  for (let i = 0; i < fields.length; i++) line += i === 0 ? csvCell(record[fields[i]]) : `,${csvCell(record[fields[i]])}`;
+  return `${line}\n`;
 }
 
-function jsonLines(): Transform {
-  return new Transform({
-    writableObjectMode: true,
-    transform(item: ConsoleItem, _encoding, done) {
-      done(null, `${JSON.stringify(item)}\n`);
-    },
-  });
-}
-
-function csvRows(kind: ConsoleKind): Transform {
-  return stringify({ header: true, columns: [...CSV_COLUMNS[kind]], cast: { boolean: (value) => (value ? 'true' : 'false') } });
+/** The body's text, a chunk of items at a time (one string each): the header row first for CSV. */
+async function* texts(kind: ConsoleKind, format: ExportFormat, chunks: AsyncIterable<ConsoleItem[]>): AsyncGenerator<string> {
+  const columns = CSV_COLUMNS[kind];
+  if (format === 'csv') yield csvLine(columns, Object.fromEntries(columns.map((column) => [column, column])));
+  for await (const chunk of chunks) {
+    let text = '';
+    for (const item of chunk) text += format === 'csv' ? csvLine(columns, csvRecord(item)) : `${JSON.stringify(item)}\n`;
+    yield text;
+  }
 }
 
 /**
@@ -47,8 +59,6 @@ function csvRows(kind: ConsoleKind): Transform {
  * ended as if complete); destroying it (the client went away) stops the reading.
  */
 export function exportStream(kind: ConsoleKind, format: ExportFormat, chunks: AsyncIterable<ConsoleItem[]>): Readable {
-  const items = Readable.from(format === 'csv' ? oneByOne(chunks, csvRecord) : oneByOne(chunks, (item) => item));
-  return pipeline(items, format === 'csv' ? csvRows(kind) : jsonLines(), () => {
-    /* errors reach the consumer through the returned stream */
-  });
+  // One chunk of text buffered ahead of the one being written: the reader's pace sets the store's.
+  return Readable.from(texts(kind, format, chunks), { highWaterMark: 1 });
 }

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { repoRoot } from '../../topology/binaries';
+import { NODE_FLAGS } from '../../lib/node-flags';
 
 export const ROOT = repoRoot(__dirname);
 
@@ -71,7 +72,9 @@ export interface GatewayProcess {
 export async function startGateway(env: Record<string, string>, port?: number): Promise<GatewayProcess> {
   const chosen = port ?? (await freePort());
   let output = '';
-  const child = spawn(process.execPath, [join(ROOT, 'dist/services/gateway/main.js')], {
+  // With the V8 flags `npm start` gives it, unless the test names its own (command-line flags would win over them).
+  const flags = env.NODE_OPTIONS === undefined ? NODE_FLAGS : [];
+  const child = spawn(process.execPath, [...flags, join(ROOT, 'dist/services/gateway/main.js')], {
     cwd: ROOT,
     env: { ...process.env, GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, GATEWAY_LOG_LEVEL: 'warn', ...env, PORT: String(chosen), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
