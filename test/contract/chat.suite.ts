@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { balance, chat, fundedAccount, hello, json } from '../support/api';
 import { eventually } from '../support/eventually';
+import { onebitPng } from '../support/media';
 import { itConformsToOpenApi, recordAnswers } from '../support/openapi-conformance';
 import { ADMIN_TOKEN } from '../support/processes';
 import { sseComments, sseData } from '../support/sse';
@@ -399,6 +400,22 @@ export function chatSuite(hostName: string, start: () => Promise<DeploymentUnder
         const cut = await streamedRows('upstream-cut-chat', 'chat', 2);
         const prompt = Math.ceil(Buffer.byteLength(JSON.stringify(hello.messages)) / 4);
         expect([quantities(whole.rows), quantities(cut.rows)]).toEqual([{ TEXT_INPUT: [prompt, 100], TEXT_OUTPUT: [4, 400] }, { TEXT_INPUT: [prompt, 100], TEXT_OUTPUT: [3, 400] }]);
+      });
+
+      it('when an OpenAI stream with an inline image is cut before its usage, then the image is charged what OpenAI\'s rule computes for its pixels on top of the text\'s count, at the lowest prompt price', async () => {
+        // A 1568×1568 PNG in about 500 characters: OpenAI fits it to 768×768, 4 tiles, 4 × 170 + 85 tokens.
+        const url = `data:image/png;base64,${onebitPng(1568, 1568).toString('base64')}`;
+        const messages = [{ role: 'user', content: [{ type: 'text', text: 'what is it?' }, { type: 'image_url', image_url: { url } }] }];
+        const body = { messages, max_tokens: 4 };
+        // By the tokenizer, which counts the text (this upstream counts the text alone too, whole; 5 of it from its cache).
+        const whole = await streamedRows('tokenized-chat', 'chat', 3, body);
+        const text = whole.rows.TEXT_INPUT.quantity + 5;
+        const cut = await streamedRows('tokenized-cut-chat', 'chat', 2, body);
+        expect(quantities(cut.rows)).toEqual({ TEXT_INPUT: [text + 765, 100], TEXT_OUTPUT: [3, 4000] });
+        // By the bytes of the messages, less the image's characters, which are not what it costs.
+        const bytes = await streamedRows('upstream-cut-chat', 'chat', 2, body);
+        const textBytes = Buffer.byteLength(JSON.stringify(messages)) - url.length;
+        expect(quantities(bytes.rows)).toEqual({ TEXT_INPUT: [Math.ceil(textBytes / 4) + 765, 100], TEXT_OUTPUT: [3, 400] });
       });
 
       it.each(['chat/anthropic', 'chat'] as const)('when an Anthropic stream is cut, then it is billed the prompt Anthropic stated at its start, each cache unit at its price, and the output sent (route %s)', async (route) => {

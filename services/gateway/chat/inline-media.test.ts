@@ -2,7 +2,7 @@ import { deflateSync } from 'node:zlib';
 import { gif, jpegHeader, onebitPng, pdf, webp } from '../../../test/support/media';
 import {
   ANTHROPIC_IMAGE_MAX, OPENAI_IMAGE_MAX, PDF_PAGE_LIMIT, PDF_PAGE_TEXT, anthropicImageTokens, base64ImageSize, base64PdfPages, dataUrlBase64, imageSize, mediaRuleOf,
-  mediaTokens, mediaTokensBeyondBytes, openAiImageTokens,
+  mediaChargedTokens, mediaTokens, openAiImageTokens, tallyMedia, type InlineMedia,
 } from './inline-media';
 import { parseChatBody, parseMessagesBody } from './request';
 
@@ -78,9 +78,55 @@ describe('the bound of one image, per provider', () => {
   });
   it('when a part is bounded, then the estimate adds what its bound exceeds its bytes by, under the largest of the route\'s rules', () => {
     const tiny = { type: 'image' as const, chars: 500, size: { width: 1568, height: 1568 } };
-    expect(mediaTokensBeyondBytes([tiny], ['openai'])).toBe(765 - 500);
-    expect(mediaTokensBeyondBytes([tiny], ['openai', 'anthropic'])).toBe(1600 - 500);
-    expect(mediaTokensBeyondBytes([{ ...tiny, chars: 1_000_000 }], ['anthropic'])).toBe(0);
+    expect(tallyMedia([tiny], ['openai']).beyondBytes).toBe(765 - 500);
+    expect(tallyMedia([tiny], ['openai', 'anthropic']).beyondBytes).toBe(1600 - 500);
+    expect(tallyMedia([{ ...tiny, chars: 1_000_000 }], ['anthropic']).beyondBytes).toBe(0);
+  });
+});
+
+describe('what one inline part is charged when the provider did not state the prompt (a cut stream)', () => {
+  const image = (width: number, height: number, detail?: string): InlineMedia => ({ type: 'image', chars: 400, size: { width, height }, ...(detail ? { detail } : {}) });
+  const unread: InlineMedia = { type: 'image', chars: 400 };
+
+  it('when the image\'s dimensions were read, then it is charged what the rule computes for them, not the rule\'s most', () => {
+    expect(mediaChargedTokens('openai', image(512, 512))).toBe(255);
+    expect(mediaChargedTokens('openai', image(4096, 8192, 'low'))).toBe(85);
+    expect(mediaChargedTokens('anthropic', image(200, 200))).toBe(64);
+    // The simulated provider: the larger of the two, as it is held.
+    expect(mediaChargedTokens('either', image(512, 512))).toBe(Math.max(255, anthropicImageTokens({ width: 512, height: 512 })));
+  });
+
+  it('when they were not read, then it is charged its bound, the rule\'s most', () => {
+    expect(mediaChargedTokens('openai', unread)).toBe(OPENAI_IMAGE_MAX);
+    expect(mediaChargedTokens('anthropic', unread)).toBe(ANTHROPIC_IMAGE_MAX);
+  });
+
+  it('when the model states its own most, then the rule\'s count is charged in proportion to it (image tokens multiplied: their own count), the most itself when unread', () => {
+    // OpenAI's small model multiplying image tokens: 2,833 base, 5,667 a tile, 48,169 at most.
+    expect(mediaChargedTokens('openai', image(512, 512, 'low'), 48_169)).toBe(2833);
+    expect(mediaChargedTokens('openai', image(512, 512), 48_169)).toBe(2833 + 5667);
+    expect(mediaChargedTokens('openai', image(1024, 1024), 48_169)).toBe(2833 + 4 * 5667);
+    expect(mediaChargedTokens('openai', unread, 48_169)).toBe(48_169);
+  });
+
+  it('when a PDF is charged, then its pages count as the hold counts them', () => {
+    const counted: InlineMedia = { type: 'pdf', chars: 900, pages: 3 };
+    expect(mediaChargedTokens('anthropic', counted)).toBe(3 * (ANTHROPIC_IMAGE_MAX + PDF_PAGE_TEXT));
+    expect(mediaChargedTokens('openai', { type: 'pdf', chars: 900 }, 2000)).toBe(PDF_PAGE_LIMIT * (2000 + PDF_PAGE_TEXT));
+  });
+
+  it('when any part is charged under any rule, with or without the model\'s most, then never more than its bound in the hold', () => {
+    const parts: InlineMedia[] = [image(1, 1), image(512, 512), image(1568, 1568), image(768, 2048), image(1568, 1), image(9000, 300, 'low'), unread, { type: 'pdf', chars: 10, pages: 2 }, { type: 'pdf', chars: 10 }];
+    for (const rule of ['openai', 'anthropic', 'either'] as const) {
+      for (const imageMax of [undefined, 1, 700, 48_169, 1_048_576]) {
+        for (const part of parts) expect(mediaChargedTokens(rule, part, imageMax)).toBeLessThanOrEqual(mediaTokens(rule, part, imageMax));
+      }
+    }
+  });
+
+  it('when a request has several parts, then each is charged under the largest of the route\'s rules, and their characters are counted', () => {
+    expect(tallyMedia([image(512, 512), unread], ['openai'])).toEqual({ chars: 800, beyondBytes: 1445 - 400, charged: 255 + 1445 });
+    expect(tallyMedia([image(512, 512)], ['openai', 'anthropic']).charged).toBe(Math.max(255, anthropicImageTokens({ width: 512, height: 512 })));
   });
 });
 

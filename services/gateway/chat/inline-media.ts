@@ -119,17 +119,48 @@ export function mediaTokens(rule: MediaRule, media: InlineMedia, imageMax?: numb
 }
 
 /**
- * The prompt tokens the request's inline parts may cost beyond the bytes that carry them, under
- * the largest of the rules the request may be served by: what the reservation estimate adds to
- * the body's bytes. A part keeps its bytes in the estimate; it adds what its bound exceeds them by.
+ * The prompt tokens one inline part is charged under the rule when the provider did not state
+ * the prompt (a stream cut before its usage: docs/money.md, "A cut stream"): an image by its
+ * dimensions where they were read (with `detail: "low"` on OpenAI's rule, 85), the rule's most
+ * where they were not; with the model's own most (`imageMax`), that count in proportion to it,
+ * ⌊count × imageMax / the rule's most⌋ (a model whose image tokens are the rule's multiplied is
+ * charged its own count: OpenAI's small models' 2,833 + 5,667 a tile, of at most 48,169); a PDF
+ * as the hold bounds it (its pages are all that is read of it). Never more than mediaTokens, the
+ * part's bound in the hold.
  */
-export function mediaTokensBeyondBytes(media: readonly InlineMedia[], rules: readonly MediaRule[], imageMax?: number): number {
-  let extra = 0;
+export function mediaChargedTokens(rule: MediaRule, media: InlineMedia, imageMax?: number): number {
+  if (media.type === 'pdf') return mediaTokens(rule, media, imageMax);
+  const tokens = imageTokens(rule, media.size, media.detail);
+  if (imageMax === undefined) return tokens;
+  return Number((BigInt(tokens) * BigInt(imageMax)) / BigInt(imageTokens(rule, undefined, undefined)));
+}
+
+/** What a request's inline parts come to, each under the largest of the rules it may be served by. */
+export interface MediaTally {
+  /** The characters that carry them in the body (their base64 or data: URLs). */
+  chars: number;
+  /** What the bounds exceed their characters by: what the reservation estimate adds to the body's bytes. */
+  beyondBytes: number;
+  /** What they are charged when the provider did not state the prompt (mediaChargedTokens). */
+  charged: number;
+}
+
+export const NO_MEDIA: MediaTally = { chars: 0, beyondBytes: 0, charged: 0 };
+
+/**
+ * The request's inline parts under the rules of the upstreams that may serve it, the largest
+ * per part. A part keeps its bytes in the reservation estimate; it adds what its bound exceeds
+ * them by.
+ */
+export function tallyMedia(media: readonly InlineMedia[], rules: readonly MediaRule[], imageMax?: number): MediaTally {
+  const tally = { ...NO_MEDIA };
   for (const part of media) {
     const bound = Math.max(...rules.map((rule) => mediaTokens(rule, part, imageMax)));
-    extra += Math.max(0, bound - part.chars);
+    tally.chars += part.chars;
+    tally.beyondBytes += Math.max(0, bound - part.chars);
+    tally.charged += Math.max(...rules.map((rule) => mediaChargedTokens(rule, part, imageMax)));
   }
-  return extra;
+  return tally;
 }
 
 // --- Reading the parts ---------------------------------------------------------------------

@@ -18,7 +18,7 @@ import type { ProgressEvery } from './hold-progress';
 import type { Routing } from './provider-call';
 import { checkBodySize, checkThinkingBudget, effectiveMaxTokens, rejectUnsupported, reservationEstimate } from './limits';
 import type { PendingSettlements } from './pending-settlements';
-import { mediaRuleOf, mediaTokensBeyondBytes } from './inline-media';
+import { mediaRuleOf, NO_MEDIA, tallyMedia, type MediaTally } from './inline-media';
 import { chatPrices, promptPriceBound, type ChatPrices } from './prices';
 import { upstreamFor, type ChatAdapters, type Upstream } from './upstream';
 import type { InboundWire, ParsedChat, StreamPiece } from './wires';
@@ -81,6 +81,8 @@ export interface PreparedChat {
   estimate: number;
   prices: ChatPrices;
   inputBytes: number;
+  /** Its inline images and PDFs, under the rules of the upstreams that may serve it (./inline-media.ts). */
+  media: MediaTally;
   /** The frozen max_tokens sent upstream. */
   maxTokens: number;
 }
@@ -111,9 +113,9 @@ export function prepareChat<R, P extends StreamPiece>(deps: ChatDeps, wire: Inbo
   const upstream = route[0].upstream;
   const prices = chatPrices(resolved.model, output, maxTokens);
   // The body's bytes bound its text; an inline image or PDF adds what its pixels or pages may cost beyond its bytes, by the rule of any upstream that may serve it.
-  const media = parsed.media ? mediaTokensBeyondBytes(parsed.media, served.map((u) => mediaRuleOf(providerKind(deps.catalog, u.provider))), resolved.model.limits.max_image_tokens) : 0;
-  const estimate = reservationEstimate(input.bodyBytes + media, maxTokens, promptPriceBound(prices), prices.output);
-  return { resolved, parsed, upstream, route, estimate, prices, inputBytes: input.bodyBytes, maxTokens };
+  const media = parsed.media ? tallyMedia(parsed.media, served.map((u) => mediaRuleOf(providerKind(deps.catalog, u.provider))), resolved.model.limits.max_image_tokens) : NO_MEDIA;
+  const estimate = reservationEstimate(input.bodyBytes + media.beyondBytes, maxTokens, promptPriceBound(prices), prices.output);
+  return { resolved, parsed, upstream, route, estimate, prices, inputBytes: input.bodyBytes, media, maxTokens };
 }
 
 
@@ -126,15 +128,20 @@ function providerKind(catalog: Catalog, provider: string): unknown {
 
 /**
  * The prompt as the gateway counts it when the provider has not stated its count (docs/money.md,
- * "A cut stream"): an OpenAI-wire upstream's messages by the profile's tokenizer, else
- * ceil(UTF-8 bytes of their JSON / 4). An Anthropic upstream states its count before any output;
- * should it not, the request body's bytes / 4.
+ * "A cut stream"): an OpenAI-wire upstream's messages by the profile's tokenizer (text only),
+ * else ceil(UTF-8 bytes of their JSON, less the characters of their inline images and PDFs, / 4);
+ * an Anthropic upstream states its count before any output: should it not, the request body's
+ * bytes, less those characters, / 4. The inline parts are then counted as their provider bills
+ * them (./inline-media.ts, mediaChargedTokens), not by the bytes that carry them.
  */
 export async function countedPrompt(chat: PreparedChat): Promise<number> {
-  const { upstream } = chat;
-  if (upstream.wire !== 'openai-chat') return Math.ceil(chat.inputBytes / 4);
+  const { upstream, media } = chat;
+  const byBytes = (bytes: number) => Math.ceil((bytes - media.chars) / 4);
   const tokenizer = chat.resolved.profile.tokenizer;
+  let text: number;
+  if (upstream.wire !== 'openai-chat') text = byBytes(chat.inputBytes);
   // Off the event loop (providers/tokenizer-thread.ts): a count can take the tokenizer half a second.
-  if (tokenizer) return countChatPromptOffThread(tokenizer, upstream.call.messages);
-  return Math.ceil(Buffer.byteLength(JSON.stringify(upstream.call.messages), 'utf8') / 4);
+  else if (tokenizer) text = await countChatPromptOffThread(tokenizer, upstream.call.messages);
+  else text = byBytes(Buffer.byteLength(JSON.stringify(upstream.call.messages), 'utf8'));
+  return text + media.charged;
 }
