@@ -7,6 +7,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { admin, balance, chat, fundedAccount, hello, image, json, picture } from '../support/api';
+import { onebitPng } from '../support/media';
 import { ADMIN_TOKEN } from '../support/processes';
 import { passes } from '../support/eventually';
 import { newSession, startRun } from '../support/sessions';
@@ -106,6 +107,27 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       const tooBig = await chat(d.urls[0], apiKey, { ...hello, max_tokens: 1000 });
       expect([tooBig.status, tooBig.body.error?.code, tooBig.body.error?.param, tooBig.headers.get('retry-after')]).toEqual([413, 'payload_too_large', 'tokens_per_minute', null]);
       expect(tooBig.body.error.message).toContain('can never be admitted');
+    });
+
+    it('when tokens per minute are limited, then an inline image counts at admission by its pixels, as its hold bounds it, not by its bytes', async () => {
+      await insideOneWindow(15_000);
+      const { apiKey } = await limitedKey({ tokens_per_minute: 1000 });
+      const withImage = (width: number, height: number) => {
+        const url = `data:image/png;base64,${onebitPng(width, height).toString('base64')}`;
+        const body = { max_tokens: 8, messages: [{ role: 'user', content: [{ type: 'text', text: 'what is it?' }, { type: 'image_url', image_url: { url } }] }] };
+        return { body, text: Math.ceil((Buffer.byteLength(JSON.stringify(body)) - url.length) / 4) };
+      };
+      // 1568×1568 in about 500 bytes: to the simulated provider the larger rule's 1,600 tokens, over the whole limit.
+      const large = withImage(1568, 1568);
+      expect(Buffer.byteLength(JSON.stringify(large.body)) / 4 + 8).toBeLessThan(1000);
+      const tooBig = await chat(d.urls[0], apiKey, large.body);
+      expect([tooBig.status, tooBig.body.error?.code, tooBig.body.error?.param]).toEqual([413, 'payload_too_large', 'tokens_per_minute']);
+      expect(tooBig.body.error.message).toContain(`counts ${large.text + 1600 + 8} tokens`);
+      // 200×200: OpenAI's one tile, 255 tokens (Anthropic's rule: 64), counted in the window.
+      const small = withImage(200, 200);
+      const served = await chat(d.urls[0], apiKey, small.body);
+      expect(served.status).toBe(200);
+      expect(served.headers.get('x-ratelimit-remaining-tokens')).toBe(String(1000 - (small.text + 255 + 8)));
     });
 
     it('when a key is rotated, then its successor counts in the same request window: the rotation neither resets nor doubles the rate', async () => {

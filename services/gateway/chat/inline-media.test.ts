@@ -125,7 +125,7 @@ describe('what one inline part is charged when the provider did not state the pr
   });
 
   it('when a request has several parts, then each is charged under the largest of the route\'s rules, and their characters are counted', () => {
-    expect(tallyMedia([image(512, 512), unread], ['openai'])).toEqual({ chars: 800, beyondBytes: 1445 - 400, charged: 255 + 1445 });
+    expect(tallyMedia([image(512, 512), unread], ['openai'])).toEqual({ chars: 800, bound: 255 + 1445, beyondBytes: 1445 - 400, charged: 255 + 1445 });
     expect(tallyMedia([image(512, 512)], ['openai', 'anthropic']).charged).toBe(Math.max(255, anthropicImageTokens({ width: 512, height: 512 })));
   });
 });

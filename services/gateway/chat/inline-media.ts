@@ -139,13 +139,15 @@ export function mediaChargedTokens(rule: MediaRule, media: InlineMedia, imageMax
 export interface MediaTally {
   /** The characters that carry them in the body (their base64 or data: URLs). */
   chars: number;
+  /** Their bounds (mediaTokens): what a tokens-per-minute limit counts them at admission. */
+  bound: number;
   /** What the bounds exceed their characters by: what the reservation estimate adds to the body's bytes. */
   beyondBytes: number;
   /** What they are charged when the provider did not state the prompt (mediaChargedTokens). */
   charged: number;
 }
 
-export const NO_MEDIA: MediaTally = { chars: 0, beyondBytes: 0, charged: 0 };
+export const NO_MEDIA: MediaTally = { chars: 0, bound: 0, beyondBytes: 0, charged: 0 };
 
 /**
  * The request's inline parts under the rules of the upstreams that may serve it, the largest
@@ -157,6 +159,7 @@ export function tallyMedia(media: readonly InlineMedia[], rules: readonly MediaR
   for (const part of media) {
     const bound = Math.max(...rules.map((rule) => mediaTokens(rule, part, imageMax)));
     tally.chars += part.chars;
+    tally.bound += bound;
     tally.beyondBytes += Math.max(0, bound - part.chars);
     tally.charged += Math.max(...rules.map((rule) => mediaChargedTokens(rule, part, imageMax)));
   }

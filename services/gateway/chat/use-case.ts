@@ -57,7 +57,11 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
   return { kind: 'stream', headers, frames: streamFrames(deps, wire, chat, signal, hold, pieces, opened, ended) };
 }
 
-/** The tokens a call is counted for at admission: its input estimated at 4 bytes a token, and its frozen max_tokens. */
+/**
+ * The tokens a call is counted for at admission: its text estimated at 4 bytes a token, its
+ * inline images and PDFs at their bounds in the hold (./inline-media.ts: by pixels and pages,
+ * not by the bytes that carry them), and its frozen max_tokens.
+ */
 export function tokenBound(chat: PreparedChat): number {
-  return Math.ceil(chat.inputBytes / 4) + chat.maxTokens;
+  return Math.ceil((chat.inputBytes - chat.media.chars) / 4) + chat.media.bound + chat.maxTokens;
 }

@@ -130,7 +130,7 @@ export class RateAdmission {
       // A call bigger than the whole limit: no wait would let it in, so it is refused as too large
       // (413, which no SDK retries) rather than told to retry.
       if (adds > max) {
-        throw new GatewayError('payload_too_large', `the call counts ${adds} tokens (its input estimated at 4 bytes a token, plus max_tokens), more than the ${scope}'s whole ${limit} of ${max}: it can never be admitted under that limit; ask for fewer max_tokens or send less input`, { param: limit, headers });
+        throw new GatewayError('payload_too_large', `the call counts ${adds} tokens (its input estimated at 4 bytes a token, an inline image or PDF at the most its pixels or pages may cost, plus max_tokens), more than the ${scope}'s whole ${limit} of ${max}: it can never be admitted under that limit; ask for fewer max_tokens or send less input`, { param: limit, headers });
       }
       throw new GatewayError('rate_limit_exceeded', `the ${scope}'s ${limit} is reached; try again in ${seconds(retryAfterMs)} s`, {
         param: limit,
