@@ -30,7 +30,7 @@ const catalogEntry = z.looseObject({
   free_contract: z.boolean(),
   limits: z.looseObject({
     max_tokens: z.number().int().optional(), output_budget: z.number().int().optional(),
-    max_image_tokens: z.number().int().optional().describe('The most prompt tokens one inline image costs on this model, when the catalog states it: a chat\'s hold bounds every inline image (and PDF page image) at it'),
+    max_image_tokens: z.number().int().optional().describe('The most prompt tokens one inline image costs on this model, when the catalog states it: a chat\'s hold and its tokens_per_minute count bound every inline image (and PDF page image) at it, and a stream cut before its prompt was stated counts an image in proportion to it. Absent: the rule of the provider kind (docs/money.md, "Inline images and PDFs")'),
   }),
   profiles: z.array(z.looseObject({
     profile_id: z.string(), wire_format: z.string(), compat_profile: z.string(), capabilities: stringList, chat_runtime_supported: z.boolean(),
