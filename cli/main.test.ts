@@ -70,6 +70,7 @@ describe('the key and account lifecycle commands', () => {
       ['api-keys', 'revoke', 'key_1'],
       ['api-keys', 'rotate', 'key_1', '--grace-seconds', '60'],
       ['audit', '--account', 'acct_1'],
+      ['audit', '--action', 'api_key.revoke', '--action', 'api_key.rotate', '--from', '2026-11-28T00:00:00Z', '--to', '2026-11-29T00:00:00Z'],
       ['api-keys', 'limits', 'key_1', '--requests-per-minute', '60', '--spend-total', 'none'],
       ['accounts', 'limits', 'acct_1', '--spend-per-day', '2000000000'],
     ];
@@ -85,6 +86,7 @@ describe('the key and account lifecycle commands', () => {
       { url: 'http://gw.test/admin/v1/api-keys/key_1', body: undefined, method: 'DELETE' },
       { url: 'http://gw.test/admin/v1/api-keys/key_1/rotate', body: { graceSeconds: 60 } },
       { url: 'http://gw.test/admin/v1/audit?accountId=acct_1', body: undefined, method: 'GET' },
+      { url: 'http://gw.test/admin/v1/audit?action=api_key.revoke%2Capi_key.rotate&from=2026-11-28T00%3A00%3A00Z&to=2026-11-29T00%3A00%3A00Z', body: undefined, method: 'GET' },
       { url: 'http://gw.test/admin/v1/api-keys/key_1', body: { limits: { requests_per_minute: 60, spend_total: null } }, method: 'PATCH' },
       { url: 'http://gw.test/admin/v1/accounts/acct_1', body: { limits: { spend_per_day: 2000000000 } }, method: 'PATCH' },
     ]);

@@ -11,7 +11,7 @@
 //                  [--requests-per-minute <n|none>] [--tokens-per-minute …] [--spend-per-day …] [--spend-per-month …] [--spend-total …]
 //   npm run cli -- credits add <accountId> <amount> <reference> [--pool member]
 //   npm run cli -- orders create <accountId> <amount>   (a top-up order, paid through checkout)
-//   npm run cli -- audit [--account <accountId>] [--limit <n>] [--before <cursor>]
+//   npm run cli -- audit [--account <accountId>] [--action <action>]... [--from <time>] [--to <time>] [--limit <n>] [--before <cursor>]
 //   npm run cli -- reconcile [--repair] (exit code 1 when the ledger and an actor disagree, 3 when
 //                                         nothing could be checked; --repair first delivers the
 //                                         events the ledger lacks)
@@ -153,7 +153,15 @@ const COMMANDS: Record<string, { flags: string[]; args: string[]; call: (p: Pars
       return typeof amount === 'string' ? amount : { method: 'POST', path: `/admin/v1/accounts/${id(args[0]!)}/orders`, body: { amount } };
     },
   },
-  audit: { flags: ['account', 'limit', 'before'], args: [], call: ({ flags }) => ({ method: 'GET', path: `/admin/v1/audit${query(flags, { account: 'accountId', limit: 'limit', before: 'before' })}` }) },
+  audit: {
+    flags: ['account', 'action', 'from', 'to', 'limit', 'before'], args: [],
+    call: ({ flags }) => {
+      // --action may be repeated: the gateway takes the actions as one list (and names an unknown one).
+      const listed = new Map(flags);
+      if (flags.has('action')) listed.set('action', [flags.get('action')!.join(',')]);
+      return { method: 'GET', path: `/admin/v1/audit${query(listed, { account: 'accountId', action: 'action', from: 'from', to: 'to', limit: 'limit', before: 'before' })}` };
+    },
+  },
 };
 
 const USAGE = `usage:
@@ -168,7 +176,7 @@ const USAGE = `usage:
   api-keys limits <apiKeyId> | accounts limits <accountId>   [--${LIMIT_FLAGS.join(' <n|none>] [--')} <n|none>]
   credits add <accountId> <amount> <reference> [--pool member]
   orders create <accountId> <amount>
-  audit [--account <accountId>] [--limit <n>] [--before <cursor>]
+  audit [--account <accountId>] [--action <action>]... [--from <RFC 3339 time>] [--to <RFC 3339 time>] [--limit <n>] [--before <cursor>]
   reconcile [--repair]`;
 
 /** The call a command line makes, or what is wrong with it. */
@@ -184,7 +192,7 @@ function callOf(argv: string[]): Call | string {
   }
   for (const [flag, values] of parsed.flags) {
     if (!command.flags.includes(flag)) return `${name} has no --${flag}${command.flags.length > 0 ? ` (its flags: --${command.flags.join(', --')})` : ''}`;
-    if (flag !== 'scope' && values.length > 1) return `${name}: --${flag} is given more than once`;
+    if (flag !== 'scope' && flag !== 'action' && values.length > 1) return `${name}: --${flag} is given more than once`;
   }
   const call = command.call(parsed);
   return typeof call === 'string' ? `${name}: ${call}` : call;

@@ -48,6 +48,28 @@ describe('Journal actor', () => {
     expect(page.items.map((x) => x.entry.name)).toEqual(['ALPHA two', 'Alpha team']);
   });
 
+  it('when a read keeps entries whose fields are one of some values and whose time is in a range, then its pages list each such entry once, newest first', async () => {
+    const j = journal();
+    const count = JOURNAL_PAGE_SIZE + 20;
+    const at = (i: number) => new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
+    for (let i = 0; i < count; i++) await j.append({ id: `e${i}`, entry: { i, kind: ['a', 'b', 'c'][i % 3], at: at(i) } });
+    const wanted = Array.from({ length: count }, (_, i) => i).filter((i) => i % 3 !== 2 && i >= 10 && i < count - 5).reverse();
+    const seen: unknown[] = [];
+    let before: number | undefined;
+    for (let n = 0; n < 100; n++) {
+      const page = await j.read({ limit: 7, ...(before !== undefined ? { before } : {}), oneOf: [{ field: 'kind', values: ['a', 'b'] }], range: { field: 'at', from: at(10), to: at(count - 5) } });
+      seen.push(...page.items.map((x) => x.entry.i));
+      if (page.next === null) break;
+      before = page.next;
+    }
+    expect(seen).toEqual(wanted);
+    // An entry without the field, or with another type, is never kept.
+    await j.append({ id: 'no-kind', entry: { at: at(20) } });
+    await j.append({ id: 'number', entry: { kind: 1, at: 5 } });
+    expect((await j.read({ limit: 2, oneOf: [{ field: 'kind', values: ['a', 'b', 'c'] }] })).items.map((x) => x.entry.i)).toEqual([count - 1, count - 2]);
+    expect((await j.read({ limit: 1, range: { field: 'at', to: at(1) } })).items.map((x) => x.entry.i)).toEqual([0]);
+  });
+
   it('when an entry is too large, then it is refused and nothing is appended', async () => {
     const j = journal();
     await expect(j.append({ id: 'big', entry: { text: 'x'.repeat(MAX_JOURNAL_ENTRY_BYTES) } })).rejects.toMatchObject({ code: 'invalid_request' });

@@ -12,6 +12,7 @@ import {
   JOURNAL_PAGE_SIZE,
   MAX_JOURNAL_ENTRY_BYTES,
   MAX_JOURNAL_SCAN,
+  passes,
   type AppendRequest,
   type JournalApi,
   type JournalEntry,
@@ -65,7 +66,7 @@ export class Journal implements JournalApi, ActorInstance {
         page = (await this.pages.get(String(pageNo))) ?? [];
       }
       const entry = page?.[position % JOURNAL_PAGE_SIZE];
-      if (entry && (text === undefined || matches(entry, request.match!.field, text))) items.push({ position, entry });
+      if (entry && (text === undefined || matches(entry, request.match!.field, text)) && passes(entry, request)) items.push({ position, entry });
       position -= 1;
       scanned += 1;
     }

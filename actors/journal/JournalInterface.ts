@@ -33,6 +33,27 @@ export interface ReadRequest {
   limit: number;
   /** Only entries whose `field` (a string) contains `text`, compared without case. */
   match?: { field: string; text: string };
+  /** Only entries whose `field` (a string) is one of `values`, exactly; each condition given holds. */
+  oneOf?: { field: string; values: string[] }[];
+  /**
+   * Only entries whose `field` (a string) is at least `from` (inclusive) and below `to`
+   * (exclusive), compared as strings: ISO times written in one format (toISOString) compare as
+   * the times they name.
+   */
+  range?: { field: string; from?: string; to?: string };
+}
+
+/**
+ * Whether an entry passes a read's `oneOf` and `range` conditions (absent ones pass): what the
+ * actor keeps, and what a caller checks again where an actor of an older version may have
+ * ignored them (it reads unknown fields of a request as nothing).
+ */
+export function passes(entry: JournalEntry, { oneOf, range }: Pick<ReadRequest, 'oneOf' | 'range'>): boolean {
+  if (oneOf?.some(({ field, values }) => !values.includes(entry[field] as string))) return false;
+  if (range === undefined) return true;
+  const value = entry[range.field];
+  if (typeof value !== 'string') return false;
+  return (range.from === undefined || value >= range.from) && (range.to === undefined || value < range.to);
 }
 
 export interface JournalPage {
@@ -58,5 +79,7 @@ export const JOURNAL_ARGS = {
     before: z.number().int().min(0).optional(),
     limit: z.number().int().min(1).max(MAX_JOURNAL_READ),
     match: z.object({ field: z.string().min(1), text: z.string().max(200) }).optional(),
+    oneOf: z.array(z.object({ field: z.string().min(1), values: z.array(z.string().max(200)).min(1).max(64) })).max(8).optional(),
+    range: z.object({ field: z.string().min(1), from: z.string().max(200).optional(), to: z.string().max(200).optional() }).optional(),
   }),
 } satisfies Record<(typeof JOURNAL_METHODS)[number], z.ZodType>;

@@ -6,6 +6,8 @@ import {
   apiKeyItem, creditAnswer, creditBody, debitBody, limitsBody, reconciliationAnswer, repairAnswer, rotateBody, rotatedKeyAnswer,
 } from './routes/admin-schemas';
 import { orderIdempotencyKey } from './openapi-orders';
+import { AUDIT_ACTIONS } from './accounts/audit';
+import { MAX_JOURNAL_SCAN } from '../../actors/journal/JournalInterface';
 import { BODY_400, BODY_413, BODY_415, CREDENTIAL_400, errorAnswer, jsonSchemaOf, UNAVAILABLE } from './openapi-answers';
 
 export const adminSecuritySchemes = {
@@ -58,6 +60,8 @@ const withoutBody = {
 };
 const apiKeyId = { name: 'apiKeyId', in: 'path', required: true, schema: { type: 'string' } };
 const query = (name: string, schema: Record<string, unknown>, description: string) => ({ name, in: 'query', required: false, schema, description });
+/** One audit action's name, as a regular expression. */
+const ACTION_NAME = AUDIT_ACTIONS.map((name) => name.replaceAll('.', '\\.')).join('|');
 const paging = [
   query('limit', { type: 'integer', minimum: 1, maximum: 100, default: 20 }, 'Items per page'),
   query('before', { type: 'string', pattern: '^(0|[1-9][0-9]{0,15})$' }, "A previous page's `next`"),
@@ -156,7 +160,14 @@ export const adminPaths = {
   '/admin/v1/audit': {
     get: {
       summary: 'The operator audit log, newest first: who (the operator credential\'s id), what, when, the request id; never a secret', security: admin,
-      parameters: [...paging, query('accountId', { type: 'string', minLength: 1, maxLength: 200 }, 'Only actions on this account')],
+      description: `Filters combine (all hold). A page is found by scanning the log newest first from \`before\`, keeping the entries that pass, until \`limit\` are kept or ${MAX_JOURNAL_SCAN} entries were looked at; \`next\` is where the scan stopped, so a filtered page may hold fewer than \`limit\` entries, even none, and the pages never skip or repeat an entry.`,
+      parameters: [
+        ...paging,
+        query('accountId', { type: 'string', minLength: 1, maxLength: 200 }, 'Only actions on this account'),
+        query('action', { type: 'string', pattern: `^(${ACTION_NAME})(,(${ACTION_NAME}))*$` }, `Only these actions: one, or several separated by commas, of ${AUDIT_ACTIONS.join(', ')}; an unknown one is 400 naming it`),
+        query('from', { type: 'string', format: 'date-time' }, "RFC 3339 with a time zone: entries whose `at` is at or after it"),
+        query('to', { type: 'string', format: 'date-time' }, 'RFC 3339 with a time zone: entries whose `at` is before it; before `from` is 400'),
+      ],
       responses: { '200': answer('A page of the log', 'AuditList'), ...withoutBody },
     },
   },

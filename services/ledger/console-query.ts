@@ -54,7 +54,8 @@ const integer = (name: string, max: number) =>
     .transform(Number)
     .pipe(z.number().min(1, `${name} must be at least 1`).max(max, `${name} must be at most ${max}`));
 
-const instant = (name: string) =>
+/** An RFC 3339 instant with its time zone, as epoch ms (rounded up below the millisecond). */
+export const instant = (name: string) =>
   z.string({ error: `${name} must be given once, as an RFC 3339 date-time` })
     // An offset's + sent unencoded reaches the query as a space (form encoding): say so.
     .refine((value) => !/^[^ ]+ \d{2}:\d{2}$/.test(value), `${name} has a space where its time zone's + belongs: in a query string + reads as a space, so send it as %2B (e.g. ${name}=2025-01-31T00:00:00%2B02:00), or give the time in Z`)
@@ -78,8 +79,8 @@ const filterShape = {
     .optional(),
 };
 const billFilterShape = { ...filterShape, kind: z.enum(BILLING_KINDS, { error: `kind must be one of ${BILLING_KINDS.join(', ')}` }).optional() };
-const fromNotAfterTo = (q: { from?: number; to?: number }) => q.from === undefined || q.to === undefined || q.from <= q.to;
-const TO_BEFORE_FROM = { message: 'to must not be before from', path: ['to'] };
+export const fromNotAfterTo = (q: { from?: number; to?: number }) => q.from === undefined || q.to === undefined || q.from <= q.to;
+export const TO_BEFORE_FROM = { message: 'to must not be before from', path: ['to'] };
 
 const pageFields = {
   page: integer('page', Number.MAX_SAFE_INTEGER).default(1),

@@ -332,6 +332,62 @@ export function keyLifecycleSuite(hostName: string, start: () => Promise<KeyLife
       expect(page.body.next).toEqual(expect.any(String));
     });
 
+    it('when the audit log is filtered by action and time with an account, then only those entries come, paged without a skip or a repeat, and a bad filter is 400 naming it', async () => {
+      const { accountId } = await fundedAccount(d.urls[0], 5_000);
+      const apiKeyId = (await get(`/admin/v1/accounts/${accountId}/api-keys`)).body.items[0].apiKeyId;
+      const made: string[] = [];
+      for (let n = 0; n < 3; n++) made.push((await post(`/admin/v1/accounts/${accountId}/api-keys`, { name: `k${n}` })).body.apiKeyId);
+      // Every entry so far is before `start`, every later one at or after it.
+      await sleep(5);
+      const start = new Date().toISOString();
+      await sleep(5);
+      for (const id of made) expect((await del(`/admin/v1/api-keys/${id}`)).status).toBe(204);
+      expect((await post(`/admin/v1/api-keys/${apiKeyId}/rotate`, {})).status).toBe(201);
+      expect((await post(`/admin/v1/accounts/${accountId}/suspend`, {})).status).toBe(200);
+      // Entries of other accounts come between, and are never listed under this account's filter.
+      await post('/admin/v1/accounts', { name: 'between' });
+      const actionsOf = (items: { action: string; accountId: string }[]) => items.map((e) => { expect(e.accountId).toBe(accountId); return e.action; });
+
+      const revokes = await get(`/admin/v1/audit?accountId=${accountId}&action=api_key.revoke`, d.urls[1]);
+      expect(revokes.status).toBe(200);
+      expect(revokes.body.items.map((e: { apiKeyId: string }) => e.apiKeyId)).toEqual([...made].reverse());
+      // Several actions, one a page: the pages list every entry once, in order, then end.
+      const paged: string[] = [];
+      let before: string | null | undefined;
+      for (let n = 0; n < 10 && before !== null; n++) {
+        const page = await get(`/admin/v1/audit?accountId=${accountId}&action=api_key.revoke,account.suspend,api_key.create&limit=1${before ? `&before=${before}` : ''}`);
+        expect(page.status).toBe(200);
+        paged.push(...actionsOf(page.body.items));
+        before = page.body.next;
+      }
+      expect(before).toBeNull();
+      expect(paged).toEqual(['account.suspend', 'api_key.revoke', 'api_key.revoke', 'api_key.revoke', 'api_key.create', 'api_key.create', 'api_key.create', 'api_key.create']);
+      // A time range: from inclusive, to exclusive, with an offset.
+      const since = await get(`/admin/v1/audit?accountId=${accountId}&from=${encodeURIComponent(start)}`);
+      expect(actionsOf(since.body.items)).toEqual(['account.suspend', 'api_key.rotate', 'api_key.revoke', 'api_key.revoke', 'api_key.revoke']);
+      const until = await get(`/admin/v1/audit?accountId=${accountId}&action=api_key.create&to=${encodeURIComponent(start)}`);
+      expect(until.body.items.map((e: { apiKeyId: string }) => e.apiKeyId)).toEqual([...made].reverse().concat(apiKeyId));
+      const startMs = Date.parse(start);
+      const offset = new Date(startMs + 2 * 3600_000).toISOString().replace('Z', '+02:00');
+      expect((await get(`/admin/v1/audit?accountId=${accountId}&action=api_key.create&to=${encodeURIComponent(offset)}`)).body.items).toEqual(until.body.items);
+      expect((await get(`/admin/v1/audit?accountId=${accountId}&from=${encodeURIComponent(start)}&to=${encodeURIComponent(start)}`)).body).toEqual({ items: [], next: null });
+
+      const refusals: Array<[string, string, string]> = [
+        ['action=api_key.delete', 'action', 'unknown action "api_key.delete"'],
+        ['action=api_key.revoke,nope', 'action', 'unknown action "nope"'],
+        ['action=', 'action', 'unknown action ""'],
+        ['action=api_key.revoke&action=api_key.rotate', 'action', 'must be given once'],
+        ['from=yesterday', 'from', 'RFC 3339'],
+        ['to=2026-11-29', 'to', 'RFC 3339'],
+        [`from=${encodeURIComponent(start)}&to=2020-01-01T00:00:00Z`, 'to', 'to must not be before from'],
+        ['since=2020-01-01T00:00:00Z', 'since', ''],
+      ];
+      for (const [q, param, message] of refusals) {
+        const refused = await get(`/admin/v1/audit?${q}`);
+        expect([q, refused.status, refused.body.error?.code, refused.body.error?.param, refused.body.error?.message]).toEqual([q, 400, 'invalid_request', param, expect.stringContaining(message)]);
+      }
+    });
+
     it('when a repair finds nothing to deliver, then it adds no audit entry, however often it runs', async () => {
       const newest = async () => (await get('/admin/v1/audit?limit=1')).body.items[0]?.id;
       let clean = 0;

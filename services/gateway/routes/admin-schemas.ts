@@ -6,6 +6,8 @@ import { DEFAULT_POOL, MEMBER_POOL } from '../../../actors/funds-hold/FundsHoldI
 import { MAX_ROTATION_GRACE_MS } from '../../../actors/account/AccountInterface';
 import { API_KEY_SCOPES } from '../auth/scopes';
 import { limitsPatchSchema, limitsSchema } from '../../../lib/limits';
+import { fromNotAfterTo, instant, TO_BEFORE_FROM } from '../../ledger/console-query';
+import { AUDIT_ACTIONS, type AuditAction, type AuditQuery } from '../accounts/audit';
 
 const nanoUsd = z.number().int().max(Number.MAX_SAFE_INTEGER);
 
@@ -31,7 +33,24 @@ export const limitQuery = z.object({
   before: z.string().regex(/^(0|[1-9][0-9]{0,15})$/).optional().describe("A previous page's `next`"),
 }).strict();
 export const accountListQuery = limitQuery.extend({ name: z.string().min(1).max(200).optional().describe('Only accounts whose name contains this, compared without case') }).strict();
-export const auditQuery = limitQuery.extend({ accountId: z.string().min(1).max(200).optional().describe('Only actions on this account') }).strict();
+const AUDIT_ACTION_LIST = AUDIT_ACTIONS.join(', ');
+const auditActions = z.string({ error: `action must be given once: one action or several separated by commas, of ${AUDIT_ACTION_LIST}` })
+  .transform((text, ctx) => {
+    const names = text.split(',');
+    const unknown = names.filter((name) => !(AUDIT_ACTIONS as readonly string[]).includes(name));
+    if (unknown.length > 0) {
+      ctx.addIssue({ code: 'custom', message: `unknown action ${unknown.map((name) => JSON.stringify(name)).join(', ')}: the actions are ${AUDIT_ACTION_LIST}` });
+      return z.NEVER;
+    }
+    return [...new Set(names)] as AuditAction[];
+  });
+export const auditQuery = limitQuery.extend({
+  accountId: z.string().min(1).max(200).optional().describe('Only actions on this account'),
+  action: auditActions.optional().describe(`Only these actions: one, or several separated by commas, of ${AUDIT_ACTION_LIST}`),
+  from: instant('from').optional().describe("Only entries at or after this RFC 3339 time (the entry's `at`)"),
+  to: instant('to').optional().describe('Only entries before this RFC 3339 time; not before `from`'),
+}).strict().refine(fromNotAfterTo, TO_BEFORE_FROM)
+  .transform(({ action, ...rest }): AuditQuery => ({ ...rest, ...(action !== undefined ? { actions: action } : {}) }));
 export const debitBody = z.object({
   amount: nanoUsd.positive().describe('nano-USD taken off the balance; never more than is available'),
   reference: z.string().min(1).max(200).describe('Idempotency: a reference already applied to this pool changes nothing and answers applied false'),
@@ -101,7 +120,10 @@ export const auditEntryAnswer = z.object({
   requestId: z.string(),
   details: z.record(z.string(), z.unknown()).describe('What the action changed; never a secret'),
 });
-export const auditListAnswer = z.object({ items: z.array(auditEntryAnswer).describe('Newest first'), next: z.string().nullable() });
+export const auditListAnswer = z.object({
+  items: z.array(auditEntryAnswer).describe('Newest first; under filters a page may hold fewer than `limit` (the scan of one page is bounded), even none, with `next` not null'),
+  next: z.string().nullable().describe('Pass as `before`, with the same filters, for the next page; null: no more'),
+});
 export const creditAnswer = z.object({
   accountId: z.string(), currency: z.string(), scale: z.number().int(),
   reference: z.string(), amount: nanoUsd, applied: z.boolean().describe('false: the reference was applied before; nothing moved'), balance: nanoUsd,
