@@ -258,6 +258,36 @@ export function keyLifecycleSuite(hostName: string, start: () => Promise<KeyLife
       expect(await works(apiKey)).toEqual([200, 200]);
     });
 
+    it('when an account is suspended, then every listing of its keys says a working key is refused for it, keeps each key\'s own state, and says so no more once it is lifted', async () => {
+      const { accountId, apiKey } = await fundedAccount(d.urls[0], 1_000_000_000);
+      const [working] = (await get(`/admin/v1/accounts/${accountId}/api-keys`)).body.items.map((k: { apiKeyId: string }) => k.apiKeyId);
+      const expiring = (await post(`/admin/v1/accounts/${accountId}/api-keys`, { expiresAt: new Date(Date.now() + 3600_000).toISOString() })).body.apiKeyId;
+      const revoked = (await post(`/admin/v1/accounts/${accountId}/api-keys`, {})).body.apiKeyId;
+      expect((await del(`/admin/v1/api-keys/${revoked}`)).status).toBe(204);
+      const states = (items: { apiKeyId: string; state: string; effectiveState: string }[]) => Object.fromEntries(items.map((k) => [k.apiKeyId, [k.state, k.effectiveState]]));
+      const before = await get(`/admin/v1/accounts/${accountId}/api-keys`);
+      expect(before.body.accountSuspendedAt).toBeNull();
+      expect(states(before.body.items)).toEqual({ [working]: ['active', 'active'], [expiring]: ['expiring', 'expiring'], [revoked]: ['revoked', 'revoked'] });
+
+      const suspended = await post(`/admin/v1/accounts/${accountId}/suspend`, {});
+      const refusedWhileSuspended = { [working]: ['active', 'account_suspended'], [expiring]: ['expiring', 'account_suspended'], [revoked]: ['revoked', 'revoked'] };
+      for (const url of d.urls) {
+        const list = await get(`/admin/v1/accounts/${accountId}/api-keys`, url);
+        expect(list.body.accountSuspendedAt).toBe(suspended.body.suspendedAt);
+        expect(states(list.body.items)).toEqual(refusedWhileSuspended);
+        expect(states((await get(`/admin/v1/accounts/${accountId}`, url)).body.keys)).toEqual(refusedWhileSuspended);
+      }
+      const limited = await json(`${d.urls[0]}/admin/v1/api-keys/${working}`, { method: 'PATCH', headers: { ...operator, 'content-type': 'application/json' }, body: JSON.stringify({ limits: { requests_per_minute: 600 } }) });
+      expect(limited.body).toMatchObject({ apiKeyId: working, state: 'active', effectiveState: 'account_suspended' });
+      await sleep(CACHE_BOUND_MS + 50);
+      expect((await chat(d.urls[0], apiKey, hello)).body.error?.code).toBe('account_suspended');
+
+      expect((await post(`/admin/v1/accounts/${accountId}/unsuspend`, {})).status).toBe(200);
+      const lifted = await get(`/admin/v1/accounts/${accountId}/api-keys`);
+      expect(lifted.body.accountSuspendedAt).toBeNull();
+      expect(states(lifted.body.items)).toEqual(states(before.body.items));
+    });
+
     it('when an operator debits an account, then the balance moves once per reference, never below what is available, and reconciliation stays clean', async () => {
       const { accountId, apiKey } = await fundedAccount(d.urls[0], 1_000_000);
       const path = `/admin/v1/accounts/${accountId}/debits`;

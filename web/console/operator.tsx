@@ -8,7 +8,7 @@ import { LIMITS, limitLabel, parseLimits, parseUsd, usd, when, type LimitName } 
 import { ErrorBox, Field, Outcome, Section, Select, Table, useAction, useLoad } from './ui';
 
 interface Account { accountId: string; name: string; createdAt: string; suspendedAt: string | null; limits: Limits }
-interface Key { apiKeyId: string; prefix: string; name: string | null; scopes: string[]; state: string; createdAt: string; lastUsedAt: string | null; revokedAt: string | null; limits: Limits }
+interface Key { apiKeyId: string; prefix: string; name: string | null; scopes: string[]; state: string; effectiveState: string; createdAt: string; lastUsedAt: string | null; revokedAt: string | null; limits: Limits }
 interface Detail extends Account { pools: { pool: string; balance: number; held: number; available: number; leased: number }[]; keys: Key[] }
 interface Audit { id: string; at: string; who: string; action: string; accountId: string | null; apiKeyId: string | null; requestId: string; details: Record<string, unknown> }
 interface Reconciliation { accounts: number; differences: { accountId: string; pool: string; ledger: number; actor: number; ledgerRunningTotal: number; bills?: { ledger: number; actor: number }; missing: { id: string; type: string }[] }[] }
@@ -130,7 +130,7 @@ function AccountDetail({ accountId, onBack }: { accountId: string; onBack: () =>
           <Table caption="API keys" rows={d.keys} rowKey={(k) => k.apiKeyId} columns={[
             { label: 'Key', cell: (k) => <><code>{k.prefix}…</code> <span class="name">{k.name ?? ''}</span></> },
             { label: 'Id', cell: (k) => <code>{k.apiKeyId}</code> },
-            { label: 'State', cell: (k) => <span data-key-state={k.apiKeyId} class={k.state === 'active' ? undefined : 'bad'}>{k.state}</span> },
+            { label: 'State', cell: (k) => <><span data-key-state={k.apiKeyId} class={k.effectiveState === 'active' ? undefined : 'bad'}>{k.state}</span>{k.effectiveState === 'account_suspended' && <span class="bad" data-key-refused={k.apiKeyId}>, refused: the account is suspended</span>}</> },
             { label: 'Last used', cell: (k) => when(k.lastUsedAt) },
             { label: 'Limits', cell: (k) => limitsText(k.limits) },
             { label: 'Actions', cell: (k) => k.state === 'revoked' || k.state === 'expired' ? '' : <span class="actions">

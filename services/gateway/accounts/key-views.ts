@@ -7,6 +7,8 @@ import type { ApiKeyScope } from '../auth/scopes';
 import type { Account, ApiKeyRecord } from './store';
 
 export type KeyState = 'active' | 'expiring' | 'revoked' | 'expired';
+/** What a call with the key gets now: its own state, or `account_suspended` while its account is suspended and the key itself works. */
+export type EffectiveKeyState = KeyState | 'account_suspended';
 
 /** A key as lists show it: never the key, its hash only inside the actor. */
 export interface KeyView {
@@ -15,6 +17,7 @@ export interface KeyView {
   name: string | null;
   scopes: string[];
   state: KeyState;
+  effectiveState: EffectiveKeyState;
   createdAt: string;
   lastUsedAt: string | null;
   expiresAt: string | null;
@@ -55,14 +58,20 @@ export function stateOf(entry: ApiKeyEntry, now: number): KeyState {
   return entry.revokedAt !== null || entry.expiresAt !== null ? 'expiring' : 'active';
 }
 
-/** A key as lists show it; `lastUsed` from the key-value store (epoch ms, or null). */
-export function keyView(entry: ApiKeyEntry, lastUsed: number | null, now: number): KeyView {
+/**
+ * A key as lists show it; `lastUsed` from the key-value store (epoch ms, or null); `account` the
+ * account's record as the request path reads it, whose suspension refuses every key of it.
+ */
+export function keyView(entry: ApiKeyEntry, lastUsed: number | null, now: number, account: Pick<Account, 'suspendedAt'>): KeyView {
+  const state = stateOf(entry, now);
+  const works = state === 'active' || state === 'expiring';
   return {
     apiKeyId: entry.apiKeyId,
     prefix: entry.prefix,
     name: entry.name,
     scopes: entry.scopes,
-    state: stateOf(entry, now),
+    state,
+    effectiveState: works && account.suspendedAt != null ? 'account_suspended' : state,
     createdAt: iso(entry.createdAt)!,
     lastUsedAt: iso(lastUsed),
     expiresAt: iso(entry.expiresAt),

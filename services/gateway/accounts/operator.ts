@@ -90,7 +90,7 @@ export class AccountOperator {
       const balance = await this.deps.funds.of(accountId, pool).getBalance();
       pools.push({ pool, balance: balance.balance, held: balance.held, available: balance.available, leased: balance.leased });
     }
-    return { ...summary(account), pools, keys: await this.listKeys(accountId) };
+    return { ...summary(account), pools, keys: (await this.listKeys(accountId)).items };
   }
 
   async createKey(action: OperatorAction, accountId: string, request: { scopes: ApiKeyScope[]; name?: string; expiresAt?: string }): Promise<CreatedKey> {
@@ -108,11 +108,12 @@ export class AccountOperator {
     return created(account.accountId, key.apiKey, entry);
   }
 
-  async listKeys(accountId: string): Promise<KeyView[]> {
-    await this.existing(accountId);
+  async listKeys(accountId: string): Promise<{ items: KeyView[]; accountSuspendedAt: string | null }> {
+    const account = await this.existing(accountId);
     const { keys } = await this.deps.accountActors.of(accountId).keys({});
     const now = this.now();
-    return Promise.all(keys.map(async (entry) => keyView(entry, await this.deps.accounts.lastUsed(entry.apiKeyId), now)));
+    const items = await Promise.all(keys.map(async (entry) => keyView(entry, await this.deps.accounts.lastUsed(entry.apiKeyId), now, account)));
+    return { items, accountSuspendedAt: iso(account.suspendedAt) };
   }
 
   /** Changes a key's limits (a null removes one): in its actor, then in its projection. */
@@ -124,7 +125,7 @@ export class AccountOperator {
     const { entry, changed } = await this.deps.accountActors.of(accountId).setLimits({ apiKeyId, limits: patch });
     await this.project(accountId, entry!);
     if (changed !== false) await this.deps.audit.record(action, 'api_key.limits', { accountId, apiKeyId }, { limits: entry!.limits });
-    return keyView(entry!, await this.deps.accounts.lastUsed(apiKeyId), this.now());
+    return keyView(entry!, await this.deps.accounts.lastUsed(apiKeyId), this.now(), await this.existing(accountId));
   }
 
   /** Changes the account's limits: in its actor, then in its projection. */

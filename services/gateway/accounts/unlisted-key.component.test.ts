@@ -38,10 +38,10 @@ describe('a key made before keys were listed', () => {
     const { deps } = composition;
     const account = await deps.operator.createAccount(action, 'legacy');
     const legacy = await deps.accounts.createApiKey(account.accountId, ['compat']);
-    expect(await deps.operator.listKeys(account.accountId)).toEqual([]);
+    expect((await deps.operator.listKeys(account.accountId)).items).toEqual([]);
     expect((await balance(legacy.apiKey)).status).toBe(200);
     await passes(async () => {
-      expect(await deps.operator.listKeys(account.accountId)).toEqual([
+      expect((await deps.operator.listKeys(account.accountId)).items).toEqual([
         expect.objectContaining({ apiKeyId: legacy.apiKeyId, prefix: legacy.apiKey.slice(0, 12), scopes: ['compat'], state: 'active' }),
       ]);
     });

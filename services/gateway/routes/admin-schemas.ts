@@ -94,7 +94,8 @@ export const apiKeyItem = z.object({
   prefix: z.string().describe('The non-secret start of the key'),
   name: z.string().nullable(),
   scopes: z.array(z.string()),
-  state: z.enum(API_KEY_STATES).describe('expiring: works until revokedAt (a rotation grace) or expiresAt'),
+  state: z.enum(API_KEY_STATES).describe("The key's own state, whatever its account's: expiring: works until revokedAt (a rotation grace) or expiresAt"),
+  effectiveState: z.enum([...API_KEY_STATES, 'account_suspended']).describe("What a call with the key gets now: the key's own state, or account_suspended while its account is suspended and the key itself works (refused 403 account_suspended; its state again once the suspension is lifted)"),
   createdAt: isoTime,
   lastUsedAt: isoTime.nullable().describe('To within a minute; null: never used'),
   expiresAt: isoTime.nullable(),
@@ -103,7 +104,10 @@ export const apiKeyItem = z.object({
   rotatedTo: z.string().nullable(),
   limits: limitsSchema.describe("The key's own limits (the account's apply too)"),
 });
-export const apiKeyListAnswer = z.object({ items: z.array(apiKeyItem).describe('Newest first; never the keys themselves') });
+export const apiKeyListAnswer = z.object({
+  items: z.array(apiKeyItem).describe('Newest first; never the keys themselves'),
+  accountSuspendedAt: isoTime.nullable().describe("The account's suspension, which refuses every one of its keys; null: not suspended"),
+});
 export const poolAnswer = z.object({ pool: z.string(), balance: nanoUsd, held: nanoUsd, available: nanoUsd, leased: nanoUsd });
 export const accountDetailAnswer = accountSummaryAnswer.extend({
   currency: z.string(), scale: z.number().int(),

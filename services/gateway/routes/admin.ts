@@ -89,7 +89,7 @@ export function adminRoutes(options: AdminDeps): Router {
   });
 
   router.get('/admin/v1/accounts/:accountId/api-keys', noQuery, async (req, res) => {
-    res.json({ items: await operator.listKeys(req.params.accountId as string) });
+    res.json(await operator.listKeys(req.params.accountId as string));
   });
 
   router.post('/admin/v1/accounts/:accountId/api-keys', async (req, res) => {
