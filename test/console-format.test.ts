@@ -42,6 +42,11 @@ describe('the date filter of the bills and usage', () => {
   it.each([['20266-12-31', ''], ['', '20266-12-31'], ['275760-09-13', '2026-01-01'], ['2026-02-30', '']])('when the days are "%s" and "%s" (a year typed with five digits, an impossible day), then it throws naming the field', (from, to) => {
     expect(() => dayRange(from, to)).toThrow(from ? 'From:' : 'To:');
   });
+
+  it('when the last day is before the first, then it throws saying so (the day itself is a range of one day)', () => {
+    expect(() => dayRange('2026-03-02', '2026-03-01')).toThrow('To: 2026-03-01 is before the first day, 2026-03-02');
+    expect(dayRange('2026-03-02', '2026-03-02')).toEqual({ from: '2026-03-02T00:00:00Z', to: '2026-03-03T00:00:00.000Z' });
+  });
 });
 
 describe('the USD axis of the spending chart', () => {

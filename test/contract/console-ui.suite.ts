@@ -585,6 +585,38 @@ export function consoleUiSuite(hostName: string, start: () => Promise<ConsoleUiD
       const revocation = page.getByRole('row').filter({ hasText: 'api_key.revoke' });
       await revocation.waitFor({ timeout: LIVE_MS });
       expect(await revocation.count()).toBe(1);
+      // By action and by day (today, UTC): the revocation alone; the day before: nothing.
+      const auditRows = page.getByRole('region', { name: 'Audit log' }).locator('tbody tr');
+      // The revocation's own day (a run across midnight UTC filters by the day it happened on).
+      const revokedAt: string = (await json(`${d.url}/admin/v1/audit?action=api_key.revoke&accountId=${accountId}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).body.items[0].at;
+      const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+      const today = dayOf(Date.parse(revokedAt));
+      const yesterday = dayOf(Date.parse(revokedAt) - 86_400_000);
+      await page.getByLabel('Action').selectOption('api_key.revoke');
+      await page.getByLabel('From (UTC day)').fill(today);
+      await page.getByLabel('To (UTC day, included)').fill(today);
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await passes(async () => {
+        const texts = await auditRows.allTextContents();
+        expect(texts).toHaveLength(1);
+        expect(texts[0]).toContain('api_key.revoke');
+        expect(texts[0]).toContain(keyId);
+      }, LIVE_MS);
+      await page.getByLabel('From (UTC day)').fill(yesterday);
+      await page.getByLabel('To (UTC day, included)').fill(yesterday);
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.getByText('No action recorded.').waitFor({ timeout: LIVE_MS });
+      // A last day before the first is said by the form; nothing is asked of the API.
+      await page.getByLabel('From (UTC day)').fill(today);
+      await page.getByLabel('To (UTC day, included)').fill(yesterday);
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.getByRole('alert').filter({ hasText: `To: ${yesterday} is before the first day, ${today}` }).waitFor({ timeout: LIVE_MS });
+      await page.getByLabel('Action').selectOption('');
+      await page.getByLabel('From (UTC day)').fill('');
+      await page.getByLabel('To (UTC day, included)').fill('');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await revocation.waitFor({ timeout: LIVE_MS });
+      await page.getByText('"reference":"console-credit-1"').waitFor();
       await checkAndShoot(page, 'operator-audit');
 
       await view(page, 'Reconciliation');

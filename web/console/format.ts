@@ -33,7 +33,8 @@ export const when = (iso: string | null | undefined): string => (iso ? iso.repla
  * instants the pages and exports take: `from` the first day's start, `to` the start of the day
  * after the last (the last day included). A date input also lets a year of five or six digits be
  * typed (20266 for 2026), which no RFC 3339 time can carry: such a day throws, naming the field,
- * so that the form says so instead of the page failing.
+ * so that the form says so instead of the page failing; so does a last day before the first
+ * (which the API would refuse).
  */
 export function dayRange(from: string, to: string): { from?: string; to?: string } {
   const problems: string[] = [];
@@ -46,6 +47,7 @@ export function dayRange(from: string, to: string): { from?: string; to?: string
   };
   const first = start(from, 'From');
   const last = start(to, 'To');
+  if (first && last && last < first) problems.push(`To: ${to} is before the first day, ${from}`);
   if (problems.length > 0) throw new Error(`${problems.join('; ')}.`);
   const next = last && new Date(last.getTime() + 86_400_000);
   return {

@@ -4,7 +4,8 @@
 
 import { useState } from 'preact/hooks';
 import { json, query } from './api';
-import { LIMITS, limitLabel, parseLimits, parseUsd, usd, when, type LimitName } from './format';
+import { AUDIT_ACTIONS } from '../../lib/audit-actions';
+import { dayRange, LIMITS, limitLabel, parseLimits, parseUsd, usd, when, type LimitName } from './format';
 import { ErrorBox, Field, Outcome, Section, Select, Table, useAction, useLoad } from './ui';
 
 interface Account { accountId: string; name: string; createdAt: string; suspendedAt: string | null; limits: Limits }
@@ -256,17 +257,36 @@ function AuditTable({ items, empty = 'No action recorded.' }: { items: Audit[]; 
   ]} />;
 }
 
+const AUDIT_ACTION_OPTIONS: [string, string][] = [['', 'any action'], ...AUDIT_ACTIONS.map((name): [string, string] => [name, name])];
+
 function AuditView() {
-  const [account, setAccount] = useState('');
-  const [filter, setFilter] = useState('');
+  const [form, setForm] = useState({ account: '', action: '', from: '', to: '' });
+  const [filter, setFilter] = useState<{ accountId?: string; action?: string; from?: string; to?: string }>({});
+  const [formError, setFormError] = useState<string>();
   const [before, setBefore] = useState<string[]>([]);
-  const audit = useLoad(() => json<{ items: Audit[]; next: string | null }>(`${ADMIN}/audit${query({ limit: 20, accountId: filter || undefined, before: before.at(-1) })}`), [filter, before]);
+  const audit = useLoad(() => json<{ items: Audit[]; next: string | null }>(`${ADMIN}/audit${query({ limit: 20, ...filter, before: before.at(-1) })}`), [filter, before]);
+  const apply = () => {
+    try {
+      // The days are UTC days, the last one included, as in the customer's Bills and Usage.
+      const range = dayRange(form.from, form.to);
+      setFormError(undefined);
+      setBefore([]);
+      setFilter({ accountId: form.account.trim() || undefined, action: form.action || undefined, ...range });
+    } catch (error) {
+      setFormError((error as Error).message);
+    }
+  };
   return (
     <Section title="Audit log">
-      <form class="filters" onSubmit={(e) => { e.preventDefault(); setBefore([]); setFilter(account.trim()); }}>
-        <Field label="Account id" name="audit-account" value={account} onInput={setAccount} />
+      <form class="filters" onSubmit={(e) => { e.preventDefault(); apply(); }}>
+        <Field label="Account id" name="audit-account" value={form.account} onInput={(account) => setForm({ ...form, account })} />
+        <Select label="Action" name="audit-action" value={form.action} options={AUDIT_ACTION_OPTIONS} onChange={(action) => setForm({ ...form, action })} />
+        <Field label="From (UTC day)" name="audit-from" type="date" value={form.from} onInput={(from) => setForm({ ...form, from })} />
+        <Field label="To (UTC day, included)" name="audit-to" type="date" value={form.to} onInput={(to) => setForm({ ...form, to })} />
         <button type="submit">Filter</button>
       </form>
+      <ErrorBox error={formError} />
+      <p class="muted">A filtered page looks at up to 10,000 entries of the log: it may hold fewer than 20, and Older goes on from where it stopped.</p>
       <ErrorBox error={audit.error} />
       <AuditTable items={audit.data?.items ?? []} empty={audit.data ? undefined : audit.loading ? 'Loading…' : ''} />
       <nav class="pager" aria-label="Audit log pages">

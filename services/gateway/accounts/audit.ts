@@ -14,13 +14,9 @@ export interface OperatorAction {
   requestId: string;
 }
 
-/** Every action the log records, by name: what `?action=` takes. */
-export const AUDIT_ACTIONS = [
-  'account.create', 'account.credit', 'account.debit', 'account.limits', 'account.suspend', 'account.unsuspend',
-  'api_key.create', 'api_key.limits', 'api_key.revoke', 'api_key.rotate',
-  'order.create', 'reconciliation.repair',
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+import type { AuditAction } from '../../../lib/audit-actions';
+
+export { AUDIT_ACTIONS, type AuditAction } from '../../../lib/audit-actions';
 
 /** A page of the log: each filter given narrows it (all of them hold). */
 export interface AuditQuery {
