@@ -1,6 +1,8 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startUpstream, type Upstream } from '../../test/support/upstream';
 import { OpenAiChatProvider } from './chat';
-import { OpenAiClient, retryAfterMs } from './client';
+import { MAX_ANSWER_BYTES, OpenAiClient, readJsonObject, retryAfterMs } from './client';
 import { OpenAiImageProvider } from './images';
 
 let upstream: Upstream;
@@ -67,5 +69,64 @@ describe('how long an answer asks to be left alone (Retry-After)', () => {
     expect(retryAfterMs({ 'retry-after': '-3' }, now)).toBeUndefined();
     expect(retryAfterMs({ 'retry-after': 'soon' }, now)).toBeUndefined();
     expect(retryAfterMs({ 'retry-after-ms': 'x', 'retry-after': '1' }, now)).toBe(1000);
+  });
+});
+
+describe('how much of a JSON answer is read', () => {
+  /** An upstream answering 200 with `start`, then (`endless`) 64 KiB pieces of spaces, 16 MiB of them unless it is cut off first. */
+  async function jsonUpstream(start: string, endless: boolean) {
+    let closed = 0;
+    const piece = Buffer.alloc(64 * 1024, ' ');
+    const server = createServer((req, res) => {
+      req.resume();
+      res.on('close', () => (closed += 1));
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (!endless) return void res.end(start);
+      res.write(start);
+      let left = 256;
+      const more = (): void => {
+        if (res.destroyed) return;
+        if (left === 0) return void res.end();
+        left -= 1;
+        if (res.write(piece)) setImmediate(more);
+        else res.once('drain', more);
+      };
+      more();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = new OpenAiClient({ name: 'json', baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, maxBodyBytes: 4096 });
+    const answer = () => client.post('/chat/completions', {}, signal(), 'json');
+    const close = async () => {
+      await client.close().catch(() => undefined);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    };
+    return { answer, closed: () => closed, close };
+  }
+
+  it('when an upstream sends a body far over the limit, then the read stops at the limit with a protocol error and the connection is closed', async () => {
+    const upstream = await jsonUpstream('{"choices":[', true);
+    try {
+      const { body } = await upstream.answer();
+      await expect(readJsonObject(body, signal(), 1024 * 1024)).rejects.toMatchObject({ kind: 'protocol', message: expect.stringContaining('1048576-byte limit') });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(upstream.closed()).toBe(1);
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('when an answer is within the limit (a byte order mark before it), then it is read whole', async () => {
+    const upstream = await jsonUpstream('\ufeff{"id":"x","choices":[]}', false);
+    try {
+      const { body } = await upstream.answer();
+      await expect(readJsonObject(body, signal(), 1024)).resolves.toEqual({ id: 'x', choices: [] });
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('when no limit is given, then it is the documented 256 MiB', () => {
+    expect(MAX_ANSWER_BYTES).toBe(256 * 1024 * 1024);
   });
 });

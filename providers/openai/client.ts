@@ -158,7 +158,6 @@ export abstract class OpenAiAdapter {
   }
 }
 
-/** Reads a whole 2xx body as one JSON object. */
 /**
  * Closes the upstream connection mid-answer. undici reports that as an abort error on the body;
  * nobody may be reading it any more (a stream refused for its content type, a consumer gone), so
@@ -170,9 +169,29 @@ export function cancel(body: ResponseBody): void {
   body.destroy();
 }
 
-export async function readJsonObject(body: ResponseBody, signal: AbortSignal): Promise<Json> {
+/**
+ * The most bytes a JSON answer may have (docs/providers.md, "Entries"): the largest an upstream
+ * sends in earnest, 2,048 embeddings of 3,072 numbers written as text, is under 200 MB. Without a
+ * bound, an upstream sending an endless body had it all kept in memory until the call's deadline
+ * (gigabytes in seconds).
+ */
+export const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
+
+/** Reads a whole 2xx body as one JSON object; a body over `limit` bytes is cut off, a `protocol` error. */
+export async function readJsonObject(body: ResponseBody, signal: AbortSignal, limit = MAX_ANSWER_BYTES): Promise<Json> {
   try {
-    return asObject(JSON.parse(await body.text()), 'response');
+    const chunks: Buffer[] = [];
+    let length = 0;
+    for await (const chunk of body) {
+      length += (chunk as Buffer).length;
+      if (length > limit) {
+        cancel(body);
+        throw new ProviderError('protocol', `upstream answer over the ${limit}-byte limit`);
+      }
+      chunks.push(chunk as Buffer);
+    }
+    // TextDecoder drops a leading byte order mark, as undici's body.text() did.
+    return asObject(JSON.parse(new TextDecoder().decode(Buffer.concat(chunks, length))), 'response');
   } catch (error) {
     throw failedRead(error, signal);
   }
