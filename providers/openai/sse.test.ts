@@ -1,4 +1,4 @@
-import { SseDataReader } from './sse';
+import { MAX_EVENT_BYTES, SseDataReader } from './sse';
 
 function feed(parts: Array<string | Buffer>): string[] {
   const reader = new SseDataReader();
@@ -48,5 +48,28 @@ describe('SseDataReader', () => {
 
   it('when nothing is pending, then end() yields nothing', () => {
     expect(feed(['data: x\n\n'])).toEqual(['x']);
+  });
+});
+
+describe('SseDataReader bounds', () => {
+  it('when a line never ends, then past the limit it is the upstream\'s protocol error', () => {
+    const reader = new SseDataReader(1024);
+    expect(reader.push(Buffer.from('data: {"a":"'))).toEqual([]);
+    const line = Buffer.alloc(256, 'x');
+    expect(() => {
+      for (let i = 0; i < 8; i++) reader.push(line);
+    }).toThrow(expect.objectContaining({ kind: 'protocol', message: expect.stringContaining('1024 bytes') }));
+  });
+
+  it('when events keep completing, then any number of bytes passes', () => {
+    const reader = new SseDataReader(1024);
+    const event = Buffer.from(`data: ${'x'.repeat(500)}\n\n`);
+    let events = 0;
+    for (let i = 0; i < 100; i++) events += reader.push(event).length;
+    expect(events).toBe(100);
+  });
+
+  it('when no limit is given, then it is the documented 16 MiB', () => {
+    expect(MAX_EVENT_BYTES).toBe(16 * 1024 * 1024);
   });
 });
