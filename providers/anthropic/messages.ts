@@ -9,7 +9,7 @@
 // equal, and the SSE reader keeps only the data lines.
 
 import { ProviderError, type CountTokensCall, type MessagesCall, type MessagesProvider, type MessagesResult, type MessagesStreamEvent, type TokenUsage } from '../port';
-import { cancel, failedRead, OpenAiClient, readJsonObject, type ResponseBody } from '../openai/client';
+import { cancel, drainFinished, failedRead, OpenAiClient, readJsonObject, type ResponseBody } from '../openai/client';
 import { asArray, asObject, asOptionalObject, badShape, usageCount, type Json } from '../openai/shape';
 import { SseDataReader } from '../openai/sse';
 import { anthropicInput, anthropicUsage, streamError } from './wire';
@@ -122,7 +122,7 @@ async function* readEvents(body: ResponseBody, signal: AbortSignal, state: ReadS
   } finally {
     // After message_stop only the end of the body is left: read it so the socket is reused.
     // Otherwise the consumer stopped early or the stream broke: cancel the upstream.
-    if (state.stopped) void drain(body, bytes);
+    if (state.stopped) void drainFinished(body, bytes);
     else cancel(body);
   }
   // An end without message_stop (clean, or broken as above) is a cut stream unless the stop reason
@@ -189,15 +189,6 @@ function parseEvent(data: string): MessagesStreamEvent {
   return { event, data: json, outputDelta };
 }
 
-/** Reads what is left of a finished body in the background, so its socket is reused. */
-async function drain(body: ResponseBody, bytes: AsyncIterator<unknown>): Promise<void> {
-  try {
-    await bytes.return?.(); // detaches the iterator's listeners, leaving the body readable
-    await body.dump({ limit: Number.MAX_SAFE_INTEGER });
-  } catch {
-    // A body that fails after message_stop lost nothing; its socket is simply not reused.
-  }
-}
 
 /** Destroys the body when the consumer gives up before message_stop, even before its first next(). */
 function cancellable(body: ResponseBody, state: ReadState, events: AsyncGenerator<MessagesStreamEvent>): AsyncIterable<MessagesStreamEvent> {

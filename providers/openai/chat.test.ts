@@ -1,8 +1,9 @@
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { rejection } from '../../test/support/errors';
 import { startUpstream, type Upstream } from '../../test/support/upstream';
 import type { ChatCall, ChatStreamChunk } from '../port';
 import { OpenAiChatProvider } from './chat';
+import { FINISHED_BODY_DRAIN_MS } from './client';
 
 let upstream: Upstream;
 let provider: OpenAiChatProvider;
@@ -262,6 +263,29 @@ describe('OpenAiChatProvider.stream', () => {
     server.close();
     expect(seen).toEqual(['a']);
     expect(error.kind).toBe('timeout');
+  });
+
+  it('when the upstream sends [DONE] but never ends its body, then the stream is whole and the connection is closed soon after, not kept', async () => {
+    const chunked = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+    const events = ['{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":"stop"}]}', '[DONE]'].map((data) => `data: ${data}\n\n`).join('');
+    const server = await rawServer(`HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n${chunked(events)}`);
+    let closed = 0;
+    const sockets: Socket[] = [];
+    server.on('connection', (socket) => {
+      sockets.push(socket);
+      socket.on('close', () => (closed += 1));
+    });
+    const p = new OpenAiChatProvider({ name: 'raw', baseUrl: `http://127.0.0.1:${port(server)}/v1`, maxBodyBytes: 1024 });
+    try {
+      const seen: string[] = [];
+      for await (const chunk of await p.stream(call())) seen.push(chunk.outputDelta);
+      expect(seen).toEqual(['a']);
+      await until(() => closed === 1, FINISHED_BODY_DRAIN_MS + 1000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await p.close();
+      server.close();
+    }
   });
 
   it('when calls run one after another, then the pool reuses one keep-alive socket', async () => {

@@ -3,7 +3,7 @@
 // shared with the images adapter of the same entry).
 
 import { ProviderError, withCacheCounts, type ChatCall, type ChatCompletion, type ChatProvider, type ChatStreamChunk, type TokenUsage } from '../port';
-import { cancel, failedRead, OpenAiAdapter, readJsonObject, type OpenAiAdapterOptions, type ResponseBody } from './client';
+import { cancel, drainFinished, failedRead, OpenAiAdapter, readJsonObject, type OpenAiAdapterOptions, type ResponseBody } from './client';
 import { asArray, asObject, asOptionalObject, badShape, optionalUsageCount, usageCount, type Json } from './shape';
 import { SseDataReader } from './sse';
 
@@ -92,22 +92,13 @@ async function* readChunks(body: ResponseBody, signal: AbortSignal): AsyncGenera
   } finally {
     // After [DONE] only the end of the body is left: read it so the socket is reused.
     // Otherwise the consumer stopped early or the stream broke: cancel the upstream.
-    if (done) void drain(body, bytes);
+    if (done) void drainFinished(body, bytes);
     else cancel(body);
   }
   // A clean end without [DONE] is a cut stream unless the answer had already finished.
   if (!finished) throw new ProviderError('protocol', 'stream ended before the answer finished');
 }
 
-/** Reads what is left of a finished body in the background, so its socket is reused. */
-async function drain(body: ResponseBody, bytes: AsyncIterator<unknown>): Promise<void> {
-  try {
-    await bytes.return?.(); // detaches the iterator's listeners, leaving the body readable
-    await body.dump({ limit: Number.MAX_SAFE_INTEGER });
-  } catch {
-    // A body that fails after [DONE] lost nothing; its socket is simply not reused.
-  }
-}
 
 /** Destroys the body when the consumer gives up, even before its first next(). */
 function cancellable(body: ResponseBody, chunks: AsyncGenerator<ChatStreamChunk>): AsyncIterable<ChatStreamChunk> {

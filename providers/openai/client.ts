@@ -170,6 +170,26 @@ export function cancel(body: ResponseBody): void {
 }
 
 /**
+ * How long the rest of a finished stream's body (after `[DONE]` or `message_stop`) is read so that
+ * its socket is kept for the next call. An upstream that never ends the body there held its
+ * connection, and so a place in the entry's pool, for good; one that sent on was read for good.
+ */
+export const FINISHED_BODY_DRAIN_MS = 2000;
+
+/**
+ * Reads what is left of a finished stream's body in the background, so its socket is reused;
+ * closes it instead when it has not ended within FINISHED_BODY_DRAIN_MS.
+ */
+export async function drainFinished(body: ResponseBody, bytes: AsyncIterator<unknown>): Promise<void> {
+  try {
+    await bytes.return?.(); // detaches the iterator's listeners, leaving the body readable
+    await body.dump({ limit: Number.MAX_SAFE_INTEGER, signal: AbortSignal.timeout(FINISHED_BODY_DRAIN_MS) });
+  } catch {
+    // A body that fails or lingers after the answer's end lost nothing; its socket is simply not reused.
+  }
+}
+
+/**
  * The most bytes a JSON answer may have (docs/providers.md, "Entries"): the largest an upstream
  * sends in earnest, 2,048 embeddings of 3,072 numbers written as text, is under 200 MB. Without a
  * bound, an upstream sending an endless body had it all kept in memory until the call's deadline
