@@ -54,7 +54,7 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
     ended();
     throw held.failed(error);
   }
-  return { kind: 'stream', headers, frames: streamFrames(deps, wire, chat, signal, hold, pieces, opened, ended) };
+  return { kind: 'stream', headers, callSignal: signal, frames: streamFrames(deps, wire, chat, signal, hold, pieces, opened, ended) };
 }
 
 /**

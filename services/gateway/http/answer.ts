@@ -22,10 +22,16 @@ export interface StreamAnswer {
   /** Open for as long as the client listens (session events): no idle timeout on the connection. */
   longLived?: boolean;
   /**
-   * A long-lived stream whose client takes nothing of what was written for this long is ended
-   * (respond.ts: STALLED_STREAM_MS when not given).
+   * A stream whose client takes nothing of what was written for this long, while it waits for
+   * the client (a long-lived one at once, another once the client is STREAM_BUFFER_BYTES behind),
+   * is ended (respond.ts: STALLED_STREAM_MS when not given).
    */
   stallMs?: number;
+  /**
+   * A model call's signal: once it is aborted (the call's deadline, the drain, the client gone)
+   * the stream waits for its client no longer, so that its end and its charge are not held back.
+   */
+  callSignal?: AbortSignal;
 }
 
 export type UseCaseAnswer = JsonAnswer | StreamAnswer;

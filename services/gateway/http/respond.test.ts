@@ -1,18 +1,19 @@
 import type { Server } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import express from 'express';
 import type { StreamFrame } from './answer';
-import { clientGone, respond } from './respond';
+import { clientGone, respond, STREAM_BUFFER_BYTES } from './respond';
 
 let server: Server;
 let base: string;
-const seen = { sent: 0, readToEnd: false, gone: false, pulled: 0, stalledGone: false };
+const seen = { sent: 0, readToEnd: false, gone: false, pulled: 0, stalledGone: false, modelPulled: 0, modelGone: false, callEndedAt: 0, callGone: false };
+const aborting = new AbortController();
 
-/** A long-lived stream with much to send at once (a session's whole event log): 1,000 frames of 64 KiB. */
-async function* backlog(): AsyncGenerator<StreamFrame> {
+/** A stream with much to send at once (a session's whole event log; an upstream sending on and on): 1,000 frames of 64 KiB. */
+async function* backlog(counter: 'pulled' | 'modelPulled' = 'pulled'): AsyncGenerator<StreamFrame> {
   const text = `data: ${'x'.repeat(64 * 1024)}\n\n`;
   for (let i = 0; i < 1000; i++) {
-    seen.pulled += text.length;
+    seen[counter] += text.length;
     yield { text };
   }
 }
@@ -24,6 +25,14 @@ async function* frames(count: number): AsyncGenerator<StreamFrame> {
     yield { text: `data: ${i}\n\n`, sent: () => seen.sent++ };
   }
   seen.readToEnd = true;
+}
+
+/** A model call's stream: 64 KiB frames until its call is aborted, then its end (the charge, the error frame). */
+async function* call(signal: AbortSignal): AsyncGenerator<StreamFrame> {
+  const text = `data: ${'x'.repeat(64 * 1024)}\n\n`;
+  while (!signal.aborted) yield { text };
+  yield { text: 'data: end\n\n' };
+  seen.callEndedAt = Date.now();
 }
 
 beforeAll(async () => {
@@ -39,12 +48,28 @@ beforeAll(async () => {
     clientGone(res).addEventListener('abort', () => (seen.stalledGone = true));
     void respond(res, { kind: 'stream', headers: {}, longLived: true, stallMs: 300, frames: backlog() });
   });
+  app.get('/model-backlog', (_req, res) => {
+    clientGone(res).addEventListener('abort', () => (seen.modelGone = true));
+    void respond(res, { kind: 'stream', headers: {}, stallMs: 500, frames: backlog('modelPulled') });
+  });
+  app.get('/aborted-call', (_req, res) => {
+    clientGone(res).addEventListener('abort', () => (seen.callGone = true));
+    void respond(res, { kind: 'stream', headers: {}, stallMs: 10_000, callSignal: aborting.signal, frames: call(aborting.signal) });
+  });
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 
 afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+/** A client that asks for `path` and reads nothing of the answer until it resumes. */
+function pausedClient(path: string): Socket {
+  const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+  socket.pause();
+  socket.write(`GET ${path} HTTP/1.1\r\nhost: x\r\n\r\n`);
+  return socket;
+}
 
 describe('respond: a use case answer over HTTP', () => {
   it('when the answer is JSON, then its status, headers and body are sent', async () => {
@@ -67,10 +92,7 @@ describe('respond: a use case answer over HTTP', () => {
 
   it('when the client of a long-lived stream does not read, then its frames are taken only as fast as it reads, not all kept in memory', async () => {
     seen.pulled = 0;
-    const { port } = server.address() as AddressInfo;
-    const socket = connect(port, '127.0.0.1');
-    socket.pause();
-    socket.write('GET /backlog HTTP/1.1\r\nhost: x\r\n\r\n');
+    const socket = pausedClient('/backlog');
     await new Promise((resolve) => setTimeout(resolve, 1000));
     // What the sockets' kernel buffers hold, at most: without backpressure all 64 MiB were taken.
     expect(seen.pulled).toBeLessThan(16 * 1024 * 1024);
@@ -86,11 +108,8 @@ describe('respond: a use case answer over HTTP', () => {
   });
 
   it('when the client of a long-lived stream takes nothing for its stall bound, then the server ends the stream and the use case hears it', async () => {
-    const { port } = server.address() as AddressInfo;
-    const socket = connect(port, '127.0.0.1');
-    socket.pause();
     const opened = Date.now();
-    socket.write('GET /stalled HTTP/1.1\r\nhost: x\r\n\r\n');
+    const socket = pausedClient('/stalled');
     for (let waited = 0; !seen.stalledGone && waited < 3000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
     if (!seen.stalledGone) socket.destroy();
     expect(seen.stalledGone).toBe(true);
@@ -103,6 +122,33 @@ describe('respond: a use case answer over HTTP', () => {
     await closed;
     expect(received).toBeGreaterThan(0);
     expect(received).toBeLessThan(1000 * (64 * 1024 + 8));
+  });
+
+  it('when the client of a model call\'s stream does not read, then the stream runs at most its buffer ahead of it; cut off at its stall bound, the stream is read on to its end', async () => {
+    const socket = pausedClient('/model-backlog');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The buffer and what the sockets' kernel buffers hold: without a bound all 64 MiB were taken.
+    expect(seen.modelPulled).toBeLessThan(STREAM_BUFFER_BYTES + 8 * 1024 * 1024);
+    expect(seen.modelGone).toBe(false);
+    for (let waited = 0; !seen.modelGone && waited < 3000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen.modelGone).toBe(true);
+    const all = 1000 * (64 * 1024 + 8);
+    for (let waited = 0; seen.modelPulled < all && waited < 3000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen.modelPulled).toBe(all);
+    socket.destroy();
+  });
+
+  it('when a model call waiting for a client that does not read is aborted (its deadline, the drain), then its end is taken at once, not after the stall bound', async () => {
+    const socket = pausedClient('/aborted-call');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(seen.callEndedAt).toBe(0);
+    const abortedAt = Date.now();
+    aborting.abort();
+    for (let waited = 0; seen.callEndedAt === 0 && waited < 3000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen.callEndedAt).toBeGreaterThan(0);
+    expect(seen.callEndedAt - abortedAt).toBeLessThan(1000);
+    expect(seen.callGone).toBe(false);
+    socket.destroy();
   });
 
   it('when the client leaves mid-stream, then the use case hears it and the frames are still read to their end (the end settles the money)', async () => {

@@ -59,26 +59,37 @@ export async function respond(res: Response, answer: UseCaseAnswer): Promise<voi
     // A long-lived stream (a session's events: its whole log, then whatever comes) takes its next
     // frame only once the client has taken the last: one that does not read would otherwise have
     // every frame kept in the gateway's memory for as long as it stays connected. A model call's
-    // stream is read on regardless (its end settles the money) and is bounded by its max_tokens.
+    // stream reads on while its client is behind by less than STREAM_BUFFER_BYTES, then waits for
+    // it too: an upstream that ignores max_tokens (or sends on and on) had every frame of it kept
+    // for a client that did not read, until the call's deadline (800 MB in 8 seconds).
     // A client that takes nothing for answer.stallMs is cut off: while it does not read, the
     // stream neither reads on nor checks its credential again, and it would hold its connection
-    // (and its place in the account's streams) for as long as the client likes.
-    if (!flowing && answer.longLived) await drained(res, answer.stallMs ?? STALLED_STREAM_MS);
+    // (and its place in the account's streams) for as long as the client likes. A model call's
+    // stream is then read on to its end without it (the client is gone: the call is cut, and its
+    // end settles the money).
+    if (!flowing && (answer.longLived || res.writableLength > STREAM_BUFFER_BYTES)) await drained(res, answer.stallMs ?? STALLED_STREAM_MS, answer.callSignal);
   }
   if (!res.destroyed) res.end();
 }
 
+/** How far a model call's stream may run ahead of its client (bytes written, not yet taken) before it waits for it. */
+export const STREAM_BUFFER_BYTES = 1024 * 1024;
+
 /** How long a long-lived stream waits for its client to take what was written before ending it. */
 export const STALLED_STREAM_MS = 30_000;
 
-/** Resolves once what was written has gone to the socket, or the connection is gone; destroys it after `stallMs` without either. */
-function drained(res: Response, stallMs: number): Promise<void> {
+/**
+ * Resolves once what was written has gone to the socket, the connection is gone or `stop` is
+ * aborted; destroys the connection after `stallMs` without any of them.
+ */
+function drained(res: Response, stallMs: number, stop?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    if (res.destroyed) return resolve();
+    if (res.destroyed || stop?.aborted) return resolve();
     const done = () => {
       clearTimeout(stall);
       res.off('drain', done);
       res.off('close', done);
+      stop?.removeEventListener('abort', done);
       resolve();
     };
     const stall = setTimeout(() => {
@@ -87,5 +98,6 @@ function drained(res: Response, stallMs: number): Promise<void> {
     }, stallMs);
     res.once('drain', done);
     res.once('close', done);
+    stop?.addEventListener('abort', done, { once: true });
   });
 }
