@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { rejection } from '../../test/support/errors';
 import { startUpstream, type Upstream } from '../../test/support/upstream';
-import type { ChatCall, ChatStreamChunk } from '../port';
+import type { ChatCall, ChatStreamChunk, ProviderError } from '../port';
 import { OpenAiChatProvider } from './chat';
 import { FINISHED_BODY_DRAIN_MS } from './client';
 
@@ -142,6 +142,15 @@ describe('OpenAiChatProvider.complete', () => {
     }
   });
 
+  it('when a stream\'s usage chunk states a count as a string, then the stream fails there as a protocol error naming it, never ends as if no usage came', async () => {
+    const events = [
+      { choices: [{ index: 0, delta: { content: 'a' }, finish_reason: 'stop' }] },
+      { choices: [], usage: { prompt_tokens: '5', completion_tokens: 1 } },
+    ];
+    const { seen, failure } = await streamFailure(events, 'data: [DONE]\n\n');
+    expect([seen.map((chunk) => chunk.outputDelta), failure.kind, failure.message.includes('usage.prompt_tokens')]).toEqual([['a'], 'protocol', true]);
+  });
+
   it('when the request body exceeds maxBodyBytes, then it is rejected with 413 before sending', async () => {
     const before = upstream.requests;
     const p = new OpenAiChatProvider({ name: 'tiny', baseUrl: upstream.url, maxBodyBytes: 10 });
@@ -235,16 +244,7 @@ describe('OpenAiChatProvider.stream', () => {
   it('when the stream sends an error object (first, or after output), then the iterator fails as unavailable there: the error is never a chunk to relay', async () => {
     const error = { error: { message: 'Incorrect API key provided: sk-plat****wxyz at http://10.1.2.3:9000/v1', type: 'invalid_request_error' } };
     for (const events of [[error], [{ choices: [{ index: 0, delta: { content: 'a' } }] }, error]]) {
-      const server = await rawServer(`HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}`);
-      const p = new OpenAiChatProvider({ name: 'raw', baseUrl: `http://127.0.0.1:${port(server)}/v1`, maxBodyBytes: 1024 });
-      const seen: unknown[] = [];
-      const failure = await rejection(
-        (async () => {
-          for await (const chunk of await p.stream(call())) seen.push(chunk.chunk);
-        })(),
-      );
-      await p.close();
-      server.close();
+      const { seen, failure } = await streamFailure(events);
       expect([seen.length, failure.kind]).toEqual([events.length - 1, 'unavailable']);
     }
   });
@@ -303,6 +303,21 @@ describe('OpenAiChatProvider.stream', () => {
     expect([own.requests, own.connections]).toEqual([10, 1]);
   });
 });
+
+/** A stream of `events` (then `tail`, verbatim) read until it fails: the chunks read before, and the failure. */
+async function streamFailure(events: unknown[], tail = ''): Promise<{ seen: ChatStreamChunk[]; failure: ProviderError }> {
+  const server = await rawServer(`HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}${tail}`);
+  const p = new OpenAiChatProvider({ name: 'raw', baseUrl: `http://127.0.0.1:${port(server)}/v1`, maxBodyBytes: 1024 });
+  const seen: ChatStreamChunk[] = [];
+  const failure = await rejection(
+    (async () => {
+      for await (const chunk of await p.stream(call())) seen.push(chunk);
+    })(),
+  );
+  await p.close();
+  server.close();
+  return { seen, failure };
+}
 
 /** A TCP server that answers the first bytes of each connection with `reply`, verbatim. */
 async function rawServer(reply: string): Promise<Server> {

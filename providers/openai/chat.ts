@@ -157,7 +157,13 @@ function toUsage(value: unknown): TokenUsage | undefined {
   const usage = asOptionalObject(value);
   const input = usage?.prompt_tokens;
   const output = usage?.completion_tokens;
-  if (typeof input !== 'number' || typeof output !== 'number') return undefined;
+  if (typeof input !== 'number' || typeof output !== 'number') {
+    // A count sent as anything but a number ("5") is a malformed answer, never read as no usage:
+    // a stream's usage chunk was then relayed as a piece of output and the stream ended clean.
+    optionalUsageCount(input, 'usage.prompt_tokens');
+    optionalUsageCount(output, 'usage.completion_tokens');
+    return undefined;
+  }
   usageCount(input, 'usage.prompt_tokens');
   usageCount(output, 'usage.completion_tokens');
   const cached = asOptionalObject(usage?.prompt_tokens_details)?.cached_tokens;
