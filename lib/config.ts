@@ -36,6 +36,7 @@ const envSchema = z.object({
   GATEWAY_BODY_BYTES_IN_FLIGHT: int(1, Number.MAX_SAFE_INTEGER).default(4 * HARD_BODY_LIMIT),
   GATEWAY_REQUEST_TIMEOUT_MS: int(1000, 3_600_000).default(60_000),
   GATEWAY_ACCOUNT_EVENT_STREAMS: int(1, 1_000_000).default(100),
+  GATEWAY_ACCOUNT_CALLS: int(1, 1_000_000).default(1000),
   GATEWAY_ORDERS_PER_DAY: int(1, 1_000_000).default(100),
   GATEWAY_PROXY_MAX_BODY_BYTES: int(1, HARD_BODY_LIMIT).default(HARD_BODY_LIMIT),
   GATEWAY_PROVIDER_TIMEOUT_MS: int(1, 3_600_000).default(120_000),
@@ -253,6 +254,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     requestTimeoutMs: e.GATEWAY_REQUEST_TIMEOUT_MS,
     /** The session event streams one account may have open at once (the next refused 429). */
     accountEventStreams: e.GATEWAY_ACCOUNT_EVENT_STREAMS,
+    accountCalls: e.GATEWAY_ACCOUNT_CALLS,
     /** The top-up orders one account may create on the console route per UTC day (the next refused 429). */
     ordersPerDay: e.GATEWAY_ORDERS_PER_DAY,
     providerTimeoutMs,

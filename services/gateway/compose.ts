@@ -106,6 +106,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     accountBodyBytes: config.accountBodyBytes,
     bodyBytesInFlight: config.bodyBytesInFlight,
     accountEventStreams: config.accountEventStreams,
+    accountCalls: config.accountCalls,
     providerTimeoutMs: config.providerTimeoutMs,
     holdTtlMs: config.holdTtlMs,
     holdProgress: config.holdProgress,

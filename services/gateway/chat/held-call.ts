@@ -47,6 +47,24 @@ export interface HeldCall {
 
 /** Admits the call, reserves its estimate and opens its hold; refused (429, 402, 503): nothing is held. */
 export async function openHeldCall(deps: ChatDeps, input: ChatInput, terms: HeldCallTerms): Promise<HeldCall> {
+  const { accountId } = input.caller;
+  // Past the account's calls running on this instance: refused before anything is counted or held.
+  // However small each call's hold, a funded account could otherwise keep any number open.
+  if (deps.callsRunning && !deps.callsRunning.take(accountId, 1)) throw deps.callsRunning.refusal(`this account already has ${deps.callsRunning.perAccount} model calls running on this gateway instance`);
+  let running = deps.callsRunning !== undefined;
+  const stopRunning = () => {
+    if (running) deps.callsRunning?.give(accountId, 1);
+    running = false;
+  };
+  try {
+    return await openCounted(deps, input, terms, stopRunning);
+  } catch (error) {
+    stopRunning();
+    throw error;
+  }
+}
+
+async function openCounted(deps: ChatDeps, input: ChatInput, terms: HeldCallTerms, stopRunning: () => void): Promise<HeldCall> {
   // Over a rate: refused here, before anything is held. Under a spend limit: the hold is the actor's, never a lease's.
   const admitted = await deps.limits?.admit(input.caller, terms.tokenBound, terms.rateStyle);
   const spend = spendOf(input.caller);
@@ -60,6 +78,7 @@ export async function openHeldCall(deps: ChatDeps, input: ChatInput, terms: Held
   else input.signal?.addEventListener('abort', clientLeft, { once: true });
   let clearDeadline = () => {};
   const ended = () => {
+    stopRunning();
     untrack?.();
     clearDeadline();
     input.signal?.removeEventListener('abort', clientLeft);

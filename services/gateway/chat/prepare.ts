@@ -2,6 +2,7 @@
 // call frozen (max_tokens), the reservation estimate. Everything that can refuse a request
 // before anything is held happens here.
 
+import type { AccountShare } from '../limits/account-share';
 import type { BodyBudget } from '../limits/body-budget';
 import type { RateAdmission } from '../limits/admission';
 import { requireEligible, type Catalog, type ResolvedProfile } from '../../../catalog/catalog';
@@ -32,6 +33,8 @@ export interface ChatDeps {
   maxBodyBytes: number;
   /** Request bodies being received, per account (GATEWAY_ACCOUNT_BODY_BYTES); absent: not counted. */
   bodyBudget?: BodyBudget;
+  /** Model calls running, per account (GATEWAY_ACCOUNT_CALLS); absent: not counted. */
+  callsRunning?: AccountShare;
   providerTimeoutMs: number;
   holdTtlMs: number;
   /** How often a call records its progress on its hold and renews it (default 256 tokens or 2 s). */

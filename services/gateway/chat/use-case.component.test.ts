@@ -4,6 +4,7 @@
 // after them, a client that leaves, refusals that move no money.
 
 import { GatewayError } from '../../../lib/errors';
+import { AccountShare } from '../limits/account-share';
 import { parseSimDirectives } from '../../../providers/simulated/chat';
 import { inProcessGateway, type InProcessGateway } from '../../../test/support/in-process';
 import type { StreamAnswer, StreamFrame, UseCaseAnswer } from '../http/answer';
@@ -105,6 +106,30 @@ describe('the chat use case, in process', () => {
     expect(refusal).toBeInstanceOf(GatewayError);
     expect(refusal).toMatchObject({ code: 'insufficient_funds', status: 402 });
     expect(await balance(accountId)).toMatchObject({ balance: 10, held: 0, openHolds: 0 });
+  });
+
+  it('when an account has its share of model calls running, then the next is refused 429 before anything is held, and each call ended (streamed, answered, refused, failed) gives its place back', async () => {
+    const accountId = await funded(1_000_000_000);
+    const limited = { ...deps, callsRunning: new AccountShare(2, 'calls_in_flight') };
+    const call = (body: unknown, directives = 'tokens=3') => runChat(limited, openAiWire, input(accountId, body, { directives: parseSimDirectives(directives) }));
+    const refusedNext = async () => {
+      const refusal = await call(hello).catch((error: unknown) => error);
+      expect(refusal).toMatchObject({ code: 'rate_limit_exceeded', status: 429, param: 'calls_in_flight' });
+    };
+    const first = await call({ ...hello, stream: true });
+    const second = await call({ ...hello, stream: true });
+    const before = await balance(accountId);
+    await refusedNext();
+    expect(await balance(accountId)).toEqual(before);
+    await read(first);
+    await expect(call(hello)).resolves.toMatchObject({ kind: 'json' });
+    await expect(call(hello, 'fail-before-output')).rejects.toMatchObject({ code: 'provider_error' });
+    await expect(call({ ...hello, max_tokens: 10 ** 9 })).rejects.toMatchObject({ status: 400 });
+    const third = await call({ ...hello, stream: true });
+    await refusedNext();
+    await read(second);
+    await read(third);
+    await expect(call(hello)).resolves.toMatchObject({ kind: 'json' });
   });
 
   it('when the body asks for max_completion_tokens, then it is refused before anything is held', async () => {

@@ -1,6 +1,7 @@
 // What one account may hold at once of a gateway instance's resources that cost it while they
 // last, whatever the account's balance: the bytes of request bodies still being received
-// (GATEWAY_ACCOUNT_BODY_BYTES) and the session event streams open (GATEWAY_ACCOUNT_EVENT_STREAMS).
+// (GATEWAY_ACCOUNT_BODY_BYTES), the session event streams open (GATEWAY_ACCOUNT_EVENT_STREAMS) and
+// the model calls running (GATEWAY_ACCOUNT_CALLS).
 // Counted per account in this process; past its share a request is refused 429 with a `param`
 // naming the share.
 
@@ -9,7 +10,7 @@ import { GatewayError } from '../../../lib/errors';
 export class AccountShare {
   private readonly held = new Map<string, number>();
 
-  /** `param`: the name a refusal gives the share (`body_bytes_in_flight`, `event_streams`). */
+  /** `param`: the name a refusal gives the share (`body_bytes_in_flight`, `event_streams`, `calls_in_flight`). */
   constructor(readonly perAccount: number, private readonly param: string) {}
 
   /** Counts `amount` more for the account; false (nothing counted) when that would pass its share. */
