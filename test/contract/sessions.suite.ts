@@ -215,6 +215,75 @@ export function sessionsSuite(hostName: string, start: () => Promise<SessionDepl
       expect(await eventually(() => d.ledgerBalance(accountId), (b) => b === 10_000_000 - usage.charged)).toBe(10_000_000 - usage.charged);
     });
 
+    describe('routed as a streaming chat of its profile (docs/providers.md, "Routing")', () => {
+      /** The route on the usage rows of an account's one charged call (every row of the call carries it), durations left out. */
+      const routeOf = async (apiKey: string) => {
+        const page = await eventually(
+          () => json(`${url()}/api/distribution/api-credit/usage/page?size=100`, { headers: { authorization: `Bearer ${apiKey}` } }),
+          (r) => r.body.items?.length >= 2,
+        );
+        const routes = (page.body.items as { route?: { upstream: string; attempts: { durationMs: number }[] } }[]).map((row) => row.route);
+        expect(routes.every((route) => JSON.stringify(route) === JSON.stringify(routes[0]))).toBe(true);
+        return routes[0] && { upstream: routes[0].upstream, attempts: routes[0].attempts.map(({ durationMs: _ms, ...attempt }) => attempt) };
+      };
+      /** payg_upstream_attempts_total of one provider and outcome, from the gateway carrying the runs. */
+      const attempts = async (provider: string, outcome: string) => {
+        const text = (await json(`${url()}/metrics`)).body as string;
+        return Number(new RegExp(`^payg_upstream_attempts_total\\{provider="${provider}",outcome="${outcome}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+      };
+
+      it('when the first upstream fails before any output, then the fallback serves the run, billed once, its route on the usage rows', async () => {
+        const { apiKey } = await fundedAccount(url(), 10_000_000);
+        const sessionId = await newSession(url(), apiKey);
+        const accepted = await startRun(url(), apiKey, sessionId, run({ model: 'routed-chat', max_tokens: 5 }));
+        expect(accepted.status).toBe(202);
+        const { events } = await follow(url(), apiKey, sessionId, { until: runEnded() });
+        expectCompletedRun(events);
+        expect(text(events)).toBe('tok0 tok1 tok2 tok3 tok4');
+        const charged = events.at(-1)!.data.charged as number;
+        expect(charged).toBeGreaterThan(0);
+        expect(events.at(-2)!.data).toMatchObject({ output_tokens: 5, charged });
+        expect(await eventually(() => balance(url(), apiKey), (b) => b.held === 0)).toMatchObject({ balance: 10_000_000 - charged, held: 0 });
+        expect(await routeOf(apiKey)).toEqual({ upstream: 'local-openai', attempts: [{ upstream: 'local-openai-503', outcome: 'unavailable' }, { upstream: 'local-openai', outcome: 'served' }] });
+        const bills = await passes(async () => {
+          const page = await json(`${url()}/api/distribution/api-credit/bills/page?page=1&size=10`, { headers: { authorization: `Bearer ${apiKey}` } });
+          const rows = page.body.items.filter((item: { holdId?: string }) => item.holdId === `run:${accepted.body.run_id}`);
+          expect(rows.map((r: { kind: string; amount: number }) => [r.kind, r.amount])).toEqual([['charge', charged]]);
+          return rows;
+        });
+        expect(bills).toHaveLength(1);
+      });
+
+      it('when the upstream serving a run breaks after output, then no fallback is tried: run.failed, charged for what was produced, its route says broken', async () => {
+        const { apiKey } = await fundedAccount(url(), 10_000_000);
+        const sessionId = await newSession(url(), apiKey);
+        await startRun(url(), apiKey, sessionId, run({ model: 'routed-cut-chat' }));
+        const { events } = await follow(url(), apiKey, sessionId, { until: runEnded() });
+        expect(kinds(events).slice(-2)).toEqual(['run.usage', 'run.failed']);
+        expect(text(events)).toBe('tok0 tok1 tok2');
+        const usage = events.at(-2)!.data;
+        expect(usage).toMatchObject({ output_tokens: 3, charged: usage.input_tokens * 100 + 3 * 400 });
+        expect(events.at(-1)!.data).toMatchObject({ code: 'provider_error', charged: usage.charged });
+        expect(await eventually(() => balance(url(), apiKey), (b) => b.held === 0)).toMatchObject({ balance: 10_000_000 - usage.charged, held: 0 });
+        expect(await routeOf(apiKey)).toEqual({ upstream: 'local-openai-cut', attempts: [{ upstream: 'local-openai-cut', outcome: 'broken' }] });
+      });
+
+      it('when every upstream of the profile fails before any output, then each is tried once and the run ends run.failed, nothing charged, nothing held', async () => {
+        const before = [await attempts('local-openai-refused', 'refused'), await attempts('local-openai-502', 'unavailable')];
+        const { accountId, apiKey } = await fundedAccount(url(), 10_000_000);
+        const sessionId = await newSession(url(), apiKey);
+        await startRun(url(), apiKey, sessionId, run({ model: 'routed-down-chat' }));
+        const { events } = await follow(url(), apiKey, sessionId, { until: runEnded() });
+        expect(kinds(events)).toEqual(['run.started', 'run.failed']);
+        expect(events[1].data).toMatchObject({ code: 'provider_error', charged: 0 });
+        expect([await attempts('local-openai-refused', 'refused'), await attempts('local-openai-502', 'unavailable')]).toEqual(before.map((n) => n + 1));
+        expect(await eventually(() => balance(url(), apiKey), (b) => b.held === 0)).toMatchObject({ balance: 10_000_000, held: 0 });
+        expect(await eventually(() => d.ledgerBalance(accountId), (b) => b === 10_000_000)).toBe(10_000_000);
+        const usage = await json(`${url()}/api/distribution/api-credit/usage/page?size=100`, { headers: { authorization: `Bearer ${apiKey}` } });
+        expect(usage.body.items).toEqual([]);
+      });
+    });
+
     it('when a run request breaks a chat limit or the funds do not cover it, then it is refused as the chat route refuses it and nothing is held or streamed', async () => {
       const { apiKey } = await fundedAccount(url(), 10_000_000);
       const sessionId = await newSession(url(), apiKey);

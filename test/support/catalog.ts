@@ -56,6 +56,9 @@ export function writeTestCatalog(path: string, upstreamUrl: string, options: Tes
     { ...chat, id: 'cached-anthropic-cut-chat', profiles: [{ ...chat.profiles[1], profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e09', provider: 'local-anthropic-cached-cut', upstream_model: 'up-claude' }], prices: CACHE_PRICES },
     // Two upstreams, the first (nearly all the traffic) answering 503: every call falls back to the second.
     { ...chat, id: 'routed-chat', profiles: [{ ...routedProfile(chat.profiles[0]), profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e10', upstream_model: 'up-model', providers: [{ provider: 'local-openai-503', weight: 1000, upstream_model: 'up-model-a' }, { provider: 'local-openai', weight: 1 }] }] },
+    // Routed profiles whose first pick breaks after output (no fallback then), and whose every upstream fails.
+    { ...chat, id: 'routed-cut-chat', profiles: [{ ...routedProfile(chat.profiles[0]), profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e15', upstream_model: 'up-model', providers: [{ provider: 'local-openai-cut', weight: 1000 }, { provider: 'local-openai', weight: 1 }] }] },
+    { ...chat, id: 'routed-down-chat', profiles: [{ ...routedProfile(chat.profiles[0]), profile_id: '7a1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e16', upstream_model: 'up-model', providers: [{ provider: 'local-openai-refused' }, { provider: 'local-openai-502' }] }] },
     { ...chat, id: 'capable-unpriced-chat', profiles: [{ ...chat.profiles[0], profile_id: 'ad1f8a52-3c1e-4c8e-9a55-1d2a7b0c9e02', capabilities: [...chat.profiles[0].capabilities, ...CAPABILITY_TAGS] }] },
   );
   base.models.push(
@@ -85,6 +88,8 @@ export function writeTestCatalog(path: string, upstreamUrl: string, options: Tes
   base.providers['local-openai-cut'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'break-after=3' } };
   base.providers['local-anthropic-cached-cut'] = { kind: 'anthropic', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'cache-read=100,cache-write=30,cache-write-1h=20,break-after=5' } };
   base.providers['local-openai-503'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'status=503' } };
+  base.providers['local-openai-refused'] = { kind: 'openai', baseUrl: 'http://127.0.0.1:1/v1' };
+  base.providers['local-openai-502'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'status=502' } };
   base.providers['local-openai-slow'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'delay=400' } };
   base.providers['local-openai-hang'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'hang' } };
   for (const model of base.models) if (options.withdrawn?.includes(model.id)) model.withdrawn = true;

@@ -53,13 +53,17 @@ function clientLeft(): GatewayError {
   return new GatewayError('provider_error', 'the call was stopped: the client left before the answer');
 }
 
-export interface HoldHandle {
-  holdId: string;
+/** What routing needs of a call's hold: where its route is recorded, and its release when no upstream opened the call. */
+export interface RoutedHold {
   /** How the call was routed, once it was opened: recorded with its charge. */
   route?: Route;
+  release(reason: string): Promise<unknown>;
+}
+
+export interface HoldHandle extends RoutedHold {
+  holdId: string;
   /** Records delivered usage on the hold and renews it, off the relay path. */
   progress: HoldProgress;
-  release(reason: string): Promise<unknown>;
   /** Retried until it lands (the hold renewed meanwhile); throws only when refused. */
   settle(usage: TokenUsage): Promise<{ charged: number }>;
 }
@@ -169,7 +173,7 @@ function attemptSignal(call: AbortSignal, ms: number | undefined): { signal: Abo
  * that cannot be opened releases the hold and is answered as the last attempt's error; one that
  * is opened records its route on the hold (charged with it) when the profile has several upstreams.
  */
-export async function openProviderCall<T, U>(call: CallRoute<U>, hold: HoldHandle, signal: AbortSignal, open: (upstream: U, signal: AbortSignal, answered: () => void) => Promise<T>): Promise<{ opened: T; span: ReturnType<typeof modelCallSpan> }> {
+export async function openProviderCall<T, U>(call: CallRoute<U>, hold: RoutedHold, signal: AbortSignal, open: (upstream: U, signal: AbortSignal, answered: () => void) => Promise<T>): Promise<{ opened: T; span: ReturnType<typeof modelCallSpan> }> {
   const { routing } = call;
   const order = call.candidates.length === 1 ? call.candidates : routing.health.order(call.key, call.candidates);
   const attempts: Attempt[] = [];

@@ -8,8 +8,36 @@ import type { TokenUsage } from '../../../providers/port';
 import { leftByClient, stoppedBy } from '../deadline';
 import type { StreamFrame } from '../http/answer';
 import { countedPrompt, type AnyWire, type PreparedChat } from './prepare';
-import { CLIENT_DISCONNECTED, logProviderFailure, routingOf, SETTLE_WAIT_MS, streamBroke, toGatewayProviderError, within, type HoldHandle, type modelCallSpan, type Routing } from './provider-call';
+import { CLIENT_DISCONNECTED, logProviderFailure, openProviderCall, routingOf, SETTLE_WAIT_MS, streamBroke, toGatewayProviderError, within, type CallRoute, type HoldHandle, type modelCallSpan, type RoutedHold, type Routing } from './provider-call';
+import { pastPreamble } from './preamble';
+import type { Upstream } from './upstream';
 import type { InboundWire, StreamPiece } from './wires';
+
+/**
+ * Opens a stream on the call's route (./provider-call.ts), each attempt past its preamble
+ * (./preamble.ts): a failure before anything a reader would see is one before any output, so the
+ * next upstream is tried; once opened, the stream stays with its upstream.
+ */
+export function openRoutedStream<P extends StreamPiece>(route: CallRoute<Upstream>, hold: RoutedHold, signal: AbortSignal, wire: InboundWire<unknown, P>): Promise<{ opened: AsyncIterable<P>; span: ReturnType<typeof modelCallSpan> }> {
+  return openProviderCall(route, hold, signal, async (upstream, attempt, answered) => pastPreamble(await wire.caller.stream(upstream, attempt), answered));
+}
+
+/**
+ * An opened stream has ended: a provider failure (not its deadline, the drain, its reader leaving)
+ * is a break after output, told to its upstream's circuit, its route (`broken`), the metrics and
+ * the log; its span ends with what it produced. Returns that provider failure, as the client is told it.
+ */
+export function streamEnded(deps: { logger: Logger; routing?: Routing }, chat: PreparedChat, hold: Pick<HoldHandle, 'holdId' | 'route'>, signal: AbortSignal, span: ReturnType<typeof modelCallSpan>, failure: unknown, produced: TokenUsage | undefined): GatewayError | undefined {
+  // A provider failure counts whether or not anyone still listens; the route says so before the charge.
+  const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;
+  const upstream = hold.route?.upstream ?? chat.route[0]?.provider;
+  if (providerFailure && upstream !== undefined) streamBroke(routingOf(deps), upstream, hold.route, span);
+  if (providerFailure) logProviderFailure(deps.logger, upstream, failure, { holdId: hold.holdId, broken: true });
+  // Cut because the client left: the gateway cancelled the call, no failure of the provider's.
+  if (failure && leftByClient(signal)) cancelModelCall(span, CLIENT_DISCONNECTED, produced);
+  else endModelCall(span, produced, failure);
+  return providerFailure;
+}
 
 /** What a stream produced, by the charge rules of docs/money.md; and how it ended. */
 export interface StreamTally {
@@ -105,15 +133,8 @@ export async function* streamFrames(deps: { logger: Logger; routing?: Routing },
       failure = error;
     }
     const produced = await count.produced();
-    // A provider failure counts whether or not anyone still listens; the route says so before the charge.
-    const providerFailure = failure && !signal.aborted ? toGatewayProviderError(failure) : undefined;
-    const upstream = hold.route?.upstream ?? chat.route[0]?.provider;
-    if (providerFailure && upstream !== undefined) streamBroke(routingOf(deps), upstream, hold.route, span);
-    if (providerFailure) logProviderFailure(deps.logger, upstream, failure, { holdId: hold.holdId, broken: true });
-    // Charged for what was produced; nothing produced: released. Cut because the client left:
-    // the gateway cancelled the call, no failure of the provider's.
-    if (failure && leftByClient(signal)) cancelModelCall(span, CLIENT_DISCONNECTED, produced);
-    else endModelCall(span, produced, failure);
+    const providerFailure = streamEnded(deps, chat, hold, signal, span, failure, produced);
+    // Charged for what was produced; nothing produced: released.
     if (!produced) await hold.release(failure ? 'provider_failed' : 'client_disconnected');
     else {
       // The end waits a little for the charge; a settle still pending then lands after it.

@@ -12,9 +12,8 @@ import type { UseCaseAnswer } from '../http/answer';
 import { completeHeld, openHeldCall } from './held-call';
 import { prepareChat, type AnyWire, type ChatDeps, type ChatInput, type PreparedChat } from './prepare';
 import { billed, billedTokens, usageLines } from './prices';
-import { chatRoute, openProviderCall, type modelCallSpan } from './provider-call';
-import { pastPreamble } from './preamble';
-import { streamFrames } from './stream';
+import { chatRoute, type modelCallSpan } from './provider-call';
+import { openRoutedStream, streamFrames } from './stream';
 import type { InboundWire, StreamPiece } from './wires';
 
 export async function runChat<R, P extends StreamPiece>(deps: ChatDeps, wire: InboundWire<R, P>, input: ChatInput): Promise<UseCaseAnswer> {
@@ -48,7 +47,7 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
   let opened: ReturnType<typeof modelCallSpan>;
   try {
     // Opened past its preamble: a failure before anything the client would see is one before any output.
-    ({ opened: pieces, span: opened } = await openProviderCall(route, hold, signal, async (upstream, attempt, answered) => pastPreamble(await wire.caller.stream(upstream, attempt), answered)));
+    ({ opened: pieces, span: opened } = await openRoutedStream(route, hold, signal, wire));
   } catch (error) {
     hold.progress.stop();
     ended();

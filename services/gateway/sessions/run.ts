@@ -1,5 +1,7 @@
 // A session run, carried by the gateway process that accepted it (docs/sessions.md). The provider
-// call streams in the background, billed by the chat route's rules (tallyStream); its output is
+// call streams in the background, routed as a streaming chat of its profile is (an upstream that
+// fails before any output gives way to the next, never after) and billed by the chat route's
+// rules (tallyStream), its route on its usage rows; its output is
 // appended to the Session actor in batches (every FLUSH_MS, or at MAX_BATCH_CHARS), never one
 // actor call per token; a heartbeat pushes the lease out while the provider is silent; the end is
 // reported once, and the actor settles or releases the hold in that same turn (retried until it
@@ -13,12 +15,11 @@ import { DEFAULT_POOL } from '../../../actors/funds-hold/FundsHoldInterface';
 import type { FinishRunRequest, RunFailure, SessionApi } from '../../../actors/session/SessionInterface';
 import { GatewayError } from '../../../lib/errors';
 import { linearBackoff, retry } from '../../../lib/retry';
-import { endModelCall, withinModelCall } from '../../../lib/tracing';
 import type { ChatStreamChunk } from '../../../providers/port';
 import type { ChatDeps, PreparedChat } from '../chat/prepare';
 import { billed, billedTokens, billedUsage, usageLines } from '../chat/prices';
-import { logProviderFailure, modelCallSpan, toGatewayProviderError } from '../chat/provider-call';
-import { StreamCount, tallyStream, type StreamTally } from '../chat/stream';
+import { chatRoute, toGatewayProviderError, type modelCallSpan, type RoutedHold } from '../chat/provider-call';
+import { openRoutedStream, StreamCount, streamEnded, tallyStream, type StreamTally } from '../chat/stream';
 import { DEFAULT_PROGRESS, HoldProgress } from '../chat/hold-progress';
 import { retryable } from '../chat/pending-settlements';
 import { openAiWire } from '../chat/wires';
@@ -68,11 +69,17 @@ export async function carryRun(deps: RunDeps, ticket: RunTicket): Promise<void> 
   const heartbeat = setInterval(() => output.heartbeat(), Math.max(100, Math.floor(deps.leaseMs / 3)));
   let finishReason: string | undefined;
   let tally: StreamTally;
-  // The provider call's span, under the request that started the run (which has been answered).
-  const span = modelCallSpan(ticket.chat);
+  // Routed as a streaming chat of its profile is: an upstream that fails before any output gives
+  // way to the next (every attempt failing ends the call with the last one's error; its hold is
+  // released by the run's end, in the actor's turn that appends run.failed, so nothing here).
+  const routed: RoutedHold = { release: async () => undefined };
+  const routeDeps = { routing: deps.chat.routing, logger };
+  let served: { span: ReturnType<typeof modelCallSpan> } | undefined;
   try {
-    const pieces = await withinModelCall(span, () => openAiWire.caller.stream(ticket.chat.upstream, signal));
-    tally = await tallyStream(count, pieces, (piece) => {
+    // Each attempt's span is under the request that started the run (which has been answered).
+    const opened = await openRoutedStream(chatRoute(routeDeps, ticket.chat), routed, signal, openAiWire);
+    served = opened;
+    tally = await tallyStream(count, opened.opened, (piece) => {
       output.push(piece.outputDelta, openAiWire.charge.producesOutput(piece) ? 1 : 0);
       finishReason = finishReasonOf(piece) ?? finishReason;
     });
@@ -82,13 +89,15 @@ export async function carryRun(deps: RunDeps, ticket: RunTicket): Promise<void> 
     clearInterval(heartbeat);
     clearDeadline();
   }
-  endModelCall(span, tally.produced, tally.failure);
-  if (tally.failure !== undefined && !signal.aborted) logProviderFailure(logger, ticket.chat.route[0]?.provider, tally.failure);
+  // Opened, then broken: no fallback after output; the route's served attempt is recorded broken.
+  const broken = served ? streamEnded(routeDeps, ticket.chat, { holdId: ticket.holdId, route: routed.route }, signal, served.span, tally.failure, tally.produced) : undefined;
   await output.close();
   progress.stop();
   untrack?.();
-  const failure = tally.failure === undefined ? undefined : runFailure(tally.failure, signal);
-  const request: FinishRunRequest = { runId: ticket.runId, finishReason, ...(failure ? { failure } : {}), ...(tally.produced ? { usage: { ...billedUsage(ticket.chat.prices, tally.produced), lines: usageLines(ticket.chat.prices, tally.produced) } } : {}) };
+  const failure = tally.failure === undefined ? undefined : runFailure(broken ?? tally.failure, signal);
+  // Charged with its route (the upstream that served and every attempt), on its usage rows as a chat's.
+  const route = tally.produced && routed.route ? { route: routed.route } : {};
+  const request: FinishRunRequest = { runId: ticket.runId, finishReason, ...(failure ? { failure } : {}), ...(tally.produced ? { usage: { ...billedUsage(ticket.chat.prices, tally.produced), lines: usageLines(ticket.chat.prices, tally.produced), ...route } } : {}) };
   // A pending end keeps the run (lease: an empty append) and its hold (progress) alive.
   const renew = () => Promise.all([output.renew(), progress.renew()]);
   await deps.chat.settlements.run(ticket.holdId, () => finish(ticket, request, logger), renew).catch(() => undefined);
