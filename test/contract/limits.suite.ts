@@ -247,6 +247,8 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
       // A bound of 20 tokens can never fit a limit of 16: refused (not told to retry) before anything is held.
       const tooBig = await embed('x'.repeat(20));
       expect([tooBig.status, tooBig.body.error?.code, tooBig.body.error?.param, tooBig.headers.get('retry-after')]).toEqual([413, 'payload_too_large', 'tokens_per_minute', null]);
+      // It says how an embeddings call is counted (not a chat's 4 bytes a token and max_tokens, which it has none of).
+      expect(tooBig.body.error.message).toBe("the call counts 20 tokens (its input at the most tokens it can be: a token for each UTF-8 byte of a text, a token array at its length), more than the key's whole tokens_per_minute of 16: it can never be admitted under that limit; send less input");
       // 12 bytes counted at admission; the simulated provider counts 3 prompt tokens.
       const first = await embed('abcdefghijkl');
       expect([first.status, first.body.usage?.prompt_tokens]).toEqual([200, 3]);

@@ -10,7 +10,7 @@ import { endModelCall } from '../../../lib/tracing';
 import type { TokenUsage } from '../../../providers/port';
 import { clientDisconnected, deadline } from '../deadline';
 import type { JsonAnswer } from '../http/answer';
-import { spendOf, withRateHeaders, type RateHeaderStyle } from '../limits/admission';
+import { spendOf, withRateHeaders, type RateHeaderStyle, type TokenCounting } from '../limits/admission';
 import { DEFAULT_PROGRESS, HoldProgress } from './hold-progress';
 import { retryable } from './pending-settlements';
 import type { ChatDeps, ChatInput } from './prepare';
@@ -21,6 +21,8 @@ export interface HeldCallTerms {
   estimate: number;
   /** What a rate limit counts at admission, until the call's real tokens replace it (a chat's input is estimated, not bounded). */
   tokenBound: number;
+  /** How tokenBound was counted (what a 413 for a call bigger than a whole tokens_per_minute says). */
+  tokenCounting: TokenCounting;
   /** Whose rate-limit headers the answer carries. */
   rateStyle: RateHeaderStyle;
   modelId: string;
@@ -66,7 +68,7 @@ export async function openHeldCall(deps: ChatDeps, input: ChatInput, terms: Held
 
 async function openCounted(deps: ChatDeps, input: ChatInput, terms: HeldCallTerms, stopRunning: () => void): Promise<HeldCall> {
   // Over a rate: refused here, before anything is held. Under a spend limit: the hold is the actor's, never a lease's.
-  const admitted = await deps.limits?.admit(input.caller, terms.tokenBound, terms.rateStyle);
+  const admitted = await deps.limits?.admit(input.caller, terms.tokenBound, terms.rateStyle, terms.tokenCounting);
   const spend = spendOf(input.caller);
   const funds = (spend ? deps.funds : (deps.leases ?? deps.funds)).of(input.caller.accountId, input.pool);
   const holdId = randomUUID();

@@ -9,6 +9,7 @@
 // a JSON body, or a stream of frames (./stream.ts) the route writes.
 
 import type { UseCaseAnswer } from '../http/answer';
+import type { TokenCounting } from '../limits/admission';
 import { completeHeld, openHeldCall } from './held-call';
 import { prepareChat, type AnyWire, type ChatDeps, type ChatInput, type PreparedChat } from './prepare';
 import { billed, billedTokens, usageLines } from './prices';
@@ -26,6 +27,7 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
   const held = await openHeldCall(deps, input, {
     estimate: chat.estimate,
     tokenBound: tokenBound(chat),
+    tokenCounting: CHAT_TOKEN_COUNTING,
     rateStyle: wire.wire === 'anthropic-messages' ? 'anthropic' : 'openai',
     modelId: chat.resolved.model.id,
     profileId: chat.resolved.profile.profile_id,
@@ -64,3 +66,9 @@ export async function runPrepared(deps: ChatDeps, wire: AnyWire, chat: PreparedC
 export function tokenBound(chat: PreparedChat): number {
   return Math.ceil((chat.inputBytes - chat.media.chars) / 4) + chat.media.bound + chat.maxTokens;
 }
+
+/** How tokenBound counts, as a 413 for a chat bigger than a whole tokens_per_minute says it. */
+export const CHAT_TOKEN_COUNTING: TokenCounting = {
+  how: 'its text estimated at 4 bytes a token, an inline image or PDF at the most its pixels or pages may cost, plus max_tokens',
+  smaller: 'ask for fewer max_tokens or send less input',
+};

@@ -18,6 +18,7 @@ import type { ChatDeps, ChatInput } from '../chat/prepare';
 import type { ChatAdapters } from '../chat/upstream';
 import type { UseCaseAnswer } from '../http/answer';
 import { inputTokenBound, parseEmbeddingsBody, type EmbeddingsRequest } from './request';
+import type { TokenCounting } from '../limits/admission';
 
 /** The adapters of one provider entry: the chat's, and the embeddings one where it has it. */
 export type EmbeddingsAdapters = ChatAdapters & { embeddings?: EmbeddingsProvider };
@@ -44,6 +45,12 @@ export interface PreparedEmbeddings {
   tokenBound: number;
   estimate: number;
 }
+
+/** How tokenBound counts, as a 413 for an embeddings call bigger than a whole tokens_per_minute says it. */
+export const EMBEDDINGS_TOKEN_COUNTING: TokenCounting = {
+  how: 'its input at the most tokens it can be: a token for each UTF-8 byte of a text, a token array at its length',
+  smaller: 'send less input',
+};
 
 /** Everything that can refuse the request, before anything is held. */
 export function prepareEmbeddings(deps: EmbeddingsDeps, input: ChatInput): PreparedEmbeddings {
@@ -75,6 +82,7 @@ export async function runEmbeddings(deps: EmbeddingsDeps, prepared: PreparedEmbe
   const held = await openHeldCall(deps, input, {
     estimate: prepared.estimate,
     tokenBound: prepared.tokenBound,
+    tokenCounting: EMBEDDINGS_TOKEN_COUNTING,
     rateStyle: 'openai',
     modelId: resolved.model.id,
     profileId: resolved.profile.profile_id,

@@ -13,6 +13,7 @@ import { startEmbeddedActors, type ActorHostUnderTest } from '../../../test/supp
 import { eventually } from '../../../test/support/eventually';
 import { PendingSettlements } from '../chat/pending-settlements';
 import { openHeldCall } from '../chat/held-call';
+import { CHAT_TOKEN_COUNTING } from '../chat/use-case';
 import type { ChatDeps, ChatInput } from '../chat/prepare';
 import type { Caller } from '../middleware/auth';
 import type { TokenUsage } from '../../../providers/port';
@@ -262,7 +263,7 @@ describe('funds leases in the gateway', () => {
     const caller = { accountId: id, family: 'api_key', apiKeyId: 'key_1', scopes: [] } as unknown as Caller;
     const input = { modelId: 'sim-chat', body: {}, bodyBytes: 2, caller, requestId: 'req-release', pool: 'pool-3', capabilities: [] } as ChatInput;
     const lines = (u: TokenUsage): UsageLine[] => usage(u.inputTokens, u.outputTokens);
-    const held = await openHeldCall(deps, input, { estimate: ESTIMATE, tokenBound: 100, rateStyle: 'openai', modelId: 'sim-chat', profileId: 'p', lines, billed: () => {}, tokens: (u) => u.inputTokens + u.outputTokens });
+    const held = await openHeldCall(deps, input, { estimate: ESTIMATE, tokenBound: 100, tokenCounting: CHAT_TOKEN_COUNTING, rateStyle: 'openai', modelId: 'sim-chat', profileId: 'p', lines, billed: () => {}, tokens: (u) => u.inputTokens + u.outputTokens });
     expect((await direct.of(id).getBalance()).openLeases).toBe(1);
     // The provider failed; the actor cannot be reached for the release's first two batches.
     invoker.fail.set('leaseBatch', 2);

@@ -95,6 +95,18 @@ export function spendOf(caller: Caller): SpendScopes | undefined {
   return { apiKeyId: caller.spendKeyId ?? caller.apiKeyId ?? null, ...(accountSpend ? { account: accountSpend } : {}), ...(keySpend ? { key: keySpend } : {}) };
 }
 
+/**
+ * How a call's tokens are counted at admission, and what makes the count smaller: what a 413 for
+ * a call bigger than a whole tokens_per_minute says (a chat's and an embeddings call's differ).
+ */
+export interface TokenCounting {
+  how: string;
+  smaller: string;
+}
+
+/** A call that counts no tokens (an image request, an order, a count of tokens): never above a limit. */
+const NO_TOKENS: TokenCounting = { how: 'its tokens', smaller: 'send less' };
+
 /** How long a refusal waits at most for its request to be back in the window before it is answered. */
 export const GIVE_BACK_WAIT_MS = 1000;
 
@@ -116,9 +128,10 @@ export class RateAdmission {
   /**
    * Counts the call against the caller's rates, or refuses it (429, or 413 for a call bigger than
    * a whole tokens_per_minute; nothing counted); null when neither its key nor its account has a
-   * rate limit. `tokens`: the call's token estimate (input from its size, plus max_tokens).
+   * rate limit. `tokens`: the call's token count at admission, made as `counting` says (what the
+   * 413 tells the caller).
    */
-  async admit(caller: Caller, tokens: number, style: RateHeaderStyle): Promise<Admitted | null> {
+  async admit(caller: Caller, tokens: number, style: RateHeaderStyle, counting: TokenCounting = NO_TOKENS): Promise<Admitted | null> {
     if (!this.applies(caller)) return null;
     const apiKeyId = caller.apiKeyId ?? null;
     const counted = countedAs(caller);
@@ -130,7 +143,7 @@ export class RateAdmission {
       // A call bigger than the whole limit: no wait would let it in, so it is refused as too large
       // (413, which no SDK retries) rather than told to retry.
       if (adds > max) {
-        throw new GatewayError('payload_too_large', `the call counts ${adds} tokens (its input estimated at 4 bytes a token, an inline image or PDF at the most its pixels or pages may cost, plus max_tokens), more than the ${scope}'s whole ${limit} of ${max}: it can never be admitted under that limit; ask for fewer max_tokens or send less input`, { param: limit, headers });
+        throw new GatewayError('payload_too_large', `the call counts ${adds} tokens (${counting.how}), more than the ${scope}'s whole ${limit} of ${max}: it can never be admitted under that limit; ${counting.smaller}`, { param: limit, headers });
       }
       throw new GatewayError('rate_limit_exceeded', `the ${scope}'s ${limit} is reached; try again in ${seconds(retryAfterMs)} s`, {
         param: limit,

@@ -12,7 +12,7 @@ import type { WorkspaceIndexClient } from '../../../actors/workspace-index/clien
 import { GatewayError } from '../../../lib/errors';
 import { prepareChat, type ChatInput } from '../chat/prepare';
 import { openAiWire } from '../chat/wires';
-import { tokenBound } from '../chat/use-case';
+import { CHAT_TOKEN_COUNTING, tokenBound } from '../chat/use-case';
 import { spendOf } from '../limits/admission';
 import type { StreamAnswer } from '../http/answer';
 import { sessionEventStream } from './event-stream';
@@ -82,7 +82,7 @@ export class SessionService {
     const session = this.deps.sessions.of(sessionId);
     const runId = randomUUID();
     // Over a rate: refused here, before anything is held (429), as a chat is.
-    const admitted = await this.deps.chat.limits?.admit(input.caller, tokenBound(chat), 'openai');
+    const admitted = await this.deps.chat.limits?.admit(input.caller, tokenBound(chat), 'openai', CHAT_TOKEN_COUNTING);
     const spend = spendOf(input.caller);
     let started;
     try {
