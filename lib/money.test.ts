@@ -1,4 +1,6 @@
-import { allocateInOrder, availableOf, chatEstimate, lineCost, MoneyError, plus, rest, sumOf, toJsonAvailable } from './money';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { allocateInOrder, availableOf, chatEstimate, lineCost, MoneyError, plus, rest, SCALE, sumOf, toJsonAvailable } from './money';
 
 describe('money', () => {
   it('when a total covers every part, then each share is its part', () => {
@@ -35,5 +37,25 @@ describe('plus and rest (amounts kept as JSON numbers)', () => {
     expect(rest(100, 30, 50)).toBe(20);
     expect(rest(10, 30)).toBe(-20);
     expect(() => plus(Number.MAX_SAFE_INTEGER, 1)).toThrow(MoneyError);
+  });
+});
+
+describe('the prices per million tokens docs/money.md converts', () => {
+  /** A decimal as written in the page (commas between thousands), times 10^9, exactly. */
+  const scaled = (text: string) => {
+    const [whole, fraction = ''] = text.replaceAll(',', '').split('.');
+    return BigInt(whole) * 10n ** 9n + BigInt(fraction.padEnd(9, '0').slice(0, 9));
+  };
+
+  it('when the page says a price in USD per million tokens is so many nano-USD a token, then that is the unit SCALE makes it', () => {
+    const page = readFileSync(join(__dirname, '../docs/money.md'), 'utf8').replace(/\s+/g, ' ');
+    const number = '([0-9][0-9,]*(?:\\.[0-9]+)?)';
+    const stated = [
+      ...[...page.matchAll(new RegExp(`${number} USD per million tokens is ${number} nano-USD a token`, 'g'))].map((m) => [m[1], m[2]]),
+      ...[...page.matchAll(new RegExp(`${number} nano-USD a token is ${number} USD per million tokens`, 'g'))].map((m) => [m[2], m[1]]),
+    ];
+    expect(stated.length).toBeGreaterThan(0);
+    // USD per million tokens × 10^SCALE nano-USD a USD / 10^6 tokens.
+    for (const [usdPerMillion, nanoPerToken] of stated) expect([usdPerMillion, scaled(usdPerMillion) * 10n ** BigInt(SCALE)]).toEqual([usdPerMillion, scaled(nanoPerToken) * 10n ** 6n]);
   });
 });
