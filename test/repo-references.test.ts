@@ -161,6 +161,27 @@ describe('the repository stands alone', () => {
     expect(missing).toEqual([]);
   });
 
+  it('when any file cites an entry of docs/benchmarks.md by its day (and part of the day), then the page has that entry', () => {
+    // The page's entries each begin with their day, then the part of it: "2026-11-27, night (16:34–18:00 UTC), …".
+    const entries = new Set<string>();
+    for (const { line } of proseLines(texts.get('docs/benchmarks.md') ?? '')) {
+      const entry = /^(\d{4}-\d{2}-\d{2})(?:, ([a-z]+(?: [a-z]+)?) \()?/.exec(line);
+      if (entry) entries.add(entry[1]!).add(`${entry[1]}, ${entry[2] ?? ''}`);
+    }
+    expect(entries.size).toBeGreaterThan(0);
+    const missing: string[] = [];
+    for (const [path, text] of texts) {
+      // "benchmarks.md, 2026-11-27, night)", "benchmarks.md, 2026-11-28)", "…; 2026-11-26, evening)".
+      for (const citation of text.replace(/\s+/g, ' ').matchAll(/benchmarks\.md, ((?:\d{4}-\d{2}-\d{2},? ?[a-z ]*[;)] ?)+)/g)) {
+        for (const cited of citation[1]!.split(/[;)]/).map((part) => part.trim()).filter((part) => part !== '')) {
+          const [, day, part] = /^(\d{4}-\d{2}-\d{2}),? ?([a-z ]*)$/.exec(cited) ?? [];
+          if (!entries.has(part ? `${day}, ${part}` : day!)) missing.push(`${path}: ${cited}`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
   it('headings get the anchors GitHub gives them', () => {
     expect(headingSlug('The Dapr outbox: kept until the ledger confirms')).toBe('the-dapr-outbox-kept-until-the-ledger-confirms');
     expect(headingSlug('UNKNOWN_IMAGE_V1')).toBe('unknown_image_v1');
