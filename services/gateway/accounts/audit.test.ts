@@ -36,4 +36,17 @@ describe('the audit log read', () => {
       range: { field: 'at', from: entries[1].at },
     });
   });
+
+  it('when a bound is an instant of year 10000 or −1 (an RFC 3339 time of 9999 or 0000 with an offset), then it keeps what it names: all entries, or none', async () => {
+    const entries = [entry(1, 'api_key.revoke', 'acct_a'), entry(2, 'account.suspend', 'acct_a')];
+    const asked: ReadRequest[] = [];
+    const log = new AuditLog(olderJournal(entries, asked));
+    const newestFirst = [...entries].reverse();
+    expect(await log.read({ limit: 20, to: Date.parse('9999-12-31T23:00:00-05:00') })).toEqual({ items: newestFirst, next: null });
+    expect(await log.read({ limit: 20, from: Date.parse('0000-01-01T00:00:00+05:00'), to: Date.parse('9999-12-31T23:59:59.999Z') })).toEqual({ items: newestFirst, next: null });
+    expect(await log.read({ limit: 20, from: Date.parse('9999-12-31T23:00:00-05:00') })).toEqual({ items: [], next: null });
+    expect(await log.read({ limit: 20, to: Date.parse('0000-01-01T00:00:00+05:00') })).toEqual({ items: [], next: null });
+    // Both bounds past what an entry's `at` can be were left out of what the Journal was asked.
+    expect(asked.map((request) => request.range)).toEqual([undefined, { field: 'at', to: '9999-12-31T23:59:59.999Z' }]);
+  });
 });

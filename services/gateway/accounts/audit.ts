@@ -56,6 +56,10 @@ export function operatorId(token: string): string {
   return `admin:${createHash('sha256').update(token).digest('hex').slice(0, 12)}`;
 }
 
+/** The first and last instants whose ISO string has a four-digit year (as every entry's `at`). */
+const FIRST_ISO_MS = Date.parse('0000-01-01T00:00:00.000Z');
+const LAST_ISO_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
 export class AuditLog {
   constructor(private readonly journals: JournalClient, private readonly now: () => number = Date.now) {}
 
@@ -97,8 +101,15 @@ export class AuditLog {
       ...(query.accountId !== undefined ? [{ field: 'accountId', values: [query.accountId] }] : []),
       ...(query.actions !== undefined ? [{ field: 'action', values: [...query.actions] }] : []),
     ];
-    const range = query.from !== undefined || query.to !== undefined
-      ? { field: 'at', ...(query.from !== undefined ? { from: new Date(query.from).toISOString() } : {}), ...(query.to !== undefined ? { to: new Date(query.to).toISOString() } : {}) }
+    // The range is compared with the entries' `at` as strings, which holds for years 0000 to
+    // 9999 only: an RFC 3339 time with an offset can name an instant of year −1 or 10000, whose
+    // ISO string ("-000001-…", "+010000-…") sorts before every entry's. Such a bound lets every
+    // entry through (it is left out) or none (the answer is the empty last page).
+    const from = query.from !== undefined && query.from > FIRST_ISO_MS ? query.from : undefined;
+    const to = query.to !== undefined && query.to <= LAST_ISO_MS ? query.to : undefined;
+    if ((query.from ?? FIRST_ISO_MS) > LAST_ISO_MS || (query.to ?? LAST_ISO_MS) <= FIRST_ISO_MS) return { items: [], next: null };
+    const range = from !== undefined || to !== undefined
+      ? { field: 'at', ...(from !== undefined ? { from: new Date(from).toISOString() } : {}), ...(to !== undefined ? { to: new Date(to).toISOString() } : {}) }
       : undefined;
     const filters = { ...(oneOf.length > 0 ? { oneOf } : {}), ...(range !== undefined ? { range } : {}) };
     const page = await this.journals.of(AUDIT_JOURNAL).read({
