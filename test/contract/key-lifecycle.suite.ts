@@ -411,6 +411,10 @@ export function keyLifecycleSuite(hostName: string, start: () => Promise<KeyLife
         ['to=2026-11-29', 'to', 'RFC 3339'],
         [`from=${encodeURIComponent(start)}&to=2020-01-01T00:00:00Z`, 'to', 'to must not be before from'],
         ['since=2020-01-01T00:00:00Z', 'since', ''],
+        [`accountId=${accountId}&accountId=acct_other`, 'accountId', 'accountId: must be given once, one account id'],
+        ['accountId=', 'accountId', 'accountId: must not be empty'],
+        ['before=1&before=2', 'before', "before: must be given once, a previous page's next"],
+        ['before=soon', 'before', "before: must be a previous page's next (a whole number)"],
       ];
       for (const [q, param, message] of refusals) {
         const refused = await get(`/admin/v1/audit?${q}`);

@@ -30,7 +30,7 @@ export const limitQuery = z.object({
   // Decimal digits only: Number() would also read "0x10", "1e1", " 5" or "" (as 0), and a repeated parameter is a list.
   limit: z.string({ error: 'must be given once, a whole number from 1 to 100' }).regex(/^[0-9]{1,16}$/, 'must be a whole number from 1 to 100 (decimal digits)')
     .transform(Number).pipe(z.number().int().min(1, 'must be a whole number from 1 to 100').max(100, 'must be a whole number from 1 to 100')).default(20),
-  before: z.string().regex(/^(0|[1-9][0-9]{0,15})$/).optional().describe("A previous page's `next`"),
+  before: z.string({ error: "must be given once, a previous page's next" }).regex(/^(0|[1-9][0-9]{0,15})$/, "must be a previous page's next (a whole number)").optional().describe("A previous page's `next`"),
 }).strict();
 export const accountListQuery = limitQuery.extend({ name: z.string().min(1).max(200).optional().describe('Only accounts whose name contains this, compared without case') }).strict();
 const AUDIT_ACTION_LIST = AUDIT_ACTIONS.join(', ');
@@ -45,7 +45,7 @@ const auditActions = z.string({ error: `action must be given once: one action or
     return [...new Set(names)] as AuditAction[];
   });
 export const auditQuery = limitQuery.extend({
-  accountId: z.string().min(1).max(200).optional().describe('Only actions on this account'),
+  accountId: z.string({ error: 'must be given once, one account id' }).min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional().describe('Only actions on this account'),
   action: auditActions.optional().describe(`Only these actions: one, or several separated by commas, of ${AUDIT_ACTION_LIST}`),
   from: instant('from').optional().describe("Only entries at or after this RFC 3339 time (the entry's `at`)"),
   to: instant('to').optional().describe('Only entries before this RFC 3339 time; not before `from`'),
