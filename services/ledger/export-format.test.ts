@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { BillItem, ConsoleItem, UsageItem } from './console';
 import { csvCell, exportHeaders, exportStream } from './export-format';
@@ -95,6 +97,13 @@ describe('export formats', () => {
     await expect(text(exportStream('bills', 'csv', failing()))).rejects.toThrow('store gone');
   });
 
+  it('when rows are written, then each ends in \\n alone, not RFC 4180\'s CRLF, and docs/console.md says so', async () => {
+    const csv = await text(exportStream('bills', 'csv', chunksOf([bill], [{ ...bill, reference: 'plain' }])));
+    expect(csv.match(/\r?\n(?=[^"]*("[^"]*"[^"]*)*$)/g)).toEqual(['\n', '\n', '\n']);
+    const page = readFileSync(join(__dirname, '../../docs/console.md'), 'utf8').replace(/\s+/g, ' ');
+    expect(page).toContain("- **CSV** (RFC 4180's quoting, but each row ending in `\\n` alone, not RFC 4180's CRLF");
+  });
+
   it('when the headers of an export are asked, then its type and an attachment name', () => {
     expect(exportHeaders('usage', 'jsonl')).toMatchObject({ 'content-type': 'application/x-ndjson; charset=utf-8', 'content-disposition': 'attachment; filename="usage.jsonl"' });
     expect(exportHeaders('bills', 'csv')).toMatchObject({ 'content-type': 'text/csv; charset=utf-8', 'content-disposition': 'attachment; filename="bills.csv"' });
@@ -119,7 +128,7 @@ describe('a CSV cell', () => {
     ['carriage\rreturn', '"carriage\rreturn"'],
     ['=1+1', '=1+1'],
     ['ünïcødé ✓', 'ünïcødé ✓'],
-  ])('when %j is written, then it reads %j (RFC 4180: quoted only for a comma, a quote or a line break)', (value, cell) => {
+  ])('when %j is written, then it reads %j (RFC 4180 quoting: only for a comma, a quote or a line break)', (value, cell) => {
     expect(csvCell(value)).toBe(cell);
   });
 });

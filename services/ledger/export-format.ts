@@ -1,6 +1,6 @@
-// The two export formats, streamed: CSV (RFC 4180, a header row, one row per item, the columns of
-// CSV_COLUMNS: the item's fields, a route as `upstream` and `attempts`; an absent optional field is
-// an empty cell) and JSON Lines (one page item per line, the route an object). Items are pulled
+// The two export formats, streamed: CSV (RFC 4180's quoting, each row ending in \n rather than its
+// CRLF; a header row, one row per item, the columns of CSV_COLUMNS: the item's fields, a route as
+// `upstream` and `attempts`; an absent optional field is an empty cell) and JSON Lines (one page item per line, the route an object). Items are pulled
 // from the store only as fast as the reader takes them, and each chunk of them is written as one
 // string. The CSV is encoded here rather than by csv-stringify: its per-field work (a path lookup,
 // arrays and option objects for every cell) allocated about 16 KB per row, four times what the
@@ -29,7 +29,7 @@ export function exportHeaders(kind: ConsoleKind, format: ExportFormat): Record<s
   };
 }
 
-/** A CSV cell (RFC 4180): empty when absent, booleans as true/false, quoted when it holds a comma, a quote or a line break (quotes doubled). */
+/** A CSV cell (RFC 4180's quoting): empty when absent, booleans as true/false, quoted when it holds a comma, a quote or a line break (quotes doubled). */
 export function csvCell(value: unknown): string {
   if (value === undefined || value === null) return '';
   const text = typeof value === 'boolean' ? (value ? 'true' : 'false') : String(value);
