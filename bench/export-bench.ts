@@ -17,6 +17,8 @@
 // before the export (clear_refs), so it is the peak while exporting; with the peaks of its parts
 // sampled every 50 ms: anonymous memory (heap, buffers) and file-backed pages (on the embedded
 // host, LMDB's memory map of the ledger: page cache the kernel can drop, not process memory).
+// Embedded, the rows are read by the gateway's export readers (child processes, each ended past
+// its bound: services/ledger/row-reader.ts): how many ran, and the largest peak among them.
 
 import '../lib/node-version'; // first: stops on Node older than 24 with the way out
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -96,6 +98,53 @@ function status(pid: number): Record<string, number> {
   return fields;
 }
 
+/** The gateway's export readers (services/ledger/row-reader.ts): child processes, each short-lived. */
+interface ReaderFigures {
+  /** How many ran during the export. */
+  processes: number;
+  /** The largest peak resident set among them (VmHWM, sampled every 50 ms until it ended), MB. */
+  peakRssMb: number;
+  peakAnonMb: number;
+  peakFileMb: number;
+}
+
+function readable(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Samples the export readers below `parent` every 50 ms. */
+function watchReaders(parent: number): { stop(): ReaderFigures } {
+  const seen = new Map<number, { hwm: number; anon: number; file: number }>();
+  const sample = () => {
+    for (const pid of (readable(`/proc/${parent}/task/${parent}/children`) ?? '').trim().split(/\s+/).filter(Boolean).map(Number)) {
+      if (!seen.has(pid) && !(readable(`/proc/${pid}/cmdline`) ?? '').includes('row-reader-process')) continue;
+      let s: Record<string, number>;
+      try {
+        s = status(pid);
+      } catch {
+        continue; // ended since listed
+      }
+      const peak = seen.get(pid) ?? { hwm: 0, anon: 0, file: 0 };
+      seen.set(pid, { hwm: Math.max(peak.hwm, s.VmHWM ?? 0), anon: Math.max(peak.anon, s.RssAnon ?? 0), file: Math.max(peak.file, s.RssFile ?? 0) });
+    }
+  };
+  sample();
+  const timer = setInterval(sample, 50);
+  const mb = (kb: number) => Math.round(kb / 102.4) / 10;
+  const largest = (field: 'hwm' | 'anon' | 'file') => mb(Math.max(0, ...[...seen.values()].map((peak) => peak[field])));
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return { processes: seen.size, peakRssMb: largest('hwm'), peakAnonMb: largest('anon'), peakFileMb: largest('file') };
+    },
+  };
+}
+
 /** Watches processes' memory from now on; stop() answers the figures. */
 function watchMemory(pids: Record<string, number>): { stop(): Record<string, MemoryFigures> } {
   const reset: Record<string, boolean> = {};
@@ -145,10 +194,12 @@ async function streamExport(url: string, apiKey: string): Promise<{ rows: number
   return { rows: FORMAT === 'csv' ? lines - 1 : lines, bytes, seconds: (performance.now() - started) / 1000 };
 }
 
-async function measure(host: string, url: string, apiKey: string, pids: Record<string, number>, seedSeconds: number) {
+async function measure(host: string, url: string, apiKey: string, pids: Record<string, number>, seedSeconds: number, readersOf?: number) {
   const memory = watchMemory(pids);
+  const readers = readersOf === undefined ? undefined : watchReaders(readersOf);
   const exported = await streamExport(url, apiKey);
   const figures = memory.stop();
+  const readerFigures = readers?.stop();
   if (exported.rows !== EVENTS * ROWS_PER_EVENT) throw new Error(`${host}: exported ${exported.rows} rows, seeded ${EVENTS * ROWS_PER_EVENT}`);
   return {
     host,
@@ -158,6 +209,7 @@ async function measure(host: string, url: string, apiKey: string, pids: Record<s
     rows_per_second: Math.round(exported.rows / exported.seconds),
     megabytes: +(exported.bytes / 1_048_576).toFixed(1),
     processes: figures,
+    ...(readerFigures ? { export_readers: readerFigures } : {}),
   };
 }
 
@@ -233,7 +285,7 @@ async function main(): Promise<void> {
     const store = new LmdbLedgerStore(db);
     const seedSeconds = await seed(accountId, async (events) => void store.appendBatch(events));
     await db.close();
-    results.push(await measure('embedded', gateway.url, apiKey, { gateway: gateway.child.pid as number }, seedSeconds));
+    results.push(await measure('embedded', gateway.url, apiKey, { gateway: gateway.child.pid as number }, seedSeconds, gateway.child.pid as number));
     if (args.includes('--browser')) results.push(await browserExport(gateway.url, apiKey));
   } finally {
     await gateway.stop();

@@ -76,6 +76,8 @@ const envSchema = z.object({
   GATEWAY_OUTBOX_CONFIRM_MS: int(100, 3_600_000).optional(),
   GATEWAY_EVENT_LINGER_MS: int(0, 1000).default(25),
   GATEWAY_API_KEY_CACHE_MS: int(0, 3_600_000).default(API_KEY_CACHE_MAX_MS),
+  // The export's memory goal is 200 MB per process: the reader's bound leaves room for what it holds beyond the map.
+  GATEWAY_EXPORT_READER_RSS_MB: int(0, 65_536).default(128),
   APP_PORT: int(1, 65535).optional(),
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
 });
@@ -317,6 +319,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     eventLingerMs: e.GATEWAY_EVENT_LINGER_MS,
     /** How long an API key lookup (found or not) is reused: the bound on a revoked key still working (<= 1 s). */
     apiKeyCacheMs: e.GATEWAY_API_KEY_CACHE_MS,
+    /** Embedded: an export's rows are read in a child process, ended past this resident set (MB); 0: read in the gateway. */
+    exportReaderRssMb: e.GATEWAY_EXPORT_READER_RSS_MB,
     appPort: e.APP_PORT,
     redisUrl: e.REDIS_URL,
   };

@@ -15,6 +15,8 @@ export const FAULT_POINTS = {
   'image-after-hold': "FundsHold holds the image's price; the ImageTask is not committed",
   /** AuditLog.record: an operator's change is committed (a credit, a debit, an order, a revocation, a suspension or its lifting), its audit entry not yet appended. */
   'audit-before-append': "an operator's change is committed; its audit entry is not appended",
+  /** The embedded host's export reader (a child process of the gateway) was asked for rows: it dies before answering. */
+  'export-reader-read': 'the export reader was asked for rows and has not answered',
 } as const;
 
 export type FaultPoint = keyof typeof FAULT_POINTS;

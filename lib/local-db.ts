@@ -21,17 +21,30 @@ export interface LocalDb {
   close(): Promise<void>;
 }
 
+const FILE = 'gateway.lmdb';
+const MAX_DBS = 16;
+const sub = (root: RootDatabase, name: string) => root.openDB<unknown, string>({ name, encoding: 'msgpack' });
+
 export function openLocalDb(dataDir: string, options: { fsync?: boolean } = {}): LocalDb {
   mkdirSync(dataDir, { recursive: true });
-  const root = open({ path: join(dataDir, 'gateway.lmdb'), noSync: !options.fsync, encoding: 'msgpack', maxDbs: 16 });
-  const sub = (name: string) => root.openDB<unknown, string>({ name, encoding: 'msgpack' });
+  const root = open({ path: join(dataDir, FILE), noSync: !options.fsync, encoding: 'msgpack', maxDbs: MAX_DBS });
   return {
     root,
-    actorState: sub('actor-state'),
-    reminders: sub('reminders'),
-    outbox: sub('outbox'),
-    ledger: sub('ledger'),
-    accounts: sub('accounts'),
+    actorState: sub(root, 'actor-state'),
+    reminders: sub(root, 'reminders'),
+    outbox: sub(root, 'outbox'),
+    ledger: sub(root, 'ledger'),
+    accounts: sub(root, 'accounts'),
     close: () => root.close(),
   };
+}
+
+/**
+ * The ledger of a data directory that a gateway has opened, read-only, for another process (the
+ * export reader, services/ledger/row-reader.ts). LMDB lets processes share an environment: this
+ * one only reads, and writes nothing, not even the file's length.
+ */
+export function openLedgerReadOnly(dataDir: string): { root: RootDatabase; ledger: Database<unknown, string> } {
+  const root = open({ path: join(dataDir, FILE), readOnly: true, encoding: 'msgpack', maxDbs: MAX_DBS });
+  return { root, ledger: sub(root, 'ledger') };
 }

@@ -148,6 +148,19 @@ const ledgerEvents = new Counter({
   registers: [registry],
 });
 
+const exportReads = new Counter({
+  name: 'payg_export_reads_total',
+  help: 'Embedded host: reads of an export\'s rows (1,000 at a time), by where they were read: reader (a child process) or gateway (the reader could not answer)',
+  labelNames: ['where'] as const,
+  registers: [registry],
+});
+
+const exportReaders = new Counter({
+  name: 'payg_export_readers_started_total',
+  help: 'Embedded host: export reader processes started (each ends past its memory bound or when idle)',
+  registers: [registry],
+});
+
 export type ReminderOutcome = 'ok' | 'failed';
 export type ProviderErrorLabel = 'rejected' | 'rate_limited' | 'unavailable' | 'timeout' | 'protocol' | 'other';
 export type LedgerOutcome = 'appended' | 'duplicate' | 'retry' | 'dropped';
@@ -210,6 +223,12 @@ export const metrics = {
   },
   ledgerEvent(topic: string, outcome: LedgerOutcome): void {
     ledgerEvents.inc({ topic: topicLabel(topic), outcome });
+  },
+  exportRead(where: 'reader' | 'gateway'): void {
+    exportReads.inc({ where });
+  },
+  exportReaderStarted(): void {
+    exportReaders.inc();
   },
 };
 

@@ -23,6 +23,7 @@ import { CatalogReloader, checkProfilesServed } from './catalog-reload';
 import { OAuthVerifier } from './auth/oauth';
 import { parseDeliveryConfig } from './capabilities/gates';
 import { LmdbLedgerStore } from '../ledger/lmdb-store';
+import { ExportRowReader } from '../ledger/row-reader';
 import { daprLedgerReader } from './ledger/dapr-reader';
 import { storeLedgerReader } from './ledger/reader';
 import { DaprStateKeyValueStore, LmdbKeyValueStore } from './accounts/kv';
@@ -229,7 +230,9 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   await host.start();
   const { built, close } = onActors(host, (eventId) => ledger.has(eventId));
   const accounts = new AccountStore(new LmdbKeyValueStore(db.accounts), config.apiKeyCacheMs);
-  const ledgerReader = storeLedgerReader(ledger);
+  // Exports read their rows in a child process: the ledger pages they read are mapped there, not here.
+  const exportRows = new ExportRowReader(config.dataDir, ledger, { rssBoundMb: config.exportReaderRssMb, onFallback: (reason) => logger.warn({ reason }, 'an export read its rows in the gateway') });
+  const ledgerReader = storeLedgerReader(ledger, exportRows);
   const deps: GatewayDeps = {
     ...common,
     ...built,
@@ -244,6 +247,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     catalogReloader,
     close: async () => {
       await close();
+      await exportRows.close();
       await host.close();
       await db.close();
       unlock();

@@ -9,6 +9,9 @@ import type { BillEntry, LedgerRow, LedgerStore, UsageRow } from './entries';
 import { billItemSchema, usageItemSchema, type BillItem, type UsageItem } from './console-items';
 import { attemptsText } from '../../lib/route-record';
 
+/** What pages and exports read of a store: an account's row count and its rows by position. */
+export type RowStore = Pick<LedgerStore, 'count' | 'rows'>;
+
 /** Rows read from the store per step of an export. */
 export const EXPORT_CHUNK_ROWS = 1000;
 
@@ -108,7 +111,7 @@ export async function readPage(store: LedgerStore, kind: ConsoleKind, accountId:
 }
 
 /** The newest position a list reads: every row the account has, or those it had at the query's `through`. */
-async function listed(store: LedgerStore, topic: Topic, accountId: string, pool: string, filter: ItemFilter): Promise<number> {
+async function listed(store: RowStore, topic: Topic, accountId: string, pool: string, filter: ItemFilter): Promise<number> {
   const count = await store.count(topic, accountId, pool);
   return filter.through === undefined ? count : Math.min(count, filter.through);
 }
@@ -118,13 +121,13 @@ async function listed(store: LedgerStore, topic: Topic, accountId: string, pool:
  * recorded when the export began: later ones are not included. Recording order and event time can
  * differ by the delivery delay, so the whole list is read, even for a time filter.
  */
-export async function* exportItems(store: LedgerStore, kind: ConsoleKind, accountId: string, pool: string, filter: ItemFilter): AsyncGenerator<ConsoleItem[]> {
+export async function* exportItems(store: RowStore, kind: ConsoleKind, accountId: string, pool: string, filter: ItemFilter): AsyncGenerator<ConsoleItem[]> {
   const topic = TOPIC_OF[kind];
   for await (const rows of matchingRows(store, topic, accountId, pool, filter, await listed(store, topic, accountId, pool, filter))) yield rows.map((row) => toItem(kind, row));
 }
 
 /** The account's rows up to position `through` that the filter lists, newest first, in chunks of at most EXPORT_CHUNK_ROWS (none empty). */
-async function* matchingRows(store: LedgerStore, topic: Topic, accountId: string, pool: string, filter: ItemFilter, through: number): AsyncGenerator<LedgerRow[]> {
+async function* matchingRows(store: RowStore, topic: Topic, accountId: string, pool: string, filter: ItemFilter, through: number): AsyncGenerator<LedgerRow[]> {
   for (let newest = through; newest >= 1; newest -= EXPORT_CHUNK_ROWS) {
     const rows = (await store.rows(topic, accountId, pool, newest - EXPORT_CHUNK_ROWS + 1, newest)).filter((row) => matches(row, filter));
     if (rows.length > 0) yield rows;

@@ -11,6 +11,7 @@
 
 import { plus } from '../../lib/money';
 import { FUNDS_HOLD_SOURCE, type EventEnvelope, type Topic, type UsageData } from '../../lib/events';
+import type { Database } from 'lmdb';
 import type { LocalDb } from '../../lib/local-db';
 import { addCharged, dayOf, type DaySpending, type SpendingBase, type SpendingDays } from './spending';
 import { eventParts, toRows, type AccountLedgerView, type AppendOutcome, type BillEntry, type LedgerAccount, type LedgerRow, type LedgerStore } from './entries';
@@ -34,6 +35,17 @@ const rowKey = (topic: Topic, accountId: string, pool: string, position: number)
 const totalsKey = (accountId: string, pool: string) => `${TOTALS_PREFIX}${accountId}${SEP}${pool}`;
 const spendKey = (accountId: string, pool: string, day: string) => `spend${SEP}${accountId}${SEP}${pool}${SEP}${day}`;
 const spendBaseKey = (accountId: string, pool: string) => `spendbase${SEP}${accountId}${SEP}${pool}`;
+
+/** The account's rows at positions `from` to `to`, newest first (also the export reader's read, row-reader-process.ts). */
+export function readRows(ledger: Database<unknown, string>, topic: Topic, accountId: string, pool: string, from: number, to: number): LedgerRow[] {
+  if (to < from || to < 1) return [];
+  const start = Math.max(1, from);
+  const rows: LedgerRow[] = [];
+  for (const { value } of ledger.getRange({ start: rowKey(topic, accountId, pool, to), end: rowKey(topic, accountId, pool, start - 1), reverse: true })) {
+    rows.push(value as LedgerRow);
+  }
+  return rows;
+}
 
 export class LmdbLedgerStore implements LedgerStore {
   constructor(private readonly db: LocalDb) {}
@@ -133,13 +145,7 @@ export class LmdbLedgerStore implements LedgerStore {
   }
 
   async rows(topic: Topic, accountId: string, pool: string, from: number, to: number): Promise<LedgerRow[]> {
-    if (to < from || to < 1) return [];
-    const start = Math.max(1, from);
-    const rows: LedgerRow[] = [];
-    for (const { value } of this.db.ledger.getRange({ start: rowKey(topic, accountId, pool, to), end: rowKey(topic, accountId, pool, start - 1), reverse: true })) {
-      rows.push(value as LedgerRow);
-    }
-    return rows;
+    return readRows(this.db.ledger, topic, accountId, pool, from, to);
   }
 
   async *accounts(): AsyncIterable<LedgerAccount> {

@@ -5,7 +5,8 @@
 
 import type { Readable } from 'node:stream';
 import { balancesAt, ledgerBalances, ledgerTotals, type LedgerBalance, type LedgerTotals } from '../../ledger/balances';
-import { exportItems, readPage, type ConsolePage } from '../../ledger/console';
+import { exportItems, readPage, type ConsolePage, type RowStore } from '../../ledger/console';
+import type { RowSource } from '../../ledger/row-reader';
 import type { ConsoleKind, ExportQuery, PageQuery, SpendingDaysQuery } from '../../ledger/console-query';
 import { readSpending, type SpendingAnswer } from '../../ledger/spending';
 import type { LedgerStore } from '../../ledger/entries';
@@ -29,10 +30,15 @@ export interface LedgerReader {
   register(accountId: string, pool: string): Promise<void>;
 }
 
-export function storeLedgerReader(store: LedgerStore): LedgerReader {
+/**
+ * `exportRows`, when given, reads the exports' rows in place of the store (embedded: in a child
+ * process, services/ledger/row-reader.ts); counts are the store's.
+ */
+export function storeLedgerReader(store: LedgerStore, exportRows?: RowSource): LedgerReader {
+  const exported: RowStore = exportRows ? { count: (...args) => store.count(...args), rows: (...args) => exportRows.rows(...args) } : store;
   return {
     page: (kind, accountId, pool, query) => readPage(store, kind, accountId, pool, query),
-    export: async (kind, accountId, pool, query) => exportStream(kind, query.format, exportItems(store, kind, accountId, pool, query)),
+    export: async (kind, accountId, pool, query) => exportStream(kind, query.format, exportItems(exported, kind, accountId, pool, query)),
     spending: (accountId, pool, query) => readSpending(store, accountId, pool, query),
     balances: () => ledgerBalances(store),
     totals: (accountId, pool) => ledgerTotals(store, accountId, pool),
