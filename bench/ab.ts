@@ -161,7 +161,7 @@ async function main(): Promise<void> {
       targets.push({ name: variant.label, origin, path: CHAT_PATH, headers: { authorization: `Bearer ${apiKey}` } });
       pids.set(variant.label, child.pid!);
     }
-    for (const target of targets) await warmUp(target, body, CONCURRENCY, WARM_UP);
+    for (const target of targets) await warmUp(target, body, CONCURRENCY, WARM_UP, streamBody);
     const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
     for (let r = 0; r < ROUNDS; r++) {
       // Rotating order: no variant always runs first (or right after the same neighbour).

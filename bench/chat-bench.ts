@@ -30,7 +30,7 @@ import { writeTestCatalog } from '../test/support/catalog';
 import { ADMIN_TOKEN, freePort, ROOT, startGateway } from '../test/support/processes';
 import { resolveDaprBinaries, startTopology } from '../topology/topology';
 import { printSummary, summarizeProfile, type ProfileSummary } from './cpu-profile';
-import { latenciesOf, median, sample, throughput, warmUp, WARM_UP_SECONDS, type Figures, type MeasureOptions, type Samples, type Target } from './load';
+import { latenciesOf, median, sample, SEQUENTIAL_WARM_UP_CALLS, throughput, warmUp, WARM_UP_SECONDS, type Figures, type MeasureOptions, type Samples, type Target } from './load';
 import { CHAT_BODY, CHAT_PATH, flag, option, STREAM_BODY } from './cli';
 
 const OPTIONS: MeasureOptions = {
@@ -157,7 +157,7 @@ type Summary = ReturnType<typeof summary>;
 /** The figures as a markdown table, ready for README's Benchmarks section. */
 function printTable(out: Summary): void {
   const { concurrency, requests, streams, seconds, rounds, warm_up_seconds: warm } = out.options;
-  console.log(`chat bench, Node ${out.node}, ${out.date}: each target warmed up (${warm} s at c=${concurrency}); throughput at c=${concurrency}, median of ${rounds} interleaved rounds of ${seconds} s per target (autocannon), latencies at c=1 (${requests} calls; TTFT ${streams} streams; in the same ${rounds} rounds)`);
+  console.log(`chat bench, Node ${out.node}, ${out.date}: each target warmed up (${warm} s at c=${concurrency}, then ${SEQUENTIAL_WARM_UP_CALLS} calls and ${SEQUENTIAL_WARM_UP_CALLS / 10} streams at c=1); throughput at c=${concurrency}, median of ${rounds} interleaved rounds of ${seconds} s per target (autocannon), latencies at c=1 (${requests} calls; TTFT ${streams} streams; in the same ${rounds} rounds)`);
   if (out.note) console.log(out.note);
   console.log('');
   console.log(`| | req/s (c=${concurrency}) | p50 ms | p99 ms | TTFT p50 ms | added p50 | added p99 | added TTFT | RSS MB (anon) |`);
@@ -290,7 +290,7 @@ async function main(): Promise<void> {
     // The warm-up is not in the CPU time per chat (it includes V8's compiling the request path).
     for (const r of running) {
       log(`${r.target.name}: warm-up`);
-      await warmUp(r.target, body, OPTIONS.concurrency, WARM_UP);
+      await warmUp(r.target, body, OPTIONS.concurrency, WARM_UP, streamBody);
     }
     const spent: { sequential: Spent; concurrent: Spent } = { sequential: { cpu: {}, chats: 0 }, concurrent: { cpu: {}, chats: 0 } };
     // The sequential calls in rounds too: the machine's drift is shared by every target's figures.

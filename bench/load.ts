@@ -102,15 +102,25 @@ export interface Samples {
 }
 
 /**
- * Warm-up: sequential calls, then `seconds` under load. It must outlast V8's tiering up of the
- * request path: on the embedded gateway, optimizations go on for about 11,000 chats, most of the
- * path reaching its top tier together near the 10,000th, after which a call costs 10–15 % less
- * (docs/benchmarks.md). A one-second warm-up left the c=1 calls measured before that.
+ * Warm-up: sequential calls, then `seconds` under load, then sequential calls and streams again.
+ * It must outlast V8's tiering up of the request path: on the embedded gateway, optimizations go
+ * on for about 11,000 chats, most of the path reaching its top tier together near the 10,000th,
+ * after which a call costs 10–15 % less (docs/benchmarks.md). A one-second warm-up left the c=1
+ * calls measured before that. And one at a time, calls take paths that load does not (a commit
+ * of one turn, a socket idle between calls): after the load alone, V8 still compiled some 120
+ * functions during the next 2,000 sequential calls, on its background threads, which on two cores
+ * compete with the upstream and the client (the calls they overlapped made the p99). After 3,000
+ * sequential calls more, it compiled about 30 (docs/benchmarks.md, 2026-11-29, evening).
  */
-export async function warmUp(target: Target, body: string, concurrency: number, seconds: number): Promise<void> {
+export async function warmUp(target: Target, body: string, concurrency: number, seconds: number, streamBody?: string): Promise<void> {
   await sequential(target, body, 200);
   await throughput(target, body, concurrency, seconds);
+  await sequential(target, body, SEQUENTIAL_WARM_UP_CALLS);
+  if (streamBody !== undefined) await sequential(target, streamBody, SEQUENTIAL_WARM_UP_CALLS / 10, true);
 }
+
+/** Sequential calls at the end of each target's warm-up (and a tenth as many streams). */
+export const SEQUENTIAL_WARM_UP_CALLS = 3000;
 
 /** Seconds of load in each target's warm-up, unless `--warm-up S` says otherwise. */
 export const WARM_UP_SECONDS = 5;
