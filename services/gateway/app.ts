@@ -74,8 +74,8 @@ export interface GatewayDeps {
   bodyBytesInFlight?: number;
   /** The session event streams one account may have open at once (GATEWAY_ACCOUNT_EVENT_STREAMS). */
   accountEventStreams?: number;
-  /** The model calls one account may have running at once (GATEWAY_ACCOUNT_CALLS). */
-  accountCalls?: number;
+  /** The model calls each account has running at once (GATEWAY_ACCOUNT_CALLS), shared with the image service. */
+  callsRunning?: AccountShare;
   providerTimeoutMs: number;
   holdTtlMs: number;
   /** How often a call records its progress on its hold (and renews it). */
@@ -166,7 +166,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const eventStreams = deps.accountEventStreams !== undefined ? new AccountShare(deps.accountEventStreams, 'event_streams') : undefined;
   const chat = {
     bodyBudget,
-    ...(deps.accountCalls !== undefined ? { callsRunning: new AccountShare(deps.accountCalls, 'calls_in_flight') } : {}),
+    ...(deps.callsRunning !== undefined ? { callsRunning: deps.callsRunning } : {}),
     catalog: deps.catalog,
     providers: deps.providers,
     funds: deps.funds,

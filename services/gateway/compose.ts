@@ -24,6 +24,7 @@ import { OAuthVerifier } from './auth/oauth';
 import { parseDeliveryConfig } from './capabilities/gates';
 import { LmdbLedgerStore } from '../ledger/lmdb-store';
 import { ExportRowReader } from '../ledger/row-reader';
+import { AccountShare } from './limits/account-share';
 import { daprLedgerReader } from './ledger/dapr-reader';
 import { storeLedgerReader } from './ledger/reader';
 import { DaprStateKeyValueStore, LmdbKeyValueStore } from './accounts/kv';
@@ -94,6 +95,8 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   const leasedFunds = (funds: FundsHoldClient) => (config.fundsLease.enabled ? new LeasedFunds(funds, { ttlMs: config.holdTtlMs, idleMs: config.fundsLease.idleMs, maxAmount: config.fundsLease.maxAmount }) : undefined);
   // After the settles: leases without carved holds are returned (what is left expires by itself).
   const returnLeases = (leases: LeasedFunds | undefined) => leases?.close(5000);
+  // The model calls each account has running on this instance: chats, embeddings, image calls and session runs alike.
+  const callsRunning = new AccountShare(config.accountCalls, 'calls_in_flight');
   const common = {
     catalog,
     providers,
@@ -107,7 +110,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
     accountBodyBytes: config.accountBodyBytes,
     bodyBytesInFlight: config.bodyBytesInFlight,
     accountEventStreams: config.accountEventStreams,
-    accountCalls: config.accountCalls,
+    callsRunning,
     providerTimeoutMs: config.providerTimeoutMs,
     holdTtlMs: config.holdTtlMs,
     holdProgress: config.holdProgress,
@@ -118,6 +121,7 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   /** Rate admission by each caller's Account actor (stateless: one per actor invoker). */
   const rateAdmission = (actors: ActorInvoker) => new RateAdmission(new AccountClient(actors), (error) => logger.warn({ err: error }, 'a rate window token correction failed; the window keeps the bound'));
   const imageService = (actors: ActorInvoker, ledgerHas: (eventId: string) => Promise<boolean>) => new ImageService({
+    callsRunning,
     limits: rateAdmission(actors),
     catalog,
     providers: new Map([...providers].flatMap(([name, p]) => (p.images ? [[name, p.images] as const] : []))),

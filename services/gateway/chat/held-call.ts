@@ -11,6 +11,7 @@ import type { TokenUsage } from '../../../providers/port';
 import { clientDisconnected, deadline } from '../deadline';
 import type { JsonAnswer } from '../http/answer';
 import { spendOf, withRateHeaders, type RateHeaderStyle, type TokenCounting } from '../limits/admission';
+import { countCall } from '../limits/account-share';
 import { DEFAULT_PROGRESS, HoldProgress } from './hold-progress';
 import { retryable } from './pending-settlements';
 import type { ChatDeps, ChatInput } from './prepare';
@@ -52,12 +53,7 @@ export async function openHeldCall(deps: ChatDeps, input: ChatInput, terms: Held
   const { accountId } = input.caller;
   // Past the account's calls running on this instance: refused before anything is counted or held.
   // However small each call's hold, a funded account could otherwise keep any number open.
-  if (deps.callsRunning && !deps.callsRunning.take(accountId, 1)) throw deps.callsRunning.refusal(`this account already has ${deps.callsRunning.perAccount} model calls running on this gateway instance`);
-  let running = deps.callsRunning !== undefined;
-  const stopRunning = () => {
-    if (running) deps.callsRunning?.give(accountId, 1);
-    running = false;
-  };
+  const stopRunning = countCall(deps.callsRunning, accountId);
   try {
     return await openCounted(deps, input, terms, stopRunning);
   } catch (error) {

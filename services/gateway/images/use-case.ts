@@ -22,6 +22,7 @@ import { checkBodySize } from '../chat/limits';
 import { logProviderFailure } from '../chat/provider-call';
 import { reply, type ImageReply } from './answer';
 import { spendOf, withRateHeaders, type RateAdmission } from '../limits/admission';
+import { countCall, type AccountShare } from '../limits/account-share';
 import type { Caller } from '../middleware/auth';
 import { imageTaskId, parseIdempotencyKey, parseImageBody, requestFingerprint } from './request';
 
@@ -50,6 +51,8 @@ export interface ImageDeps {
   limits?: RateAdmission;
   /** The upstreams' circuits (../routing/health.ts): which of a profile's upstreams a new task goes to. */
   health?: UpstreamHealth;
+  /** Model calls running, per account (GATEWAY_ACCOUNT_CALLS), shared with the chat routes; absent: not counted. */
+  callsRunning?: AccountShare;
 }
 
 export interface GenerateInput {
@@ -118,7 +121,25 @@ export class ImageService {
       return this.replayOrRefuse(task, fingerprint, input, error);
     }
 
-    const admitted = input.limited ? await deps.limits?.admit(input.limited, 0, 'openai') : null;
+    // The provider call of a new task is a model call of the account while it runs: past its share,
+    // refused before anything is counted or held. A retry of the key's task makes no call: given
+    // back below, and at the share it is answered from its task as ever (the 503 of a call that
+    // runs on says to retry, while that very call is counted).
+    let stopRunning: () => void;
+    try {
+      stopRunning = countCall(deps.callsRunning, input.caller.accountId);
+    } catch (refusal) {
+      const stored = await this.stored(task, input.caller);
+      if (stored?.fingerprint !== fingerprint) throw refusal;
+      return reply(await this.awaitOwner(task, stored, input.caller), true);
+    }
+    let admitted;
+    try {
+      admitted = input.limited ? await deps.limits?.admit(input.limited, 0, 'openai') : null;
+    } catch (error) {
+      stopRunning();
+      throw error;
+    }
     const spend = input.limited ? spendOf(input.limited) : undefined;
     const starting = task.start({
       ...(spend ? { spend } : {}),
@@ -137,12 +158,15 @@ export class ImageService {
     });
     // Refused at the start (402, 409, 503): nothing held, so the request counts against no rate either.
     const started = await starting.catch(async (error: unknown) => {
+      stopRunning();
       throw admitted ? await admitted.refused(error) : error;
     });
     // A task started before (a retry of its key) keeps the upstream it was sent to.
     // A call this instance already runs for the task is never made twice.
-    const view = await (started.role === 'owner' && !this.inflight.has(started.task.taskId)
-      ? this.callProvider(task, started.task, deps.providers.get(started.task.provider) ?? provider)
+    const calling = started.role === 'owner' && !this.inflight.has(started.task.taskId);
+    if (!calling) stopRunning();
+    const view = await (calling
+      ? this.callProvider(task, started.task, deps.providers.get(started.task.provider) ?? provider, stopRunning)
       : this.awaitOwner(task, started.task, input.caller)
     ).catch((error: unknown) => {
       // Every answer of a call under a rate limit carries its headers, an error's too.
@@ -202,8 +226,8 @@ export class ImageService {
     await Promise.race([Promise.allSettled([...this.inflight.values()]), sleep(2000)]);
   }
 
-  /** The owner's one provider call: answered within the provider timeout, or 503 while it runs on. */
-  private async callProvider(task: ImageTaskApi, view: ImageTaskView, provider: ImageProvider): Promise<ImageTaskView> {
+  /** The owner's one provider call: answered within the provider timeout, or 503 while it runs on; `ended` once it is over. */
+  private async callProvider(task: ImageTaskApi, view: ImageTaskView, provider: ImageProvider, ended: () => void): Promise<ImageTaskView> {
     const { deps } = this;
     const controller = new AbortController();
     // The call runs on after its client's 503, up to the artifact wait (or until close()).
@@ -228,6 +252,7 @@ export class ImageService {
       clear();
       this.calls.delete(controller);
       this.inflight.delete(view.taskId);
+      ended();
     });
     this.inflight.set(view.taskId, attempt);
     let timer: NodeJS.Timeout | undefined;

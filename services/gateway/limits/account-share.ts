@@ -32,3 +32,18 @@ export class AccountShare {
     return new GatewayError('rate_limit_exceeded', message, { param: this.param, headers: { 'retry-after': '1', 'retry-after-ms': '1000' } });
   }
 }
+
+/**
+ * One model call of the account counted while it runs (GATEWAY_ACCOUNT_CALLS: chats, embeddings,
+ * the provider call of a new image task, session runs), or refused 429 past the account's share.
+ * The answer gives it back, once however often it is called; without a share it does nothing.
+ */
+export function countCall(calls: AccountShare | undefined, accountId: string): () => void {
+  if (!calls) return () => {};
+  if (!calls.take(accountId, 1)) throw calls.refusal(`this account already has ${calls.perAccount} model calls running on this gateway instance`);
+  let running = true;
+  return () => {
+    if (running) calls.give(accountId, 1);
+    running = false;
+  };
+}

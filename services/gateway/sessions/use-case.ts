@@ -14,6 +14,7 @@ import { prepareChat, type ChatInput } from '../chat/prepare';
 import { openAiWire } from '../chat/wires';
 import { CHAT_TOKEN_COUNTING, tokenBound } from '../chat/use-case';
 import { spendOf } from '../limits/admission';
+import { countCall } from '../limits/account-share';
 import type { StreamAnswer } from '../http/answer';
 import { sessionEventStream } from './event-stream';
 import { isSessionId, parseSessionBody, resumeAfter, runCapabilities } from './request';
@@ -81,8 +82,16 @@ export class SessionService {
     const chat = prepareChat(this.deps.chat, openAiWire, input);
     const session = this.deps.sessions.of(sessionId);
     const runId = randomUUID();
-    // Over a rate: refused here, before anything is held (429), as a chat is.
-    const admitted = await this.deps.chat.limits?.admit(input.caller, tokenBound(chat), 'openai', CHAT_TOKEN_COUNTING);
+    // A run is a model call of the account while it lasts: past its share, refused before anything is counted or held.
+    const stopRunning = countCall(this.deps.chat.callsRunning, input.caller.accountId);
+    let admitted;
+    try {
+      // Over a rate: refused here, before anything is held (429), as a chat is.
+      admitted = await this.deps.chat.limits?.admit(input.caller, tokenBound(chat), 'openai', CHAT_TOKEN_COUNTING);
+    } catch (error) {
+      stopRunning();
+      throw error;
+    }
     const spend = spendOf(input.caller);
     let started;
     try {
@@ -100,11 +109,12 @@ export class SessionService {
         leaseMs: this.deps.leaseMs,
       });
     } catch (error) {
+      stopRunning();
       // Refused (402, 409, 503): nothing held, so the run counts against no rate either.
       throw admitted ? await admitted.refused(error) : error;
     }
     this.deps.wakeups.wake(sessionId);
-    void carryRun(this.deps, { sessionId, runId, session, chat, accountId: owner.accountId, holdId: started.holdId, ...(admitted ? { admitted } : {}) });
+    void carryRun(this.deps, { sessionId, runId, session, chat, accountId: owner.accountId, holdId: started.holdId, ...(admitted ? { admitted } : {}) }).finally(stopRunning);
     return {
       accepted: { run_id: runId, session_id: sessionId, status: 'running', model: chat.resolved.model.id, capabilities, started_event_id: started.startedEventId, events_url: eventsUrl(sessionId) },
       headers: admitted?.headers ?? {},
