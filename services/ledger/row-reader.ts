@@ -3,7 +3,9 @@
 // map, and each page read stays in the resident set of the process that read it. A million-row
 // export maps some 660 MB of the file; read here, that would be the gateway's. The child reports
 // its resident set with each answer; past `rssBoundMb` it is ended once its answers are out, and
-// the next read starts another. Idle for `idleMs`, it is ended too. Only one serves at a time.
+// the next read goes to its successor, started when it passed three quarters of the bound (so
+// that the switch does not wait for a start). Idle for `idleMs`, both are ended. Only one serves
+// at a time.
 //
 // Rows are money records: an export never depends on the child. A read it cannot give (it could
 // not start, it died, its snapshot lacked rows the gateway had counted) is made in this process
@@ -21,6 +23,8 @@ import type { RowAnswer, RowRequest } from './row-reader-process';
 
 const SCRIPT = join(__dirname, 'row-reader-process.js');
 const DEFAULT_IDLE_MS = 30_000;
+/** The share of its bound at which a reader's successor is started. */
+const SPARE_AT = 0.75;
 /** After a failed read, reads stay in this process for this long. */
 const FAILED_PAUSE_MS = 60_000;
 
@@ -48,6 +52,8 @@ export interface RowReaderOptions {
 
 export class ExportRowReader implements RowSource {
   private current: Reader | undefined;
+  /** Started when the current one nears its bound: it takes over without a wait for its start. */
+  private spare: Reader | undefined;
   private readonly readers = new Set<Reader>();
   private nextId = 0;
   private failedAt = -Infinity;
@@ -110,6 +116,12 @@ export class ExportRowReader implements RowSource {
 
   private reader(): Reader {
     if (this.current && !this.current.retiring) return this.current;
+    this.current = this.spare ?? this.spawn();
+    this.spare = undefined;
+    return this.current;
+  }
+
+  private spawn(): Reader {
     const child = fork(SCRIPT, [], {
       execArgv: [...NODE_FLAGS],
       env: { ...process.env, ROW_READER_DATA_DIR: this.dataDir },
@@ -121,7 +133,6 @@ export class ExportRowReader implements RowSource {
     const reader: Reader = { child, pending: new Map(), retiring: false };
     metrics.exportReaderStarted();
     this.readers.add(reader);
-    this.current = reader;
     child.on('message', (answer: RowAnswer) => this.answered(reader, answer));
     child.on('error', (error) => this.gone(reader, error));
     child.on('exit', (code, signal) => {
@@ -139,14 +150,19 @@ export class ExportRowReader implements RowSource {
     if (answer.rows) waiting.resolve(answer.rows as LedgerRow[]);
     else waiting.reject(new Error(`the export reader failed: ${answer.error ?? 'no rows'}`));
     const boundBytes = this.options.rssBoundMb * 1024 * 1024;
-    if ((answer.rss ?? 0) > boundBytes || reader.retiring) this.retire(reader);
-    else if (reader.pending.size === 0) this.armIdle(reader);
+    const rss = answer.rss ?? 0;
+    if (rss > boundBytes || reader.retiring) return this.retire(reader);
+    // Near its bound: its successor starts now, so that the switch does not wait for a start.
+    if (rss > SPARE_AT * boundBytes && this.current === reader && !this.spare) this.spare = this.spawn();
+    if (reader.pending.size === 0) this.armIdle(reader);
   }
 
   private armIdle(reader: Reader): void {
     clearTimeout(this.idle);
     this.idle = setTimeout(() => {
-      if (reader.pending.size === 0) this.retire(reader);
+      if (reader.pending.size > 0) return;
+      this.retire(reader);
+      if (this.spare) this.retire(this.spare);
     }, this.options.idleMs ?? DEFAULT_IDLE_MS);
     this.idle.unref();
   }
@@ -155,6 +171,7 @@ export class ExportRowReader implements RowSource {
   private retire(reader: Reader): void {
     reader.retiring = true;
     if (this.current === reader) this.current = undefined;
+    if (this.spare === reader) this.spare = undefined;
     if (reader.pending.size === 0 && reader.child.connected) reader.child.disconnect();
   }
 
@@ -162,6 +179,7 @@ export class ExportRowReader implements RowSource {
   private gone(reader: Reader, error: Error): void {
     reader.retiring = true;
     if (this.current === reader) this.current = undefined;
+    if (this.spare === reader) this.spare = undefined;
     const waiting = [...reader.pending.values()];
     reader.pending.clear();
     for (const { reject } of waiting) reject(error);
