@@ -25,6 +25,8 @@ const SCRIPT = join(__dirname, 'row-reader-process.js');
 const DEFAULT_IDLE_MS = 30_000;
 /** The share of its bound at which a reader's successor is started. */
 const SPARE_AT = 0.75;
+/** How long closing waits for a reader's answers before killing it. */
+const CLOSE_WAIT_MS = 2000;
 /** After a failed read, reads stay in this process for this long. */
 const FAILED_PAUSE_MS = 60_000;
 
@@ -84,7 +86,7 @@ export class ExportRowReader implements RowSource {
     }
   }
 
-  /** Ends every child; later reads are made in this process. */
+  /** Ends every child (one still busy after CLOSE_WAIT_MS is killed); later reads are made in this process. */
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.idle);
@@ -93,7 +95,12 @@ export class ExportRowReader implements RowSource {
       reader.child.once('exit', () => resolve());
       this.retire(reader);
     }));
+    const killer = setTimeout(() => {
+      for (const reader of this.readers) this.gone(reader, new Error('the gateway is stopping'));
+    }, CLOSE_WAIT_MS);
+    killer.unref();
     await Promise.all(exits);
+    clearTimeout(killer);
   }
 
   private readLocally(topic: Topic, accountId: string, pool: string, from: number, to: number): Promise<LedgerRow[]> {
