@@ -96,6 +96,20 @@ describe('the export reader of the embedded host', () => {
     expect(pids.filter(alive)).toEqual([]);
   });
 
+  it('when exports run at once, then they share the readers and each is whole', async () => {
+    const gateway = await startGateway({ GATEWAY_DATA_DIR: dataDir, GATEWAY_EXPORT_READER_RSS_MB: '60' });
+    try {
+      const both = await Promise.all([exported(gateway, apiKey, 'csv'), exported(gateway, apiKey, 'jsonl'), exported(gateway, apiKey, 'csv')]);
+      expect(both).toEqual([expected.csv, expected.jsonl, expected.csv]);
+      // Readers ended past their bound while other exports' reads were under way on them.
+      expect(await counter(gateway, 'payg_export_readers_started_total')).toBeGreaterThan(1);
+      expect(await counter(gateway, 'payg_export_reads_total', '{where="reader"}')).toBe(3 * READS);
+      expect(await counter(gateway, 'payg_export_reads_total', '{where="gateway"}')).toBe(0);
+    } finally {
+      await gateway.stop();
+    }
+  });
+
   it('when the gateway is killed, then its reader ends too', async () => {
     const gateway = await startGateway({ GATEWAY_DATA_DIR: dataDir });
     await exported(gateway, apiKey, 'csv');
