@@ -80,6 +80,9 @@ export function writeRoutingCatalog(path: string, upstreamUrl: string): string {
     base.providers[provider] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': behaviour } };
     base.models.push({ ...chatModel, id: model, profiles: [{ ...profile, profile_id: `6e2f8a52-3c1e-4c8e-9a55-1d2a7b0c9e9${i}`, upstream_model: 'up-model-a', providers: [{ provider }] }] });
   }
+  // An upstream that ignores max_tokens: it streams 1,000 words whatever it is asked for.
+  base.providers['local-ignores-max'] = { kind: 'openai', baseUrl: upstreamUrl, headers: { 'x-upstream-behaviour': 'ignore-max-tokens', 'x-upstream-tokens': '1000' } };
+  base.models.push({ ...chatModel, id: 'ignores-max-chat', profiles: [{ ...profile, profile_id: '6e2f8a52-3c1e-4c8e-9a55-1d2a7b0c9e89', upstream_model: 'up-model-a', providers: [{ provider: 'local-ignores-max' }] }] });
   writeFileSync(path, JSON.stringify(base, null, 2));
   return path;
 }
@@ -206,6 +209,18 @@ export function routingSuite(hostName: string, start: () => Promise<RoutingDeplo
       const now = await attempts(d.url);
       expect((now['local-cut/broken'] ?? 0) - (before['local-cut/broken'] ?? 0)).toBe(1);
       expect((now['local-healthy/served'] ?? 0) - (before['local-healthy/served'] ?? 0)).toBe(0);
+    });
+
+    it('when an upstream ignores max_tokens, then its stream is cut past 8 × max_tokens + 64 pieces of output with the error event, and charged for max_tokens', async () => {
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const response = await streamed(apiKey, 'ignores-max-chat');
+      const events = sseData(await response.text());
+      const pieces = events.filter((e) => e !== '[DONE]' && typeof JSON.parse(e).choices?.[0]?.delta?.content === 'string' && JSON.parse(e).choices[0].delta.content !== '');
+      expect(pieces).toHaveLength(8 * 8 + 64);
+      expect(JSON.parse(events.at(-1)!)).toMatchObject({ error: { code: 'provider_error' } });
+      const prompt = Math.ceil(Buffer.byteLength(JSON.stringify(hello.messages)) / 4);
+      const after = await eventually(() => balance(d.url, apiKey), (b) => b.held === 0 && b.balance < 10_000_000);
+      expect(10_000_000 - after.balance).toBe(prompt * 100 + 8 * 400);
     });
 
     it('when a stream of a one-upstream profile breaks after output, then its attempt is counted broken and its circuit told, as with several', async () => {

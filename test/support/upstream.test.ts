@@ -40,6 +40,13 @@ describe('startUpstream', () => {
     expect([json.choices[0].message.content, json.choices[0].finish_reason]).toEqual(['tok0 tok1', 'length']);
   });
 
+  it('when the behaviour is ignore-max-tokens, then it answers every word asked for, past max_tokens, as an upstream that ignores it', async () => {
+    const json = JSON.parse((await post({ model: 'm', messages, max_tokens: 2 }, { 'x-upstream-behaviour': 'ignore-max-tokens', 'x-upstream-tokens': '5' })).text);
+    expect([json.choices[0].message.content, json.choices[0].finish_reason, json.usage.completion_tokens]).toEqual(['tok0 tok1 tok2 tok3 tok4', 'stop', 5]);
+    const streamed = events((await post({ model: 'm', messages, max_tokens: 2, stream: true }, { 'x-upstream-behaviour': 'ignore-max-tokens', 'x-upstream-tokens': '5' })).text);
+    expect(streamed.filter((e) => e !== '[DONE]' && JSON.parse(e).choices[0].delta.content)).toHaveLength(5);
+  });
+
   it('when asked to stream with usage, then it sends one event per word, a finish, a usage and [DONE]', async () => {
     const reply = await post({ model: 'm', messages, max_tokens: 2, stream: true, stream_options: { include_usage: true } });
     const all = events(reply.text);
@@ -202,6 +209,11 @@ describe('startUpstream messages', () => {
   it('when max_tokens cuts the words, then the stop reason is max_tokens', async () => {
     const json = JSON.parse((await post({ ...claude, max_tokens: 2 }, {}, '/messages')).text);
     expect([json.content[0].text, json.stop_reason, json.usage.output_tokens]).toEqual(['tok0 tok1', 'max_tokens', 2]);
+  });
+
+  it('when the behaviour is ignore-max-tokens, then the message has every word asked for, past max_tokens', async () => {
+    const json = JSON.parse((await post({ ...claude, max_tokens: 2 }, { 'x-upstream-behaviour': 'ignore-max-tokens', 'x-upstream-tokens': '4' }, '/messages')).text);
+    expect([json.content[0].text, json.stop_reason, json.usage.output_tokens]).toEqual(['tok0 tok1 tok2 tok3', 'end_turn', 4]);
   });
 
   it('when asked to stream, then it sends the Anthropic event sequence, each named as its type', async () => {

@@ -42,7 +42,8 @@
 // streams: first a chunk with the role and empty content, as OpenAI sends, then the text),
 // body-delay=<ms> (chat JSON answers: the headers at once, the body that much later, as an
 // upstream that has begun answering a long generation), completion-tokens=<n> (chat: the output
-// count reported instead of the real one, even above max_tokens).
+// count reported instead of the real one, even above max_tokens), ignore-max-tokens (chat and
+// messages: x-upstream-tokens words whatever max_tokens says, as an upstream that ignores it).
 //
 // CLI: `node dist/test/support/upstream.js` listens on PORT (default 9100).
 
@@ -123,6 +124,8 @@ interface Behaviour {
   bodyDelayMs?: number;
   /** Chat: the output count reported instead of the real one (a misreporting upstream). */
   completionTokens?: number;
+  /** Chat and messages: every x-upstream-tokens word, whatever max_tokens says. */
+  ignoreMaxTokens?: boolean;
 }
 
 type JsonBody = Record<string, unknown>;
@@ -331,8 +334,8 @@ function respond(res: ServerResponse, body: Record<string, unknown>, behaviour: 
   // OpenAI's newer field first, as OpenAI reads them.
   const bound = body.max_completion_tokens ?? body.max_tokens;
   const maxTokens = typeof bound === 'number' ? bound : DEFAULT_TOKENS;
-  const tokens = Math.max(0, Math.min(maxTokens, headerTokens));
-  const finishReason = headerTokens > maxTokens ? 'length' : 'stop';
+  const tokens = Math.max(0, behaviour.ignoreMaxTokens ? headerTokens : Math.min(maxTokens, headerTokens));
+  const finishReason = tokens < headerTokens ? 'length' : 'stop';
   const messages = (body.messages ?? []) as ChatMessage[];
   // By bytes, cache reads come on top; by a tokenizer, they are part of the prompt, as OpenAI's are.
   const counted = behaviour.tokenizer ? countChatPrompt(behaviour.tokenizer, messages) : undefined;
@@ -417,8 +420,8 @@ function messagesInputTokens(body: JsonBody): number {
 function respondMessages(res: ServerResponse, body: JsonBody, behaviour: Behaviour, headerTokens: number): void {
   if (res.destroyed || sentStatus(res, behaviour, sendAnthropicError)) return;
   const maxTokens = body.max_tokens as number;
-  const tokens = Math.max(0, Math.min(maxTokens, headerTokens));
-  const stopReason = headerTokens > maxTokens ? 'max_tokens' : 'end_turn';
+  const tokens = Math.max(0, behaviour.ignoreMaxTokens ? headerTokens : Math.min(maxTokens, headerTokens));
+  const stopReason = tokens < headerTokens ? 'max_tokens' : 'end_turn';
   const inputTokens = behaviour.promptTokens ?? messagesInputTokens(body);
   const id = `msg_up_${++sequence}`;
   const model = typeof body.model === 'string' ? body.model : 'unknown';
@@ -533,7 +536,7 @@ const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
 };
 
 // Behaviours of the chat and messages routes only (STREAMS_ONLY: refused on images and embeddings).
-const STREAMS_ONLY = new Set(['chunk-delay', 'cache-read', 'cache-write', 'cache-write-1h', 'reasoning', 'tokenizer', 'prompt-tokens', 'opening-chunk', 'completion-tokens']);
+const STREAMS_ONLY = new Set(['chunk-delay', 'cache-read', 'cache-write', 'cache-write-1h', 'reasoning', 'tokenizer', 'prompt-tokens', 'opening-chunk', 'completion-tokens', 'ignore-max-tokens']);
 // Behaviours of the routes answering one JSON body of vectors or images (refused on chat and messages).
 const ONE_BODY_ONLY = new Set(['wrong-format']);
 
@@ -559,6 +562,7 @@ function parseBehaviour(header: string | string[] | undefined, route: 'chat' | '
     else if (name === 'opening-chunk' && value === undefined && route === 'chat') behaviour.openingChunk = true;
     else if (name === 'body-delay' && route === 'chat') behaviour.bodyDelayMs = parseCount(name, value ?? '');
     else if (name === 'completion-tokens' && route === 'chat') behaviour.completionTokens = parseCount(name, value ?? '');
+    else if (name === 'ignore-max-tokens' && value === undefined) behaviour.ignoreMaxTokens = true;
     else if (name === 'prompt-tokens' && value !== undefined && Number.isFinite(Number(value))) behaviour.promptTokens = Number(value);
     else if (name === 'tokenizer' && route === 'chat' && (TOKENIZERS as readonly string[]).includes(value ?? '')) behaviour.tokenizer = value as TokenizerName;
     else throw new Error(`unknown x-upstream-behaviour "${part.trim()}"`);

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../../../lib/errors';
 import { cancelModelCall, endModelCall } from '../../../lib/tracing';
-import type { TokenUsage } from '../../../providers/port';
+import { ProviderError, type TokenUsage } from '../../../providers/port';
 import { leftByClient, stoppedBy } from '../deadline';
 import type { StreamFrame } from '../http/answer';
 import { countedPrompt, type AnyWire, type PreparedChat } from './prepare';
@@ -53,22 +53,39 @@ export interface StreamTally {
  * as the provider stated it (its cache counts included) or, when it has not, as the gateway counts
  * it (./prepare.ts, countedPrompt: counted once, when first needed).
  */
+/**
+ * Output pieces past which a stream is cut as the provider's protocol error: an upstream that
+ * ignores the max_tokens it was asked for would otherwise be relayed until the deadline (its
+ * output is billed up to max_tokens, docs/money.md). A piece carries at least a token, or a
+ * character where an upstream splits tokens; no compliant upstream comes near this.
+ */
+export const outputPieceBound = (maxTokens: number) => 8 * maxTokens + 64;
+
 export class StreamCount<P extends StreamPiece> {
   private outputTokens = 0;
+  private readonly outputBound: number;
   private final: TokenUsage | undefined;
   /** The last usage the provider stated (its prompt counts are the prompt's). */
   private stated: TokenUsage | undefined;
   private counted: Promise<TokenUsage> | undefined;
 
-  constructor(private readonly wire: InboundWire<unknown, P>, private readonly chat: PreparedChat) {}
+  constructor(private readonly wire: InboundWire<unknown, P>, private readonly chat: PreparedChat) {
+    this.outputBound = outputPieceBound(chat.maxTokens);
+  }
 
+  /** Counts the piece; throws (the stream is then cut) once the output passes outputPieceBound. */
   add(piece: P): void {
     if (piece.statedPrompt) this.stated = piece.statedPrompt;
     if (piece.usage) {
       this.stated = piece.usage;
       if (this.wire.charge.finalUsage(piece)) this.final = piece.usage;
     }
-    if (this.wire.charge.producesOutput(piece)) this.outputTokens += 1;
+    if (!this.wire.charge.producesOutput(piece)) return;
+    this.outputTokens += 1;
+    if (this.outputTokens > this.outputBound) {
+      this.outputTokens -= 1; // this piece is not relayed
+      throw new ProviderError('protocol', `the upstream sent more than ${this.outputBound} pieces of output for max_tokens ${this.chat.maxTokens}: it ignores max_tokens, and the stream was cut`);
+    }
   }
 
   /** The prompt, as stated or counted (off the event loop: a promise then), with `outputTokens` of output. */
