@@ -160,7 +160,13 @@ export class ExportRowReader implements RowSource {
     const rss = answer.rss ?? 0;
     if (rss > boundBytes || reader.retiring) return this.retire(reader);
     // Near its bound: its successor starts now, so that the switch does not wait for a start.
-    if (rss > SPARE_AT * boundBytes && this.current === reader && !this.spare) this.spare = this.spawn();
+    if (rss > SPARE_AT * boundBytes && this.current === reader && !this.spare) {
+      try {
+        this.spare = this.spawn();
+      } catch {
+        // None now: the next read starts one (or, failing, is made in this process).
+      }
+    }
     if (reader.pending.size === 0) this.armIdle(reader);
   }
 
