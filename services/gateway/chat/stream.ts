@@ -48,12 +48,6 @@ export interface StreamTally {
 }
 
 /**
- * Counts what a stream produced, piece by piece, by the charge rules of docs/money.md: the
- * provider's final count when it gave one; else one output token per output delta, on the prompt
- * as the provider stated it (its cache counts included) or, when it has not, as the gateway counts
- * it (./prepare.ts, countedPrompt: counted once, when first needed).
- */
-/**
  * Output pieces past which a stream is cut as the provider's protocol error: an upstream that
  * ignores the max_tokens it was asked for would otherwise be relayed until the deadline (its
  * output is billed up to max_tokens, docs/money.md). A piece carries at least a token, or a
@@ -61,6 +55,12 @@ export interface StreamTally {
  */
 export const outputPieceBound = (maxTokens: number) => 8 * maxTokens + 64;
 
+/**
+ * Counts what a stream produced, piece by piece, by the charge rules of docs/money.md: the
+ * provider's final count when it gave one; else one output token per output delta, on the prompt
+ * as the provider stated it (its cache counts included) or, when it has not, as the gateway counts
+ * it (./prepare.ts, countedPrompt: counted once, when first needed).
+ */
 export class StreamCount<P extends StreamPiece> {
   private outputTokens = 0;
   private readonly outputBound: number;
@@ -81,11 +81,9 @@ export class StreamCount<P extends StreamPiece> {
       if (this.wire.charge.finalUsage(piece)) this.final = piece.usage;
     }
     if (!this.wire.charge.producesOutput(piece)) return;
+    // A piece past the bound is neither counted nor relayed.
+    if (this.outputTokens === this.outputBound) throw new ProviderError('protocol', `the upstream sent more than ${this.outputBound} pieces of output for max_tokens ${this.chat.maxTokens}: it ignores max_tokens, and the stream was cut`);
     this.outputTokens += 1;
-    if (this.outputTokens > this.outputBound) {
-      this.outputTokens -= 1; // this piece is not relayed
-      throw new ProviderError('protocol', `the upstream sent more than ${this.outputBound} pieces of output for max_tokens ${this.chat.maxTokens}: it ignores max_tokens, and the stream was cut`);
-    }
   }
 
   /** The prompt, as stated or counted (off the event loop: a promise then), with `outputTokens` of output. */
