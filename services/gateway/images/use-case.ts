@@ -133,34 +133,32 @@ export class ImageService {
       if (stored?.fingerprint !== fingerprint) throw refusal;
       return reply(await this.awaitOwner(task, stored, input.caller), true);
     }
+    const spend = input.limited ? spendOf(input.limited) : undefined;
     let admitted;
+    let started;
     try {
       admitted = input.limited ? await deps.limits?.admit(input.limited, 0, 'openai') : null;
+      started = await task.start({
+        ...(spend ? { spend } : {}),
+        ...(input.limited?.spendKeyId !== undefined ? { spendKeyId: input.limited.spendKeyId } : {}),
+        owner: input.caller,
+        fingerprint,
+        requestId: input.requestId,
+        // The request id may come from the client (X-Request-Id): this one is this request's own.
+        startId: randomUUID(),
+        model: resolved.model.id,
+        profileId: resolved.profile.profile_id,
+        price,
+        deadlineMs: deps.images.deadlineMs,
+        holdTtlMs: deps.images.holdTtlMs,
+        call: { provider: chosen.provider, upstreamModel: chosen.upstream_model, prompt: request.prompt, responseFormat: request.responseFormat, passthrough: request.passthrough, ...(input.directives ? { directives: input.directives } : {}) },
+      });
     } catch (error) {
       stopRunning();
-      throw error;
-    }
-    const spend = input.limited ? spendOf(input.limited) : undefined;
-    const starting = task.start({
-      ...(spend ? { spend } : {}),
-      ...(input.limited?.spendKeyId !== undefined ? { spendKeyId: input.limited.spendKeyId } : {}),
-      owner: input.caller,
-      fingerprint,
-      requestId: input.requestId,
-      // The request id may come from the client (X-Request-Id): this one is this request's own.
-      startId: randomUUID(),
-      model: resolved.model.id,
-      profileId: resolved.profile.profile_id,
-      price,
-      deadlineMs: deps.images.deadlineMs,
-      holdTtlMs: deps.images.holdTtlMs,
-      call: { provider: chosen.provider, upstreamModel: chosen.upstream_model, prompt: request.prompt, responseFormat: request.responseFormat, passthrough: request.passthrough, ...(input.directives ? { directives: input.directives } : {}) },
-    });
-    // Refused at the start (402, 409, 503): nothing held, so the request counts against no rate either.
-    const started = await starting.catch(async (error: unknown) => {
-      stopRunning();
+      // Refused (429 by a rate, or 402, 409, 503 at the start): nothing held; a start refused
+      // after its admission counts against no rate either.
       throw admitted ? await admitted.refused(error) : error;
-    });
+    }
     // A task started before (a retry of its key) keeps the upstream it was sent to.
     // A call this instance already runs for the task is never made twice.
     const calling = started.role === 'owner' && !this.inflight.has(started.task.taskId);

@@ -84,17 +84,12 @@ export class SessionService {
     const runId = randomUUID();
     // A run is a model call of the account while it lasts: past its share, refused before anything is counted or held.
     const stopRunning = countCall(this.deps.chat.callsRunning, input.caller.accountId);
+    const spend = spendOf(input.caller);
     let admitted;
+    let started;
     try {
       // Over a rate: refused here, before anything is held (429), as a chat is.
       admitted = await this.deps.chat.limits?.admit(input.caller, tokenBound(chat), 'openai', CHAT_TOKEN_COUNTING);
-    } catch (error) {
-      stopRunning();
-      throw error;
-    }
-    const spend = spendOf(input.caller);
-    let started;
-    try {
       started = await session.startRun({
         owner,
         runId,
@@ -110,7 +105,8 @@ export class SessionService {
       });
     } catch (error) {
       stopRunning();
-      // Refused (402, 409, 503): nothing held, so the run counts against no rate either.
+      // Refused (429 by a rate, or 402, 409, 503 at the start): nothing held; a start refused
+      // after its admission counts against no rate either.
       throw admitted ? await admitted.refused(error) : error;
     }
     this.deps.wakeups.wake(sessionId);
