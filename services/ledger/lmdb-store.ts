@@ -36,9 +36,14 @@ const totalsKey = (accountId: string, pool: string) => `${TOTALS_PREFIX}${accoun
 const spendKey = (accountId: string, pool: string, day: string) => `spend${SEP}${accountId}${SEP}${pool}${SEP}${day}`;
 const spendBaseKey = (accountId: string, pool: string) => `spendbase${SEP}${accountId}${SEP}${pool}`;
 
+/** How many rows positions `from` to `to` hold when the account has at least `to` (positions are dense from 1). */
+export function positionsIn(from: number, to: number): number {
+  return to < from || to < 1 ? 0 : to - Math.max(1, from) + 1;
+}
+
 /** The account's rows at positions `from` to `to`, newest first (also the export reader's read, row-reader-process.ts). */
 export function readRows(ledger: Database<unknown, string>, topic: Topic, accountId: string, pool: string, from: number, to: number): LedgerRow[] {
-  if (to < from || to < 1) return [];
+  if (positionsIn(from, to) === 0) return [];
   const start = Math.max(1, from);
   const rows: LedgerRow[] = [];
   for (const { value } of ledger.getRange({ start: rowKey(topic, accountId, pool, to), end: rowKey(topic, accountId, pool, start - 1), reverse: true })) {

@@ -19,6 +19,7 @@ import type { Topic } from '../../lib/events';
 import { metrics } from '../../lib/metrics';
 import { NODE_FLAGS } from '../../lib/node-flags';
 import type { LedgerRow, LedgerStore } from './entries';
+import { positionsIn } from './lmdb-store';
 import type { RowAnswer, RowRequest } from './row-reader-process';
 
 const SCRIPT = join(__dirname, 'row-reader-process.js');
@@ -72,10 +73,10 @@ export class ExportRowReader implements RowSource {
 
   async rows(topic: Topic, accountId: string, pool: string, from: number, to: number): Promise<LedgerRow[]> {
     if (this.closed || this.options.rssBoundMb === 0 || !this.scriptThere || performance.now() - this.failedAt < FAILED_PAUSE_MS) return this.readLocally(topic, accountId, pool, from, to);
-    const expected = to < from || to < 1 ? 0 : to - Math.max(1, from) + 1;
+    const expected = positionsIn(from, to);
     try {
       const rows = await this.ask({ id: this.nextId++, topic, accountId, pool, from, to });
-      // Positions are dense from 1, and the caller counted them before asking: all are there.
+      // The caller counted the rows before asking: all of them are there.
       if (rows.length !== expected) throw new Error(`the export reader read ${rows.length} of the ${expected} rows at positions ${from}–${to}`);
       metrics.exportRead('reader');
       return rows;
