@@ -108,6 +108,9 @@ interface ReaderFigures {
   peakFileMb: number;
 }
 
+/** kB (as /proc states them) in MB, to one decimal. */
+const mb = (kb: number) => Math.round(kb / 102.4) / 10;
+
 function readable(path: string): string | undefined {
   try {
     return readFileSync(path, 'utf8');
@@ -134,7 +137,6 @@ function watchReaders(parent: number): { stop(): ReaderFigures } {
   };
   sample();
   const timer = setInterval(sample, 50);
-  const mb = (kb: number) => Math.round(kb / 102.4) / 10;
   const largest = (field: 'hwm' | 'anon' | 'file') => mb(Math.max(0, ...[...seen.values()].map((peak) => peak[field])));
   return {
     stop() {
@@ -168,7 +170,6 @@ function watchMemory(pids: Record<string, number>): { stop(): Record<string, Mem
   };
   sample();
   const timer = setInterval(sample, 50);
-  const mb = (kb: number) => Math.round(kb / 102.4) / 10;
   return {
     stop() {
       clearInterval(timer);
@@ -253,8 +254,7 @@ async function browserExport(url: string, apiKey: string) {
     const rows = FORMAT === 'csv' ? lines - 1 : lines;
     if (rows !== EVENTS * ROWS_PER_EVENT) throw new Error(`browser: saved ${rows} rows, seeded ${EVENTS * ROWS_PER_EVENT}`);
     if (problems.length > 0) throw new Error(`browser: ${problems.join('; ')}`);
-    const mb = (kb: number) => Math.round(kb / 102.4) / 10;
-    // Each process's resident set when the button was clicked (or when it started, if later), and its peak while the file was saved.
+      // Each process's resident set when the button was clicked (or when it started, if later), and its peak while the file was saved.
     const processes = [...peaks.values()].sort((a, b) => b.rssKb - a.rssKb).map((p) => ({ process: p.role, startRssMb: mb(p.startKb), peakRssMb: mb(p.rssKb) }));
     return {
       host: 'embedded, saved by the console in Chromium',
