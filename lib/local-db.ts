@@ -6,6 +6,12 @@
 // length to each process's map size, and a second process opening the environment (the tests,
 // an operator's tool) cuts the file under the gateway, which dies with SIGBUS
 // (docs/benchmarks.md, 2026-11-27).
+//
+// A write the database itself fails (a full disk, a file size limit, an I/O error) is not one to
+// run on from: lmdb-js corrupts the process's heap on that path (measured with 3.5.6: a later
+// allocation aborts the process, "corrupted size vs. prev_size", seconds after the failed commit,
+// its callers hung meanwhile). `onWriteFailure` is told of each such failure as it is thrown, so
+// the gateway can stop at once (docs/durability.md, "A write the disk refuses").
 
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,10 +31,49 @@ const FILE = 'gateway.lmdb';
 const MAX_DBS = 16;
 const sub = (root: RootDatabase, name: string) => root.openDB<unknown, string>({ name, encoding: 'msgpack' });
 
-export function openLocalDb(dataDir: string, options: { fsync?: boolean } = {}): LocalDb {
+export interface LocalDbOptions {
+  /** Flush every commit to disk (GATEWAY_FSYNC=always). */
+  fsync?: boolean;
+  /** Told of every write the database itself failed (not a value that could not be encoded), as it is thrown. */
+  onWriteFailure?: (error: Error) => void;
+}
+
+/**
+ * Whether an error is the database's own: lmdb-js throws those with its errno or LMDB status as
+ * a numeric `code` (27 file too large, 28 no space, 5 I/O error, LMDB's negative codes). What a
+ * write's own callback throws (a value that cannot be encoded, a turn's own refusal) has no
+ * numeric code.
+ */
+export function isDatabaseFailure(error: unknown): error is Error {
+  return error instanceof Error && typeof (error as { code?: unknown }).code === 'number';
+}
+
+/**
+ * The synchronous writing methods of a database, each telling `report` of a failure of the
+ * database's own before it throws on. The gateway writes only through these (a write outside a
+ * transaction is `putSync`, its own transaction). lmdb-js's asynchronous `put` and `remove` are
+ * left as they are: its synchronous forms call them inside their transaction and compare what
+ * they return with a value of its own.
+ */
+function reportWriteFailures(db: Database<unknown, string> | RootDatabase, report: (error: Error) => void): void {
+  const target = db as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const method of ['putSync', 'removeSync', 'transactionSync']) {
+    const original = target[method].bind(db);
+    target[method] = (...args) => {
+      try {
+        return original(...args);
+      } catch (error) {
+        if (isDatabaseFailure(error)) report(error);
+        throw error;
+      }
+    };
+  }
+}
+
+export function openLocalDb(dataDir: string, options: LocalDbOptions = {}): LocalDb {
   mkdirSync(dataDir, { recursive: true });
   const root = open({ path: join(dataDir, FILE), noSync: !options.fsync, encoding: 'msgpack', maxDbs: MAX_DBS });
-  return {
+  const db = {
     root,
     actorState: sub(root, 'actor-state'),
     reminders: sub(root, 'reminders'),
@@ -37,6 +82,9 @@ export function openLocalDb(dataDir: string, options: { fsync?: boolean } = {}):
     accounts: sub(root, 'accounts'),
     close: () => root.close(),
   };
+  const report = options.onWriteFailure;
+  if (report) for (const each of [db.root, db.actorState, db.reminders, db.outbox, db.ledger, db.accounts]) reportWriteFailures(each, report);
+  return db;
 }
 
 /**

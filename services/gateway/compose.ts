@@ -68,9 +68,11 @@ export function actorsPlaceable(metadata: unknown): boolean {
 }
 
 /**
- * How long a failed commit of the database keeps the embedded gateway unready: longer than a
- * pending settle's retry interval, so a disk that stays full keeps it unready; once nothing fails
- * for this long (or a commit succeeds), it is ready again and the next calls try the disk.
+ * How long a failed commit of the database keeps the embedded gateway unready. A failure that
+ * lmdb-js reports with its errno or LMDB code (a full disk, an I/O error) stops the gateway at
+ * once instead (openLocalDb's onWriteFailure below); this is for any other failure of a commit:
+ * longer than a pending settle's retry interval, so one that keeps failing keeps the gateway
+ * unready; once nothing fails for this long (or a commit succeeds), it is ready again.
  */
 const STORAGE_FAILURE_UNREADY_MS = 10_000;
 
@@ -214,7 +216,15 @@ export async function compose(config: GatewayConfig, logger: Logger = pino({ lev
   });
   let db: LocalDb;
   try {
-    db = openLocalDb(config.dataDir, { fsync: config.fsync });
+    // A write the disk refused leaves lmdb-js's memory unsound (lib/local-db.ts): the gateway stops
+    // at once, as a kill would stop it, and loses no more than a kill does (docs/durability.md).
+    db = openLocalDb(config.dataDir, {
+      fsync: config.fsync,
+      onWriteFailure: (error) => {
+        logger.fatal({ dataDir: config.dataDir, err: error }, 'the local database could not write (a full disk, a file size limit, an I/O error): stopping');
+        process.exit(1);
+      },
+    });
   } catch (error) {
     unlock();
     throw error;

@@ -126,7 +126,7 @@ export class LmdbLedgerStore implements LedgerStore {
   }
 
   async saveSpendingBase(accountId: string, pool: string, base: SpendingBase): Promise<void> {
-    await this.db.ledger.put(spendBaseKey(accountId, pool), base);
+    this.db.ledger.putSync(spendBaseKey(accountId, pool), base);
   }
 
   async has(eventId: string): Promise<boolean> {
