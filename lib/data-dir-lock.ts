@@ -151,6 +151,15 @@ export function lockDataDir(dataDir: string, options: LockOptions = {}): DataDir
       const fd = openSync(path, 'wx', 0o644);
       try {
         writeSync(fd, record());
+      } catch (error) {
+        // A full disk (or a file size limit): said with the file, which the bare error does not
+        // name; the empty file is not left for the next start to wait on.
+        try {
+          unlinkSync(path);
+        } catch {
+          // Gone already, or not ours to remove: the next start judges it.
+        }
+        throw new Error(`the data directory ${dataDir} cannot be written (${path}): ${(error as Error).message}`);
       } finally {
         closeSync(fd);
       }

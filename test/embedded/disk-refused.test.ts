@@ -4,13 +4,13 @@
 // failure, so the gateway must stop at once, say why, lose no answered charge, and start again on
 // the same data directory with its books in order (docs/durability.md, "A write the disk refuses").
 
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, statSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { balance, chat, fundedAccount, hello, json } from '../support/api';
 import { eventually } from '../support/eventually';
-import { ADMIN_TOKEN, startGateway, type GatewayProcess } from '../support/processes';
+import { ADMIN_TOKEN, ROOT, startGateway, type GatewayProcess } from '../support/processes';
 
 jest.setTimeout(120_000);
 
@@ -69,5 +69,19 @@ describe('a write the disk refuses, on the embedded host', () => {
     // And it writes again.
     expect((await chat(second.url, apiKey, { ...hello, max_tokens: 16 })).status).toBe(200);
     await second.stop();
+  });
+
+  it('when the disk refuses its first write, then the gateway does not start, and says which directory it cannot write', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'gw-disk-refused-start-')), 'data');
+    const started = spawnSync('prlimit', ['--fsize=0:0', process.execPath, join(ROOT, 'dist/services/gateway/main.js')], {
+      cwd: ROOT,
+      env: { ...process.env, GATEWAY_DATA_DIR: dataDir, GATEWAY_TEST_MODE: 'true', GATEWAY_ADMIN_TOKEN: ADMIN_TOKEN, PORT: '0', HOST: '127.0.0.1' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(started.status).toBe(1);
+    expect(started.stderr).toContain(`the data directory ${dataDir} cannot be written (${join(dataDir, 'gateway.lock')}): EFBIG: file too large`);
+    // Nothing left behind for the next start to wait on.
+    expect(readdirSync(dataDir)).toEqual([]);
   });
 });
