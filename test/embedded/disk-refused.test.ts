@@ -35,7 +35,7 @@ describe('a write the disk refuses, on the embedded host', () => {
     expect(cost).toBeGreaterThan(0);
     const exited = new Promise<number | null>((resolve) => first.child.once('exit', (code) => resolve(code)));
 
-    // From here the database file may grow by 256 KiB at most: a few hundred chats' rows.
+    // From here the database file may grow by 256 KiB at most: about a hundred chats' rows.
     const limit = statSync(join(dataDir, 'gateway.lmdb')).size + 256 * 1024;
     execFileSync('prlimit', ['--pid', String(first.child.pid), `--fsize=${limit}:${limit}`]);
     let answered = 1;
