@@ -254,7 +254,7 @@ async function browserExport(url: string, apiKey: string) {
     const rows = FORMAT === 'csv' ? lines - 1 : lines;
     if (rows !== EVENTS * ROWS_PER_EVENT) throw new Error(`browser: saved ${rows} rows, seeded ${EVENTS * ROWS_PER_EVENT}`);
     if (problems.length > 0) throw new Error(`browser: ${problems.join('; ')}`);
-      // Each process's resident set when the button was clicked (or when it started, if later), and its peak while the file was saved.
+    // Each process's resident set when the button was clicked (or when it started, if later), and its peak while the file was saved.
     const processes = [...peaks.values()].sort((a, b) => b.rssKb - a.rssKb).map((p) => ({ process: p.role, startRssMb: mb(p.startKb), peakRssMb: mb(p.rssKb) }));
     return {
       host: 'embedded, saved by the console in Chromium',
