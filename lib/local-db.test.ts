@@ -48,6 +48,24 @@ describe('the local database', () => {
       expect(reported).toEqual([]);
     });
 
+    it('then a putSync or removeSync outside a transaction runs in its database’s transactionSync (what is watched), once, and one inside runs in none of its own', () => {
+      const opened: string[] = [];
+      for (const [name, each] of [['root', db.root], ['accounts', db.accounts]] as const) {
+        const watched = each.transactionSync.bind(each) as (...args: unknown[]) => unknown;
+        (each as unknown as { transactionSync: (...args: unknown[]) => unknown }).transactionSync = (...args) => {
+          opened.push(name);
+          return watched(...args);
+        };
+      }
+      db.accounts.putSync('a', 1);
+      db.accounts.removeSync('a');
+      db.root.putSync('b', 2);
+      expect(opened).toEqual(['accounts', 'accounts', 'root']);
+      opened.length = 0;
+      db.root.transactionSync(() => db.accounts.putSync('c', 3));
+      expect(opened).toEqual(['root']);
+    });
+
     it('then every way of writing still writes, and answers as it did', () => {
       db.root.transactionSync(() => {
         expect(db.actorState.putSync('a', { n: 1 })).toBe(true);

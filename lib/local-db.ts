@@ -49,25 +49,22 @@ export function isDatabaseFailure(error: unknown): error is Error {
 }
 
 /**
- * The synchronous writing methods of a database, each telling `report` of a failure of the
- * database's own before it throws on. The gateway writes only through these (a write outside a
- * transaction is `putSync`, its own transaction). lmdb-js's asynchronous `put` and `remove` are
- * left as they are: its synchronous forms call them inside their transaction and compare what
- * they return with a value of its own.
+ * A database's `transactionSync`, telling `report` of a failure of the database's own before it
+ * throws on. Every write of the gateway runs in one, once: a `putSync` or `removeSync` outside a
+ * transaction opens its own through the database's `transactionSync`, and one inside a
+ * transaction fails it. (Watching those two as well would tell the same failure twice.)
+ * lmdb-js's asynchronous writes commit elsewhere; the gateway does not use them.
  */
 function reportWriteFailures(db: Database<unknown, string> | RootDatabase, report: (error: Error) => void): void {
-  const target = db as unknown as Record<string, (...args: unknown[]) => unknown>;
-  for (const method of ['putSync', 'removeSync', 'transactionSync']) {
-    const original = target[method].bind(db);
-    target[method] = (...args) => {
-      try {
-        return original(...args);
-      } catch (error) {
-        if (isDatabaseFailure(error)) report(error);
-        throw error;
-      }
-    };
-  }
+  const transactionSync = db.transactionSync.bind(db) as (...args: unknown[]) => unknown;
+  (db as unknown as { transactionSync: (...args: unknown[]) => unknown }).transactionSync = (...args) => {
+    try {
+      return transactionSync(...args);
+    } catch (error) {
+      if (isDatabaseFailure(error)) report(error);
+      throw error;
+    }
+  };
 }
 
 export function openLocalDb(dataDir: string, options: LocalDbOptions = {}): LocalDb {
