@@ -23,6 +23,8 @@ import {
   IMAGE_TASK_METHODS,
   IMAGE_UNKNOWN_RESOLVED,
   UNKNOWN_IMAGE_PROFILE,
+  failureIsRejection,
+  imageKeyReused,
   type ImageTaskApi,
   type ImageTaskPhase,
   type ImageTaskView,
@@ -60,7 +62,7 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     const existing = await this.stored.load();
     if (existing) {
       if (existing.fingerprint !== request.fingerprint || !sameOwner(existing.owner, request.owner)) {
-        throw new GatewayError('idempotency_key_reused', 'this Idempotency-Key was already used with a different request', { param: 'Idempotency-Key' });
+        throw imageKeyReused();
       }
       // The same start again (daprd retrying a start whose first attempt ran, its answer lost):
       // still the owner, or nobody would call the provider. Any other start is a retry, even one
@@ -163,9 +165,11 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     const funds = this.fundsOf(task.owner);
     // The deadline no longer matters; were the unregistering lost, the reminder finds a final phase.
     const unregister = () => this.ctx.reminders.unregister(`${DEADLINE_REMINDER}@${task.deadlineAt}`).catch(() => undefined);
-    const failed = task.outcome.kind === 'failed';
+    const outcome = task.outcome;
+    const failed = outcome.kind === 'failed';
     await this.stored.move(task, failed ? 'release' : 'settle', async () => {
-      if (failed) await funds.release({ holdId: task.holdId, reason: 'provider_rejected' });
+      // The bill's reason says what the task's answer says (services/gateway/images/answer.ts).
+      if (failed) await funds.release({ holdId: task.holdId, reason: failureIsRejection(outcome.reason, outcome.via) ? 'provider_rejected' : 'provider_failed' });
       else task.charged = storedAmount((await this.settleOrBear(task, funds)).charged);
       await unregister();
     });

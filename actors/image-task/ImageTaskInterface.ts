@@ -4,8 +4,9 @@
 // Callers depend on this file only; the actor type name "ImageTask" is frozen.
 
 import { z } from 'zod';
+import { GatewayError } from '../../lib/errors';
 import { IMAGE_UNKNOWN_DEADLINE_MS } from '../../lib/config';
-import type { ImageArtifact, SimDirectives } from '../../providers/port';
+import { PLATFORM_CREDENTIALS_REFUSED, PROVIDER_RATE_LIMITED, type ImageArtifact, type SimDirectives } from '../../providers/port';
 import { keyIdArg, spendScopesArg, type SpendScopes } from '../funds-hold/FundsHoldInterface';
 
 export const IMAGE_TASK_ACTOR_TYPE = 'ImageTask';
@@ -87,6 +88,21 @@ export interface UnknownEvidence {
   deadlineAt: number;
   sent: SentImageCall & { sentAt: number };
   seen: Observation[];
+}
+
+/** 409: the task of this Idempotency-Key was made for another request (its payload, or another owner). */
+export function imageKeyReused(): GatewayError {
+  return new GatewayError('idempotency_key_reused', 'this Idempotency-Key was already used with a different request', { param: 'Idempotency-Key' });
+}
+
+/**
+ * Whether a failed task's failure is the provider rejecting the request (answered 400
+ * provider_rejected, its hold released for `provider_rejected`), or the provider failing: the
+ * platform's credentials refused, its rate with the provider used up, or a generation the
+ * provider reports failed when asked later (502 provider_error, released for `provider_failed`).
+ */
+export function failureIsRejection(failure: string | undefined, via: 'response' | 'lookup' | undefined): boolean {
+  return failure !== PLATFORM_CREDENTIALS_REFUSED && failure !== PROVIDER_RATE_LIMITED && via !== 'lookup';
 }
 
 export interface ImageTaskView {

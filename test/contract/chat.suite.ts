@@ -150,6 +150,10 @@ export function chatSuite(hostName: string, start: () => Promise<DeploymentUnder
       const streamed = await chat(d.url, apiKey, { ...hello, stream: true }, { headers: { 'x-sim-directive': 'fail-before-output' } });
       expect(streamed.status).toBe(502);
       expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000, held: 0 });
+      // Each release bill says what its answer said: the provider's failure, or its rejection of the request.
+      const byRequest = new Map([[failed.headers.get('x-request-id'), 'provider_failed'], [rejected.headers.get('x-request-id'), 'provider_rejected'], [streamed.headers.get('x-request-id'), 'provider_failed']]);
+      const releases = await eventually(() => json(`${d.url}/api/distribution/api-credit/bills/page?kind=release`, { headers: { authorization: `Bearer ${apiKey}` } }), (r) => r.body.items?.length === 3);
+      expect(new Map(releases.body.items.map((item: { requestId: string; reference: string }) => [item.requestId, item.reference]))).toEqual(byRequest);
     });
 
     it('when streaming, then chunks arrive as SSE ending with [DONE], usage only on request, and the charge matches', async () => {

@@ -64,6 +64,17 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
       });
     }
 
+    /** The reasons on the account's release bills (the ledger may take a moment on Dapr). */
+    async function releaseReasons(apiKey: string, count: number): Promise<unknown[]> {
+      return passes(async () => {
+        const page = await fetch(`${d.url}/api/distribution/api-credit/bills/page?kind=release`, { headers: { authorization: `Bearer ${apiKey}` } });
+        expect(page.status).toBe(200);
+        const reasons = ((await page.json()) as { items: { reference?: unknown }[] }).items.map((item) => item.reference);
+        expect(reasons).toHaveLength(count);
+        return reasons;
+      });
+    }
+
     it('when the request is refused (key missing, not canonical, n≠1, bad prompt, OAuth, unpriced, chat model, bad directive), then a clear 4xx and nothing is held', async () => {
       const { accountId, apiKey } = await fundedAccount(d.url, FUNDS);
       const cases: Array<[Parameters<typeof image>[3] & { body?: unknown }, number, string]> = [
@@ -198,6 +209,8 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
       expect([retry.status, retry.body.taskId, retry.body.status]).toEqual([400, failed.body.taskId, 'failed']);
       expect((await imageTask(d.url, apiKey, failed.body.taskId)).status).toBe(400);
       await agree(accountId, apiKey, FUNDS, { usage: 0 });
+      // The bill says what the answer says: the provider rejected the request.
+      expect(await releaseReasons(apiKey, 1)).toEqual(['provider_rejected']);
     });
 
     it('when the provider never answers, then 503 unresolved with taskId and Retry-After; only the original key sees the task; past the deadline it is UNKNOWN, released, and the provider is not called again', async () => {
@@ -277,6 +290,8 @@ export function imageSuite(hostName: string, start: () => Promise<ImageDeploymen
       expect(recovered.body.error.message).toMatch(/^the provider reports the image failed: /);
       expect((await imageTask(d.url, apiKey, first.body.taskId)).status).toBe(502);
       await agree(accountId, apiKey, FUNDS);
+      // Released as the provider's failure, as the 502 says, not as a rejection of the request.
+      expect(await releaseReasons(apiKey, 1)).toEqual(['provider_failed']);
     });
 
     it('when the gateway restarts while the provider is working, then the recovery query asks the provider and delivers the image once', async () => {

@@ -96,11 +96,14 @@ describe('a provider failure as the customer is told it', () => {
   it('when the upstream answers 400 with a useful reason, then 400 provider_rejected keeping that reason, without the entry name', async () => {
     const upstream = await answeringUpstream(400, { error: { message: `Invalid 'temperature' for ${ENTRY}: expected at most 2, got 3.`, param: 'temperature' } });
     const provider = new OpenAiChatProvider({ name: ENTRY, baseUrl: upstream.url, maxBodyBytes: 4096 });
-    const failure = await openProviderCall(route([[ENTRY, provider]]), hold(), new AbortController().signal, (p, signal) => p.complete({ ...call(), signal })).catch((error: unknown) => error);
+    const held = hold();
+    const failure = await openProviderCall(route([[ENTRY, provider]]), held, new AbortController().signal, (p, signal) => p.complete({ ...call(), signal })).catch((error: unknown) => error);
     await provider.close();
     await upstream.close();
     const error = failure as GatewayError;
     expect([error.code, error.status]).toEqual(['provider_rejected', 400]);
+    // The bill's reason says the same: a rejection, not a failure of the provider's.
+    expect(held.released).toEqual(['provider_rejected']);
     expect(error.message).toBe("the provider rejected the request (400): Invalid 'temperature' for the provider: expected at most 2, got 3.");
     expect(error.message).not.toContain(ENTRY);
   });

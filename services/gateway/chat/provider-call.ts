@@ -205,7 +205,8 @@ export async function openProviderCall<T, U>(call: CallRoute<U>, hold: RoutedHol
       // The call's own deadline, the client leaving and the drain stop the call, not the upstream: its circuit is untouched.
       if (outcome !== 'rejected' && !signal.aborted) routing.health.failed(candidate.provider, error instanceof ProviderError ? error.retryAfterMs : undefined);
       if (fallback && RETRIED.has(outcome) && !signal.aborted) continue;
-      await hold.release('provider_failed');
+      // The bill's reason says what the answer says: the provider's rejection (400), or its failure.
+      await hold.release(outcome === 'rejected' ? 'provider_rejected' : 'provider_failed');
       throw stoppedBy(signal) ?? (outcome === 'aborted' ? clientLeft() : toGatewayProviderError(error));
     }
   }
