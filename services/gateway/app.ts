@@ -195,7 +195,20 @@ export function createGateway(deps: GatewayDeps): Gateway {
   app.use(sessionRoutes(sessions, deps.accounts, deps.maxBodyBytes, bodyBudget, deps.limits, eventStreams));
   app.use(notFound());
   app.use(errors);
-  return { app, listener: direct.listener(app), direct, answerUnparsed: unparsedAnswerer(deps.logger) };
+  const answerUnparsed = unparsedAnswerer(deps.logger);
+  return { app, listener: onlyHttp1(direct.listener(app), answerUnparsed), direct, answerUnparsed };
+}
+
+/**
+ * Node's parser takes a request line that says HTTP/0.9 or HTTP/2.0 and reads it as HTTP/1.x
+ * (headers, body and all); only other versions does it refuse. The gateway serves HTTP/1.0 and
+ * HTTP/1.1: any other version is answered 400 as a request the parser refused, before any route.
+ */
+function onlyHttp1(listener: RequestListener, answerUnparsed: Gateway['answerUnparsed']): RequestListener {
+  return (req, res) => {
+    if (req.httpVersionMajor === 1) return listener(req, res);
+    answerUnparsed(Object.assign(new Error(`HTTP/${req.httpVersion} is not served`), { code: 'HPE_INVALID_VERSION' }), req.socket);
+  };
 }
 
 /** The gateway's HTTP server, listening; `ready` once it is (a failure to listen is the server's 'error'). */

@@ -4,7 +4,7 @@
 
 import { createHmac, randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
-import { admin, balance, fundedAccount, json as request } from '../support/api';
+import { admin, balance, fundedAccount, hello, json as request } from '../support/api';
 import { CHECKOUT_SECRET, createOrder } from '../support/orders';
 import { ADMIN_TOKEN } from '../support/processes';
 import { rawRequest } from '../support/raw-http';
@@ -258,15 +258,31 @@ export function malformedSuite(hostName: string, start: () => Promise<MalformedD
       const body = (await long.json()) as { error?: { code?: string; request_id?: string } };
       expect([long.status, body.error?.code, long.headers.get('x-request-id'), long.headers.get('traceparent')]).toEqual([431, 'invalid_request', body.error?.request_id, expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/)]);
       const target = new URL(d.url);
-      const garbage = await new Promise<string>((resolve, reject) => {
-        const socket = connect(Number(target.port), target.hostname, () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
+      const sent = (raw: string) => new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(target.port), target.hostname, () => socket.write(raw));
         let text = '';
         socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
         socket.on('end', () => resolve(text));
         socket.on('error', reject);
       });
+      const garbage = await sent('NOT HTTP AT ALL\r\n\r\n');
       expect(garbage).toMatch(/^HTTP\/1\.1 400 /);
       expect(JSON.parse(garbage.slice(garbage.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: { code: 'invalid_request' } });
+      // HTTP/0.9 and HTTP/2.0 request lines, which Node's parser reads as HTTP/1.x: refused too,
+      // before any route (a chat among them is neither served nor charged).
+      const { apiKey } = await fundedAccount(d.url, 10_000_000);
+      const chatBody = JSON.stringify(hello);
+      for (const version of ['2.0', '0.9']) {
+        for (const raw of [
+          `POST /api/open/v1/models/sim-chat/chat HTTP/${version}\r\nhost: ${target.host}\r\nauthorization: Bearer ${apiKey}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(chatBody)}\r\n\r\n${chatBody}`,
+          `GET /healthz HTTP/${version}\r\nhost: ${target.host}\r\n\r\n`,
+        ]) {
+          const answer = await sent(raw);
+          expect([version, answer.slice(0, answer.indexOf('\r\n'))]).toEqual([version, 'HTTP/1.1 400 Bad Request']);
+          expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: { code: 'invalid_request', request_id: expect.any(String) } });
+        }
+      }
+      expect(await balance(d.url, apiKey)).toMatchObject({ balance: 10_000_000, held: 0 });
     });
 
     it('when OPTIONS is asked of any path, then 404 not_found in the JSON error shape with its request id, never an Allow list', async () => {
