@@ -136,12 +136,14 @@ export const compatPaths = {
       description: `${gateDescription} Counted as one request, with no tokens, under a rate limit. The body is checked as a Messages call of the model would be (max_tokens may be left out).`,
       'x-gate': 'compat',
       security: apiKeyOrX,
+      // Checked as the Messages call of the model checks them; nothing is used, so nothing is echoed.
+      parameters: [{ ...capabilitiesHeader, description: `Capabilities the counted Messages call would use (${CAPABILITIES.join(', ')}), comma separated, checked as that call checks them: each is refused with 403 capability_gate_closed, naming its gate, until its source, scopes, price and delivery gates all pass. A count uses none, so none is echoed.` }],
       requestBody: messagesBody,
       responses: {
         '200': { description: 'The count', content: { 'application/json': { schema: { $ref: '#/components/schemas/CountTokens' } } } },
         '400': shapedAnswer('anthropic')(`Invalid input: the limits of the chat route, wire_translation_inexact, provider_rejected (the provider refused to count), ${BODY_400}, ${CREDENTIAL_400_X_API_KEY}`),
         '401': shapedAnswer('anthropic')('Missing or unknown credential'),
-        '403': shapedAnswer('anthropic')('The gate is closed (its code names the condition), credential_family_mismatch, model_not_eligible or account_suspended'),
+        '403': shapedAnswer('anthropic')('The gate is closed (its code names the condition), credential_family_mismatch, model_not_eligible, capability_gate_closed or account_suspended'),
         '404': shapedAnswer('anthropic')('model_not_found'),
         '413': shapedAnswer('anthropic')(BODY_413),
         '415': shapedAnswer('anthropic')(BODY_415),

@@ -819,7 +819,7 @@ export function compatSuite(hostName: string, start: () => Promise<CompatDeploym
         ];
         for (const [key, model, capability, gate] of cases) {
           const response = await use(key, model, capability);
-          expect([response.status, response.body.error.code, response.body.error.capability, response.body.error.gate]).toEqual([403, 'capability_gate_closed', capability, gate]);
+          expect([response.status, response.body.error.code, response.body.error.capability, response.body.error.gate, response.body.error.param]).toEqual([403, 'capability_gate_closed', capability, gate, 'X-Payg-Capabilities']);
         }
         const unknown = await use(scoped, 'capable-chat', 'telepathy');
         expect([unknown.status, unknown.body.error.param]).toEqual([400, 'X-Payg-Capabilities']);

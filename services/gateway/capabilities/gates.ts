@@ -99,7 +99,8 @@ export function requireCapability(capability: Capability, ctx: GateContext): voi
   const closed = evaluate(capability, ctx).find((s): s is Extract<GateState, { passes: false }> => !s.passes);
   if (closed) {
     throw new GatewayError('capability_gate_closed', `${capability} is not available: its ${closed.gate} gate is closed (${closed.reason})`, {
-      param: closed.gate,
+      // The request's parameter at fault is the header that asked for it; `gate` names the gate.
+      param: 'X-Payg-Capabilities',
       extra: { capability, gate: closed.gate },
     });
   }
