@@ -95,6 +95,16 @@ describe('POST /admin/v1/accounts/{id}/api-keys', () => {
     expect((await createKey(accountId, JSON.stringify({ scopes: 'compat' }))).body.error?.code).toBe('invalid_request');
   });
 
+  it('when the body is JSON but not an object (null, a list, a string), then 400 saying the body must be an object, and no key is made', async () => {
+    const create = jest.spyOn(accounts, 'putApiKey');
+    for (const body of ['null', '[]', '"scopes"', '7']) {
+      const refused = await createKey(accountId, body);
+      expect([body, refused.status, refused.body.error?.code, refused.body.error?.message]).toEqual([body, 400, 'invalid_request', 'the request body must be a JSON object']);
+    }
+    expect(create).not.toHaveBeenCalled();
+    create.mockRestore();
+  });
+
   it('when the account already holds its most keys, then 409 api_key_limit_reached, as the OpenAPI document declares', async () => {
     const create = jest.spyOn(AccountOperator.prototype, 'createKey').mockRejectedValueOnce(new GatewayError('api_key_limit_reached', 'an account holds at most 1000 API keys, revoked ones included'));
     const refused = await createKey(accountId, JSON.stringify({}));
