@@ -19,6 +19,7 @@ import {
   ORDER_METHODS,
   PAYMENT_EVENT_TYPES,
   orderCreditReference,
+  orderKeyReused,
   type CreateOrderOutcome,
   type CreateOrderRequest,
   type OrderApi,
@@ -129,7 +130,7 @@ export class Order implements OrderApi, ActorInstance {
     const existing = await this.stored.load();
     if (existing) {
       if (existing.accountId !== accountId || fromStored(existing.amount) !== BigInt(amount) || existing.createdBy !== request.createdBy) {
-        throw new GatewayError('idempotency_key_reused', 'this Idempotency-Key was already used for another order', { param: 'Idempotency-Key' });
+        throw orderKeyReused();
       }
       return { created: false, order: this.view_(existing) };
     }

@@ -6,6 +6,7 @@
 // Callers depend on this file only; the actor type name "Order" is frozen.
 
 import { z } from 'zod';
+import { GatewayError } from '../../lib/errors';
 
 export const ORDER_ACTOR_TYPE = 'Order';
 export const ORDER_CURRENCY = 'USD';
@@ -15,6 +16,11 @@ export const MAX_ORDER_AMOUNT = 10_000_000_000_000;
 /** The statuses of the transition table in transitions.ts. */
 export type OrderStatus = 'created' | 'payment_pending' | 'failed' | 'paid' | 'fulfilled' | 'payment_mismatch';
 export type OrderCreator = 'console' | 'operator';
+
+/** 409: the order of this Idempotency-Key was made with another amount (or by another creator). */
+export function orderKeyReused(): GatewayError {
+  return new GatewayError('idempotency_key_reused', 'this Idempotency-Key was already used for another order', { param: 'Idempotency-Key' });
+}
 
 export const PAYMENT_EVENT_TYPES = ['payment.succeeded', 'payment.failed', 'payment.pending'] as const;
 export type PaymentEventType = (typeof PAYMENT_EVENT_TYPES)[number];

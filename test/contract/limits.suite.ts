@@ -192,16 +192,21 @@ export function limitsSuite(hostName: string, start: () => Promise<LimitsDeploym
         const reordered = await order(url, 1_000_000_000, orderKey);
         expect([reordered.status, reordered.headers.get('x-payg-replayed'), reordered.body.orderId, reordered.headers.get('x-ratelimit-remaining-requests')]).toEqual([201, 'true', ordered.body.orderId, null]);
       }
-      // The same key with another amount is no replay: refused 409 as a counted request, its request given back.
+      // The same key with another amount (or image payload) is no replay: refused 409 before anything is counted.
       const reused = await order(d.urls[0], 5_000_000_000, orderKey);
-      expect([reused.status, reused.body.error?.code, reused.headers.get('x-ratelimit-remaining-requests')]).toEqual([409, 'idempotency_key_reused', '1']);
+      expect([reused.status, reused.body.error?.code, reused.headers.get('x-ratelimit-remaining-requests')]).toEqual([409, 'idempotency_key_reused', null]);
       // Eight replays later, the window still has the request they did not use.
       const another = await order(d.urls[1], 2_000_000_000);
       expect([another.status, another.headers.get('x-ratelimit-remaining-requests')]).toEqual([201, '0']);
       const over = await order(d.urls[0], 3_000_000_000);
       expect([over.status, over.body.error?.code, over.body.error?.param]).toEqual([429, 'rate_limit_exceeded', 'requests_per_minute']);
-      // Over the limit, a replay is still answered.
+      // Over the limit, a replay is still answered, and a key reused with another payload is told
+      // 409 at once, not to wait for the window (429) before being told it.
       expect((await image(d.urls[1], apiKey, picture, { key: imageKey })).status).toBe(200);
+      const otherImage = await image(d.urls[0], apiKey, { ...picture, prompt: 'another picture' }, { key: imageKey });
+      expect([otherImage.status, otherImage.body.error?.code, otherImage.body.error?.param]).toEqual([409, 'idempotency_key_reused', 'Idempotency-Key']);
+      const otherOrder = await order(d.urls[1], 7_000_000_000, orderKey);
+      expect([otherOrder.status, otherOrder.body.error?.code, otherOrder.body.error?.param]).toEqual([409, 'idempotency_key_reused', 'Idempotency-Key']);
     });
 
     it('when an account has created its orders of the day (GATEWAY_ORDERS_PER_DAY, counted across instances), then the next is 429 orders_per_day until the next UTC day; a retry of a made order is still answered, and the operator\'s orders are not counted', async () => {

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ImageTaskClient } from '../../../actors/image-task/client';
-import type { ImageTaskApi, ImageTaskView, Outcome, Owner } from '../../../actors/image-task/ImageTaskInterface';
+import { imageKeyReused, type ImageTaskApi, type ImageTaskView, type Outcome, type Owner } from '../../../actors/image-task/ImageTaskInterface';
 import { requireEligible, type Catalog } from '../../../catalog/catalog';
 import type { UpstreamHealth } from '../routing/health';
 import { GatewayError } from '../../../lib/errors';
@@ -94,10 +94,13 @@ export class ImageService {
     const fingerprint = requestFingerprint(input.modelId, input.body, input.directives);
     // A replay (this key's task, made for this same payload) does no new work: under a rate limit
     // it is answered from its task before anything is counted, so it uses none of the caller's
-    // requests_per_minute (a caller without one is not asked the extra read).
+    // requests_per_minute (a caller without one is not asked the extra read). The key's task made
+    // for another payload is refused there too (409): no retry of this request can succeed, so
+    // it is not told to wait for the window (429) first.
     if (input.limited && deps.limits?.applies(input.limited)) {
       const stored = await this.stored(task, input.caller);
       if (stored?.fingerprint === fingerprint) return reply(await this.awaitOwner(task, stored, input.caller), true);
+      if (stored) throw imageKeyReused();
     }
     let resolved: ReturnType<Catalog['resolve']>;
     try {

@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import type { AccountClient } from '../../../actors/account/client';
 import type { OrderClient } from '../../../actors/order/client';
-import type { OrderCreator, OrderView } from '../../../actors/order/OrderInterface';
+import { orderKeyReused, type OrderCreator, type OrderView } from '../../../actors/order/OrderInterface';
 import { GatewayError, NO_RETRY } from '../../../lib/errors';
 import { parseIdempotencyKey } from '../images/request';
 import { isOrderId, orderIdFor, parseCallbackBody, parseOrderBody } from './request';
@@ -86,10 +86,11 @@ export class OrderService {
     // requests_per_minute, so it never holds a place of either, even for a moment, from a new order.
     const made = key === undefined ? undefined : await this.stored(input.accountId, order);
     if (made && made.amount === amount && made.createdBy === input.createdBy) return { ...(await create()), headers: {} };
-    // The same key with another order is refused (409) as a counted request is, its request given
-    // back, and never counted in the day. A replay found only once counted (its first attempt
-    // concurrent with this one) gives its request back.
-    const { result, headers } = await count(() => (made ? create() : this.createCounted(input, key, order, create)));
+    // The same key with another order is refused (409) there too, before anything is counted: no
+    // retry of it can succeed, so it is not told to wait for a window (429) first. A replay found
+    // only once counted (its first attempt concurrent with this one) gives its request back.
+    if (made) throw orderKeyReused();
+    const { result, headers } = await count(() => this.createCounted(input, key, order, create));
     return { ...result, headers };
   }
 
