@@ -188,6 +188,17 @@ function anthropicEvents(text: string): Array<{ event: string | undefined; data:
 const claude = { model: 'claude-x', system: 'be brief', messages, max_tokens: 5 };
 const claudeInput = Math.ceil(JSON.stringify({ system: 'be brief', messages }).length / 4);
 
+describe('startUpstream embeddings', () => {
+  it('when dimensions are asked above the largest model\'s, then 400 naming them, and the upstream answers the next request', async () => {
+    for (const dimensions of [3073, 1_999_779_458, 0, 1.5, '8']) {
+      const refused = await post({ model: 'e', input: 'hello', dimensions }, {}, '/embeddings');
+      expect([dimensions, refused.status, refused.text]).toEqual([dimensions, 400, expect.stringContaining('dimensions must be a whole number from 1 to 3072')]);
+    }
+    const served = await post({ model: 'e', input: 'hello', dimensions: 3072 }, {}, '/embeddings');
+    expect([served.status, JSON.parse(served.text).data[0].embedding.length]).toEqual([200, 3072]);
+  });
+});
+
 describe('startUpstream messages', () => {
   it('when asked without stream, then it answers an Anthropic message of min(max_tokens, x-upstream-tokens) words', async () => {
     const reply = await post(claude, { 'x-upstream-tokens': '3', 'x-api-key': 'sk-ant', 'anthropic-version': '2023-06-01' }, '/messages');

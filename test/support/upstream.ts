@@ -50,7 +50,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { embeddingItems, type ChatMessage, type EmbeddingsInput } from '../../providers/port';
-import { float32Base64, simItemTokens, simVector } from '../../providers/simulated/embeddings';
+import { float32Base64, SIM_MAX_EMBEDDING_DIMENSIONS, simItemTokens, simVector } from '../../providers/simulated/embeddings';
 import { solidPng } from '../../providers/simulated/png';
 import { countChatPrompt, TOKENIZERS, type TokenizerName } from '../../providers/tokenizer';
 
@@ -474,6 +474,12 @@ function checkEmbeddingsRequest(body: JsonBody): void {
   if (input === undefined || empty(input) || (Array.isArray(input) && input.some(empty))) throw new Error("'input' must not be empty");
   const format = body.encoding_format;
   if (format !== undefined && format !== 'float' && format !== 'base64') throw new Error(`encoding_format must be "float" or "base64", got ${JSON.stringify(format)}`);
+  // As OpenAI's largest model does: a vector of any length asked for would be built whole here,
+  // and a few billion dimensions stopped this process (the tests' upstream) for good.
+  const dimensions = body.dimensions;
+  if (dimensions !== undefined && (typeof dimensions !== 'number' || !Number.isInteger(dimensions) || dimensions < 1 || dimensions > SIM_MAX_EMBEDDING_DIMENSIONS)) {
+    throw new Error(`dimensions must be a whole number from 1 to ${SIM_MAX_EMBEDDING_DIMENSIONS}, got ${JSON.stringify(dimensions)}`);
+  }
 }
 
 function respondEmbeddings(res: ServerResponse, body: JsonBody, behaviour: Behaviour): void {
