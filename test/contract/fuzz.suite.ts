@@ -64,7 +64,12 @@ export function fuzzSuite(host: string, start: () => Promise<FuzzDeployment>): v
       const apiKey = (await admin(d.url, `/admin/v1/accounts/${accountId}/api-keys`, { scopes: ['compat'] })).body.apiKey as string;
       const task = await image(d.url, apiKey, picture, { model: 'upstream-image' });
       expect(task.status).toBe(200);
+      // The member routes pay from the account's member pool: funded, so their calls reach the money path too.
+      expect((await admin(d.url, `/admin/v1/accounts/${accountId}/credits`, { amount: 1_000_000_000_000, reference: 'fuzz-member', pool: 'member' })).status).toBeLessThan(300);
       const member = await d.issuer.mint({ sub: 'member-1', account: accountId, scope: 'chat', expiresInS: 3600 });
+      // The operator's operations act on an account of their own: limits the fuzzer sets there
+      // (a tokens_per_minute of 1, say) would otherwise refuse every later call of the paying one.
+      const { accountId: operated } = await fundedAccount(d.url, 1_000_000_000);
       const config = join(d.dir, 'schemathesis.toml');
       writeFileSync(config, [
         '[auth.openapi.apiKey]', `bearer = "${apiKey}"`,
@@ -75,7 +80,7 @@ export function fuzzSuite(host: string, start: () => Promise<FuzzDeployment>): v
         '[[operations]]', 'include-path-regex = "/chat$"', 'parameters = { "path.id" = "upstream-chat" }',
         '[[operations]]', 'include-path-regex = "/chat/anthropic$"', 'parameters = { "path.id" = "upstream-anthropic-chat" }',
         '[[operations]]', 'include-path-regex = "/images/generations$"', 'parameters = { "path.id" = "upstream-image" }',
-        '[[operations]]', 'include-path-regex = "^/admin/v1/accounts/"', `parameters = { "path.accountId" = "${accountId}" }`,
+        '[[operations]]', 'include-path-regex = "^/admin/v1/accounts/"', `parameters = { "path.accountId" = "${operated}" }`,
         '[[operations]]', 'include-path-regex = "/images/tasks/"', `parameters = { "path.id" = "upstream-image", "path.taskId" = "${task.body.taskId}" }`,
         '',
       ].join('\n'));
