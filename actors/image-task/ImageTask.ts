@@ -23,7 +23,7 @@ import {
   IMAGE_TASK_METHODS,
   IMAGE_UNKNOWN_RESOLVED,
   UNKNOWN_IMAGE_PROFILE,
-  failureIsRejection,
+  imageFailureKind,
   imageKeyReused,
   type ImageTaskApi,
   type ImageTaskPhase,
@@ -169,7 +169,7 @@ export class ImageTask implements ImageTaskApi, ActorInstance {
     const failed = outcome.kind === 'failed';
     await this.stored.move(task, failed ? 'release' : 'settle', async () => {
       // The bill's reason says what the task's answer says (services/gateway/images/answer.ts).
-      if (failed) await funds.release({ holdId: task.holdId, reason: failureIsRejection(outcome.reason, outcome.via) ? 'provider_rejected' : 'provider_failed' });
+      if (failed) await funds.release({ holdId: task.holdId, reason: imageFailureKind(outcome.reason, outcome.via) === 'rejected' ? 'provider_rejected' : 'provider_failed' });
       else task.charged = storedAmount((await this.settleOrBear(task, funds)).charged);
       await unregister();
     });

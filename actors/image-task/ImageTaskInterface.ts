@@ -96,13 +96,15 @@ export function imageKeyReused(): GatewayError {
 }
 
 /**
- * Whether a failed task's failure is the provider rejecting the request (answered 400
- * provider_rejected, its hold released for `provider_rejected`), or the provider failing: the
- * platform's credentials refused, its rate with the provider used up, or a generation the
- * provider reports failed when asked later (502 provider_error, released for `provider_failed`).
+ * What a failed task's failure was: the provider rejecting the request (`rejected`: answered 400
+ * provider_rejected, its hold released for `provider_rejected`), or the provider failing (502
+ * provider_error, released for `provider_failed`): the platform's credentials refused or its rate
+ * with the provider used up (`platform`), or a generation the provider reports failed when asked
+ * later (`failed_later`).
  */
-export function failureIsRejection(failure: string | undefined, via: 'response' | 'lookup' | undefined): boolean {
-  return failure !== PLATFORM_CREDENTIALS_REFUSED && failure !== PROVIDER_RATE_LIMITED && via !== 'lookup';
+export function imageFailureKind(failure: string | undefined, via: 'response' | 'lookup' | undefined): 'rejected' | 'platform' | 'failed_later' {
+  if (failure === PLATFORM_CREDENTIALS_REFUSED || failure === PROVIDER_RATE_LIMITED) return 'platform';
+  return via === 'lookup' ? 'failed_later' : 'rejected';
 }
 
 export interface ImageTaskView {

@@ -2,9 +2,8 @@
 // the error (provider_rejected 400, provider_error 502 when the platform's credentials were refused or its rate used up, image_unknown or image_unresolved 503 with Retry-After) for
 // the error responder to say. Every answer carries what was charged.
 
-import { IMAGE_UNKNOWN_RESOLVED, failureIsRejection, type ImageTaskView } from '../../../actors/image-task/ImageTaskInterface';
+import { IMAGE_UNKNOWN_RESOLVED, imageFailureKind, type ImageTaskView } from '../../../actors/image-task/ImageTaskInterface';
 import { GatewayError, NO_RETRY } from '../../../lib/errors';
-import { PLATFORM_CREDENTIALS_REFUSED, PROVIDER_RATE_LIMITED } from '../../../providers/port';
 
 /** A task's image; every other outcome is thrown. */
 export interface ImageReply {
@@ -40,11 +39,11 @@ export function reply(view: ImageTaskView, replayed = false): ImageReply {
     // provider is used up (502, like a chat's).
     // A failed task stays failed: the same request (its Idempotency-Key) is answered the same, so
     // the SDKs are told not to retry this 502 (a new key is a new task).
-    if (!failureIsRejection(view.failure, view.failedVia)) {
+    const kind = imageFailureKind(view.failure, view.failedVia);
+    if (kind !== 'rejected') {
       // Else learnt by asking the provider after the answer was lost: it says the generation
       // failed, not that the request was at fault.
-      const platforms = view.failure === PLATFORM_CREDENTIALS_REFUSED || view.failure === PROVIDER_RATE_LIMITED;
-      const what = platforms ? view.failure : `the provider reports the image failed: ${view.failure ?? 'no reason given'}`;
+      const what = kind === 'platform' ? view.failure : `the provider reports the image failed: ${view.failure ?? 'no reason given'}`;
       throw new GatewayError('provider_error', `${what}; nothing was produced and the hold was released`, { headers: { ...headers, ...NO_RETRY }, bodyFields: common });
     }
     throw new GatewayError('provider_rejected', `the provider rejected the request: ${view.failure ?? 'no reason given'}; the hold was released`, { headers, bodyFields: common });

@@ -20,11 +20,12 @@ import type { ActorOutboxClient } from '../../../actors/runtime/outbox-client';
 import { adminAuth } from '../middleware/auth';
 import { parseApiKeyScopes } from '../auth/scopes';
 import { jsonBody } from '../middleware/json-body';
-import { refusalOf, requireJsonObject } from '../json-object';
+import { parseJsonObject, refusalOf } from '../json-object';
 
 function parse<T>(schema: z.ZodType<T>, value: unknown, where: 'body' | 'query' = 'body'): T {
   // No body reads as an empty one; a body given must be a JSON object (`null`, a list, a string is refused).
-  const result = schema.safeParse(where === 'body' && value !== undefined ? requireJsonObject(value) : (value ?? {}));
+  if (where === 'body') return parseJsonObject(schema, value === undefined ? {} : value);
+  const result = schema.safeParse(value ?? {});
   if (!result.success) throw refusalOf(result.error, where);
   return result.data;
 }
